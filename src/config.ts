@@ -1,0 +1,153 @@
+/**
+ * Configuration from the environment: every variable, its default (the seed notes' values where
+ * they give one) and its range. The README's "Configuration" table mirrors this file.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { HOUR_MS } from './domain/clock.js';
+import { gaussHorizonMs, type GaussDecay } from './domain/decay.js';
+import { DAY_MS } from './domain/clock.js';
+
+const int = (min: number, max: number, def: number) => z.coerce.number().int().min(min).max(max).default(def);
+const num = (min: number, max: number, def: number) => z.coerce.number().min(min).max(max).default(def);
+
+const EnvSchema = z.object({
+  PORT: int(0, 65535, 8080),
+  HOST: z.string().default('127.0.0.1'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  FRESHET_DATA_DIR: z.string().default('./.freshet'),
+  FRESHET_DATABASE_URL: z.string().optional(),
+  FRESHET_REDIS_URL: z.string().optional(),
+  FRESHET_REDIS_CLUSTER_NODES: z.string().optional(),
+  FRESHET_SERVICE_KEY: z.string().min(16).optional(),
+  FRESHET_SECRET: z.string().min(16).optional(),
+  FRESHET_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]{0,32}$/).default('fs:'),
+  FRESHET_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024, 1024 * 1024),
+  FRESHET_TOKEN_TTL_S: int(60, 365 * 86400, 86400),
+  FRESHET_RECALL_LIMIT: int(1, 5000, 500),
+  FRESHET_DECAY_SCALE_HOURS: num(0.01, 24 * 365, 48),
+  FRESHET_DECAY_OFFSET_HOURS: num(0, 24 * 365, 6),
+  FRESHET_DECAY: num(0.001, 0.999, 0.5),
+  FRESHET_DECAY_FLOOR: num(0.000001, 0.5, 0.01),
+  FRESHET_FEED_CACHE_TTL_S: int(1, 86400, 1800),
+  FRESHET_SEEN_DAYS: int(1, 60, 7),
+  FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 200_000_000, 1_000_000),
+  FRESHET_SEEN_FPR: num(0.00001, 0.5, 0.01),
+  FRESHET_SEEN_SHARDS: int(1, 1024, 1),
+});
+
+/** The resolved configuration. Durations in ms unless the name says otherwise. */
+export interface Config {
+  port: number;
+  host: string;
+  logLevel: string;
+  /** Absolute path of the embedded data folder. */
+  dataDir: string;
+  /** PostgreSQL URL; undefined → PGlite in `<dataDir>/pgdata`. */
+  databaseUrl?: string;
+  /** Redis URL; undefined (and no cluster nodes) → in-process stores. */
+  redisUrl?: string;
+  /** Redis Cluster seed nodes as `host:port`. */
+  redisClusterNodes?: { host: string; port: number }[];
+  serviceKey?: string;
+  secret?: string;
+  keyPrefix: string;
+  bodyLimitBytes: number;
+  /** Lifetime of tokens minted by `freshet token`, seconds. */
+  tokenTtlS: number;
+  recall: { limit: number; decay: GaussDecay; floor: number; horizonMs: number };
+  feedCacheTtlMs: number;
+  seen: { days: number; capacityPerDay: number; windowRate: number; shards: number };
+}
+
+/**
+ * Parses and checks the environment.
+ * @throws Error listing every invalid variable (name, value problem), or when the recall horizon
+ *   would outlive the seen window (an item could then be recalled after its impression is forgotten).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const decay: GaussDecay = {
+    scaleMs: e.FRESHET_DECAY_SCALE_HOURS * HOUR_MS,
+    offsetMs: e.FRESHET_DECAY_OFFSET_HOURS * HOUR_MS,
+    decay: e.FRESHET_DECAY,
+  };
+  const horizonMs = gaussHorizonMs(decay, e.FRESHET_DECAY_FLOOR);
+  // An item seen at time s was published at p ≤ s and is recalled only while now ≤ p + horizon; the
+  // filters remember s for at least (days - 1) whole days, so horizon ≤ (days - 1) days keeps the
+  // "never twice" promise exact (false positives only ever drop, never repeat).
+  if (horizonMs > (e.FRESHET_SEEN_DAYS - 1) * DAY_MS) {
+    throw new Error(
+      `invalid configuration: recall horizon ${(horizonMs / HOUR_MS).toFixed(1)} h exceeds the seen window ` +
+        `(${e.FRESHET_SEEN_DAYS - 1} whole days); lower FRESHET_DECAY_SCALE_HOURS/OFFSET or raise FRESHET_DECAY_FLOOR or FRESHET_SEEN_DAYS`,
+    );
+  }
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    dataDir: resolve(e.FRESHET_DATA_DIR),
+    databaseUrl: e.FRESHET_DATABASE_URL || undefined,
+    redisUrl: e.FRESHET_REDIS_URL || undefined,
+    redisClusterNodes: parseNodes(e.FRESHET_REDIS_CLUSTER_NODES),
+    serviceKey: e.FRESHET_SERVICE_KEY,
+    secret: e.FRESHET_SECRET,
+    keyPrefix: e.FRESHET_KEY_PREFIX,
+    bodyLimitBytes: e.FRESHET_BODY_LIMIT_BYTES,
+    tokenTtlS: e.FRESHET_TOKEN_TTL_S,
+    recall: { limit: e.FRESHET_RECALL_LIMIT, decay, floor: e.FRESHET_DECAY_FLOOR, horizonMs },
+    feedCacheTtlMs: e.FRESHET_FEED_CACHE_TTL_S * 1000,
+    seen: {
+      days: e.FRESHET_SEEN_DAYS,
+      capacityPerDay: e.FRESHET_SEEN_CAPACITY_PER_DAY,
+      windowRate: e.FRESHET_SEEN_FPR,
+      shards: e.FRESHET_SEEN_SHARDS,
+    },
+  };
+}
+
+function parseNodes(value: string | undefined): { host: string; port: number }[] | undefined {
+  if (!value) return undefined;
+  return value.split(',').map((hp) => {
+    const m = /^\s*([^:\s]+):(\d{1,5})\s*$/.exec(hp);
+    if (!m) throw new Error(`invalid configuration: FRESHET_REDIS_CLUSTER_NODES entry "${hp}" is not host:port`);
+    return { host: m[1]!, port: Number(m[2]) };
+  });
+}
+
+/** Where generated secrets live inside the data folder. */
+export function secretsPath(config: Config): string {
+  return join(config.dataDir, 'secrets.json');
+}
+
+/**
+ * Fills a missing service key or token secret: from `<dataDir>/secrets.json` when present, else
+ * generated (32 random bytes each) and written there with mode 0600.
+ * @returns the config with both set, and the path when something was generated (to be logged).
+ */
+export function ensureSecrets(config: Config): { config: Config; generatedAt?: string } {
+  if (config.serviceKey && config.secret) return { config };
+  const path = secretsPath(config);
+  let stored: { serviceKey?: string; secret?: string } = {};
+  if (existsSync(path)) stored = JSON.parse(readFileSync(path, 'utf8')) as typeof stored;
+  const next = {
+    serviceKey: stored.serviceKey ?? `fsk_${randomBytes(24).toString('base64url')}`,
+    secret: stored.secret ?? randomBytes(32).toString('base64url'),
+  };
+  const generated = !stored.serviceKey || !stored.secret;
+  if (generated) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(path, JSON.stringify(next, null, 2) + '\n', { mode: 0o600 });
+  }
+  return {
+    config: { ...config, serviceKey: config.serviceKey ?? next.serviceKey, secret: config.secret ?? next.secret },
+    generatedAt: generated ? path : undefined,
+  };
+}

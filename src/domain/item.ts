@@ -1,0 +1,64 @@
+/**
+ * Items: what an application hands Freshet, and what feeds hydrate their ids into.
+ *
+ * Times inside Freshet are epoch milliseconds; the JSON API speaks epoch seconds for
+ * `update_time` and `published_at` in responses (note 1's envelope), and accepts ISO 8601 or
+ * epoch seconds for `published_at` in requests.
+ */
+
+/** An item as stored and served. */
+export interface Item {
+  id: string;
+  authorId: string;
+  title: string;
+  text: string;
+  url: string | null;
+  tags: string[];
+  /** Publication time, epoch ms. */
+  publishedAt: number;
+  /** Last write time, epoch ms (set by Freshet on every upsert). */
+  updateTime: number;
+  /** A non-negative popularity prior (e.g. points or likes) used for readers without interests. */
+  popularity: number;
+}
+
+/** The JSON shape of an item in API responses (snake_case, epoch seconds). */
+export interface ItemJson {
+  id: string;
+  author_id: string;
+  title: string;
+  text: string;
+  url: string | null;
+  tags: string[];
+  published_at: number;
+  update_time: number;
+  popularity: number;
+}
+
+/** Maps an item to its JSON shape (times in epoch seconds). */
+export function itemToJson(item: Item): ItemJson {
+  return {
+    id: item.id,
+    author_id: item.authorId,
+    title: item.title,
+    text: item.text,
+    url: item.url,
+    tags: item.tags,
+    published_at: Math.floor(item.publishedAt / 1000),
+    update_time: Math.floor(item.updateTime / 1000),
+    popularity: item.popularity,
+  };
+}
+
+/**
+ * Parses `published_at` as accepted by the API: epoch seconds (number or digit string) or an
+ * ISO 8601 string. Returns epoch ms, or `null` when the value is not a valid time.
+ */
+export function parsePublishedAt(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.round(value * 1000) : null;
+  if (typeof value !== 'string' || value.length === 0 || value.length > 40) return null;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) && ms >= 0 ? ms : null;
+}
