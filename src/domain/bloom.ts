@@ -12,6 +12,7 @@
  * filters at 1 % each that is 6.8 %; {@link sizeWindow} instead sizes each day for the whole check.
  */
 import murmurhash from 'murmurhash';
+import { DAY_MS, startOfDay } from './clock.js';
 
 /** The shape of one day's filter and what it promises. */
 export interface BloomGeometry {
@@ -81,4 +82,20 @@ export function positions(g: BloomGeometry, h1: number, h2: number): number[] {
 /** The Bloom member of note 1 for a reader and an item: `{reader}:{item}` (e.g. `u_10086:doc_9527`). */
 export function seenMember(readerId: string, itemId: string): string {
   return `${readerId}:${itemId}`;
+}
+
+/**
+ * When a day's filter dies (epoch ms): the start of the day AFTER the last day whose window still
+ * includes it, i.e. startOfDay(dayMs) + days · 24 h. Marked on day D with a 7-day window, a member
+ * is remembered through D+6 and forgotten at 00:00 UTC of D+7.
+ */
+export function seenDayEnd(dayMs: number, days: number): number {
+  return startOfDay(dayMs) + days * DAY_MS;
+}
+
+/** Epoch ms inside each day of the window ending at `nowMs`, today first: now, now − 1 d, … */
+export function seenWindow(nowMs: number, days: number): number[] {
+  const out = new Array<number>(days);
+  for (let i = 0; i < days; i++) out[i] = nowMs - i * DAY_MS;
+  return out;
 }

@@ -1,0 +1,222 @@
+/**
+ * ContentStore and CandidateRecall on PostgreSQL (PGlite or a server, through `Sql`): items with a
+ * full-text vector, reader interests, and the for-you recall of note 1 — text relevance ×
+ * Gaussian time decay, filled by decay × log popularity.
+ *
+ * Schema: see migrations.ts (`items`, `reader_interests`). Times are epoch ms (`bigint`).
+ */
+import type { Item } from '../../domain/item.js';
+import { gaussSigma2 } from '../../domain/decay.js';
+import type { CandidateRecall, ContentStore, ItemInput, RecallQuery } from '../../ports/content-store.js';
+import type { Sql } from './sql.js';
+import { normalizeTerms, orQueryText } from './terms.js';
+
+/** Rows per INSERT statement in `upsertItems` (8 parameters a row; PostgreSQL allows 65,535). */
+export const UPSERT_CHUNK_ROWS = 500;
+
+/**
+ * The document vector of an item, weighted so that a title match outranks a tag match, which
+ * outranks a body match (`ts_rank` default weights A 1.0, B 0.4, D 0.1). `v` is the row alias.
+ */
+const TSV = (v: string) =>
+  `setweight(to_tsvector('english', ${v}.title), 'A')
+   || setweight(to_tsvector('english', array_to_string(${v}.tags, ' ')), 'B')
+   || to_tsvector('english', ${v}.text)`;
+
+const COLUMNS = 'id, author_id, title, text, url, tags, published_at, update_time, popularity';
+
+interface ItemRow {
+  id: string;
+  author_id: string;
+  title: string;
+  text: string;
+  url: string | null;
+  tags: string[];
+  published_at: number | string;
+  update_time: number | string;
+  popularity: number | string;
+}
+
+function toItem(r: ItemRow): Item {
+  return {
+    id: r.id,
+    authorId: r.author_id,
+    title: r.title,
+    text: r.text,
+    url: r.url,
+    tags: r.tags,
+    publishedAt: Number(r.published_at),
+    updateTime: Number(r.update_time),
+    popularity: Number(r.popularity),
+  };
+}
+
+/**
+ * The PostgreSQL content store. Construct it on a migrated `Sql` (see `migrate`). By default it
+ * owns the handle and `close()` closes it; pass `{ ownsSql: false }` when the handle is shared.
+ *
+ * Errors: every method may throw FreshetError `STORE_UNAVAILABLE` (database unreachable);
+ * `upsertItems` throws `INVALID_INPUT` when the schema rejects a value (see its doc).
+ */
+export class PostgresContentStore implements ContentStore, CandidateRecall {
+  constructor(
+    private readonly sql: Sql,
+    private readonly opts: { ownsSql?: boolean } = {},
+  ) {}
+
+  /**
+   * Inserts or updates items by id in one transaction (multi-row `INSERT … ON CONFLICT (id) DO
+   * UPDATE`, {@link UPSERT_CHUNK_ROWS} rows per statement); every written row gets
+   * `update_time = nowMs`. When an id appears twice in the batch, the last one wins and is
+   * counted once. A soft-deleted item is left untouched (never un-deleted) and counted in
+   * neither `inserted` nor `updated`.
+   * @throws FreshetError `INVALID_INPUT` when any row is rejected (missing field, non-integer or
+   *   negative `publishedAt`, negative/NaN/infinite `popularity`, id not `[A-Za-z0-9_.-]{1,64}`);
+   *   nothing of the batch is written then.
+   */
+  async upsertItems(items: readonly ItemInput[], nowMs: number): Promise<{ inserted: number; updated: number }> {
+    const byId = new Map<string, ItemInput>();
+    for (const item of items) byId.set(item.id, item);
+    const rows = [...byId.values()];
+    if (rows.length === 0) return { inserted: 0, updated: 0 };
+    return this.sql.transaction(async (tx) => {
+      let inserted = 0;
+      let updated = 0;
+      for (let start = 0; start < rows.length; start += UPSERT_CHUNK_ROWS) {
+        const chunk = rows.slice(start, start + UPSERT_CHUNK_ROWS);
+        const params: unknown[] = [Math.floor(nowMs)];
+        const tuples = chunk.map((it) => {
+          const p = params.length;
+          params.push(it.id, it.authorId, it.title, it.text, it.url ?? null, it.tags, it.publishedAt, it.popularity);
+          return `($${p + 1}::text, $${p + 2}::text, $${p + 3}::text, $${p + 4}::text, $${p + 5}::text,
+                   $${p + 6}::text[], $${p + 7}::bigint, $${p + 8}::float8)`;
+        });
+        const result = await tx.query<{ inserted: boolean }>(
+          `INSERT INTO items AS i (id, author_id, title, text, url, tags, published_at, popularity, update_time, tsv)
+           SELECT v.id, v.author_id, v.title, v.text, v.url, v.tags, v.published_at, v.popularity, $1::bigint, ${TSV('v')}
+           FROM (VALUES ${tuples.join(',\n')}) AS v (id, author_id, title, text, url, tags, published_at, popularity)
+           ON CONFLICT (id) DO UPDATE SET
+             author_id = excluded.author_id, title = excluded.title, text = excluded.text, url = excluded.url,
+             tags = excluded.tags, published_at = excluded.published_at, popularity = excluded.popularity,
+             update_time = excluded.update_time, tsv = excluded.tsv
+           WHERE i.deleted_at IS NULL
+           RETURNING (i.xmax = 0) AS inserted`,
+          params,
+        );
+        // xmax = 0 ⇔ the row version was created by an INSERT, not by the UPDATE branch.
+        for (const r of result) r.inserted ? inserted++ : updated++;
+      }
+      return { inserted, updated };
+    });
+  }
+
+  /** Soft-deletes (sets `deleted_at = nowMs`); false when the id is unknown or already deleted. */
+  async deleteItem(id: string, nowMs: number): Promise<boolean> {
+    const rows = await this.sql.query(
+      `UPDATE items SET deleted_at = $2::bigint, update_time = $2::bigint
+       WHERE id = $1 AND deleted_at IS NULL RETURNING id`,
+      [id, Math.floor(nowMs)],
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * Live items for `ids`, in the order of `ids`; unknown and deleted ids are skipped and a
+   * repeated id is returned once (at its first position).
+   */
+  async getItems(ids: readonly string[]): Promise<Item[]> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return [];
+    const rows = await this.sql.query<ItemRow>(
+      `SELECT ${COLUMNS} FROM items WHERE id = ANY($1::text[]) AND deleted_at IS NULL`,
+      [unique],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const out: Item[] = [];
+    for (const id of unique) {
+      const row = byId.get(id);
+      if (row) out.push(toItem(row));
+    }
+    return out;
+  }
+
+  /** Replaces a reader's terms with `normalizeTerms(terms)` (lower-case `[a-z0-9]+`, ≤ 100). */
+  async setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<void> {
+    await this.sql.query(
+      `INSERT INTO reader_interests (reader_id, terms, update_time) VALUES ($1, $2::text[], $3::bigint)
+       ON CONFLICT (reader_id) DO UPDATE SET terms = excluded.terms, update_time = excluded.update_time`,
+      [readerId, normalizeTerms(terms), Math.floor(nowMs)],
+    );
+  }
+
+  /** The reader's stored terms, in stored order; [] when none were set. */
+  async getInterests(readerId: string): Promise<string[]> {
+    const rows = await this.sql.query<{ terms: string[] }>(`SELECT terms FROM reader_interests WHERE reader_id = $1`, [
+      readerId,
+    ]);
+    return rows[0]?.terms ?? [];
+  }
+
+  /** Number of live (not deleted) items. */
+  async countItems(): Promise<number> {
+    const rows = await this.sql.query<{ n: number | string }>(`SELECT count(*) AS n FROM items WHERE deleted_at IS NULL`);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * Top-`limit` candidate ids for a reader (note 1's "engine recall"). Candidates are live items
+   * with `published_at` in [now − horizonMs, now] (future items never) and `author_id` ≠ reader.
+   *
+   * With usable interest words (see `normalizeTerms`; tsquery syntax in terms is dropped), first
+   * the items matching `to_tsquery('english', 'w1 | w2 | …')`, by
+   *   score = ts_rank(tsv, query) × G,
+   *   G = exp(−max(0, |now − published_at| − offset)² / (2σ²)),  σ² = −scale² / (2 ln decay)
+   * (Elasticsearch `gauss` decay, domain/decay.ts; σ² from `gaussSigma2`, all in ms). When they
+   * are fewer than `limit` — or with no interests — the rest is filled with the non-matching
+   * candidates by G × ln(2 + popularity). Both orders break ties by `published_at` desc, then
+   * id asc, so results are deterministic; no id appears twice. The exponent is clamped at −700
+   * (PostgreSQL raises on `exp` underflow): items that far out of the decay all score ≈ 0.
+   */
+  async recall(q: RecallQuery): Promise<string[]> {
+    const limit = Math.floor(q.limit);
+    if (!(limit > 0)) return [];
+    const now = Math.floor(q.nowMs);
+    const from = Math.max(0, Math.ceil(q.nowMs - q.horizonMs));
+    if (!Number.isFinite(from) || from > now) return [];
+    const invTwoSigma2 = 1 / (2 * gaussSigma2(q.decay));
+    // $1 now · $2 from · $3 offset · $4 1/(2σ²) · $5 reader · $6 tsquery text · $7 limit
+    const gauss = `exp(-least(700, power(greatest(0, abs($1::bigint - published_at) - $3::float8), 2) * $4::float8))`;
+    const where = `deleted_at IS NULL AND published_at BETWEEN $2::bigint AND $1::bigint AND author_id <> $5::text`;
+    const query = orQueryText(q.interests);
+    const params = [now, from, q.decay.offsetMs, invTwoSigma2, q.readerId];
+
+    const ids: string[] = [];
+    if (query !== '') {
+      const hits = await this.sql.query<{ id: string }>(
+        `SELECT id FROM items
+         WHERE ${where} AND tsv @@ to_tsquery('english', $6::text)
+         ORDER BY ts_rank(tsv, to_tsquery('english', $6::text)) * ${gauss} DESC, published_at DESC, id ASC
+         LIMIT $7::int`,
+        [...params, query, limit],
+      );
+      for (const r of hits) ids.push(r.id);
+      if (ids.length >= limit) return ids;
+    }
+    // Every match is already in `ids` (fewer than limit were found), so "not a match" is exactly
+    // "not chosen yet" — no need to ship the chosen ids back to the database.
+    const fill = await this.sql.query<{ id: string }>(
+      `SELECT id FROM items
+       WHERE ${where} AND ($6::text = '' OR NOT (tsv @@ to_tsquery('english', $6::text)))
+       ORDER BY ${gauss} * ln(2 + popularity) DESC, published_at DESC, id ASC
+       LIMIT $7::int`,
+      [...params, query, limit - ids.length],
+    );
+    for (const r of fill) ids.push(r.id);
+    return ids;
+  }
+
+  /** Closes the underlying `Sql` handle, unless constructed with `ownsSql: false`. */
+  async close(): Promise<void> {
+    if (this.opts.ownsSql !== false) await this.sql.close();
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * `freshet simulate`: replays real reader sessions (MIND behaviors, see simulate-sessions.ts)
+ * against a running Freshet HTTP service on virtual time, and checks the for-you feed's promise:
+ * no item is served twice to a reader within 7 days, and every request succeeds.
+ *
+ * Steps:
+ * 1. read and shift the sessions (`start`, default 2016-09-20T00:00:00Z), keep the first `sessions`;
+ * 2. `GET /healthz` (fails fast when nothing answers);
+ * 3. `PUT /v1/users/:id/interests` for the readers {@link interestsFor} gives terms (about half);
+ * 4. read `freshet_seen_filter_dropped_total` from `GET /metrics`;
+ * 5. replay: each session is one `refresh` then `loadMores` × `load_more`, `limit` items each, all
+ *    with the service key, `X-Freshet-Reader: <user_id>` and `X-Freshet-Now` = session virtual time
+ *    + 1 s per request. Sessions start in time order, at most `concurrency` at once, and the
+ *    sessions of one reader never overlap;
+ * 6. read the counter again; print the report table (stdout) and return the report.
+ * The caller sets the process exit code from `report.exitCode` (1 on duplicates or failed requests).
+ */
+import { SingleBar, Presets } from 'cli-progress';
+import { SECOND_MS } from '../domain/clock.js';
+import { formatReport, promMetricSum, SimulateStats, type FeedAction, type SimulateReport } from './simulate-report.js';
+import { DEFAULT_START, interestsFor, readMindSessions, shiftSessions, type VirtualSession } from './simulate-sessions.js';
+
+export { DEFAULT_START } from './simulate-sessions.js';
+export type { SimulateReport } from './simulate-report.js';
+
+/** Options of {@link runSimulate}. */
+export interface SimulateOptions {
+  /** Base URL of the service, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  serviceKey: string;
+  /** The MIND behaviors file (`.tsv` or `.tsv.gz`). */
+  behaviorsPath: string;
+  /** Replay only the first N sessions in time order (default all). */
+  sessions?: number;
+  /** Sessions in flight at once (default 8). */
+  concurrency?: number;
+  /** `load_more` requests after each session's `refresh` (default 4). */
+  loadMores?: number;
+  /** Items per page, 1..100 (default 20). */
+  limit?: number;
+  /** ISO 8601 virtual time the first session's UTC day is moved to (default 2016-09-20T00:00:00Z). */
+  start?: string;
+  /** Show a progress bar (default: when stderr is a TTY). */
+  progress?: boolean;
+  /** Where the report table goes (default stdout). */
+  out?: (text: string) => void;
+  /** Per-request timeout, ms (default 30 000). */
+  timeoutMs?: number;
+}
+
+const METRIC = 'freshet_seen_filter_dropped_total';
+
+/**
+ * Runs the simulation and prints the report.
+ * @throws Error when the behaviors file cannot be read, an option is out of range, or the service
+ *   does not answer `/healthz`. Failed feed requests do not throw: they are counted in the report.
+ */
+export async function runSimulate(opts: SimulateOptions): Promise<SimulateReport> {
+  const limit = opts.limit ?? 20;
+  const concurrency = opts.concurrency ?? 8;
+  const loadMores = opts.loadMores ?? 4;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new Error('limit must be an integer in 1..100');
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('concurrency must be a positive integer');
+  if (!Number.isInteger(loadMores) || loadMores < 0) throw new Error('loadMores must be an integer ≥ 0');
+  const base = opts.url.replace(/\/+$/, '');
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const auth = { authorization: `Bearer ${opts.serviceKey}` };
+  const out = opts.out ?? ((text: string) => process.stdout.write(text + '\n'));
+
+  const { sessions: all, invalid } = await readMindSessions(opts.behaviorsPath);
+  if (invalid.length > 0) process.stderr.write(`simulate: ${invalid.length} invalid behaviors lines skipped (first: line ${invalid[0]!.line}: ${invalid[0]!.reason})\n`);
+  const sessions = shiftSessions(all, opts.start ?? DEFAULT_START).slice(0, opts.sessions ?? all.length);
+  if (sessions.length === 0) throw new Error(`no sessions in ${opts.behaviorsPath}`);
+
+  const health = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(timeoutMs) }).catch((err: unknown) => {
+    throw new Error(`no Freshet service answers at ${base}: ${err instanceof Error ? err.message : String(err)}`);
+  });
+  if (!health.ok) throw new Error(`${base}/healthz answered ${health.status}`);
+  await health.body?.cancel();
+
+  const stats = new SimulateStats(limit);
+  const firstMs = sessions[0]!.virtualMs;
+  const readers = [...new Set(sessions.map((s) => s.userId))];
+  const withInterests = readers.filter((r) => interestsFor(r).length > 0);
+  await pool(withInterests, concurrency, async (reader) => {
+    stats.interestRequests++;
+    const res = await send(`${base}/v1/users/${encodeURIComponent(reader)}/interests`, 'PUT', { ...auth, 'x-freshet-now': String(firstMs) }, { terms: interestsFor(reader) }, timeoutMs);
+    if (res.error) stats.error(res.error);
+  });
+
+  const before = await readMetric(base, timeoutMs);
+  const bar = (opts.progress ?? Boolean(process.stderr.isTTY))
+    ? new SingleBar({ stream: process.stderr, format: 'simulate [{bar}] {value}/{total} sessions | {eta_formatted}', hideCursor: true }, Presets.shades_classic)
+    : null;
+  bar?.start(sessions.length, 0);
+  const started = performance.now();
+
+  const playSession = async (s: VirtualSession): Promise<void> => {
+    const actions: FeedAction[] = ['refresh', ...Array<FeedAction>(loadMores).fill('load_more')];
+    for (const [i, action] of actions.entries()) {
+      const nowMs = s.virtualMs + i * SECOND_MS;
+      const headers = { ...auth, 'x-freshet-reader': s.userId, 'x-freshet-now': String(nowMs) };
+      stats.requests++;
+      const t0 = performance.now();
+      const res = await send(`${base}/v1/feeds/for-you`, 'POST', headers, { action, limit }, timeoutMs);
+      const latency = performance.now() - t0;
+      if (res.error) stats.error(res.error);
+      else stats.page(action, s.userId, res.itemIds, nowMs, latency, res.refreshed);
+    }
+    stats.sessions++;
+    bar?.increment();
+  };
+  await replayByReader(sessions, concurrency, playSession);
+  const wallMs = performance.now() - started;
+  bar?.stop();
+
+  const after = await readMetric(base, timeoutMs);
+  const report = stats.report({
+    readersWithInterests: withInterests.length,
+    seenFilterDropped: before === null || after === null ? null : after - before,
+    virtualFrom: firstMs,
+    virtualTo: sessions.at(-1)!.virtualMs + loadMores * SECOND_MS,
+    wallMs,
+  });
+  out(formatReport(report));
+  return report;
+}
+
+/** The outcome of one request: an error kind, or the served ids and the fallback header. */
+interface Sent {
+  /** null on success; else the HTTP status, `<status>/<envelope code>`, or `network`. */
+  error: string | null;
+  itemIds: string[];
+  refreshed: boolean;
+}
+
+async function send(url: string, method: string, headers: Record<string, string>, body: unknown, timeoutMs: number): Promise<Sent> {
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(url, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    text = await res.text();
+  } catch {
+    return { error: 'network', itemIds: [], refreshed: false };
+  }
+  if (res.status < 200 || res.status > 299) return { error: String(res.status), itemIds: [], refreshed: false };
+  let json: { code?: unknown; data?: { items?: { id?: unknown }[] } };
+  try {
+    json = JSON.parse(text) as typeof json;
+  } catch {
+    return { error: `${res.status}/not-json`, itemIds: [], refreshed: false };
+  }
+  if (json.code !== 0) return { error: `${res.status}/${String(json.code)}`, itemIds: [], refreshed: false };
+  const itemIds = (json.data?.items ?? []).map((i) => String(i.id));
+  return { error: null, itemIds, refreshed: res.headers.get('x-freshet-refreshed') === '1' };
+}
+
+/** The sum of the seen-filter counter on `/metrics`, or null when the metric (or `/metrics`) is absent. */
+async function readMetric(base: string, timeoutMs: number): Promise<number | null> {
+  try {
+    const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    return res.ok ? promMetricSum(text, METRIC) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `fn` over `items` with at most `concurrency` calls in flight. */
+async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+}
+
+/**
+ * Starts sessions in the given (time) order with at most `concurrency` in flight, never two of one
+ * reader at once: a session whose reader is busy waits for that reader's previous session (holding
+ * its slot, so later sessions do not overtake it by more than `concurrency`).
+ */
+export async function replayByReader(
+  sessions: readonly VirtualSession[],
+  concurrency: number,
+  play: (s: VirtualSession) => Promise<void>,
+): Promise<void> {
+  const tails = new Map<string, Promise<void>>(); // reader → its last started session
+  await pool(sessions, concurrency, async (s) => {
+    const run = (tails.get(s.userId) ?? Promise.resolve()).then(() => play(s));
+    tails.set(s.userId, run);
+    try {
+      await run;
+    } finally {
+      if (tails.get(s.userId) === run) tails.delete(s.userId);
+    }
+  });
+}

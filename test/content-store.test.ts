@@ -1,0 +1,166 @@
+/**
+ * The ContentStore contract on both SQL engines — PGlite in memory (the embedded default) and the
+ * PostgreSQL server (TEST_DATABASE_URL, in a schema of its own, dropped afterwards) — plus what is
+ * specific to the SQL layer: migrations, English full-text search, persistence of a PGlite data
+ * folder, schema isolation and error mapping.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresContentStore } from '../src/adapters/postgres/content-store.js';
+import { appliedMigrations, migrate, MIGRATIONS } from '../src/adapters/postgres/migrations.js';
+import { openPglite, openPostgres, type Sql } from '../src/adapters/postgres/sql.js';
+import { ErrorCodes } from '../src/domain/errors.js';
+import { contentStoreContract } from './contracts/content-store.contract.js';
+import { TEST_DATABASE_URL, uniqueSchema } from './support/env.js';
+
+const HOUR = 3_600_000;
+const NOW = Date.UTC(2016, 0, 15, 12);
+const DECAY = { scaleMs: 48 * HOUR, offsetMs: 6 * HOUR, decay: 0.5 };
+
+/** Empties the tables, so each contract test starts from nothing on a shared, migrated handle. */
+async function emptied(sql: Sql): Promise<PostgresContentStore> {
+  await sql.exec('TRUNCATE items, reader_interests');
+  return new PostgresContentStore(sql, { ownsSql: false });
+}
+
+const engines: { name: string; open: () => Promise<Sql>; cleanup?: (sql: Sql) => Promise<void> }[] = [
+  { name: 'PGlite (memory)', open: () => openPglite('memory://') },
+  (() => {
+    const schema = uniqueSchema();
+    return {
+      name: `PostgreSQL server (schema ${schema})`,
+      open: () => openPostgres(TEST_DATABASE_URL, { schema }),
+      cleanup: (sql: Sql) => sql.exec(`DROP SCHEMA ${schema} CASCADE`),
+    };
+  })(),
+];
+
+for (const engine of engines) {
+  describe(engine.name, () => {
+    let sql: Sql;
+    beforeAll(async () => {
+      sql = await engine.open();
+      await migrate(sql);
+    });
+    afterAll(async () => {
+      await engine.cleanup?.(sql);
+      await sql.close();
+    });
+
+    contentStoreContract(engine.name, () => emptied(sql));
+
+    it('migrate is idempotent and recorded', async () => {
+      expect(await appliedMigrations(sql)).toEqual(MIGRATIONS.map((m) => m.version));
+      expect(await migrate(sql)).toEqual([]);
+      const rows = await sql.query<{ n: number | string }>('SELECT count(*) AS n FROM freshet_migrations');
+      expect(Number(rows[0]?.n)).toBe(MIGRATIONS.length);
+    });
+
+    it('full-text search is English: stems and ignores stop words', async () => {
+      const store = await emptied(sql);
+      await store.upsertItems(
+        [
+          { id: 'a', authorId: 'x', title: 'Running databases', text: '', url: null, tags: [], publishedAt: NOW - HOUR, popularity: 0 },
+          { id: 'b', authorId: 'x', title: 'Gardening', text: 'the and of', url: null, tags: ['ran'], publishedAt: NOW, popularity: 0 },
+        ],
+        NOW,
+      );
+      const q = { readerId: 'r', nowMs: NOW, limit: 1, decay: DECAY, horizonMs: 100 * HOUR };
+      expect(await store.recall({ ...q, interests: ['runs'] })).toEqual(['a']); // run ← running, runs
+      expect(await store.recall({ ...q, interests: ['database'] })).toEqual(['a']);
+      // Only stop words: no relevance query, so the fill (fresher item first) decides.
+      expect(await store.recall({ ...q, interests: ['the', 'and'] })).toEqual(['b']);
+    });
+
+    it('a title match outranks a tag match, which outranks a body match', async () => {
+      const store = await emptied(sql);
+      const base = { authorId: 'x', url: null, publishedAt: NOW - HOUR, popularity: 0 };
+      await store.upsertItems(
+        [
+          { ...base, id: 'body', title: 'x', text: 'about kayaks', tags: [] },
+          { ...base, id: 'tag', title: 'y', text: '', tags: ['kayaks'] },
+          { ...base, id: 'title', title: 'kayaks', text: '', tags: [] },
+        ],
+        NOW,
+      );
+      const q = { readerId: 'r', nowMs: NOW, limit: 3, decay: DECAY, horizonMs: 100 * HOUR };
+      expect(await store.recall({ ...q, interests: ['kayak'] })).toEqual(['title', 'tag', 'body']);
+    });
+
+    it('rolls back a whole transaction when the callback throws', async () => {
+      await sql.exec('TRUNCATE items');
+      await expect(
+        sql.transaction(async (tx) => {
+          await tx.query(
+            `INSERT INTO items (id, author_id, published_at, update_time, tsv) VALUES ('t', 'a', 1, 1, ''::tsvector)`,
+          );
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      expect(await sql.query('SELECT id FROM items')).toEqual([]);
+    });
+  });
+}
+
+describe('PGlite data folder', () => {
+  it('persists items across close and reopen', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'freshet-pglite-'));
+    try {
+      const first = await openPglite(dir);
+      await migrate(first);
+      const store = new PostgresContentStore(first);
+      const it0 = { id: 'p', authorId: 'a', title: 'kept', text: '', url: null, tags: ['t'], publishedAt: NOW, popularity: 1 };
+      await store.upsertItems([it0], NOW);
+      await store.close();
+
+      const second = await openPglite(dir);
+      expect(await migrate(second)).toEqual([]);
+      const reopened = new PostgresContentStore(second);
+      expect(await reopened.getItems(['p'])).toEqual([{ ...it0, updateTime: NOW }]);
+      await reopened.close();
+      await reopened.close(); // closing twice is harmless
+      await expect(second.query('SELECT 1')).rejects.toMatchObject({ code: ErrorCodes.STORE_UNAVAILABLE.code });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('PostgreSQL server', () => {
+  it('keeps schemas apart: one schema does not see the tables of another', async () => {
+    const [s1, s2] = [uniqueSchema(), uniqueSchema()];
+    const a = await openPostgres(TEST_DATABASE_URL, { schema: s1 });
+    const b = await openPostgres(TEST_DATABASE_URL, { schema: s2 });
+    try {
+      await migrate(a);
+      expect(await appliedMigrations(a)).toEqual([1]);
+      expect(await appliedMigrations(b)).toEqual([]);
+      const rows = await a.query<{ s: string }>('SELECT current_schema() AS s');
+      expect(rows[0]?.s).toBe(s1);
+    } finally {
+      await a.exec(`DROP SCHEMA ${s1} CASCADE`);
+      await b.exec(`DROP SCHEMA ${s2} CASCADE`);
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('maps an unreachable server to STORE_UNAVAILABLE', async () => {
+    const url = new URL(TEST_DATABASE_URL);
+    url.port = '1'; // nothing listens on port 1
+    await expect(openPostgres(url.toString())).rejects.toMatchObject({ code: ErrorCodes.STORE_UNAVAILABLE.code });
+  });
+
+  it('maps a missing database to STORE_UNAVAILABLE', async () => {
+    const url = new URL(TEST_DATABASE_URL);
+    url.pathname = '/freshet_no_such_database';
+    await expect(openPostgres(url.toString())).rejects.toMatchObject({ code: ErrorCodes.STORE_UNAVAILABLE.code });
+  });
+
+  it('rejects a schema name that is not a plain identifier', async () => {
+    await expect(openPostgres(TEST_DATABASE_URL, { schema: 'x; DROP TABLE y' })).rejects.toMatchObject({
+      code: ErrorCodes.INVALID_INPUT.code,
+    });
+  });
+});

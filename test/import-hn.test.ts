@@ -1,0 +1,183 @@
+/**
+ * The HN importer: the row mapping on a small fixture written here, the whole real sample
+ * (`<repo>/../shared/data/hn/…`, read in place, never copied), and `runImport` end to end into a
+ * PGlite data folder (idempotent) and through a running server's `/v1/items` (chosen by server.json).
+ */
+import { createServer, type IncomingMessage } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ensureSecrets, loadConfig } from '../src/config.js';
+import type { ItemInput } from '../src/ports/content-store.js';
+import { parseHn, sanitizeAuthor, type SkippedRow } from '../src/cli/import/hn.js';
+import { liveServer, runImport } from '../src/cli/import/index.js';
+
+const REAL_FILE = fileURLToPath(new URL('../../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz', import.meta.url));
+const HEADER = 'id,title,url,num_points,num_comments,author,created_at,created_at_unix';
+const FIXTURE = [
+  HEADER,
+  '101,Plain post,https://www.example.com/a?b=1,34,23,mjn,2015-09-06T06:03:00,1441533780',
+  '102,"Commas, ""quotes"", and more",http://blog.example.org/x,0,1,some.one-2,2015-09-06T07:25:00,1441538700',
+  '103,Ask HN: How do you pass on your work?,,6,3,PascLeRasc,2016-09-26T01:17:00,1474867020',
+  '104,Show HN: A thing,https://GitHub.com/u/r,12,2,bad user!name,2016-09-26T01:24:00,1474867440',
+  '105,points are not a number,https://x.example,lots,1,a,2016-09-26T01:24:00,1474867440',
+  '106,too few fields,https://x.example,1',
+  '107,No author,not a url,3,1,,2016-09-26T01:24:00,1474867440',
+  '101,duplicate of the first row,,1,1,a,2016-09-26T01:24:00,1474867440',
+  '',
+].join('\n');
+
+const tmp = mkdtempSync(join(tmpdir(), 'freshet-import-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function writeFixture(name: string, text: string, gzip = true): string {
+  const path = join(tmp, name);
+  writeFileSync(path, gzip ? gzipSync(text) : text);
+  return path;
+}
+
+async function parseAll(file: string, batchSize?: number): Promise<{ items: ItemInput[]; skipped: SkippedRow[]; batches: number }> {
+  const items: ItemInput[] = [];
+  const skipped: SkippedRow[] = [];
+  let batches = 0;
+  for await (const b of parseHn(file, { batchSize })) {
+    items.push(...b.items);
+    skipped.push(...b.skipped);
+    batches++;
+  }
+  return { items, skipped, batches };
+}
+
+describe('parseHn on a fixture', () => {
+  const file = writeFixture('fixture.csv.gz', FIXTURE);
+
+  it('maps rows to items: ids, authors, urls, tags, times in ms, points', async () => {
+    const { items } = await parseAll(file);
+    expect(items.map((i) => i.id)).toEqual(['hn_101', 'hn_102', 'hn_103', 'hn_104', 'hn_107']);
+    expect(items[0]).toEqual({
+      id: 'hn_101',
+      authorId: 'mjn',
+      title: 'Plain post',
+      text: '',
+      url: 'https://www.example.com/a?b=1',
+      tags: ['example.com'],
+      publishedAt: 1441533780 * 1000,
+      popularity: 34,
+    });
+    expect(items[1]).toMatchObject({ title: 'Commas, "quotes", and more', authorId: 'some.one-2', popularity: 0, tags: ['blog.example.org'] });
+    expect(items[2]).toMatchObject({ url: null, tags: ['ask'], publishedAt: 1474867020000 });
+    expect(items[3]).toMatchObject({ authorId: 'bad_user_name', tags: ['show', 'github.com'] });
+    expect(items[4]).toMatchObject({ authorId: 'hn_anon', url: null, tags: [] });
+  });
+
+  it('counts and explains invalid rows without stopping', async () => {
+    const { skipped } = await parseAll(file);
+    expect(skipped.map((s) => s.line)).toEqual([6, 7, 9]);
+    expect(skipped[0]!.reason).toMatch(/num_points/);
+    expect(skipped[1]!.reason).toMatch(/4 fields, expected 8/);
+    expect(skipped[2]!.reason).toMatch(/duplicate id hn_101 \(first on line 2\)/);
+  });
+
+  it('yields batches of the asked size and reads plain CSV too', async () => {
+    const { items, batches } = await parseAll(file, 2);
+    expect(items).toHaveLength(5);
+    expect(batches).toBe(3);
+    const plain = await parseAll(writeFixture('fixture.csv', FIXTURE, false));
+    expect(plain.items).toEqual(items);
+  });
+
+  it('rejects a file whose header lacks a needed column, or that is not gzip', async () => {
+    await expect(parseAll(writeFixture('bad-header.csv.gz', 'id,title\n1,x\n'))).rejects.toThrow(/header lacks url/);
+    await expect(parseAll(writeFixture('not-gzip.csv.gz', FIXTURE, false))).rejects.toThrow();
+  });
+
+  it('sanitizes author names to the id pattern', () => {
+    expect(sanitizeAuthor('  ')).toBe('hn_anon');
+    expect(sanitizeAuthor('jörg:{x}')).toBe('j_rg__x_');
+    expect(sanitizeAuthor('a'.repeat(80))).toHaveLength(64);
+  });
+});
+
+describe('parseHn on the real HN sample', () => {
+  it('reads 20,100 posts with unique ids, all published 2015-09-06..2016-09-27', async () => {
+    const { items, skipped } = await parseAll(REAL_FILE);
+    expect(skipped).toEqual([]);
+    expect(items).toHaveLength(20_100);
+    expect(new Set(items.map((i) => i.id)).size).toBe(20_100);
+    const from = Date.UTC(2015, 8, 6);
+    const to = Date.UTC(2016, 8, 27);
+    expect(items.every((i) => i.publishedAt >= from && i.publishedAt < to)).toBe(true);
+    expect(items.filter((i) => i.url === null)).toHaveLength(2_440);
+    expect(items.filter((i) => i.tags.includes('ask'))).toHaveLength(1_744);
+    expect(items.filter((i) => i.tags.includes('show'))).toHaveLength(1_162);
+  });
+});
+
+describe('runImport', () => {
+  const fixture = writeFixture('run.csv.gz', FIXTURE);
+
+  it('writes directly into a PGlite data folder, idempotently', async () => {
+    const dataDir = join(tmp, 'direct');
+    const config = loadConfig({ FRESHET_DATA_DIR: dataDir });
+    const lines: string[] = [];
+    const opts = { progress: false, out: (l: string) => lines.push(l), warn: () => {} };
+    const first = await runImport('hn', fixture, config, opts);
+    expect(first).toMatchObject({ items: 5, inserted: 5, updated: 0, skipped: 3 });
+    expect(first.target).toBe(`PGlite ${join(dataDir, 'pgdata')}`);
+    const second = await runImport('hn', fixture, config, opts);
+    expect(second).toMatchObject({ items: 5, inserted: 0, updated: 5, skipped: 3 });
+    expect(lines[1]).toMatch(/^imported 5 items from hn \(0 inserted, 5 updated, 3 skipped\) in \d+\.\ds into PGlite /);
+  });
+
+  it('posts batches to the running server named by server.json, with the service key', async () => {
+    const dataDir = join(tmp, 'http');
+    const config = ensureSecrets(loadConfig({ FRESHET_DATA_DIR: dataDir })).config;
+    const received: { auth: string | undefined; body: Record<string, unknown>[] }[] = [];
+    const server = createServer((req: IncomingMessage, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => {
+        const body = JSON.parse(text) as Record<string, unknown>[];
+        received.push({ auth: req.headers.authorization, body });
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ code: 0, msg: 'success', data: { inserted: body.length, updated: 0 } }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      writeFileSync(join(dataDir, 'server.json'), JSON.stringify({ pid: process.pid, host: '127.0.0.1', port }));
+      expect(liveServer(dataDir)).toEqual({ pid: process.pid, host: '127.0.0.1', port });
+      const summary = await runImport('hn', fixture, config, { progress: false, batchSize: 3, out: () => {}, warn: () => {} });
+      expect(summary).toMatchObject({ items: 5, inserted: 5, target: `http://127.0.0.1:${port} (running server, pid ${process.pid})` });
+      expect(received.map((r) => r.body.length)).toEqual([3, 2]);
+      expect(received.every((r) => r.auth === `Bearer ${config.serviceKey}`)).toBe(true);
+      expect(received[0]!.body[0]).toEqual({
+        id: 'hn_101',
+        author_id: 'mjn',
+        title: 'Plain post',
+        text: '',
+        url: 'https://www.example.com/a?b=1',
+        tags: ['example.com'],
+        published_at: 1441533780,
+        popularity: 34,
+      });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('ignores a server.json whose process is gone', () => {
+    const dataDir = join(tmp, 'stale');
+    const config = ensureSecrets(loadConfig({ FRESHET_DATA_DIR: dataDir })).config;
+    writeFileSync(join(config.dataDir, 'server.json'), JSON.stringify({ pid: 2 ** 22 + 12345, host: '127.0.0.1', port: 9 }));
+    expect(liveServer(dataDir)).toBeNull();
+  });
+
+  it('rejects an unknown format', async () => {
+    await expect(runImport('nope', fixture, loadConfig({ FRESHET_DATA_DIR: join(tmp, 'x') }))).rejects.toThrow(/unknown import format "nope"/);
+  });
+});

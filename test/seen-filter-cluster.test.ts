@@ -1,0 +1,108 @@
+/**
+ * The SeenFilter and FeedCache contracts on a real 3-master Redis Cluster (ioredis `Cluster`), and
+ * the key layout that makes them Cluster-safe: each reader's day keys share one slot, and with
+ * several seen shards different readers land on different slots and nodes.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Cluster } from 'ioredis';
+import { DAY_MS, dayStamp } from '../src/domain/clock.js';
+import { RedisSeenFilter } from '../src/adapters/redis/seen-filter.js';
+import { RedisFeedCache } from '../src/adapters/redis/feed-cache.js';
+import { Keys } from '../src/adapters/redis/keys.js';
+import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
+import { uniquePrefix } from './support/env.js';
+import { countCommands, deleteByPrefix } from './support/redis.js';
+import { startRedisCluster, type TestCluster } from './support/redis-cluster.js';
+import { seenFilterContract } from './contracts/seen-filter.contract.js';
+import { feedCacheContract } from './contracts/feed-cache.contract.js';
+
+let cluster: TestCluster;
+let redis: Cluster;
+let commands: () => number;
+const filePrefix = uniquePrefix();
+let n = 0;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  redis = createRedis({ clusterNodes: cluster.nodes }) as Cluster;
+  commands = countCommands(redis);
+  await redis.ping();
+});
+
+afterAll(async () => {
+  if (redis) {
+    await deleteByPrefix(redis, filePrefix);
+    await closeRedis(redis);
+  }
+  await cluster?.stop();
+});
+
+seenFilterContract('redis cluster', async (g) => {
+  const prefix = `${filePrefix}${n++}:`;
+  const keys = new Keys(prefix, 4);
+  return {
+    filter: new RedisSeenFilter(redis, keys, g, { days: g.days }),
+    cleanup: async () => void (await deleteByPrefix(redis, prefix)),
+    dayTtlMs: async (reader, now) => {
+      const ttl = await redis.pttl(keys.seenDay(reader, dayStamp(now)));
+      return ttl < 0 ? null : ttl;
+    },
+    commands: () => commands(),
+  };
+});
+
+feedCacheContract('redis cluster', async () => {
+  const prefix = `${filePrefix}${n++}:`;
+  return {
+    cache: new RedisFeedCache(redis, new Keys(prefix)),
+    cleanup: async () => void (await deleteByPrefix(redis, prefix)),
+    elapse: (ms) => sleep(ms),
+  };
+});
+
+describe('seen-filter keys on a Cluster', () => {
+  it('keeps each reader\'s day keys in one slot and spreads readers of different shards over nodes', async () => {
+    const keys = new Keys(filePrefix, 4);
+    const slotOwner = new Map<number, number>(); // slot → port
+    for (const [from, to, master] of await redis.cluster('SLOTS')) {
+      for (let s = from; s <= to; s++) slotOwner.set(s, master![1]);
+    }
+    const byShard = new Map<number, { slot: number; port: number }>();
+    const now = Date.UTC(2026, 2, 5);
+    for (let i = 0; byShard.size < 4 && i < 1000; i++) {
+      const reader = `reader_${i}`;
+      const dayKeys = Array.from({ length: 7 }, (_, d) => keys.seenDay(reader, dayStamp(now - d * DAY_MS)));
+      const slots = new Set<number>();
+      for (const key of dayKeys) slots.add((await redis.cluster('KEYSLOT', key)) as number);
+      expect(slots.size).toBe(1);
+      const slot = [...slots][0]!;
+      const feedSlots = await Promise.all([keys.feedCache(reader), keys.feedLease(reader)].map((k) => redis.cluster('KEYSLOT', k)));
+      expect(new Set(feedSlots).size).toBe(1);
+      const shard = keys.seenShard(reader);
+      const seenBefore = byShard.get(shard);
+      if (seenBefore) expect(seenBefore.slot).toBe(slot);
+      else byShard.set(shard, { slot, port: slotOwner.get(slot)! });
+    }
+    expect(byShard.size).toBe(4);
+    expect(new Set([...byShard.values()].map((v) => v.slot)).size).toBe(4);
+    expect(new Set([...byShard.values()].map((v) => v.port)).size).toBeGreaterThanOrEqual(2);
+  });
+
+  it('checks and marks readers of every shard, each through the node owning its slot', async () => {
+    const prefix = `${filePrefix}${n++}:`;
+    const keys = new Keys(prefix, 4);
+    const { sizeWindow } = await import('../src/domain/bloom.js');
+    const filter = new RedisSeenFilter(redis, keys, sizeWindow(1_000, 0.01, 7), { days: 7 });
+    const now = Date.UTC(2026, 2, 5, 12);
+    const readers = Array.from({ length: 12 }, (_, i) => `r${i}`);
+    for (const r of readers) await filter.markSeen(r, [`${r}-a`, `${r}-b`], now);
+    for (const r of readers) {
+      expect(await filter.seen(r, [`${r}-a`, `${r}-b`, `${r}-c`], now + DAY_MS)).toEqual([true, true, false]);
+    }
+    const masters = redis.nodes('master');
+    const perNode = await Promise.all(masters.map(async (m) => (await m.keys(`${prefix}*`)).length));
+    expect(perNode.filter((c) => c > 0).length).toBeGreaterThanOrEqual(2);
+    expect(perNode.reduce((a, b) => a + b, 0)).toBe(new Set(readers.map((r) => keys.seenShard(r))).size);
+  });
+});

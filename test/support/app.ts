@@ -1,0 +1,103 @@
+/**
+ * Test harness: a wired Freshet + HTTP app on real stores — PGlite or the PostgreSQL server (one
+ * schema per app), in-process or Redis hot stores (one key prefix per app) — on a manual clock.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openFreshet, type Freshet } from '../../src/container.js';
+import { ManualClock } from '../../src/domain/clock.js';
+import { buildApp } from '../../src/http/app.js';
+import { mintReaderToken } from '../../src/services/tokens.js';
+import { openPglite, openPostgres } from '../../src/adapters/postgres/sql.js';
+import { TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix, uniqueSchema } from './env.js';
+
+export const SERVICE_KEY = 'test-service-key-0123456789';
+const SECRET = 'test-secret-0123456789abcdef';
+/** 2026-03-06 12:00 UTC, the day of note 1's example key. */
+export const T0 = Date.UTC(2026, 2, 6, 12, 0, 0);
+
+export interface TestApp {
+  app: FastifyInstance;
+  f: Freshet;
+  clock: ManualClock;
+  config: Config;
+  /** A reader token for `reader`, valid for `ttlS` seconds of wall time. */
+  token(reader: string, ttlS?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  hot?: 'memory' | 'redis';
+  db?: 'pglite' | 'postgres';
+  env?: Record<string, string>;
+}
+
+export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'freshet-test-'));
+  const prefix = uniquePrefix();
+  const env: Record<string, string> = {
+    LOG_LEVEL: process.env.FRESHET_TEST_LOG_LEVEL ?? 'silent',
+    FRESHET_DATA_DIR: dataDir,
+    FRESHET_SERVICE_KEY: SERVICE_KEY,
+    FRESHET_SECRET: SECRET,
+    FRESHET_KEY_PREFIX: prefix,
+    FRESHET_SEEN_CAPACITY_PER_DAY: '10000',
+    ...(opts.hot === 'redis' ? { FRESHET_REDIS_URL: TEST_REDIS_URL } : {}),
+    ...opts.env,
+  };
+  const config = loadConfig(env);
+  const schema = uniqueSchema();
+  const sql = opts.db === 'postgres' ? await openPostgres(TEST_DATABASE_URL, { schema }) : await openPglite('memory://');
+  const clock = new ManualClock(T0);
+  const f = await openFreshet(config, { clock, sql, defaultMetrics: false });
+  const app = await buildApp(f);
+  await app.ready();
+  return {
+    app,
+    f,
+    clock,
+    config,
+    token: (reader, ttlS = 3600) => mintReaderToken(SECRET, reader, ttlS),
+    close: async () => {
+      await app.close();
+      if (opts.db === 'postgres') {
+        const admin = await openPostgres(TEST_DATABASE_URL);
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await admin.close();
+      }
+      if (opts.hot === 'redis') await dropPrefix(prefix);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Deletes every key under a prefix. */
+export async function dropPrefix(prefix: string): Promise<void> {
+  const redis = new Redis(TEST_REDIS_URL);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** A synthetic item published `ageMs` before `T0` (JSON API shape). */
+export function item(id: string, ageMs: number, extra: Record<string, unknown> = {}) {
+  return {
+    id,
+    author_id: 'author_1',
+    title: `Item ${id}`,
+    text: 'body',
+    published_at: Math.floor((T0 - ageMs) / 1000),
+    ...extra,
+  };
+}
