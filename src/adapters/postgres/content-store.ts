@@ -9,7 +9,7 @@ import type { Item } from '../../domain/item.js';
 import { gaussSigma2 } from '../../domain/decay.js';
 import type { CandidateRecall, ContentStore, ItemInput, RecallQuery } from '../../ports/content-store.js';
 import type { Sql } from './sql.js';
-import { normalizeTerms, orQueryText } from './terms.js';
+import { normalizeTerms, orQueryText } from '../../domain/terms.js';
 
 /** Rows per INSERT statement in `upsertItems` (8 parameters a row; PostgreSQL allows 65,535). */
 export const UPSERT_CHUNK_ROWS = 500;

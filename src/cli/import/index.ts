@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import { ensureSecrets, type Config } from '../../config.js';
 import type { ItemInput } from '../../ports/content-store.js';
+import { itemToJson, type ItemJson } from '../../domain/item.js';
 import { parseHn, type ParsedBatch, type ParseOptions, type SkippedRow } from './hn.js';
 
 /** A streaming parser of one file format. */
@@ -90,18 +91,10 @@ export function liveServer(dataDir: string): { pid: number; host: string; port: 
   return { pid, host: h, port };
 }
 
-/** Maps an item to the JSON body of `POST /v1/items` (published_at in epoch seconds). */
-export function itemToRequestJson(item: ItemInput): Record<string, unknown> {
-  return {
-    id: item.id,
-    author_id: item.authorId,
-    title: item.title,
-    text: item.text,
-    url: item.url,
-    tags: item.tags,
-    published_at: item.publishedAt / 1000,
-    popularity: item.popularity,
-  };
+/** Maps an item to the JSON body of `POST /v1/items` (the response shape less `update_time`). */
+export function itemToRequestJson(item: ItemInput): Omit<ItemJson, 'update_time'> {
+  const { update_time: _unused, ...json } = itemToJson({ ...item, updateTime: 0 });
+  return json;
 }
 
 function httpSink(baseUrl: string, serviceKey: string, label: string): Sink {

@@ -1,6 +1,7 @@
 /**
  * Interest terms: how a reader's free-form interests become the plain words that are stored and
- * searched. Pure (no I/O); shared by the store (`setInterests`) and recall (building a tsquery).
+ * searched. Pure (no I/O): the content store normalizes with it on `setInterests`, recall builds its
+ * tsquery with it.
  *
  * Because every word is `[a-z0-9]+`, a word can never carry tsquery syntax (`& | ! :* ( ) '`),
  * so joining words with ` | ` is a safe OR query (no injection through interests).
