@@ -109,6 +109,9 @@ export class ForYouFeed {
 
   private async refresh(readerId: string, limit: number, nowMs: number, fromLoadMore: boolean): Promise<FeedPage> {
     const token = randomUUID();
+    // The reader's interests are read while the lease is taken (two independent round trips).
+    const interests = this.deps.content.getInterests(readerId);
+    interests.catch(() => {}); // awaited below; a failure then surfaces there, not as an unhandled rejection
     const waited = await this.takeLease(readerId, token);
     let released = false;
     const release = () => {
@@ -125,7 +128,7 @@ export class ForYouFeed {
           return { ...page, refreshed: true };
         }
       }
-      const clean = await this.cleanCandidates(readerId, nowMs);
+      const clean = await this.cleanCandidates(readerId, await interests, nowMs);
       const pageIds = clean.slice(0, limit);
       const rest = clean.slice(limit);
       const writes = Promise.all([
@@ -140,8 +143,7 @@ export class ForYouFeed {
   }
 
   /** Recall, then drop what the seen filter says the reader has seen (one round trip). */
-  private async cleanCandidates(readerId: string, nowMs: number): Promise<string[]> {
-    const interests = await this.deps.content.getInterests(readerId);
+  private async cleanCandidates(readerId: string, interests: string[], nowMs: number): Promise<string[]> {
     const candidates = await this.deps.recall.recall({ ...this.settings.recall, readerId, interests, nowMs });
     this.deps.metrics.recallSize(FEED, candidates.length);
     if (candidates.length === 0) return [];
