@@ -3,7 +3,10 @@
  * embedded default) and PostgreSQL + Redis.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { HOUR_MS, DAY_MS } from '../../src/domain/clock.js';
+import { Redis } from 'ioredis';
+import { HOUR_MS, DAY_MS, dayStamp } from '../../src/domain/clock.js';
+import { Keys } from '../../src/adapters/redis/keys.js';
+import { TEST_REDIS_URL } from '../support/env.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
 
 type Page = { code: number; msg: string; data: { items: { id: string; author_id: string; update_time: number }[]; has_more: boolean } };
@@ -168,5 +171,31 @@ describe.each(setups)('for-you feed on $name', ({ hot, db }) => {
     const { body } = await feed('refresh', 20);
     expect(ids(body).slice(0, 2).sort()).toEqual(['rust_1', 'rust_2']);
     expect(body.data.items).toHaveLength(20);
+  });
+});
+
+describe('impression write failures (PostgreSQL + Redis)', () => {
+  it('are counted and logged, never surfaced: the page is still served', async () => {
+    const t = await startTestApp({ hot: 'redis', db: 'postgres' });
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const items = Array.from({ length: 10 }, (_, i) => item(`f_${i}`, i * HOUR_MS));
+      await t.app.inject({ method: 'POST', url: '/v1/items', payload: items, headers: { authorization: `Bearer ${SERVICE_KEY}` } });
+      const headers = { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': 'rf', 'x-freshet-now': String(T0) };
+      const first = await t.app.inject({ method: 'POST', url: '/v1/feeds/for-you', payload: { action: 'refresh', limit: 2 }, headers });
+      expect(first.statusCode).toBe(200);
+      // Today's filter becomes a LIST: every SETBIT on it now fails with WRONGTYPE (a real Redis error).
+      const today = new Keys(t.config.keyPrefix).seenDay('rf', dayStamp(T0));
+      await redis.del(today);
+      await redis.lpush(today, 'not-a-bitmap');
+      const next = await t.app.inject({ method: 'POST', url: '/v1/feeds/for-you', payload: { action: 'load_more', limit: 3 }, headers });
+      expect(next.statusCode).toBe(200);
+      expect(next.json().data.items).toHaveLength(3);
+      const metrics = (await t.app.inject({ url: '/metrics' })).body;
+      expect(metrics).toMatch(/freshet_impression_write_failures_total\{feed="for_you"\} 1\b/);
+    } finally {
+      redis.disconnect();
+      await t.close();
+    }
   });
 });
