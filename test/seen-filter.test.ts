@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DAY_MS, dayStamp } from '../src/domain/clock.js';
-import { sizeWindow } from '../src/domain/bloom.js';
+import { hashPair, hashPairs, positions, seenMember, sizeWindow } from '../src/domain/bloom.js';
 import { MemorySeenFilter } from '../src/adapters/memory/seen-filter.js';
 import { RedisSeenFilter } from '../src/adapters/redis/seen-filter.js';
 import { Keys } from '../src/adapters/redis/keys.js';
@@ -55,6 +55,29 @@ seenFilterContract('redis', async (g) => {
 
 const D = Date.UTC(2026, 2, 5, 9);
 const g = sizeWindow(1_000, 0.01, 7);
+
+describe('hashing shared by both adapters', () => {
+  it('hashPairs equals hashPair of each member, ASCII or not, short or long', () => {
+    const items = ['', 'a', 'ab', 'abc', 'abcd', 'doc_9527', 'é', '中文id', '😀x', 'x'.repeat(1_000), 'ß'.repeat(300)];
+    for (let i = 0; i < 2_000; i++) items.push(`doc_${i}_${(i * 7919).toString(36)}`);
+    const pairs = hashPairs('u_10086', items);
+    items.forEach((item, j) => {
+      expect([pairs[2 * j], pairs[2 * j + 1]]).toEqual(hashPair(seenMember('u_10086', item)));
+    });
+  });
+
+  it('marks exactly the bits positions(hashPair(member)) names, in Redis bit order', async () => {
+    const filter = new MemorySeenFilter(g, { days: 7 });
+    await filter.markSeen('u_1', ['doc_1', 'doc_2'], D);
+    const expected = new Set(['doc_1', 'doc_2'].flatMap((id) => positions(g, ...hashPair(seenMember('u_1', id)))));
+    const [bitmap] = [...filter.dayFilters().values()].map((d) => d.bitmap);
+    const set: number[] = [];
+    bitmap!.forEach((byte, i) => {
+      for (let b = 0; b < 8; b++) if (byte & (0x80 >> b)) set.push(8 * i + b);
+    });
+    expect(set).toEqual([...expected].sort((a, b) => a - b));
+  });
+});
 
 describe('MemorySeenFilter snapshot', () => {
   it('restores every bitmap, skips a file of another geometry, and starts empty without a file', async () => {

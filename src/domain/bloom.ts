@@ -99,3 +99,82 @@ export function seenWindow(nowMs: number, days: number): number[] {
   for (let i = 0; i < days; i++) out[i] = nowMs - i * DAY_MS;
   return out;
 }
+
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
+let scratch = new Uint8Array(256);
+
+/**
+ * {@link hashPair} of every `{readerId}:{itemId}` member, as [h1, h2, h1, h2, …] (2 per item).
+ * Same values bit for bit (the test suite checks it), about 4× faster: each member is encoded once
+ * into a reused buffer (UTF-8; a plain byte copy for ASCII ids) and both MurmurHash3 (x86, 32-bit)
+ * seeds run in one pass, where `murmurhash.v3` allocates a TextEncoder and an array per call.
+ * This is the hot path of the seen check (500 candidates per refresh).
+ */
+export function hashPairs(readerId: string, itemIds: readonly string[]): Uint32Array {
+  const out = new Uint32Array(2 * itemIds.length);
+  for (let n = 0; n < itemIds.length; n++) {
+    const member = seenMember(readerId, itemIds[n]!);
+    let len = member.length;
+    if (scratch.length < 3 * len) scratch = new Uint8Array(4 * len);
+    const bytes = scratch;
+    let ascii = true;
+    for (let i = 0; i < len; i++) {
+      const c = member.charCodeAt(i);
+      if (c > 0x7f) {
+        ascii = false;
+        break;
+      }
+      bytes[i] = c;
+    }
+    if (!ascii) len = encoder.encodeInto(member, bytes).written;
+    murmur3Pair(bytes, len, out, 2 * n);
+  }
+  return out;
+}
+
+const encoder = new TextEncoder();
+
+/** MurmurHash3 x86_32 of bytes[0..len) with seeds SEED_1 and SEED_2 at once; h2 forced odd. */
+function murmur3Pair(bytes: Uint8Array, len: number, out: Uint32Array, at: number): void {
+  let h1 = SEED_1 | 0;
+  let h2 = SEED_2 | 0;
+  const blocks = len & ~3;
+  let i = 0;
+  for (; i < blocks; i += 4) {
+    let k = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
+    k = Math.imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, C2);
+    h1 ^= k;
+    h1 = (h1 << 13) | (h1 >>> 19);
+    h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
+    h2 ^= k;
+    h2 = (h2 << 13) | (h2 >>> 19);
+    h2 = (Math.imul(h2, 5) + 0xe6546b64) | 0;
+  }
+  const rest = len & 3;
+  if (rest > 0) {
+    let k = 0;
+    if (rest === 3) k ^= bytes[i + 2]! << 16;
+    if (rest >= 2) k ^= bytes[i + 1]! << 8;
+    k ^= bytes[i]!;
+    k = Math.imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, C2);
+    h1 ^= k;
+    h2 ^= k;
+  }
+  out[at] = fmix(h1 ^ len) >>> 0;
+  out[at + 1] = (fmix(h2 ^ len) | 1) >>> 0;
+}
+
+/** MurmurHash3's finalizer. */
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h;
+}

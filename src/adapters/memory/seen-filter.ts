@@ -14,7 +14,7 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import { assertId } from '../../domain/ids.js';
 import { dayStamp } from '../../domain/clock.js';
-import { hashPair, seenDayEnd, seenMember, seenWindow, type BloomGeometry } from '../../domain/bloom.js';
+import { hashPairs, seenDayEnd, seenWindow, type BloomGeometry } from '../../domain/bloom.js';
 import type { SeenFilter } from '../../ports/seen-filter.js';
 import { Keys } from '../redis/keys.js';
 
@@ -66,11 +66,12 @@ export class MemorySeenFilter implements SeenFilter {
       if (day) live.push(day.bitmap);
     }
     const { bits: m, hashes: k } = this.geometry;
-    return itemIds.map((id) => {
-      if (live.length === 0) return false;
-      const [h1, h2] = hashPair(seenMember(readerId, id));
-      const first = h1 % m;
-      const step = h2 % m;
+    const out = new Array<boolean>(itemIds.length).fill(false);
+    if (live.length === 0) return out;
+    const pairs = hashPairs(readerId, itemIds);
+    for (let n = 0; n < itemIds.length; n++) {
+      const first = pairs[2 * n]! % m;
+      const step = pairs[2 * n + 1]! % m;
       for (const bitmap of live) {
         let g = first;
         let all = true;
@@ -82,10 +83,13 @@ export class MemorySeenFilter implements SeenFilter {
           g += step;
           if (g >= m) g -= m;
         }
-        if (all) return true;
+        if (all) {
+          out[n] = true;
+          break;
+        }
       }
-      return false;
-    });
+    }
+    return out;
   }
 
   /** @throws FreshetError `INVALID_ID` for a bad reader id. */
@@ -102,10 +106,10 @@ export class MemorySeenFilter implements SeenFilter {
     }
     const { bits: m, hashes: k } = this.geometry;
     const bitmap = day.bitmap;
-    for (const id of itemIds) {
-      const [h1, h2] = hashPair(seenMember(readerId, id));
-      let g = h1 % m;
-      const step = h2 % m;
+    const pairs = hashPairs(readerId, itemIds);
+    for (let n = 0; n < itemIds.length; n++) {
+      let g = pairs[2 * n]! % m;
+      const step = pairs[2 * n + 1]! % m;
       for (let i = 0; i < k; i++) {
         bitmap[g >>> 3]! |= 0x80 >>> (g & 7);
         g += step;

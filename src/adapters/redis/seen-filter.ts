@@ -15,7 +15,7 @@
  */
 import { assertId } from '../../domain/ids.js';
 import { dayStamp } from '../../domain/clock.js';
-import { hashPair, seenDayEnd, seenMember, seenWindow, type BloomGeometry } from '../../domain/bloom.js';
+import { hashPairs, seenDayEnd, seenWindow, type BloomGeometry } from '../../domain/bloom.js';
 import type { SeenFilter } from '../../ports/seen-filter.js';
 import type { Keys } from './keys.js';
 import { runScript, type RedisClient } from './client.js';
@@ -126,12 +126,12 @@ function dedupe(itemIds: readonly string[]): { unique: string[]; slotOf: number[
  * unpack). With `bits` and `firsts`, also appends each member's first position h1 mod m to `firsts`.
  */
 function packPairs(readerId: string, itemIds: readonly string[], bits?: number, firsts?: number[]): Buffer {
-  const buf = Buffer.allocUnsafe(8 * itemIds.length);
-  for (let i = 0; i < itemIds.length; i++) {
-    const [h1, h2] = hashPair(seenMember(readerId, itemIds[i]!));
-    buf.writeUInt32LE(h1, 8 * i);
-    buf.writeUInt32LE(h2, 8 * i + 4);
-    if (firsts) firsts.push(h1 % bits!);
+  const pairs = hashPairs(readerId, itemIds);
+  const buf = Buffer.allocUnsafe(4 * pairs.length);
+  for (let i = 0; i < pairs.length; i += 2) {
+    buf.writeUInt32LE(pairs[i]!, 4 * i);
+    buf.writeUInt32LE(pairs[i + 1]!, 4 * i + 4);
+    if (firsts) firsts.push(pairs[i]! % bits!);
   }
   return buf;
 }
