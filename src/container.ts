@@ -94,7 +94,7 @@ export async function openFreshet(config: Config, opts: OpenOptions = {}): Promi
   if (opts.sql) await migrate(opts.sql);
   const content = new PostgresContentStore(sql);
   const geometry = seenGeometry(config);
-  const stores = await openHotStores(config, geometry);
+  const stores = await openHotStores(config, geometry, log);
   const forYou = new ForYouFeed(
     { content, recall: content, seen: stores.seen, cache: stores.cache, metrics, log },
     {
@@ -131,7 +131,10 @@ interface HotStores {
   close(): Promise<void>;
 }
 
-async function openHotStores(config: Config, geometry: BloomGeometry): Promise<HotStores> {
+/** How often the in-process seen filters are snapshotted to the data folder (ms). */
+export const SNAPSHOT_INTERVAL_MS = 60_000;
+
+async function openHotStores(config: Config, geometry: BloomGeometry, log: Pino): Promise<HotStores> {
   if (config.redisUrl || config.redisClusterNodes) {
     const redis = createRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes });
     const keys = new Keys(config.keyPrefix, config.seen.shards);
@@ -149,12 +152,18 @@ async function openHotStores(config: Config, geometry: BloomGeometry): Promise<H
   const snapshot = join(config.dataDir, 'seen-filters.bin');
   const seen = await MemorySeenFilter.restore(snapshot, geometry, { days: config.seen.days });
   const cache = new MemoryFeedCache();
+  mkdirSync(config.dataDir, { recursive: true });
+  // Periodic snapshots bound what a crash (no graceful close) forgets to one interval of impressions.
+  const timer = setInterval(() => {
+    seen.snapshot(snapshot).catch((err: unknown) => log.warn({ err, path: snapshot }, 'seen-filter snapshot failed'));
+  }, SNAPSHOT_INTERVAL_MS);
+  timer.unref();
   return {
     seen,
     cache,
     ready: async () => ({}),
     close: async () => {
-      mkdirSync(config.dataDir, { recursive: true });
+      clearInterval(timer);
       await seen.snapshot(snapshot);
     },
   };

@@ -1,0 +1,52 @@
+/**
+ * Restarts of the embedded default (PGlite in a data folder + in-process stores): items survive in
+ * PGlite, and the seen filters survive through their snapshot, so a reader is not served again what
+ * it saw before the restart.
+ */
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { openFreshet } from '../src/container.js';
+import { HOUR_MS, ManualClock } from '../src/domain/clock.js';
+import { T0 } from './support/app.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'freshet-restart-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const config = loadConfig({
+  LOG_LEVEL: 'silent',
+  FRESHET_DATA_DIR: dataDir,
+  FRESHET_SERVICE_KEY: 'restart-service-key-0123456789',
+  FRESHET_SECRET: 'restart-secret-0123456789abcdef',
+  FRESHET_SEEN_CAPACITY_PER_DAY: '10000',
+});
+
+async function open() {
+  return openFreshet(config, { clock: new ManualClock(T0), defaultMetrics: false });
+}
+
+describe('embedded default across a restart', () => {
+  it('keeps items and impressions: the same reader gets new items, another reader the same top items', async () => {
+    const first = await open();
+    const items = Array.from({ length: 12 }, (_, i) => ({
+      id: `r_${i}`, authorId: 'a', title: `t ${i}`, text: '', url: null, tags: [], publishedAt: T0 - i * HOUR_MS, popularity: 12 - i,
+    }));
+    await first.content.upsertItems(items, T0);
+    const before = (await first.forYou.serve('alice', 'refresh', 3, T0)).items.map((i) => i.id);
+    await first.close();
+    expect(existsSync(join(dataDir, 'seen-filters.bin'))).toBe(true);
+
+    const second = await open();
+    try {
+      const after = (await second.forYou.serve('alice', 'refresh', 3, T0 + 1000)).items.map((i) => i.id);
+      expect(after).toHaveLength(3);
+      expect(after.filter((id) => before.includes(id))).toEqual([]);
+      const other = (await second.forYou.serve('bob', 'refresh', 3, T0 + 1000)).items.map((i) => i.id);
+      expect(other).toEqual(before);
+    } finally {
+      await second.close();
+    }
+  });
+});
