@@ -137,6 +137,13 @@ export const SNAPSHOT_INTERVAL_MS = 60_000;
 async function openHotStores(config: Config, geometry: BloomGeometry, log: Pino): Promise<HotStores> {
   if (config.redisUrl || config.redisClusterNodes) {
     const redis = createRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes });
+    // ioredis reconnects by itself; log the outage at most every 10 s instead of on every retry.
+    let lastLogged = 0;
+    redis.on('error', (err: Error) => {
+      if (Date.now() - lastLogged < 10_000) return;
+      lastLogged = Date.now();
+      log.error({ err: err.message }, 'redis connection error (retrying)');
+    });
     const keys = new Keys(config.keyPrefix, config.seen.shards);
     const seen = new RedisSeenFilter(redis, keys, geometry, { days: config.seen.days });
     const cache = new RedisFeedCache(redis, keys);
