@@ -62,7 +62,7 @@ feedCacheContract('redis cluster', async () => {
 });
 
 describe('seen-filter keys on a Cluster', () => {
-  it('keeps each reader\'s day keys in one slot and spreads readers of different shards over nodes', async () => {
+  it('keeps each reader\'s day keys (and their versions) in one slot and spreads readers of different shards over nodes', async () => {
     const keys = new Keys(filePrefix, 4);
     const slotOwner = new Map<number, number>(); // slot → port
     for (const [from, to, master] of await redis.cluster('SLOTS')) {
@@ -72,7 +72,10 @@ describe('seen-filter keys on a Cluster', () => {
     const now = Date.UTC(2026, 2, 5);
     for (let i = 0; byShard.size < 4 && i < 1000; i++) {
       const reader = `reader_${i}`;
-      const dayKeys = Array.from({ length: 7 }, (_, d) => keys.seenDay(reader, dayStamp(now - d * DAY_MS)));
+      const dayKeys = Array.from({ length: 7 }, (_, d) => dayStamp(now - d * DAY_MS)).flatMap((day) => [
+        keys.seenDay(reader, day),
+        keys.seenDayVersion(reader, day),
+      ]);
       const slots = new Set<number>();
       for (const key of dayKeys) slots.add((await redis.cluster('KEYSLOT', key)) as number);
       expect(slots.size).toBe(1);
@@ -103,6 +106,7 @@ describe('seen-filter keys on a Cluster', () => {
     const masters = redis.nodes('master');
     const perNode = await Promise.all(masters.map(async (m) => (await m.keys(`${prefix}*`)).length));
     expect(perNode.filter((c) => c > 0).length).toBeGreaterThanOrEqual(2);
-    expect(perNode.reduce((a, b) => a + b, 0)).toBe(new Set(readers.map((r) => keys.seenShard(r))).size);
+    // per shard touched: today's bitmap and its version key
+    expect(perNode.reduce((a, b) => a + b, 0)).toBe(2 * new Set(readers.map((r) => keys.seenShard(r))).size);
   });
 });

@@ -5,6 +5,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import murmurhash from 'murmurhash';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DAY_MS, dayStamp } from '../src/domain/clock.js';
 import { hashPair, hashPairs, positions, seenMember, sizeWindow } from '../src/domain/bloom.js';
@@ -53,16 +54,33 @@ seenFilterContract('redis', async (g) => {
   };
 });
 
+seenFilterContract('redis, no past-day cache (every day tested in Lua)', async (g) => {
+  const prefix = `${filePrefix}${n++}:`;
+  const keys = new Keys(prefix);
+  return {
+    filter: new RedisSeenFilter(redis, keys, g, { days: g.days, cacheBytes: 0 }),
+    cleanup: async () => void (await deleteByPrefix(redis, prefix)),
+    dayTtlMs: async (reader, now) => {
+      const ttl = await redis.pttl(keys.seenDay(reader, dayStamp(now)));
+      return ttl < 0 ? null : ttl;
+    },
+    commands,
+  };
+});
+
 const D = Date.UTC(2026, 2, 5, 9);
 const g = sizeWindow(1_000, 0.01, 7);
 
 describe('hashing shared by both adapters', () => {
-  it('hashPairs equals hashPair of each member, ASCII or not, short or long', () => {
+  it('hashPairs and hashPair equal the reference MurmurHash3 (murmurhash package), ASCII or not, short or long', () => {
     const items = ['', 'a', 'ab', 'abc', 'abcd', 'doc_9527', 'é', '中文id', '😀x', 'x'.repeat(1_000), 'ß'.repeat(300)];
     for (let i = 0; i < 2_000; i++) items.push(`doc_${i}_${(i * 7919).toString(36)}`);
+    const reference = (member: string) => [murmurhash.v3(member, 0) >>> 0, (murmurhash.v3(member, 0x9747b28c) | 1) >>> 0];
     const pairs = hashPairs('u_10086', items);
     items.forEach((item, j) => {
-      expect([pairs[2 * j], pairs[2 * j + 1]]).toEqual(hashPair(seenMember('u_10086', item)));
+      const member = seenMember('u_10086', item);
+      expect([pairs[2 * j], pairs[2 * j + 1]]).toEqual(reference(member));
+      expect(hashPair(member)).toEqual(reference(member));
     });
   });
 

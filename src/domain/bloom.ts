@@ -11,7 +11,6 @@
  * dropped when ANY of them answers "maybe", so the rate of the whole check is 1-(1-p)^D. With D = 7
  * filters at 1 % each that is 6.8 %; {@link sizeWindow} instead sizes each day for the whole check.
  */
-import murmurhash from 'murmurhash';
 import { DAY_MS, startOfDay } from './clock.js';
 
 /** The shape of one day's filter and what it promises. */
@@ -65,11 +64,15 @@ export function expectedWindowRate(g: BloomGeometry, members: number): number {
 const SEED_1 = 0;
 const SEED_2 = 0x9747b28c;
 
-/** The two 32-bit hashes of a member; h2 is forced odd so the k positions never collapse to one. */
+/**
+ * The two 32-bit MurmurHash3 (x86_32) values of a member, seeds 0 and 0x9747b28c; h2 is forced odd
+ * so the k positions never collapse to one. Same code as {@link hashPairs} (one implementation).
+ */
 export function hashPair(member: string): [number, number] {
-  const h1 = murmurhash.v3(member, SEED_1) >>> 0;
-  const h2 = (murmurhash.v3(member, SEED_2) | 1) >>> 0;
-  return [h1, h2];
+  const out = new Uint32Array(2);
+  const len = encode(member); // first: it may replace `scratch`
+  murmur3Pair(scratch, len, out, 0);
+  return [out[0]!, out[1]!];
 }
 
 /** The k bit positions of a member, from its hash pair: g_i = (h1 + i·h2) mod m, i = 0..k-1. */
@@ -106,34 +109,52 @@ let scratch = new Uint8Array(256);
 
 /**
  * {@link hashPair} of every `{readerId}:{itemId}` member, as [h1, h2, h1, h2, …] (2 per item).
- * Same values bit for bit (the test suite checks it), about 4× faster: each member is encoded once
- * into a reused buffer (UTF-8; a plain byte copy for ASCII ids) and both MurmurHash3 (x86, 32-bit)
- * seeds run in one pass, where `murmurhash.v3` allocates a TextEncoder and an array per call.
+ * Each member is encoded once into a reused buffer (UTF-8; a plain byte copy for ASCII ids) and both
+ * MurmurHash3 seeds run in one pass — about 4× faster than the `murmurhash` package, which allocates
+ * a TextEncoder and an array per call (the test suite checks the values against it, bit for bit).
  * This is the hot path of the seen check (500 candidates per refresh).
  */
 export function hashPairs(readerId: string, itemIds: readonly string[]): Uint32Array {
   const out = new Uint32Array(2 * itemIds.length);
   for (let n = 0; n < itemIds.length; n++) {
-    const member = seenMember(readerId, itemIds[n]!);
-    let len = member.length;
-    if (scratch.length < 3 * len) scratch = new Uint8Array(4 * len);
-    const bytes = scratch;
-    let ascii = true;
-    for (let i = 0; i < len; i++) {
-      const c = member.charCodeAt(i);
-      if (c > 0x7f) {
-        ascii = false;
-        break;
-      }
-      bytes[i] = c;
-    }
-    if (!ascii) len = encoder.encodeInto(member, bytes).written;
-    murmur3Pair(bytes, len, out, 2 * n);
+    const len = encode(seenMember(readerId, itemIds[n]!));
+    murmur3Pair(scratch, len, out, 2 * n);
   }
   return out;
 }
 
+/**
+ * Whether all k bits of a member are set in a bitmap in Redis bit order (bit 0 = the most
+ * significant bit of byte 0), walking g_0 = first, g_{i+1} = (g_i + step) mod m and stopping at the
+ * first 0 bit. `first` = h1 mod m and `step` = h2 mod m of the member's {@link hashPair}. Bytes past
+ * the end of `bitmap` read as 0 (a Redis string grown by SETBIT stops at its highest set bit).
+ * The one bit test of the engine: the memory adapter and the Redis adapter's cached days use it.
+ */
+export function hasAllBits(bitmap: Uint8Array, m: number, k: number, first: number, step: number): boolean {
+  let g = first;
+  for (let i = 0; i < k; i++) {
+    // an index past the end gives undefined, and undefined & mask is 0
+    if ((bitmap[g >>> 3]! & (0x80 >>> (g & 7))) === 0) return false;
+    g += step;
+    if (g >= m) g -= m;
+  }
+  return true;
+}
+
 const encoder = new TextEncoder();
+
+/** Encodes `member` as UTF-8 into `scratch` (grown when needed). @returns its length in bytes. */
+function encode(member: string): number {
+  const len = member.length;
+  if (scratch.length < 3 * len) scratch = new Uint8Array(4 * len);
+  const bytes = scratch;
+  for (let i = 0; i < len; i++) {
+    const c = member.charCodeAt(i);
+    if (c > 0x7f) return encoder.encodeInto(member, bytes).written;
+    bytes[i] = c;
+  }
+  return len;
+}
 
 /** MurmurHash3 x86_32 of bytes[0..len) with seeds SEED_1 and SEED_2 at once; h2 forced odd. */
 function murmur3Pair(bytes: Uint8Array, len: number, out: Uint32Array, at: number): void {

@@ -14,7 +14,7 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import { assertId } from '../../domain/ids.js';
 import { dayStamp } from '../../domain/clock.js';
-import { hashPairs, seenDayEnd, seenWindow, type BloomGeometry } from '../../domain/bloom.js';
+import { hasAllBits, hashPairs, seenDayEnd, seenWindow, type BloomGeometry } from '../../domain/bloom.js';
 import type { SeenFilter } from '../../ports/seen-filter.js';
 import { Keys } from '../redis/keys.js';
 
@@ -73,17 +73,7 @@ export class MemorySeenFilter implements SeenFilter {
       const first = pairs[2 * n]! % m;
       const step = pairs[2 * n + 1]! % m;
       for (const bitmap of live) {
-        let g = first;
-        let all = true;
-        for (let i = 0; i < k; i++) {
-          if ((bitmap[g >>> 3]! & (0x80 >>> (g & 7))) === 0) {
-            all = false;
-            break;
-          }
-          g += step;
-          if (g >= m) g -= m;
-        }
-        if (all) {
+        if (hasAllBits(bitmap, m, k, first, step)) {
           out[n] = true;
           break;
         }

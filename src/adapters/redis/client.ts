@@ -9,7 +9,8 @@
  * - {@link runScript} sends `EVALSHA` with the SHA-1 computed locally; a node that answers
  *   `NOSCRIPT` (fresh node, `SCRIPT FLUSH`, failover) gets one `EVAL`, which also caches the script
  *   there, so every later call is one `EVALSHA` round trip. In a Cluster, ioredis routes the call by
- *   its first key; every script's keys share one hash tag, hence one slot.
+ *   its first key; every script's keys share one hash tag, hence one slot. {@link runScriptBuffer} is
+ *   the same with binary replies (bulk strings as Buffers: the seen filter's bitmaps).
  */
 import { createHash } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
@@ -72,22 +73,50 @@ export type ScriptArg = string | number | Buffer;
  * @throws Error when a fixed key count does not match `keys.length`; Redis errors (connection,
  *   script runtime errors) propagate with the script's name prefixed.
  */
-export async function runScript(
+export function runScript(
   client: RedisClient,
   script: LuaScript,
   keys: readonly string[],
   args: readonly ScriptArg[],
 ): Promise<unknown> {
+  return run(client, script, keys, args, false);
+}
+
+/**
+ * {@link runScript} with the reply's bulk strings as `Buffer`s, bytes as Redis sent them (no UTF-8
+ * decoding: for binary replies such as bitmaps). The Buffers may share memory that the reply parser
+ * reuses later: copy what you keep.
+ */
+export function runScriptBuffer(
+  client: RedisClient,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+): Promise<unknown> {
+  return run(client, script, keys, args, true);
+}
+
+async function run(
+  client: RedisClient,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+  buffers: boolean,
+): Promise<unknown> {
   if (script.numKeys !== 'variable' && keys.length !== script.numKeys) {
     throw new Error(`script ${script.name}-${script.numKeys} called with ${keys.length} keys`);
   }
   try {
-    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+    return buffers
+      ? await client.callBuffer('EVALSHA', script.sha, keys.length, ...keys, ...args)
+      : await client.evalsha(script.sha, keys.length, ...keys, ...args);
   } catch (err) {
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw named(script, err);
   }
   try {
-    return await client.eval(script.source, keys.length, ...keys, ...args);
+    return buffers
+      ? await client.callBuffer('EVAL', script.source, keys.length, ...keys, ...args)
+      : await client.eval(script.source, keys.length, ...keys, ...args);
   } catch (err) {
     throw named(script, err);
   }
