@@ -1,0 +1,180 @@
+/**
+ * Following-timeline benchmark (note 4) on loopback Redis and PostgreSQL.
+ *
+ * (a) Fan-out throughput to Redis inboxes: `RedisTimelineStore.pushToInboxes` (tlPush-2N: state check,
+ *     ZADD, ZCARD, trim) of one tid into 5,000 ready inboxes in chunks of 1,000 (the worker's chunk),
+ *     40 tids → 200,000 deliveries; against a bare pipelined `ZADD key tid tid` of the same entries into
+ *     other keys, in the same run, rounds interleaved (target ≥ 70 % of bare). Twice: fresh inboxes,
+ *     and full ones (800 entries, 500 readers: every push trims). Then the whole worker job
+ *     (`FanoutWorker.handle`: outbox, author lookup, active followers paged from PostgreSQL, pushes).
+ * (b) Timeline read latency: a reader following 500 authors, 5 of them celebrities (pulled from their
+ *     outboxes), 20 items per author (10,000 items, inbox of 800): first page, pages inside the inbox
+ *     (random `max_id`), deep pages below the inbox floor (PostgreSQL fallback), `since_id` polls
+ *     (target p99 < 10 ms). Service level (`FollowingTimeline.read`), sequential.
+ * Prints figures; asserts nothing. Run alone with `npx tsx bench/fanout.ts`.
+ */
+import { loadConfig } from '../src/config.js';
+import { openFreshet, type Freshet } from '../src/container.js';
+import { ManualClock } from '../src/domain/clock.js';
+import { openPostgres, type Sql } from '../src/adapters/postgres/sql.js';
+import { insertEdges, recountFollows } from '../src/adapters/postgres/graph-import.js';
+import { Keys } from '../src/adapters/redis/keys.js';
+import { RedisTimelineStore } from '../src/adapters/redis/timeline-store.js';
+import type { RedisClient } from '../src/adapters/redis/client.js';
+import type { ItemInput } from '../src/ports/content-store.js';
+import { BENCH_DATABASE_URL, BENCH_REDIS_URL, dropPrefix, dropSchema, openRedis, printTitle, runIfMain, uniquePrefix, uniqueSchema, withCleanup } from './support.js';
+import { TIMING_COLUMNS, fmtInt, fmtPct, printNotes, printTable, timeLoop, timingRow, type Summary } from './stats.js';
+
+const NOW = Date.UTC(2026, 2, 6, 12);
+const CHUNK = 1_000;
+const TTL = 7 * 86_400_000;
+
+export async function run(): Promise<void> {
+  printTitle('following timeline: fan-out and reads (bench/fanout.ts)');
+  await withCleanup(async (cleanup) => {
+    const redis = openRedis();
+    const prefix = uniquePrefix('fanout');
+    cleanup.add(() => redis.disconnect());
+    cleanup.add(() => dropPrefix(redis, prefix));
+    await fanoutThroughput(redis, prefix);
+    const schema = uniqueSchema();
+    cleanup.add(() => dropSchema(schema));
+    await timelineReads(prefix, schema, cleanup.add.bind(cleanup));
+  });
+}
+
+// ---------------------------------------------------------------- (a) fan-out
+
+async function prepare(store: RedisTimelineStore, readers: string[], fill: number, maxLen: number): Promise<void> {
+  const base = Array.from({ length: fill }, (_, i) => i + 1);
+  for (let i = 0; i < readers.length; i += 200) {
+    await Promise.all(
+      readers.slice(i, i + 200).map(async (r) => {
+        await store.beginRebuild(r, TTL);
+        await store.completeRebuild(r, base, 0, maxLen, TTL);
+      }),
+    );
+  }
+}
+
+/** Deliveries per second of `push` over `tids`, one call per tid. */
+async function rate(tids: number[], readers: number, push: (tid: number) => Promise<void>): Promise<number> {
+  const t0 = performance.now();
+  for (const tid of tids) await push(tid);
+  return (tids.length * readers * 1000) / (performance.now() - t0);
+}
+
+async function scenario(redis: RedisClient, prefix: string, name: string, nReaders: number, fill: number, nTids: number): Promise<string[]> {
+  const keys = new Keys(`${prefix}${name}:`);
+  const bareKeys = new Keys(`${prefix}${name}-bare:`);
+  const store = new RedisTimelineStore(redis, keys);
+  const readers = Array.from({ length: nReaders }, (_, i) => `r${i}`);
+  await prepare(store, readers, fill, 800);
+  await prepare(new RedisTimelineStore(redis, bareKeys), readers, fill, 100_000);
+  let next = 1_000_000;
+  const viaStore = async (tid: number) => {
+    for (let i = 0; i < readers.length; i += CHUNK) await store.pushToInboxes(readers.slice(i, i + CHUNK), tid, 800);
+  };
+  const bare = async (tid: number) => {
+    for (let i = 0; i < readers.length; i += CHUNK) {
+      const pipe = redis.pipeline();
+      for (const r of readers.slice(i, i + CHUNK)) pipe.zadd(bareKeys.inbox(r), tid, String(tid));
+      await pipe.exec();
+    }
+  };
+  const tids = () => Array.from({ length: nTids }, () => next++);
+  await viaStore(next++);
+  await bare(next++); // warm-up: scripts loaded, connections hot
+  const storeRates: number[] = [];
+  const bareRates: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    bareRates.push(await rate(tids(), nReaders, bare));
+    storeRates.push(await rate(tids(), nReaders, viaStore));
+  }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
+  const s = med(storeRates);
+  const b = med(bareRates);
+  return [name, fmtInt(nReaders), fmtInt(nTids * nReaders * 3), fmtInt(b), fmtInt(s), fmtPct(s / b), s / b >= 0.7 ? '≥ 70 % ✓' : '≥ 70 % ✗'];
+}
+
+async function workerRate(f: Freshet, sql: Sql): Promise<string[]> {
+  const g = f.following.graph;
+  const fans = Array.from({ length: 5_000 }, (_, i) => `wf${i}`);
+  await g.ensureUsers(['w_author', ...fans], NOW);
+  await insertEdges(sql, fans.map((fan) => [fan, 'w_author'] as const), NOW);
+  await recountFollows(sql);
+  await Promise.all(fans.map((fan) => g.touch(fan, NOW)));
+  await prepare(f.following.store as RedisTimelineStore, fans, 0, 800);
+  const items: ItemInput[] = Array.from({ length: 20 }, (_, i) => ({ id: `w${i}`, authorId: 'w_author', title: 'w', text: '', url: null, tags: [], publishedAt: NOW, popularity: 0 }));
+  await f.content.upsertItems(items, NOW);
+  const published = await f.following.index.publish(items.map((i) => i.id), NOW);
+  const ctx = { checkpoint: async () => {} };
+  const t0 = performance.now();
+  let deliveries = 0;
+  for (const p of published) deliveries += (await f.following.worker.handle({ ...p, nowMs: NOW, enqueuedAtMs: Date.now() }, ctx)).deliveries;
+  const perS = (deliveries * 1000) / (performance.now() - t0);
+  return ['whole job (FanoutWorker.handle, PostgreSQL + Redis)', '5,000', fmtInt(deliveries), '', fmtInt(perS), '', ''];
+}
+
+async function fanoutThroughput(redis: RedisClient, prefix: string): Promise<void> {
+  const rows = [await scenario(redis, prefix, 'fresh inboxes', 5_000, 0, 40), await scenario(redis, prefix, 'full inboxes (800, trim)', 500, 800, 200)];
+  printTable('(a) fan-out deliveries per second into Redis inboxes (median of 3 interleaved rounds)', ['scenario', 'readers', 'deliveries', 'bare ZADD/s', 'tlPush/s', 'of bare', 'target'], rows);
+  printNotes('bare = pipelined `ZADD inbox tid tid` of the same entries, 1,000 per pipeline; tlPush = one EVALSHA per 500 readers (state check, ZADD, ZCARD, trim)');
+}
+
+// ---------------------------------------------------------------- (b) reads
+
+async function timelineReads(prefix: string, schema: string, onCleanup: (step: () => Promise<unknown>) => void): Promise<void> {
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    FRESHET_SERVICE_KEY: 'bench-service-key-0123456789',
+    FRESHET_SECRET: 'bench-secret-0123456789abcdef',
+    FRESHET_REDIS_URL: BENCH_REDIS_URL,
+    FRESHET_KEY_PREFIX: `${prefix}tl:`,
+    FRESHET_CELEBRITY_THRESHOLD: '3',
+    FRESHET_DATA_DIR: '/tmp/freshet-bench-fanout',
+  });
+  const sql = await openPostgres(BENCH_DATABASE_URL, { schema });
+  const f = await openFreshet(config, { sql, clock: new ManualClock(NOW), defaultMetrics: false, recoverHot: false });
+  onCleanup(() => f.close());
+  const worker = f.following.startWorker(4);
+  onCleanup(() => worker.stop());
+  const authors = Array.from({ length: 500 }, (_, i) => `a${i}`);
+  await f.following.graph.ensureUsers(authors, NOW);
+  for (const a of authors) await f.following.graph.follow('reader', a, NOW);
+  for (const a of authors.slice(0, 5)) for (let k = 0; k < 4; k++) await f.following.graph.follow(`fan${k}`, a, NOW);
+  await f.following.timeline.read('reader', { limit: 20 }, NOW); // active, inbox built
+  let t = NOW;
+  for (let round = 0; round < 20; round++) {
+    const items: ItemInput[] = authors.map((a) => ({ id: `${a}_${round}`, authorId: a, title: `${a} ${round}`, text: '', url: null, tags: [], publishedAt: t, popularity: 0 }));
+    for (let i = 0; i < items.length; i += 100) {
+      t += 60_000;
+      await f.content.upsertItems(items.slice(i, i + 100), t);
+      await f.following.timeline.publish(items.slice(i, i + 100).map((x) => x.id), t);
+    }
+  }
+  await f.following.queue.idle(300_000);
+  await sql.exec('ANALYZE');
+  const read = (q: { limit: number; maxId?: number; sinceId?: number }) => f.following.timeline.read('reader', q, t);
+  const first = await read({ limit: 20 });
+  const inbox = await f.following.store.readInbox('reader', { hi: Infinity, lo: 0, count: 1_000 });
+  const inInbox = inbox.tids.slice(20, inbox.tids.length - 40);
+  const deep = await f.following.index.timelineTids('reader', inbox.floor, 0, 5_000);
+  const loop = { warmup: 50, iterations: 2_000, seconds: 10 };
+  const rows: [string, Summary][] = [
+    ['first page (20)', await timeLoop(() => read({ limit: 20 }), loop)],
+    ['page inside the inbox (random max_id)', await timeLoop((i) => read({ limit: 20, maxId: inInbox[Math.abs(i * 7919) % inInbox.length] }), loop)],
+    ['deep page below the floor (SQL)', await timeLoop((i) => read({ limit: 20, maxId: deep[Math.abs(i * 7919) % (deep.length - 40)] }), loop)],
+    ['since_id poll (nothing new)', await timeLoop(() => read({ limit: 20, sinceId: first.items[0]!.tid }), loop)],
+  ];
+  const base = await timeLoop(() => sql.query('SELECT 1'), loop);
+  printTable('(b) following-timeline read, 500 followed authors of which 5 celebrities, 10,000 items (ms; ratios against PostgreSQL SELECT 1)', TIMING_COLUMNS, [
+    ...rows.map(([what, s]) => timingRow(what, s, { p99: 10 }, base)),
+    timingRow('floor: PostgreSQL SELECT 1', base, {}, base),
+  ]);
+  printNotes(`inbox holds ${inbox.tids.length} tids, floor ${inbox.floor > 0 ? 'set' : 'none'}; each read = 2 PostgreSQL queries in parallel (reader state, watermark) + inbox + 5 outboxes + 1 hydrate query`);
+  const rowsA = [await workerRate(f, sql)];
+  printTable('(a′) fan-out including PostgreSQL', ['scenario', 'readers', 'deliveries', 'bare ZADD/s', 'deliveries/s', 'of bare', 'target'], rowsA);
+}
+
+runIfMain(import.meta.url, run);

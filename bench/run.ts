@@ -1,0 +1,25 @@
+/**
+ * `npm run bench`: every benchmark of bench/, one after the other, in one process (about 3–4
+ * minutes on 2 cores). Each prints its own tables; nothing asserts. Each file also runs alone
+ * (`npx tsx bench/<name>.ts`). Needs Redis and PostgreSQL on loopback (see bench/README.md).
+ */
+import { run as bloomAccuracy } from './bloom-accuracy.js';
+import { run as feed } from './feed.js';
+import { run as seenFilter } from './seen-filter.js';
+import { runMain } from './support.js';
+
+const BENCHMARKS: [string, () => Promise<void>][] = [
+  ['seen-filter', seenFilter],
+  ['bloom-accuracy', bloomAccuracy],
+  ['feed', feed],
+  ['hot', async () => (await import('./hot.js')).run()],
+  ['fanout', async () => (await import('./fanout.js')).run()],
+];
+
+await runMain(async () => {
+  for (const [name, bench] of BENCHMARKS) {
+    const t = performance.now();
+    await bench();
+    console.log(`\n(${name}: ${((performance.now() - t) / 1000).toFixed(0)} s)`);
+  }
+});
