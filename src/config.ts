@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { HOUR_MS } from './domain/clock.js';
 import { gaussHorizonMs, type GaussDecay } from './domain/decay.js';
 import { DAY_MS } from './domain/clock.js';
+import { DEFAULT_HOT_PARAMS, HOT_PARAM_RANGES, assertHotParams, type HotParams } from './domain/hot.js';
 
 const int = (min: number, max: number, def: number) => z.coerce.number().int().min(min).max(max).default(def);
 const num = (min: number, max: number, def: number) => z.coerce.number().min(min).max(max).default(def);
@@ -36,6 +37,27 @@ const EnvSchema = z.object({
   FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 200_000_000, 1_000_000),
   FRESHET_SEEN_FPR: num(0.00001, 0.5, 0.01),
   FRESHET_SEEN_SHARDS: int(1, 1024, 1),
+  FRESHET_HOT_ALPHA: num(HOT_PARAM_RANGES.alpha[0], HOT_PARAM_RANGES.alpha[1], DEFAULT_HOT_PARAMS.alpha),
+  FRESHET_HOT_BETA: num(HOT_PARAM_RANGES.beta[0], HOT_PARAM_RANGES.beta[1], DEFAULT_HOT_PARAMS.beta),
+  FRESHET_HOT_BASE: num(HOT_PARAM_RANGES.base[0], HOT_PARAM_RANGES.base[1], DEFAULT_HOT_PARAMS.base),
+  FRESHET_HOT_GAMMA: num(HOT_PARAM_RANGES.gamma[0], HOT_PARAM_RANGES.gamma[1], DEFAULT_HOT_PARAMS.gamma),
+  FRESHET_HOT_RATE_WINDOW_MIN: num(10, 15, 10),
+  FRESHET_HOT_VISITOR_BUDGET_PER_MIN: int(1, 100_000, 60),
+  FRESHET_HOT_CACHE_REFRESH_S: int(60, 120, 60),
+  FRESHET_HOT_RESCORE_S: int(10, 3600, 60),
+  FRESHET_HOT_CHECKPOINT_S: int(5, 3600, 60),
+  FRESHET_HOT_RETENTION_DAYS: int(1, 3650, 90),
+  FRESHET_HOT_CAP: int(1, 100_000, 1000),
+  FRESHET_HOT_SHARDS: int(1, 1024, 1),
+  FRESHET_ACTIVE_DAYS: num(0.01, 365, 7),
+  FRESHET_INBOX_LENGTH: int(10, 100_000, 800),
+  FRESHET_OUTBOX_LENGTH: int(10, 100_000, 800),
+  FRESHET_CELEBRITY_THRESHOLD: int(1, 1_000_000_000, 10_000),
+  FRESHET_FOLLOW_BACKFILL: int(0, 10_000, 200),
+  FRESHET_FANOUT_CHUNK: int(1, 100_000, 1000),
+  FRESHET_FANOUT_CONCURRENCY: int(1, 256, 4),
+  FRESHET_FANOUT_ATTEMPTS: int(1, 100, 10),
+  FRESHET_FANOUT_SWEEP_S: int(1, 86_400, 30),
 });
 
 /** The resolved configuration. Durations in ms unless the name says otherwise. */
@@ -60,6 +82,30 @@ export interface Config {
   recall: { limit: number; decay: GaussDecay; floor: number; horizonMs: number };
   feedCacheTtlMs: number;
   seen: { days: number; capacityPerDay: number; windowRate: number; shards: number };
+  /** The hot ranking (note 2); durations in ms. */
+  hot: {
+    params: HotParams;
+    rateWindowMs: number;
+    visitorBudgetPerMinute: number;
+    cacheRefreshMs: number;
+    rescoreMs: number;
+    checkpointMs: number;
+    retentionMs: number;
+    cap: number;
+    shards: number;
+  };
+  /** The following timeline (note 4); durations in ms. See src/services/following-timeline.ts. */
+  following: {
+    activeWindowMs: number;
+    inboxLength: number;
+    outboxLength: number;
+    celebrityThreshold: number;
+    followBackfill: number;
+    fanoutChunk: number;
+    fanoutConcurrency: number;
+    fanoutAttempts: number;
+    sweepMs: number;
+  };
 }
 
 /**
@@ -110,7 +156,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       windowRate: e.FRESHET_SEEN_FPR,
       shards: e.FRESHET_SEEN_SHARDS,
     },
+    hot: {
+      params: hotParams(e.FRESHET_HOT_ALPHA, e.FRESHET_HOT_BETA, e.FRESHET_HOT_BASE, e.FRESHET_HOT_GAMMA),
+      rateWindowMs: Math.round(e.FRESHET_HOT_RATE_WINDOW_MIN * 60_000),
+      visitorBudgetPerMinute: e.FRESHET_HOT_VISITOR_BUDGET_PER_MIN,
+      cacheRefreshMs: e.FRESHET_HOT_CACHE_REFRESH_S * 1000,
+      rescoreMs: e.FRESHET_HOT_RESCORE_S * 1000,
+      checkpointMs: e.FRESHET_HOT_CHECKPOINT_S * 1000,
+      retentionMs: e.FRESHET_HOT_RETENTION_DAYS * DAY_MS,
+      cap: e.FRESHET_HOT_CAP,
+      shards: e.FRESHET_HOT_SHARDS,
+    },
+    following: {
+      activeWindowMs: Math.round(e.FRESHET_ACTIVE_DAYS * DAY_MS),
+      inboxLength: e.FRESHET_INBOX_LENGTH,
+      outboxLength: e.FRESHET_OUTBOX_LENGTH,
+      celebrityThreshold: e.FRESHET_CELEBRITY_THRESHOLD,
+      followBackfill: e.FRESHET_FOLLOW_BACKFILL,
+      fanoutChunk: e.FRESHET_FANOUT_CHUNK,
+      fanoutConcurrency: e.FRESHET_FANOUT_CONCURRENCY,
+      fanoutAttempts: e.FRESHET_FANOUT_ATTEMPTS,
+      sweepMs: e.FRESHET_FANOUT_SWEEP_S * 1000,
+    },
   };
+}
+
+/** Note 2's score parameters. @throws Error when α and β are both 0 (every score would be 0). */
+function hotParams(alpha: number, beta: number, base: number, gamma: number): HotParams {
+  try {
+    return assertHotParams({ alpha, beta, base, gamma });
+  } catch (err) {
+    throw new Error(`invalid configuration: FRESHET_HOT_ALPHA/BETA: ${(err as Error).message}`);
+  }
 }
 
 function parseNodes(value: string | undefined): { host: string; port: number }[] | undefined {

@@ -27,6 +27,16 @@ import { MemorySeenFilter } from './adapters/memory/seen-filter.js';
 import { MemoryFeedCache } from './adapters/memory/feed-cache.js';
 import { ForYouFeed } from './services/for-you-feed.js';
 import { TokenVerifier } from './services/tokens.js';
+import type { HotCounters, HotRules } from './ports/hot-counters.js';
+import type { HotArchive } from './ports/hot-archive.js';
+import { MemoryHotCounters } from './adapters/memory/hot-counters.js';
+import { RedisHotCounters } from './adapters/redis/hot-counters.js';
+import { PostgresHotArchive } from './adapters/postgres/hot-archive.js';
+import { PromHotMetrics } from './adapters/prometheus-hot.js';
+import { HotRanking } from './services/hot-ranking.js';
+import { HotMaintenance } from './services/hot-maintenance.js';
+import { startHotWorkers, type HotWorkers } from './workers/hot.js';
+import { wireFollowing, type Following, type FollowingRedis } from './container-following.js';
 
 /** A wired Freshet instance: what the HTTP app and the CLI use. */
 export interface Freshet {
@@ -37,8 +47,17 @@ export interface Freshet {
   seen: SeenFilter;
   cache: FeedCache;
   forYou: ForYouFeed;
+  /** The hot ranking (note 2): views, the cached ranking; and its maintenance tasks. */
+  hot: HotRanking;
+  hotMaintenance: HotMaintenance;
+  hotCounters: HotCounters;
+  hotArchive: HotArchive;
   tokens: TokenVerifier;
   metrics: PromMetrics;
+  /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
+  following: Following;
+  /** Starts the background workers (hot rescoring, checkpoints, snapshot refresh); `close` stops them. */
+  startWorkers(): void;
   /** Which stores answer: `{postgres, redis}` (in-process stores always answer). */
   ready(): Promise<Record<string, boolean>>;
   /** Closes every store (idempotent). */
@@ -53,6 +72,8 @@ export interface OpenOptions {
   defaultMetrics?: boolean;
   /** An already-open SQL store to use instead of the configured one (tests: one schema per run). */
   sql?: Sql;
+  /** Restore lost hot-counter shards from the checkpoints while opening (default true). */
+  recoverHot?: boolean;
 }
 
 /** The seen-filter geometry of the configuration (per shard and day). */
@@ -104,6 +125,9 @@ export async function openFreshet(config: Config, opts: OpenOptions = {}): Promi
       leasePollMs: 5,
     },
   );
+  const hot = await wireHot(config, stores.hot, sql, content, metrics, log, clock, opts.recoverHot !== false);
+  const following = wireFollowing(config, sql, stores.following ?? null, metrics.registry, log);
+  let workers: HotWorkers | undefined;
   let closed: Promise<void> | undefined;
   return {
     config,
@@ -113,20 +137,54 @@ export async function openFreshet(config: Config, opts: OpenOptions = {}): Promi
     seen: stores.seen,
     cache: stores.cache,
     forYou,
+    ...hot,
+    hotCounters: stores.hot,
     tokens: new TokenVerifier(config.serviceKey, config.secret),
     metrics,
+    following,
+    startWorkers: () => {
+      const { rescoreMs, checkpointMs, cacheRefreshMs } = config.hot;
+      workers ??= startHotWorkers(hot.hot, hot.hotMaintenance, clock, { rescoreMs, checkpointMs, cacheRefreshMs }, log);
+    },
     ready: async () => ({ postgres: await sql.query('SELECT 1').then(() => true, () => false), ...(await stores.ready()) }),
     close: () =>
       (closed ??= (async () => {
+        await workers?.stop();
+        // the final checkpoint: nothing counted is lost on a graceful shutdown
+        await hot.hotMaintenance.checkpoint(clock.now()).catch((err: unknown) => log.error({ err }, 'final hot checkpoint failed'));
+        await following.close();
         await stores.close();
         await sql.close();
       })()),
   };
 }
 
+/** Wires the hot ranking over its counters, and restores lost counters from the checkpoints. */
+async function wireHot(config: Config, counters: HotCounters, sql: Sql, content: ContentStore, metrics: PromMetrics, log: Pino, clock: Clock, recover: boolean) {
+  const hotMetrics = new PromHotMetrics(metrics.registry);
+  hotMetrics.suspiciousSource(() => counters.suspiciousTotals());
+  const { params, cacheRefreshMs, cap, retentionMs } = config.hot;
+  const hot = new HotRanking({ counters, content, metrics: hotMetrics, log }, { params, cacheRefreshMs, cap, retentionMs });
+  const hotArchive = new PostgresHotArchive(sql);
+  const hotMaintenance = new HotMaintenance({ counters, archive: hotArchive, metrics: hotMetrics, log }, { retentionMs });
+  // A store that does not answer yet must not keep the service from starting: the checkpoint worker
+  // recovers lost shards before its next checkpoint, and views are counted meanwhile.
+  if (recover) await hotMaintenance.recover(clock.now()).catch((err: unknown) => log.warn({ err }, 'hot counters: recovery postponed'));
+  return { hot, hotMaintenance, hotArchive };
+}
+
+/** The store-facing rules of the hot counters, from the configuration. */
+export function hotRules(config: Config): HotRules {
+  const { params, rateWindowMs, visitorBudgetPerMinute, retentionMs, cap } = config.hot;
+  return { params, rateWindowMs, visitorBudgetPerMinute, retentionMs, cap };
+}
+
 interface HotStores {
   seen: SeenFilter;
   cache: FeedCache;
+  hot: HotCounters;
+  /** The Redis client and keys the following timeline shares (absent: in process). */
+  following?: FollowingRedis;
   ready(): Promise<Record<string, boolean>>;
   close(): Promise<void>;
 }
@@ -144,12 +202,14 @@ async function openHotStores(config: Config, geometry: BloomGeometry, log: Pino)
       lastLogged = Date.now();
       log.error({ err: err.message }, 'redis connection error (retrying)');
     });
-    const keys = new Keys(config.keyPrefix, config.seen.shards);
+    const keys = new Keys(config.keyPrefix, config.seen.shards, config.hot.shards);
     const seen = new RedisSeenFilter(redis, keys, geometry, { days: config.seen.days });
     const cache = new RedisFeedCache(redis, keys);
     return {
       seen,
       cache,
+      hot: new RedisHotCounters(redis, keys, hotRules(config)),
+      following: { redis, keys },
       ready: async () => ({ redis: await redis.ping().then((r: string) => r === 'PONG', () => false) }),
       close: async () => {
         redis.disconnect();
@@ -168,6 +228,7 @@ async function openHotStores(config: Config, geometry: BloomGeometry, log: Pino)
   return {
     seen,
     cache,
+    hot: new MemoryHotCounters(hotRules(config)),
     ready: async () => ({}),
     close: async () => {
       clearInterval(timer);

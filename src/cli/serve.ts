@@ -23,6 +23,7 @@ export async function runServe(): Promise<void> {
   if (generatedAt) f.log.warn({ path: generatedAt }, 'no FRESHET_SERVICE_KEY/FRESHET_SECRET set: generated them into this file');
   else if (!process.env.FRESHET_SERVICE_KEY) f.log.info({ path: secretsPath(config) }, 'service key and secret read from the data folder');
   await app.listen({ port: config.port, host: config.host });
+  f.startWorkers(); // hot rescoring, checkpoints, snapshot refresh; stopped when the app closes
   const embedded = !config.databaseUrl;
   const marker = serverMarkerPath(config.dataDir);
   const address = app.server.address();

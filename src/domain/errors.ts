@@ -14,14 +14,20 @@ export const ErrorCodes = {
   INVALID_ID: { code: 40002, status: 400 },
   /** The body is not valid JSON or has the wrong content type. */
   MALFORMED_BODY: { code: 40003, status: 400 },
+  /** A user acting on itself where that makes no sense: following or blocking oneself (note 4 graph). */
+  SELF_REFERENCE: { code: 40004, status: 400 },
   /** No bearer token, or a token that is not a valid service key or reader token. */
   UNAUTHENTICATED: { code: 40101, status: 401 },
   /** A reader token whose `exp` is in the past. */
   TOKEN_EXPIRED: { code: 40102, status: 401 },
   /** A valid token that may not do this (a reader token on a service route, or on another reader). */
   FORBIDDEN: { code: 40301, status: 403 },
+  /** A follow across a block (either user blocks the other). */
+  BLOCKED: { code: 40302, status: 403 },
   /** The route or the named resource (item, reader) does not exist. */
   NOT_FOUND: { code: 40401, status: 404 },
+  /** A user id that no item, follow, read or registration ever introduced (follow/block targets, lists). */
+  UNKNOWN_USER: { code: 40402, status: 404 },
   /** The body exceeds the configured limit. */
   BODY_TOO_LARGE: { code: 41301, status: 413 },
   /** Too many requests (reserved for rate limits). */

@@ -9,6 +9,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Freshet } from '../container.js';
 import { installErrorHandling } from './errors.js';
 import { feedRoutes } from './routes/feeds.js';
+import { followingRoutes } from './routes/following.js';
+import { hotRoutes } from './routes/hot.js';
 import { itemRoutes } from './routes/items.js';
 import { opsRoutes } from './routes/ops.js';
 import { userRoutes } from './routes/users.js';
@@ -49,6 +51,8 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
   await itemRoutes(app, f);
   await userRoutes(app, f);
   await feedRoutes(app, f);
+  await followingRoutes(app, f);
+  await hotRoutes(app, f);
   if (opts.closeStores !== false) app.addHook('onClose', async () => f.close());
   return app;
 }

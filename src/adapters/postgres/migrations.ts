@@ -7,6 +7,7 @@
  * Times are epoch milliseconds in `bigint` columns, like everywhere in Freshet (domain/item.ts).
  */
 import type { Sql } from './sql.js';
+import { FOLLOWING_TIMELINE_SQL } from './timeline-schema.js';
 
 /** One migration: a version (1, 2, … with no gaps), a name for humans, and its SQL. */
 export interface Migration {
@@ -45,6 +46,31 @@ export const MIGRATIONS: readonly Migration[] = [
         update_time bigint                                        -- epoch ms
       );
     `,
+  },
+  {
+    version: 2,
+    name: 'hot ranking counter checkpoints',
+    sql: `
+      -- One row per item with hot counters (note 2): the latest checkpoint of its Redis/in-process state.
+      CREATE TABLE hot_counters (
+        item_id         text PRIMARY KEY CHECK (item_id ~ '^[A-Za-z0-9_.-]{1,64}$'),
+        published_at    bigint NOT NULL,                          -- epoch ms (whole seconds)
+        pv              bigint NOT NULL CHECK (pv >= 0),
+        uv              bigint NOT NULL CHECK (uv >= 0),          -- HyperLogLog estimate at the checkpoint
+        uv_hll          bytea NOT NULL,                           -- the HLL as a Redis HLL string ('' = none)
+        sus_repeat      bigint NOT NULL DEFAULT 0,
+        sus_budget      bigint NOT NULL DEFAULT 0,
+        sus_flagged     bigint NOT NULL DEFAULT 0,
+        checkpointed_at bigint NOT NULL,                          -- epoch ms
+        archived_at     bigint NULL                               -- epoch ms; set when removed from the hot store
+      );
+      CREATE INDEX hot_counters_live_published_idx ON hot_counters (published_at) WHERE archived_at IS NULL;
+    `,
+  },
+  {
+    version: 3,
+    name: 'following timeline: users, follows, blocks, timeline ids, pending fan-outs',
+    sql: FOLLOWING_TIMELINE_SQL,
   },
 ];
 

@@ -9,7 +9,7 @@ import { fail } from '../../domain/errors.js';
 import { itemToJson, parsePublishedAt } from '../../domain/item.js';
 import type { ItemInput } from '../../ports/content-store.js';
 import type { Freshet } from '../../container.js';
-import { principalOf, requireService } from '../access.js';
+import { nowOf, principalOf, requireService } from '../access.js';
 import { DeleteResult, ErrorEnvelope, IdParams, ItemResult, ItemsBody, UpsertResult, type ItemInJson } from '../schemas.js';
 
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope };
@@ -34,11 +34,15 @@ export async function itemRoutes(app: FastifyInstance, f: Freshet): Promise<void
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post('/v1/items', { schema: { tags: ['items'], summary: 'Upsert items (service key)', body: ItemsBody, response: { 200: UpsertResult, ...errors, 413: ErrorEnvelope } } }, async (req) => {
-    requireService(await principalOf(req, f.tokens));
+    const p = await principalOf(req, f.tokens);
+    requireService(p);
     const items = req.body.map(toItemInput);
     const ids = new Set(items.map((i) => i.id));
     if (ids.size !== items.length) throw fail('INVALID_INPUT', 'body holds the same item id twice');
-    const result = await f.content.upsertItems(items, f.clock.now());
+    const now = nowOf(p, req, f.clock); // X-Freshet-Now: replays publish on virtual time
+    const result = await f.content.upsertItems(items, now);
+    await f.hot.itemsChanged(items); // an edited published_at reaches the hot counters
+    await f.following.timeline.publish(items.map((i) => i.id), now); // note 4: outbox + fan-out job (new items only)
     return { code: 0 as const, msg: 'success' as const, data: result };
   });
 
@@ -53,6 +57,7 @@ export async function itemRoutes(app: FastifyInstance, f: Freshet): Promise<void
     requireService(await principalOf(req, f.tokens));
     const deleted = await f.content.deleteItem(req.params.id, f.clock.now());
     if (!deleted) throw fail('NOT_FOUND', `no live item ${req.params.id}`);
+    await f.hot.itemDeleted(req.params.id); // and leaves the hot ranking
     return { code: 0 as const, msg: 'success' as const, data: { id: req.params.id, deleted } };
   });
 }

@@ -1,0 +1,82 @@
+/**
+ * Helpers for following-timeline tests over HTTP: publish items as an author at a virtual time, wait for
+ * the fan-out, follow, read pages, page through a whole timeline, and the SQL truth to compare with.
+ */
+import { expect } from 'vitest';
+import { SERVICE_KEY, T0, type TestApp } from './app.js';
+
+export const svc = { authorization: `Bearer ${SERVICE_KEY}` };
+export const MIN = 60_000;
+export const DAY = 86_400_000;
+
+/** A fan-out test app: a worker runs (the embedded one, or one started here on Redis). */
+export function withWorker(t: TestApp): TestApp {
+  if (!t.f.following.inlineWorker) t.f.following.startWorker(2);
+  return t;
+}
+
+/** Publishes items `ids` by `author` at virtual time `nowMs` (published_at = now unless `publishedAt`). */
+export async function publish(t: TestApp, author: string, ids: string[], nowMs: number, publishedAt = nowMs): Promise<void> {
+  const payload = ids.map((id) => ({ id, author_id: author, title: `${author} ${id}`, published_at: Math.floor(publishedAt / 1000) }));
+  const res = await t.app.inject({ method: 'POST', url: '/v1/items', payload, headers: { ...svc, 'x-freshet-now': String(nowMs) } });
+  expect(res.statusCode, res.body).toBe(200);
+}
+
+/** Waits until every fan-out job is done. */
+export async function settle(t: TestApp): Promise<void> {
+  await t.f.following.queue.idle(20_000);
+}
+
+export async function graphCall(t: TestApp, method: 'PUT' | 'DELETE', url: string, nowMs = T0, headers: Record<string, string> = svc) {
+  return t.app.inject({ method, url, headers: { ...headers, 'x-freshet-now': String(nowMs) } });
+}
+
+/** Follows through the API and asserts success. */
+export async function follow(t: TestApp, reader: string, author: string, nowMs = T0): Promise<void> {
+  const res = await graphCall(t, 'PUT', `/v1/users/${reader}/following/${author}`, nowMs);
+  expect(res.statusCode, res.body).toBe(200);
+}
+
+/** Registers users. */
+export async function register(t: TestApp, ...ids: string[]): Promise<void> {
+  for (const id of ids) expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${id}`, headers: svc })).statusCode).toBe(200);
+}
+
+export interface Page {
+  ids: string[];
+  tids: string[];
+  next: string | null;
+}
+
+/** One page of the reader's timeline at virtual time `nowMs`. */
+export async function page(t: TestApp, reader: string, nowMs: number, q: Record<string, string | number> = {}): Promise<Page> {
+  const qs = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString();
+  const res = await t.app.inject({ method: 'GET', url: `/v1/feeds/following${qs ? `?${qs}` : ''}`, headers: { ...svc, 'x-freshet-reader': reader, 'x-freshet-now': String(nowMs) } });
+  expect(res.statusCode, res.body).toBe(200);
+  const data = res.json().data as { items: { id: string; timeline_id: string }[]; next_max_id: string | null };
+  return { ids: data.items.map((i) => i.id), tids: data.items.map((i) => i.timeline_id), next: data.next_max_id };
+}
+
+/** Pages through the whole timeline with `limit` per page; asserts strictly decreasing tids. */
+export async function pageAll(t: TestApp, reader: string, nowMs: number, limit = 7): Promise<string[]> {
+  const ids: string[] = [];
+  let maxId: string | null | undefined;
+  let last = Infinity;
+  for (let guard = 0; guard < 1_000; guard++) {
+    const p = await page(t, reader, nowMs, { limit, ...(maxId ? { max_id: maxId } : {}) });
+    for (const tid of p.tids) {
+      expect(Number(tid)).toBeLessThan(last);
+      last = Number(tid);
+    }
+    ids.push(...p.ids);
+    if (!p.next) return ids;
+    maxId = p.next;
+  }
+  throw new Error('timeline did not end');
+}
+
+/** What the reader should see, straight from SQL (newest first). */
+export async function truth(t: TestApp, reader: string): Promise<string[]> {
+  const rows = await t.f.following.index.timeline(reader, Infinity, 0, 100_000);
+  return rows.map((r) => r.item.id);
+}
