@@ -37,6 +37,7 @@ const EnvSchema = z.object({
   FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 200_000_000, 1_000_000),
   FRESHET_SEEN_FPR: num(0.00001, 0.5, 0.01),
   FRESHET_SEEN_SHARDS: int(1, 1024, 1),
+  FRESHET_SEEN_CACHE_MB: int(0, 65_536, 256),
   FRESHET_HOT_ALPHA: num(HOT_PARAM_RANGES.alpha[0], HOT_PARAM_RANGES.alpha[1], DEFAULT_HOT_PARAMS.alpha),
   FRESHET_HOT_BETA: num(HOT_PARAM_RANGES.beta[0], HOT_PARAM_RANGES.beta[1], DEFAULT_HOT_PARAMS.beta),
   FRESHET_HOT_BASE: num(HOT_PARAM_RANGES.base[0], HOT_PARAM_RANGES.base[1], DEFAULT_HOT_PARAMS.base),
@@ -81,7 +82,8 @@ export interface Config {
   tokenTtlS: number;
   recall: { limit: number; decay: GaussDecay; floor: number; horizonMs: number };
   feedCacheTtlMs: number;
-  seen: { days: number; capacityPerDay: number; windowRate: number; shards: number };
+  /** The global rolling seen filter (note 1); `cacheBytes`: the Redis adapter's past-day cache, bytes. */
+  seen: { days: number; capacityPerDay: number; windowRate: number; shards: number; cacheBytes: number };
   /** The hot ranking (note 2); durations in ms. */
   hot: {
     params: HotParams;
@@ -155,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       capacityPerDay: e.FRESHET_SEEN_CAPACITY_PER_DAY,
       windowRate: e.FRESHET_SEEN_FPR,
       shards: e.FRESHET_SEEN_SHARDS,
+      cacheBytes: e.FRESHET_SEEN_CACHE_MB * 1024 * 1024,
     },
     hot: {
       params: hotParams(e.FRESHET_HOT_ALPHA, e.FRESHET_HOT_BETA, e.FRESHET_HOT_BASE, e.FRESHET_HOT_GAMMA),

@@ -203,7 +203,7 @@ async function openHotStores(config: Config, geometry: BloomGeometry, log: Pino)
       log.error({ err: err.message }, 'redis connection error (retrying)');
     });
     const keys = new Keys(config.keyPrefix, config.seen.shards, config.hot.shards);
-    const seen = new RedisSeenFilter(redis, keys, geometry, { days: config.seen.days });
+    const seen = new RedisSeenFilter(redis, keys, geometry, { days: config.seen.days, cacheBytes: config.seen.cacheBytes });
     const cache = new RedisFeedCache(redis, keys);
     return {
       seen,

@@ -154,8 +154,23 @@ describe('RedisSeenFilter bitmaps', () => {
       const padded = Buffer.alloc(day.bitmap.byteLength);
       stored!.copy(padded);
       expect(padded.equals(Buffer.from(day.bitmap))).toBe(true);
-      expect(stored!.length).toBeLessThanOrEqual(day.bitmap.byteLength);
+      // created at full size by one SET (not grown by SETBIT, which over-allocates)
+      expect(stored!.length).toBe(day.bitmap.byteLength);
     }
+  });
+
+  it('create a day key at its full size, so Redis holds it in about m/8 bytes', async () => {
+    const prefix = `${filePrefix}${n++}:`;
+    const keys = new Keys(prefix);
+    const big = sizeWindow(200_000, 0.01, 7); // m ≈ 2.7 Mbit, a 341 kB bitmap
+    const onRedis = new RedisSeenFilter(redis, keys, big, { days: 7 });
+    await onRedis.markSeen('u_big', ['one-item'], D);
+    const key = keys.seenDay('u_big', dayStamp(D));
+    const bytes = Math.ceil(big.bits / 8);
+    expect(await redis.strlen(key)).toBe(bytes);
+    const usage = Number(await redis.call('MEMORY', 'USAGE', key));
+    expect(usage).toBeLessThan(bytes * 1.25);
+    expect(await onRedis.seen('u_big', ['one-item', 'other-item'], D)).toEqual([true, false]);
   });
 
   it('refuses a window that differs from the geometry', () => {

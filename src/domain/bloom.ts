@@ -50,7 +50,7 @@ export function sizeWindow(capacity: number, windowRate: number, days: number): 
 
 /**
  * Expected false-positive rate of one filter holding `members` members:
- * (1 - e^{-k·n/m})^k. Beyond capacity it grows quickly (at 2× capacity with p = 0.14 % it is ≈ 2.6 %).
+ * (1 - e^{-k·n/m})^k. Beyond capacity it grows quickly: a filter sized for p = 0.14 % holds ≈ 6.1 % at 2× capacity.
  */
 export function expectedRate(g: BloomGeometry, members: number): number {
   return Math.pow(1 - Math.exp((-g.hashes * members) / g.bits), g.hashes);

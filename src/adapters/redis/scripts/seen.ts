@@ -235,6 +235,10 @@ export const seenMark = defineScript(
   The version changes iff a bit changed (re-marking seen members keeps copies of the day current);
   a key's first version is random, not 1, so a bitmap recreated after expiry never matches a copy
   of the old one by accident.
+  A missing bitmap is created at its full size, ceil(m/8) zero bytes, with one SET: grown by SETBIT
+  at random offsets, Redis's greedy string growth (double below 1 MB, +1 MB above) leaves it much
+  larger than its bits (measured, Redis 7.0 MEMORY USAGE of the default 1.7 MB filter: 3.1 MB grown
+  by SETBIT, 1.8 MB created full size).
 ]]
 local key = KEYS[1]
 local m = tonumber(ARGV[1])
@@ -242,6 +246,7 @@ local k = tonumber(ARGV[2])
 local packed = ARGV[4]
 local n = #packed / 8
 local call = redis.call
+if call('EXISTS', key) == 0 then call('SET', key, string.rep('\0', math.ceil(m / 8))) end
 local unpack = struct.unpack
 local fmt = string.format
 local added = 0
