@@ -128,6 +128,36 @@ describe('PGlite data folder', () => {
   });
 });
 
+describe('PGlite statistics', () => {
+  it('analyzes items after a bulk upsert, so hydration uses the primary key, not a scan of live rows', async () => {
+    const sql = await openPglite('memory://');
+    try {
+      await migrate(sql);
+      const store = new PostgresContentStore(sql, { ownsSql: false });
+      const stats = async () =>
+        Number((await sql.query<{ n: number | string }>(`SELECT count(*) AS n FROM pg_stats WHERE tablename = 'items'`))[0]?.n);
+      expect(await stats()).toBe(0);
+      await store.upsertItems([{ id: 'one', authorId: 'a', title: 't', text: '', url: null, tags: [], publishedAt: NOW, popularity: 0 }], NOW);
+      expect(await stats()).toBe(0); // 1 row is under the trigger (50 + 10 % of the table)
+
+      const items = Array.from({ length: 3000 }, (_, i) => ({
+        id: `i${i}`, authorId: `a${i % 50}`, title: `title ${i}`, text: 'body', url: null, tags: [],
+        publishedAt: NOW - i * 1000, popularity: i % 7,
+      }));
+      await store.upsertItems(items, NOW);
+      expect(await stats()).toBeGreaterThan(0);
+      const plan = await sql.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT id FROM items WHERE id = ANY(ARRAY['i1','i2']::text[]) AND deleted_at IS NULL`,
+      );
+      const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toContain('items_pkey');
+      expect(text).not.toContain('items_live_published_idx');
+    } finally {
+      await sql.close();
+    }
+  });
+});
+
 describe('PostgreSQL server', () => {
   it('keeps schemas apart: one schema does not see the tables of another', async () => {
     const [s1, s2] = [uniqueSchema(), uniqueSchema()];
