@@ -21,7 +21,7 @@ const DECAY = { scaleMs: 48 * HOUR, offsetMs: 6 * HOUR, decay: 0.5 };
 
 /** Empties the tables, so each contract test starts from nothing on a shared, migrated handle. */
 async function emptied(sql: Sql): Promise<PostgresContentStore> {
-  await sql.exec('TRUNCATE items, reader_interests');
+  await sql.exec('TRUNCATE items, reader_interests CASCADE');
   return new PostgresContentStore(sql, { ownsSql: false });
 }
 
@@ -90,7 +90,7 @@ for (const engine of engines) {
     });
 
     it('rolls back a whole transaction when the callback throws', async () => {
-      await sql.exec('TRUNCATE items');
+      await sql.exec('TRUNCATE items CASCADE');
       await expect(
         sql.transaction(async (tx) => {
           await tx.query(

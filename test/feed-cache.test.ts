@@ -1,22 +1,12 @@
 /** The FeedCache contract on the memory adapter (injected clock) and on standalone Redis (real time). */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll } from 'vitest';
 import { MemoryFeedCache } from '../src/adapters/memory/feed-cache.js';
 import { RedisFeedCache } from '../src/adapters/redis/feed-cache.js';
 import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
-import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
-import { deleteByPrefix } from './support/redis.js';
+import { deleteByPrefix, fileRedis } from './support/redis.js';
 import { feedCacheContract } from './contracts/feed-cache.contract.js';
 
-const redis = createRedis({ url: TEST_REDIS_URL });
-const filePrefix = uniquePrefix();
-let n = 0;
-
-afterAll(async () => {
-  await deleteByPrefix(redis, filePrefix);
-  await closeRedis(redis);
-});
+const { redis, nextPrefix } = fileRedis();
 
 feedCacheContract('memory', async () => {
   let now = Date.UTC(2026, 2, 5);
@@ -28,7 +18,7 @@ feedCacheContract('memory', async () => {
 });
 
 feedCacheContract('redis', async () => {
-  const prefix = `${filePrefix}${n++}:`;
+  const prefix = nextPrefix();
   return {
     cache: new RedisFeedCache(redis, new Keys(prefix)),
     cleanup: async () => void (await deleteByPrefix(redis, prefix)),

@@ -6,24 +6,16 @@
  * (the HyperLogLogs are bit-compatible) and score, the rankings and the suspicious totals must match.
  */
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MINUTE_MS } from '../src/domain/clock.js';
 import type { HotCounters } from '../src/ports/hot-counters.js';
 import { MemoryHotCounters } from '../src/adapters/memory/hot-counters.js';
 import { RedisHotCounters } from '../src/adapters/redis/hot-counters.js';
 import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
-import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
-import { deleteByPrefix } from './support/redis.js';
+import { deleteByPrefix, fileRedis } from './support/redis.js';
 import { RULES, T0, makeHealthy } from './contracts/hot-counters.contract.js';
 
-const redis = createRedis({ url: TEST_REDIS_URL });
-const filePrefix = uniquePrefix();
-let run = 0;
-afterAll(async () => {
-  await deleteByPrefix(redis, filePrefix);
-  await closeRedis(redis);
-});
+const { redis, nextPrefix } = fileRedis();
 
 const ITEMS = Array.from({ length: 6 }, (_, i) => `it_${i}`);
 const VISITORS = Array.from({ length: 8 }, (_, i) => `v_${i}`);
@@ -44,7 +36,7 @@ describe('HotCounters: in-process and Redis agree', () => {
   it('gives identical verdicts, counters, rankings and totals for random operation sequences', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 60 }), fc.constantFrom(1, 3), async (ops, shards) => {
-        const prefix = `${filePrefix}${run++}:`;
+        const prefix = nextPrefix();
         const mem = new MemoryHotCounters(rules);
         const red = new RedisHotCounters(redis, new Keys(prefix, 1, shards), rules);
         try {

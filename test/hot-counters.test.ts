@@ -2,24 +2,14 @@
  * The HotCounters contract on the in-process adapter and on standalone Redis with 1 and 4 shards,
  * plus what only Redis has: note 2's key layout with 1 shard, one slot per view script.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryHotCounters } from '../src/adapters/memory/hot-counters.js';
 import { RedisHotCounters } from '../src/adapters/redis/hot-counters.js';
 import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
-import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
-import { countCommands, deleteByPrefix } from './support/redis.js';
+import { deleteByPrefix, fileRedis } from './support/redis.js';
 import { RULES, T0, hotCountersContract } from './contracts/hot-counters.contract.js';
 
-const redis = createRedis({ url: TEST_REDIS_URL });
-const commands = countCommands(redis);
-const filePrefix = uniquePrefix();
-let n = 0;
-
-afterAll(async () => {
-  await deleteByPrefix(redis, filePrefix);
-  await closeRedis(redis);
-});
+const { redis, commands, nextPrefix } = fileRedis();
 
 hotCountersContract('memory', async (rules) => {
   const counters = new MemoryHotCounters(rules);
@@ -28,7 +18,7 @@ hotCountersContract('memory', async (rules) => {
 
 for (const shards of [1, 4]) {
   hotCountersContract(`redis, ${shards} shard${shards > 1 ? 's' : ''}`, async (rules) => {
-    const prefix = `${filePrefix}${n++}:`;
+    const prefix = nextPrefix();
     const counters = new RedisHotCounters(redis, new Keys(prefix, 1, shards), rules);
     return {
       counters,
@@ -43,7 +33,7 @@ for (const shards of [1, 4]) {
 
 describe('Redis layout of the hot counters', () => {
   it("with 1 shard, the keys are note 2's under `<prefix>{hot}:`", async () => {
-    const prefix = `${filePrefix}${n++}:`;
+    const prefix = nextPrefix();
     const c = new RedisHotCounters(redis, new Keys(prefix), RULES);
     await c.register([{ itemId: '12345', publishedAtMs: T0 - 3_600_000 }]);
     await c.view({ itemId: '12345', visitorId: 'u_1', nowMs: T0 });
@@ -58,7 +48,7 @@ describe('Redis layout of the hot counters', () => {
   });
 
   it('no item id can collide with a shard-wide key (ids hold no `:`)', async () => {
-    const prefix = `${filePrefix}${n++}:`;
+    const prefix = nextPrefix();
     const c = new RedisHotCounters(redis, new Keys(prefix), RULES);
     const odd = ['total', 'totals', 'dirty', 'epoch', 'restored', 'score', 'checkpoint'];
     await c.register(odd.map((itemId) => ({ itemId, publishedAtMs: T0 })));
@@ -71,7 +61,7 @@ describe('Redis layout of the hot counters', () => {
   });
 
   it('a view is one round trip, and every key it touches hashes to one slot', async () => {
-    const prefix = `${filePrefix}${n++}:`;
+    const prefix = nextPrefix();
     const keys = new Keys(prefix, 1, 8);
     const c = new RedisHotCounters(redis, keys, RULES);
     await c.register([{ itemId: 'it_1', publishedAtMs: T0 }]);

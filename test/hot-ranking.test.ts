@@ -6,23 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHotCounters } from '../src/adapters/memory/hot-counters.js';
 import { RedisHotCounters } from '../src/adapters/redis/hot-counters.js';
 import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
 import { openPglite, openPostgres, type Sql } from '../src/adapters/postgres/sql.js';
 import { migrate } from '../src/adapters/postgres/migrations.js';
 import { PostgresHotArchive } from '../src/adapters/postgres/hot-archive.js';
 import { PostgresContentStore } from '../src/adapters/postgres/content-store.js';
 import { HyperLogLog } from '../src/domain/hll.js';
-import { TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix, uniqueSchema } from './support/env.js';
-import { deleteByPrefix } from './support/redis.js';
+import { TEST_DATABASE_URL, uniqueSchema } from './support/env.js';
+import { deleteByPrefix, fileRedis } from './support/redis.js';
 import { hotRankingContract } from './contracts/hot-ranking.contract.js';
 import { T0 } from './contracts/hot-counters.contract.js';
 
-const redis = createRedis({ url: TEST_REDIS_URL });
-const filePrefix = uniquePrefix();
+const { redis, nextPrefix } = fileRedis();
 const schema = uniqueSchema();
 let pglite: Sql;
 let postgres: Sql;
-let n = 0;
 
 beforeAll(async () => {
   pglite = await openPglite('memory://');
@@ -32,14 +29,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteByPrefix(redis, filePrefix);
-  await closeRedis(redis);
   await pglite?.close();
   await postgres?.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await postgres?.close();
 });
 
-const empty = (sql: Sql) => sql.exec('TRUNCATE items, hot_counters');
+const empty = (sql: Sql) => sql.exec('TRUNCATE items, hot_counters CASCADE');
 
 hotRankingContract('memory + PGlite', async (rules) => {
   await empty(pglite);
@@ -49,7 +44,7 @@ hotRankingContract('memory + PGlite', async (rules) => {
 for (const shards of [1, 3]) {
   hotRankingContract(`redis (${shards} shard${shards > 1 ? 's' : ''}) + PostgreSQL`, async (rules) => {
     await empty(postgres);
-    const prefix = `${filePrefix}${n++}:`;
+    const prefix = nextPrefix();
     const counters = new RedisHotCounters(redis, new Keys(prefix, 1, shards), rules);
     return {
       counters,

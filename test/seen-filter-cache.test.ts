@@ -7,25 +7,15 @@
  * concurrent checks fetch each day once.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DAY_MS, HOUR_MS, dayStamp } from '../src/domain/clock.js';
 import { sizeWindow } from '../src/domain/bloom.js';
 import { MemorySeenFilter } from '../src/adapters/memory/seen-filter.js';
 import { RedisSeenFilter, type RedisSeenFilterOptions } from '../src/adapters/redis/seen-filter.js';
 import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
-import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
-import { countCommands, deleteByPrefix } from './support/redis.js';
+import { fileRedis } from './support/redis.js';
 
-const redis = createRedis({ url: TEST_REDIS_URL });
-const commands = countCommands(redis);
-const filePrefix = uniquePrefix();
-let n = 0;
-
-afterAll(async () => {
-  await deleteByPrefix(redis, filePrefix);
-  await closeRedis(redis);
-});
+const { redis, commands, nextPrefix } = fileRedis();
 
 const g = sizeWindow(1_000, 0.01, 7);
 const BYTES = Math.ceil(g.bits / 8);
@@ -36,7 +26,7 @@ const all = (v: boolean, count: number) => Array<boolean>(count).fill(v);
 
 /** Keys under a fresh prefix, and `count` filters over them (instances of separate processes). */
 function setup(count = 1, opts: Partial<RedisSeenFilterOptions> = {}) {
-  const keys = new Keys(`${filePrefix}${n++}:`);
+  const keys = new Keys(nextPrefix());
   const filters = Array.from({ length: count }, () => new RedisSeenFilter(redis, keys, g, { days: 7, ...opts }));
   const day = (ms: number) => ({ bitmap: keys.seenDay('u_1', dayStamp(ms)), version: keys.seenDayVersion('u_1', dayStamp(ms)) });
   return { keys, filters, day };
@@ -186,7 +176,7 @@ describe('RedisSeenFilter past-day cache', () => {
 
   it('answers large batches exactly as the memory filter, cached or in Lua, on well-filled days', async () => {
     const big = sizeWindow(2_000, 0.01, 7);
-    const keys = new Keys(`${filePrefix}${n++}:`);
+    const keys = new Keys(nextPrefix());
     const cached = new RedisSeenFilter(redis, keys, big, { days: 7 });
     const inLua = new RedisSeenFilter(redis, keys, big, { days: 7, cacheBytes: 0 });
     const memory = new MemorySeenFilter(big, { days: 7 });

@@ -11,24 +11,15 @@
  * lagging process writes a past day) — which must reach the other instance's cached copies.
  */
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DAY_MS, HOUR_MS, startOfDay } from '../src/domain/clock.js';
 import { sizeWindow, type BloomGeometry } from '../src/domain/bloom.js';
 import { MemorySeenFilter } from '../src/adapters/memory/seen-filter.js';
 import { RedisSeenFilter } from '../src/adapters/redis/seen-filter.js';
 import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
-import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
-import { deleteByPrefix } from './support/redis.js';
+import { deleteByPrefix, fileRedis } from './support/redis.js';
 
-const redis = createRedis({ url: TEST_REDIS_URL });
-const filePrefix = uniquePrefix();
-let run = 0;
-
-afterAll(async () => {
-  await deleteByPrefix(redis, filePrefix);
-  await closeRedis(redis);
-});
+const { redis, nextPrefix } = fileRedis();
 
 const DAYS = 3;
 const SHARDS = 2;
@@ -72,7 +63,7 @@ const sameDay = opOf(fc.integer({ min: 0, max: 20 * 60_000 }));
  * every answer equal, marked members always seen in window, and the same bytes in the end.
  */
 async function agree(geometry: BloomGeometry, ops: Op[], startMs: number): Promise<void> {
-  const prefix = `${filePrefix}${run++}:`;
+  const prefix = nextPrefix();
   const keys = new Keys(prefix, SHARDS);
   const instances = [
     new RedisSeenFilter(redis, keys, geometry, { days: DAYS }),

@@ -6,26 +6,16 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import murmurhash from 'murmurhash';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DAY_MS, dayStamp } from '../src/domain/clock.js';
 import { hashPair, hashPairs, positions, seenMember, sizeWindow } from '../src/domain/bloom.js';
 import { MemorySeenFilter } from '../src/adapters/memory/seen-filter.js';
 import { RedisSeenFilter } from '../src/adapters/redis/seen-filter.js';
 import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
-import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
-import { countCommands, deleteByPrefix } from './support/redis.js';
+import { deleteByPrefix, fileRedis } from './support/redis.js';
 import { seenFilterContract } from './contracts/seen-filter.contract.js';
 
-const redis = createRedis({ url: TEST_REDIS_URL });
-const commands = countCommands(redis);
-const filePrefix = uniquePrefix();
-let n = 0;
-
-afterAll(async () => {
-  await deleteByPrefix(redis, filePrefix);
-  await closeRedis(redis);
-});
+const { redis, commands, nextPrefix } = fileRedis();
 
 seenFilterContract('memory', async (g) => {
   const filter = new MemorySeenFilter(g, { days: g.days });
@@ -41,7 +31,7 @@ seenFilterContract('memory', async (g) => {
 });
 
 seenFilterContract('redis', async (g) => {
-  const prefix = `${filePrefix}${n++}:`;
+  const prefix = nextPrefix();
   const keys = new Keys(prefix);
   return {
     filter: new RedisSeenFilter(redis, keys, g, { days: g.days }),
@@ -55,7 +45,7 @@ seenFilterContract('redis', async (g) => {
 });
 
 seenFilterContract('redis, no past-day cache (every day tested in Lua)', async (g) => {
-  const prefix = `${filePrefix}${n++}:`;
+  const prefix = nextPrefix();
   const keys = new Keys(prefix);
   return {
     filter: new RedisSeenFilter(redis, keys, g, { days: g.days, cacheBytes: 0 }),
@@ -138,7 +128,7 @@ describe('MemorySeenFilter snapshot', () => {
 
 describe('RedisSeenFilter bitmaps', () => {
   it('hold exactly the bytes of the memory filter (Redis bit order, same positions)', async () => {
-    const prefix = `${filePrefix}${n++}:`;
+    const prefix = nextPrefix();
     const keys = new Keys(prefix, 3);
     const onRedis = new RedisSeenFilter(redis, keys, g, { days: 7 });
     const inMemory = new MemorySeenFilter(g, { days: 7, shards: 3 });
@@ -160,7 +150,7 @@ describe('RedisSeenFilter bitmaps', () => {
   });
 
   it('create a day key at its full size, so Redis holds it in about m/8 bytes', async () => {
-    const prefix = `${filePrefix}${n++}:`;
+    const prefix = nextPrefix();
     const keys = new Keys(prefix);
     const big = sizeWindow(200_000, 0.01, 7); // m ≈ 2.7 Mbit, a 341 kB bitmap
     const onRedis = new RedisSeenFilter(redis, keys, big, { days: 7 });

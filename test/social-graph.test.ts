@@ -29,7 +29,7 @@ for (const engine of engines) {
       await sql.close();
     });
     socialGraphContract(engine.name, async () => {
-      await sql.exec('TRUNCATE follows, blocks, fanout_pending, items, users; UPDATE timeline_clock SET last_tid = 0');
+      await sql.exec('TRUNCATE follows, blocks, fanout_pending, items, users CASCADE; UPDATE timeline_clock SET last_tid = 0');
       return {
         graph: new PostgresSocialGraph(sql),
         index: new PostgresTimelineIndex(sql),
