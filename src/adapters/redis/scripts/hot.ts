@@ -123,6 +123,24 @@ return { rescored, dropped }
 `,
 );
 
+/**
+ * Lua: `appendCounters(out, k, fourth)` appends one item's 7 values to `out` — publishedAt (s, -1 when
+ * unregistered), pv, uv (PFCOUNT), `fourth()` (called after PFCOUNT), repeat, budget, flagged — from
+ * KEYS[k..k+3] = counter:views, hll:uv, meta:article, suspicious. Shared by hotCounters and hotSnapshot.
+ */
+const APPEND_COUNTERS = `local function appendCounters(out, k, fourth)
+  local pub = redis.call('HGET', KEYS[k + 2], 'publishedAt')
+  local sus = redis.call('HMGET', KEYS[k + 3], 'repeat', 'budget', 'flagged')
+  local n = #out
+  out[n + 1] = tonumber(pub or '-1')
+  out[n + 2] = tonumber(redis.call('GET', KEYS[k]) or '0')
+  out[n + 3] = redis.call('PFCOUNT', KEYS[k + 1])
+  out[n + 4] = fourth()
+  out[n + 5] = tonumber(sus[1] or '0')
+  out[n + 6] = tonumber(sus[2] or '0')
+  out[n + 7] = tonumber(sus[3] or '0')
+end`;
+
 /** hotCounters-(1+4N): reads N items' counters in one round trip. */
 export const hotCounters = defineScript(
   'hotCounters',
@@ -134,19 +152,10 @@ export const hotCounters = defineScript(
   returns          7 values per item: publishedAt (seconds, -1 when unregistered), pv, uv,
                    score ('' when unranked), repeat, budget, flagged
 ]]
+${APPEND_COUNTERS}
 local out = {}
 for i = 1, #ARGV do
-  local k = 2 + 4 * (i - 1)
-  local pub = redis.call('HGET', KEYS[k + 2], 'publishedAt')
-  local sus = redis.call('HMGET', KEYS[k + 3], 'repeat', 'budget', 'flagged')
-  local n = #out
-  out[n + 1] = tonumber(pub or '-1')
-  out[n + 2] = tonumber(redis.call('GET', KEYS[k]) or '0')
-  out[n + 3] = redis.call('PFCOUNT', KEYS[k + 1])
-  out[n + 4] = redis.call('ZSCORE', KEYS[1], ARGV[i]) or ''
-  out[n + 5] = tonumber(sus[1] or '0')
-  out[n + 6] = tonumber(sus[2] or '0')
-  out[n + 7] = tonumber(sus[3] or '0')
+  appendCounters(out, 2 + 4 * (i - 1), function() return redis.call('ZSCORE', KEYS[1], ARGV[i]) or '' end)
 end
 return out
 `,
@@ -164,19 +173,11 @@ export const hotSnapshot = defineScript(
                    hll ('' when none), repeat, budget, flagged }
 ]]
 if redis.call('EXISTS', KEYS[1]) == 0 then return { 0 } end
+${APPEND_COUNTERS}
 local out = { 1 }
 for i = 1, (#KEYS - 1) / 4 do
   local k = 2 + 4 * (i - 1)
-  local pub = redis.call('HGET', KEYS[k + 2], 'publishedAt')
-  local sus = redis.call('HMGET', KEYS[k + 3], 'repeat', 'budget', 'flagged')
-  local n = #out
-  out[n + 1] = tonumber(pub or '-1')
-  out[n + 2] = tonumber(redis.call('GET', KEYS[k]) or '0')
-  out[n + 3] = redis.call('PFCOUNT', KEYS[k + 1])
-  out[n + 4] = redis.call('GET', KEYS[k + 1]) or ''
-  out[n + 5] = tonumber(sus[1] or '0')
-  out[n + 6] = tonumber(sus[2] or '0')
-  out[n + 7] = tonumber(sus[3] or '0')
+  appendCounters(out, k, function() return redis.call('GET', KEYS[k + 1]) or '' end)
 end
 return out
 `,
