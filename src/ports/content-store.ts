@@ -43,11 +43,21 @@ export interface RecallQuery {
   decay: GaussDecay;
   /** Items older than this (ms) are not candidates (see `gaussHorizonMs`). */
   horizonMs: number;
+  /**
+   * The reader's exclusions (note 5) pushed into the recall: items of `authorIds` and the ids in
+   * `itemIds` are never candidates; an author in `authorWeights` has its items' scores multiplied by
+   * its weight (the "not interested" penalty). Absent: none.
+   */
+  exclusions?: {
+    authorIds: Iterable<string>;
+    itemIds: Iterable<string>;
+    authorWeights: ReadonlyMap<string, number>;
+  };
 }
 
 /**
  * Contract: returns up to `limit` ids of live items published in [now - horizon, now], not authored
- * by the reader, best first: text relevance to the interests × Gaussian decay; when interests match
+ * by the reader nor excluded by `exclusions`, best first: text relevance to the interests × Gaussian decay; when interests match
  * fewer than `limit`, the rest is filled by decay × log(2 + popularity) without repeating an id.
  */
 export interface CandidateRecall {

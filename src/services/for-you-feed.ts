@@ -8,6 +8,10 @@
  * load_more: `LPOP key limit` (+ how many remain) → impressions written while hydrating; nothing
  *            popped → a silent refresh; fewer than `limit` → returned as they are, `hasMore` false.
  *
+ * Exclusions (note 5, `ExclusionSource`): read once per request in parallel with the lease and the
+ * interests (refresh) or with the pop (load_more); pushed into the recall's SQL, and every delivered
+ * page passes them again, so an item excluded after the refresh that cached it is dropped on delivery.
+ *
  * Impressions are written concurrently with hydration (so they add no round trip to the response
  * path) and are acknowledged before the response leaves, so the reader's next request can never
  * be served the same item again. A failed impression write is logged and counted, never thrown.
@@ -21,6 +25,7 @@ import { fail } from '../domain/errors.js';
 import type { CandidateRecall, ContentStore, RecallQuery } from '../ports/content-store.js';
 import type { FeedCache } from '../ports/feed-cache.js';
 import type { SeenFilter } from '../ports/seen-filter.js';
+import type { ExclusionSource, ReaderExclusions } from '../ports/exclusions.js';
 import type { FeedMetrics, Logger } from '../ports/observability.js';
 
 /** The two actions of note 1. */
@@ -53,6 +58,8 @@ export interface ForYouDeps {
   recall: CandidateRecall;
   seen: SeenFilter;
   cache: FeedCache;
+  /** Note 5's exclusions, fetched once per request in parallel with the first reads. */
+  exclusions: ExclusionSource;
   metrics: FeedMetrics;
   log: Logger;
 }
@@ -79,12 +86,16 @@ export class ForYouFeed {
   }
 
   private async loadMore(readerId: string, limit: number, nowMs: number): Promise<FeedPage> {
+    // the exclusions are read while popping: cached items must still pass them (a view, a block or a
+    // "not interested" since the refresh that cached them)
+    const ex = this.deps.exclusions.forReader(readerId, nowMs);
+    ex.catch(() => {}); // awaited below (or by the refresh); a failure surfaces there
     const first = await this.deps.cache.pop(readerId, limit);
     if (first.itemIds.length === 0) {
       this.deps.metrics.cacheResult(FEED, 'fallback');
-      return this.refresh(readerId, limit, nowMs, true);
+      return this.refresh(readerId, limit, nowMs, true, ex);
     }
-    const page = await this.deliverFromCache(readerId, first.itemIds, first.remaining, limit, nowMs);
+    const page = await this.deliverFromCache(readerId, first.itemIds, first.remaining, limit, nowMs, await ex);
     this.deps.metrics.cacheResult(FEED, page.hasMore ? 'hit' : 'short');
     return page;
   }
@@ -96,22 +107,31 @@ export class ForYouFeed {
     remaining: number,
     limit: number,
     nowMs: number,
+    ex: ReaderExclusions,
   ): Promise<FeedPage> {
-    let items = await this.deliver(readerId, popped, nowMs);
+    let items = await this.deliver(readerId, popped, nowMs, ex);
     for (let round = 0; round < MAX_REFILL_ROUNDS && items.length < limit && remaining > 0; round++) {
       const more = await this.deps.cache.pop(readerId, limit - items.length);
       remaining = more.remaining;
       if (more.itemIds.length === 0) break;
-      items = items.concat(await this.deliver(readerId, more.itemIds, nowMs));
+      items = items.concat(await this.deliver(readerId, more.itemIds, nowMs, ex));
     }
     return { items, hasMore: remaining > 0, refreshed: false };
   }
 
-  private async refresh(readerId: string, limit: number, nowMs: number, fromLoadMore: boolean): Promise<FeedPage> {
+  private async refresh(
+    readerId: string,
+    limit: number,
+    nowMs: number,
+    fromLoadMore: boolean,
+    exclusions?: Promise<ReaderExclusions>,
+  ): Promise<FeedPage> {
     const token = randomUUID();
-    // The reader's interests are read while the lease is taken (two independent round trips).
+    // The reader's interests and exclusions are read while the lease is taken (independent round trips).
     const interests = this.deps.content.getInterests(readerId);
     interests.catch(() => {}); // awaited below; a failure then surfaces there, not as an unhandled rejection
+    const exPending = exclusions ?? this.deps.exclusions.forReader(readerId, nowMs);
+    exPending.catch(() => {});
     const waited = await this.takeLease(readerId, token);
     let released = false;
     const release = () => {
@@ -124,11 +144,12 @@ export class ForYouFeed {
         // Another refresh just filled the cache: serve from it instead of recalling again.
         const next = await this.deps.cache.pop(readerId, limit);
         if (next.itemIds.length > 0) {
-          const page = await this.deliverFromCache(readerId, next.itemIds, next.remaining, limit, nowMs);
+          const page = await this.deliverFromCache(readerId, next.itemIds, next.remaining, limit, nowMs, await exPending);
           return { ...page, refreshed: true };
         }
       }
-      const clean = await this.cleanCandidates(readerId, await interests, nowMs);
+      const ex = await exPending;
+      const clean = await this.cleanCandidates(readerId, await interests, ex, nowMs);
       const pageIds = clean.slice(0, limit);
       const rest = clean.slice(limit);
       const writes = Promise.all([
@@ -136,15 +157,20 @@ export class ForYouFeed {
         this.markSeen(readerId, pageIds, nowMs),
       ]);
       const [items] = await Promise.all([this.deps.content.getItems(pageIds), writes.finally(release)]);
-      return { items, hasMore: rest.length > 0, refreshed: fromLoadMore };
+      return { items: ex.filterItems(items), hasMore: rest.length > 0, refreshed: fromLoadMore };
     } finally {
       release();
     }
   }
 
-  /** Recall, then drop what the seen filter says the reader has seen (one round trip). */
-  private async cleanCandidates(readerId: string, interests: string[], nowMs: number): Promise<string[]> {
-    const candidates = await this.deps.recall.recall({ ...this.settings.recall, readerId, interests, nowMs });
+  /**
+   * Recall with the reader's exclusions pushed into it (excluded items and authors are never candidates,
+   * "not interested" authors weigh less), then drop what the seen filter says the reader has seen
+   * (one round trip).
+   */
+  private async cleanCandidates(readerId: string, interests: string[], ex: ReaderExclusions, nowMs: number): Promise<string[]> {
+    const exclusions = { authorIds: ex.blockedAuthors, itemIds: ex.itemIds, authorWeights: ex.authorWeights };
+    const candidates = await this.deps.recall.recall({ ...this.settings.recall, readerId, interests, nowMs, exclusions });
     this.deps.metrics.recallSize(FEED, candidates.length);
     if (candidates.length === 0) return [];
     const seen = await this.deps.seen.seen(readerId, candidates, nowMs);
@@ -153,10 +179,13 @@ export class ForYouFeed {
     return clean;
   }
 
-  /** Hydrates ids while their impressions are written; both finish before this resolves. */
-  private async deliver(readerId: string, ids: string[], nowMs: number): Promise<Item[]> {
+  /**
+   * Hydrates ids while their impressions are written (both finish before this resolves), and drops
+   * the items the reader's exclusions rule out.
+   */
+  private async deliver(readerId: string, ids: string[], nowMs: number, ex: ReaderExclusions): Promise<Item[]> {
     const [items] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
-    return items;
+    return ex.filterItems(items);
   }
 
   /** Records impressions; a failure is logged and counted, never thrown. */

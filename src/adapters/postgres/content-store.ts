@@ -217,20 +217,28 @@ export class PostgresContentStore implements ContentStore, CandidateRecall {
     if (!Number.isFinite(from) || from > now) return [];
     const invTwoSigma2 = 1 / (2 * gaussSigma2(q.decay));
     // $1 now · $2 from · $3 offset · $4 1/(2σ²) · $5 reader · $6 tsquery text ('' = none) · $7 limit
+    // $8 excluded authors · $9 excluded items · $10 down-weighted authors · $11 their weights (exclusions, note 5)
+    const ex = q.exclusions;
+    const weighted = [...(ex?.authorWeights ?? new Map<string, number>())];
     const gauss = `exp(-least(700, power(greatest(0, abs($1::bigint - published_at) - $3::float8), 2) * $4::float8))`;
     const rows = await this.sql.query<{ id: string }>(
       `SELECT id FROM (
          SELECT id, published_at, tsv, popularity,
-                CASE WHEN $6::text = '' THEN false ELSE tsv @@ to_tsquery('english', $6::text) END AS matched
-         FROM items
+                CASE WHEN $6::text = '' THEN false ELSE tsv @@ to_tsquery('english', $6::text) END AS matched,
+                coalesce(w.weight, 1) AS weight
+         FROM items LEFT JOIN unnest($10::text[], $11::float8[]) AS w (author, weight) ON w.author = items.author_id
          WHERE deleted_at IS NULL AND published_at BETWEEN $2::bigint AND $1::bigint AND author_id <> $5::text
+           AND author_id NOT IN (SELECT unnest($8::text[])) AND id NOT IN (SELECT unnest($9::text[]))
        ) c
        ORDER BY matched DESC,
-                CASE WHEN matched THEN ts_rank(tsv, to_tsquery('english', $6::text)) * ${gauss}
+                weight * CASE WHEN matched THEN ts_rank(tsv, to_tsquery('english', $6::text)) * ${gauss}
                      ELSE ${gauss} * ln(2 + popularity) END DESC,
                 published_at DESC, id ASC
        LIMIT $7::int`,
-      [now, from, q.decay.offsetMs, invTwoSigma2, q.readerId, orQueryText(q.interests), limit],
+      [
+        now, from, q.decay.offsetMs, invTwoSigma2, q.readerId, orQueryText(q.interests), limit,
+        [...(ex?.authorIds ?? [])], [...(ex?.itemIds ?? [])], weighted.map((w) => w[0]), weighted.map((w) => w[1]),
+      ],
     );
     return rows.map((r) => r.id);
   }

@@ -1,0 +1,161 @@
+/**
+ * The exclusions ports' contracts (src/ports/exclusions.ts), one suite per port, run against every
+ * adapter: `exclusionCacheContract('redis', factory)`, `exclusionStoreContract('PGlite', factory)`.
+ */
+import { describe, expect, it } from 'vitest';
+import { DAY_MS } from '../../src/domain/clock.js';
+import type { ExclusionCache, ExclusionCacheSettings, ExclusionStore } from '../../src/ports/exclusions.js';
+import type { ContentStore } from '../../src/ports/content-store.js';
+
+const T = Date.UTC(2026, 2, 5);
+const SETTINGS: ExclusionCacheSettings = { recentViews: 10, recentViewsTtlMs: 7 * DAY_MS, durableTtlMs: 3_600_000 };
+const DURABLE = { engaged: ['e1'], notInterested: [{ itemId: 'n1', authorId: 'a1', atMs: T }], blockedAuthors: ['b1'] };
+
+export interface CacheHarness {
+  cache: ExclusionCache;
+  /** Round trips sent to the store so far (omit for in-process stores). */
+  commands?: () => number;
+  cleanup(): Promise<void>;
+}
+
+async function withCache(factory: (s: ExclusionCacheSettings) => Promise<CacheHarness>, body: (h: CacheHarness) => Promise<void>) {
+  const h = await factory(SETTINGS);
+  try {
+    await body(h);
+  } finally {
+    await h.cache.close();
+    await h.cleanup();
+  }
+}
+
+/** Registers the ExclusionCache contract. */
+export function exclusionCacheContract(name: string, factory: (s: ExclusionCacheSettings) => Promise<CacheHarness>): void {
+  describe(`ExclusionCache contract: ${name}`, () => {
+    it('keeps the last N views newest first, de-duplicated on read, per reader', async () => {
+      await withCache(factory, async ({ cache }) => {
+        const views = Array.from({ length: 12 }, (_, i) => ({ readerId: 'alice', itemId: `i${i}` }));
+        await cache.pushViews(views, T);
+        await cache.pushViews([{ readerId: 'alice', itemId: 'i11' }, { readerId: 'bob', itemId: 'x' }], T + 1);
+        const a = await cache.read('alice', T + 2);
+        // LIST: i11 i11 i10 … i3 (10 entries) → de-duplicated on read: i11, i10, … i3
+        expect(a.recentViews).toEqual(['i11', 'i10', 'i9', 'i8', 'i7', 'i6', 'i5', 'i4', 'i3']);
+        expect((await cache.read('bob', T + 2)).recentViews).toEqual(['x']);
+        expect((await cache.read('carol', T)).recentViews).toEqual([]);
+      });
+    });
+
+    it('forgets the views 7 days after the last one (virtual time), each view refreshing it', async () => {
+      await withCache(factory, async ({ cache }) => {
+        await cache.pushViews([{ readerId: 'r', itemId: 'a' }], T);
+        await cache.pushViews([{ readerId: 'r', itemId: 'b' }], T + 6 * DAY_MS);
+        expect((await cache.read('r', T + 13 * DAY_MS - 1)).recentViews).toEqual(['b', 'a']);
+        expect((await cache.read('r', T + 13 * DAY_MS)).recentViews).toEqual([]);
+        await cache.pushViews([{ readerId: 'r', itemId: 'c' }], T + 14 * DAY_MS);
+        expect((await cache.read('r', T + 14 * DAY_MS)).recentViews).toEqual(['c']);
+      });
+    });
+
+    it('caches durable exclusions, refuses a fill that raced an invalidation', async () => {
+      await withCache(factory, async ({ cache }) => {
+        const first = await cache.read('r', T);
+        expect(first.durable).toBeNull();
+        expect(await cache.fill('r', first.generation, DURABLE)).toBe(true);
+        expect((await cache.read('r', T)).durable).toEqual(DURABLE);
+        const stale = await cache.read('r', T);
+        await cache.invalidate('r');
+        expect((await cache.read('r', T)).durable).toBeNull();
+        expect(await cache.fill('r', stale.generation, DURABLE)).toBe(false); // loaded before the write
+        expect((await cache.read('r', T)).durable).toBeNull();
+        const fresh = await cache.read('r', T);
+        expect(await cache.fill('r', fresh.generation, { ...DURABLE, engaged: [] })).toBe(true);
+        expect((await cache.read('r', T)).durable!.engaged).toEqual([]);
+      });
+    });
+
+    it('reads a reader in one round trip; invalidation keeps the recent views', async () => {
+      await withCache(factory, async ({ cache, commands }) => {
+        await cache.pushViews([{ readerId: 'r', itemId: 'a' }], T);
+        await cache.invalidate('r');
+        const before = commands?.() ?? 0;
+        expect((await cache.read('r', T)).recentViews).toEqual(['a']);
+        if (commands) expect(commands() - before).toBe(1);
+      });
+    });
+
+    it('rejects bad ids before writing anything', async () => {
+      await withCache(factory, async ({ cache }) => {
+        await expect(cache.pushViews([{ readerId: 'ok', itemId: 'a' }, { readerId: 'u:{x}', itemId: 'b' }], T)).rejects.toMatchObject({ code: 40002 });
+        expect((await cache.read('ok', T)).recentViews).toEqual([]);
+        await expect(cache.read('no spaces', T)).rejects.toMatchObject({ code: 40002 });
+      });
+    });
+  });
+}
+
+export interface StoreHarness {
+  store: ExclusionStore;
+  content: ContentStore;
+  /** Adds a block `blocker → blocked` to the graph (registering both users). */
+  block(blocker: string, blocked: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function withStore(factory: () => Promise<StoreHarness>, body: (h: StoreHarness) => Promise<void>) {
+  const h = await factory();
+  try {
+    await h.content.upsertItems(
+      ['i1', 'i2', 'i3', 'gone'].map((id, n) => ({ id, authorId: `a${n}`, title: id, text: '', url: null, tags: [], publishedAt: T, popularity: 0 })),
+      T,
+    );
+    await h.content.deleteItem('gone', T);
+    await body(h);
+  } finally {
+    await h.close();
+  }
+}
+
+/** Registers the ExclusionStore contract. */
+export function exclusionStoreContract(name: string, factory: () => Promise<StoreHarness>): void {
+  describe(`ExclusionStore contract: ${name}`, () => {
+    it('records engagements idempotently and loads them most recent first', async () => {
+      await withStore(factory, async ({ store }) => {
+        expect(await store.recordEngagement('r', 'i1', 'like', T)).toEqual({ created: true });
+        expect(await store.recordEngagement('r', 'i1', 'like', T + 5)).toEqual({ created: false });
+        expect(await store.recordEngagement('r', 'i1', 'reply', T + 1)).toEqual({ created: true });
+        await store.recordEngagement('r', 'i2', 'share', T + 2);
+        expect((await store.load('r', 100)).engaged).toEqual(['i2', 'i1']);
+        expect((await store.load('r', 1)).engaged).toEqual(['i2']);
+        expect((await store.load('other', 100)).engaged).toEqual([]);
+      });
+    });
+
+    it('keeps the first time of a "not interested", with the author; delete undoes it', async () => {
+      await withStore(factory, async ({ store }) => {
+        expect(await store.setFeedback('r', 'i2', 'not_interested', T + 10)).toEqual({ created: true, authorId: 'a1', atMs: T + 10 });
+        expect(await store.setFeedback('r', 'i2', 'not_interested', T + 99)).toEqual({ created: false, authorId: 'a1', atMs: T + 10 });
+        expect((await store.load('r', 100)).notInterested).toEqual([{ itemId: 'i2', authorId: 'a1', atMs: T + 10 }]);
+        expect(await store.deleteFeedback('r', 'i2', 'not_interested')).toEqual({ removed: true });
+        expect(await store.deleteFeedback('r', 'i2', 'not_interested')).toEqual({ removed: false });
+        expect((await store.load('r', 100)).notInterested).toEqual([]);
+      });
+    });
+
+    it('refuses unknown and deleted items with NOT_FOUND and writes nothing', async () => {
+      await withStore(factory, async ({ store }) => {
+        await expect(store.recordEngagement('r', 'nope', 'like', T)).rejects.toMatchObject({ code: 40401 });
+        await expect(store.setFeedback('r', 'gone', 'not_interested', T)).rejects.toMatchObject({ code: 40401 });
+        expect(await store.load('r', 100)).toEqual({ engaged: [], notInterested: [], blockedAuthors: [] });
+      });
+    });
+
+    it('loads blocked users in both directions', async () => {
+      await withStore(factory, async ({ store, block }) => {
+        await block('r', 'x');
+        await block('y', 'r');
+        await block('x', 'z');
+        expect((await store.load('r', 100)).blockedAuthors.sort()).toEqual(['x', 'y']);
+        expect((await store.load('z', 100)).blockedAuthors).toEqual(['x']);
+      });
+    });
+  });
+}

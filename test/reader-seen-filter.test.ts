@@ -1,0 +1,105 @@
+/**
+ * The ReaderSeenFilter contract (note 3's per-reader scalable Bloom filter) on the memory adapter and
+ * on standalone Redis, plus what ties them (the same bitmap byte for byte and the same answers for the
+ * same marks; one round trip per call on Redis) and the in-process snapshot file.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DAY_MS } from '../src/domain/clock.js';
+import { MemoryReaderSeenFilter } from '../src/adapters/memory/reader-seen-filter.js';
+import { RedisReaderSeenFilter } from '../src/adapters/redis/reader-seen-filter.js';
+import { Keys } from '../src/adapters/redis/keys.js';
+import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
+import { scalableLevels } from '../src/domain/scalable-bloom.js';
+import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
+import { countCommands, deleteByPrefix } from './support/redis.js';
+import { readerSeenFilterContract } from './contracts/reader-seen-filter.contract.js';
+
+const redis = createRedis({ url: TEST_REDIS_URL });
+const commands = countCommands(redis);
+const filePrefix = uniquePrefix();
+let n = 0;
+
+afterAll(async () => {
+  await deleteByPrefix(redis, filePrefix);
+  await closeRedis(redis);
+});
+
+readerSeenFilterContract('memory', async (s) => ({ filter: new MemoryReaderSeenFilter(s), cleanup: async () => {} }));
+
+readerSeenFilterContract('redis', async (s) => {
+  const prefix = `${filePrefix}${n++}:`;
+  return {
+    filter: new RedisReaderSeenFilter(redis, new Keys(prefix), s),
+    cleanup: async () => void (await deleteByPrefix(redis, prefix)),
+  };
+});
+
+describe('per-reader seen filter: memory and Redis agree', () => {
+  const settings = { initialCapacity: 300, errorRate: 0.01, ttlMs: 30 * DAY_MS };
+  const T = Date.UTC(2026, 2, 5);
+
+  it('sets the same bits and answers the same, through growth', async () => {
+    const keys = new Keys(`${filePrefix}${n++}:`);
+    const mem = new MemoryReaderSeenFilter(settings);
+    const red = new RedisReaderSeenFilter(redis, keys, settings);
+    const marked = Array.from({ length: 1_500 }, (_, i) => `item.${i * 7}`);
+    for (let i = 0; i < marked.length; i += 250) {
+      await mem.markSeen('u_10086', marked.slice(i, i + 250), T + i);
+      await red.markSeen('u_10086', marked.slice(i, i + 250), T + i);
+    }
+    const probes = Array.from({ length: 3_000 }, (_, i) => `item.${i}`);
+    expect(await red.seen('u_10086', probes, T + DAY_MS)).toEqual(await mem.seen('u_10086', probes, T + DAY_MS));
+    const [dm, dr] = [await mem.describe('u_10086', T + DAY_MS), await red.describe('u_10086', T + DAY_MS)];
+    expect(dr).toEqual(dm);
+    expect(dm.filters.length).toBe(3); // 300 + 600 + (600 of 1200)
+    const bitmap = await redis.getBuffer(keys.readerSeen('u_10086'));
+    expect(bitmap!.length).toBe(dm.bytes);
+    expect(Buffer.compare(bitmap!, Buffer.from(mem.bitmapOf('u_10086')!))).toBe(0); // byte for byte
+    expect(scalableLevels(300, 0.01).slice(0, 3).map((l) => l.offset % 8)).toEqual([0, 0, 0]);
+  });
+
+  it('is one round trip per call on Redis, whatever the batch', async () => {
+    const red = new RedisReaderSeenFilter(redis, new Keys(`${filePrefix}${n++}:`), settings);
+    const before = commands();
+    await red.markSeen('r', Array.from({ length: 500 }, (_, i) => `x${i}`), T);
+    await red.seen('r', Array.from({ length: 500 }, (_, i) => `y${i}`), T);
+    expect(commands() - before).toBe(2);
+  });
+
+  it('gives each reader one slot and keys under its hash tag', () => {
+    const keys = new Keys('fs:');
+    expect(keys.readerSeen('u_1')).toBe('fs:rsf:{u:u_1}');
+    expect(keys.readerSeenMeta('u_1')).toBe('fs:rsf:meta:{u:u_1}');
+  });
+});
+
+describe('per-reader seen filter: in-process snapshot', () => {
+  const settings = { initialCapacity: 200, errorRate: 0.01, ttlMs: 30 * DAY_MS };
+  const T = Date.UTC(2026, 2, 5);
+
+  it('restores every reader bit for bit (also after growth), and skips a file of another geometry', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'freshet-rsf-'));
+    try {
+      const path = join(dir, 'reader-seen-filters.bin');
+      const a = new MemoryReaderSeenFilter(settings);
+      await a.markSeen('heavy', Array.from({ length: 500 }, (_, i) => `h${i}`), T); // 200 + 400 sub-filters
+      await a.markSeen('light', ['x', 'y'], T + 1);
+      await a.snapshot(path);
+      const b = await MemoryReaderSeenFilter.restore(path, settings);
+      const probes = Array.from({ length: 1_000 }, (_, i) => `h${i}`);
+      expect(await b.seen('heavy', probes, T)).toEqual(await a.seen('heavy', probes, T));
+      expect(await b.describe('light', T + 1)).toEqual(await a.describe('light', T + 1));
+      expect(await b.describe('heavy', T)).toEqual(await a.describe('heavy', T));
+      const reasons: string[] = [];
+      const c = await MemoryReaderSeenFilter.restore(path, { ...settings, initialCapacity: 300 }, (r) => reasons.push(r));
+      expect(await c.seen('light', ['x'], T + 1)).toEqual([false]);
+      expect(reasons.join()).toMatch(/another geometry/);
+      expect((await MemoryReaderSeenFilter.restore(join(dir, 'missing.bin'), settings)).size).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
