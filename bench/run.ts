@@ -14,6 +14,8 @@ const BENCHMARKS: [string, () => Promise<void>][] = [
   ['feed', feed],
   ['hot', async () => (await import('./hot.js')).run()],
   ['fanout', async () => (await import('./fanout.js')).run()],
+  ['seen-strategies', async () => (await import('./seen-strategies.js')).run()],
+  ['discover', async () => (await import('./discover.js')).run()],
 ];
 
 await runMain(async () => {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { HOUR_MS } from './domain/clock.js';
 import { gaussHorizonMs, type GaussDecay } from './domain/decay.js';
 import { DAY_MS } from './domain/clock.js';
+import type { ReaderSeenSettings, SeenStrategy } from './ports/reader-seen-filter.js';
 import { DEFAULT_HOT_PARAMS, HOT_PARAM_RANGES, assertHotParams, type HotParams } from './domain/hot.js';
 
 const int = (min: number, max: number, def: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -59,6 +60,28 @@ const EnvSchema = z.object({
   FRESHET_FANOUT_CONCURRENCY: int(1, 256, 4),
   FRESHET_FANOUT_ATTEMPTS: int(1, 100, 10),
   FRESHET_FANOUT_SWEEP_S: int(1, 86_400, 30),
+  FRESHET_EMBEDDING_DIM: int(8, 4096, 256),
+  FRESHET_DISCOVER_OVERFETCH: num(1, 20, 3),
+  FRESHET_DISCOVER_OVERFETCH_CAP: num(1.5, 50, 10),
+  FRESHET_DISCOVER_POOL: int(10, 5000, 300),
+  FRESHET_DISCOVER_PROBES: int(1, 256, 16),
+  FRESHET_DISCOVER_SCAN_ROWS: int(100, 10_000_000, 4000),
+  FRESHET_DISCOVER_HALF_LIFE_HOURS: num(0.1, 24 * 3650, 168),
+  FRESHET_DISCOVER_SIGNALS: int(1, 1000, 100),
+  FRESHET_DISCOVER_CURSOR_TTL_S: int(60, 30 * 86400, 86400),
+  FRESHET_DISCOVER_TRENDING_DEPTH: int(0, 1000, 100),
+  FRESHET_DISCOVER_MIN_SIMILARITY: num(-1, 0.99, 0),
+  FRESHET_FOR_YOU_SEEN: z.enum(['rolling', 'per_reader']).default('rolling'),
+  FRESHET_DISCOVER_SEEN: z.enum(['rolling', 'per_reader']).default('per_reader'),
+  FRESHET_READER_SEEN_CAPACITY: int(100, 100_000_000, 100_000),
+  FRESHET_READER_SEEN_FPR: num(0.00001, 0.5, 0.01),
+  FRESHET_READER_SEEN_TTL_DAYS: num(1, 3650, 30),
+  FRESHET_RECENT_VIEWS: int(0, 1000, 10),
+  FRESHET_RECENT_VIEWS_TTL_DAYS: num(0.01, 365, 7),
+  FRESHET_NOT_INTERESTED_AUTHOR_WEIGHT: num(0, 1, 0.3),
+  FRESHET_NOT_INTERESTED_AUTHOR_DAYS: num(0, 3650, 30),
+  FRESHET_EXCLUSION_CAP: int(10, 100_000, 5000),
+  FRESHET_EXCLUSION_CACHE_TTL_S: int(1, 30 * 86400, 3600),
 });
 
 /** The resolved configuration. Durations in ms unless the name says otherwise. */
@@ -96,6 +119,20 @@ export interface Config {
     cap: number;
     shards: number;
   };
+  /** Which seen filter each feed uses (README "Seen strategy"): note 1's rolling or note 3's per-reader. */
+  seenStrategy: { forYou: SeenStrategy; discover: SeenStrategy };
+  /** Note 3's per-reader scalable seen filter. */
+  readerSeen: ReaderSeenSettings;
+  /** Note 5's exclusions; durations in ms. See src/services/exclusions.ts. */
+  exclusions: {
+    recentViews: number;
+    recentViewsTtlMs: number;
+    /** Score multiplier of a "not interested" item's author for the reader, and how long it lasts. */
+    penalty: { weight: number; durationMs: number };
+    /** Most engagements / feedback entries / blocked users loaded per reader. */
+    cap: number;
+    durableTtlMs: number;
+  };
   /** The following timeline (note 4); durations in ms. See src/services/following-timeline.ts. */
   following: {
     activeWindowMs: number;
@@ -107,6 +144,20 @@ export interface Config {
     fanoutConcurrency: number;
     fanoutAttempts: number;
     sweepMs: number;
+  };
+  /** The discover feed (note 3); durations in ms. See src/services/discover-feed.ts. */
+  discover: {
+    dim: number;
+    overFetch: number;
+    overFetchCap: number;
+    pool: number;
+    probes: number;
+    scanRows: number;
+    halfLifeMs: number;
+    signalLimit: number;
+    cursorTtlMs: number;
+    trendingDepth: number;
+    minSimilarity: number;
   };
 }
 
@@ -170,6 +221,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cap: e.FRESHET_HOT_CAP,
       shards: e.FRESHET_HOT_SHARDS,
     },
+    seenStrategy: { forYou: e.FRESHET_FOR_YOU_SEEN, discover: e.FRESHET_DISCOVER_SEEN },
+    readerSeen: {
+      initialCapacity: e.FRESHET_READER_SEEN_CAPACITY,
+      errorRate: e.FRESHET_READER_SEEN_FPR,
+      ttlMs: Math.round(e.FRESHET_READER_SEEN_TTL_DAYS * DAY_MS),
+    },
+    exclusions: {
+      recentViews: e.FRESHET_RECENT_VIEWS,
+      recentViewsTtlMs: Math.round(e.FRESHET_RECENT_VIEWS_TTL_DAYS * DAY_MS),
+      penalty: { weight: e.FRESHET_NOT_INTERESTED_AUTHOR_WEIGHT, durationMs: Math.round(e.FRESHET_NOT_INTERESTED_AUTHOR_DAYS * DAY_MS) },
+      cap: e.FRESHET_EXCLUSION_CAP,
+      durableTtlMs: e.FRESHET_EXCLUSION_CACHE_TTL_S * 1000,
+    },
     following: {
       activeWindowMs: Math.round(e.FRESHET_ACTIVE_DAYS * DAY_MS),
       inboxLength: e.FRESHET_INBOX_LENGTH,
@@ -180,6 +244,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       fanoutConcurrency: e.FRESHET_FANOUT_CONCURRENCY,
       fanoutAttempts: e.FRESHET_FANOUT_ATTEMPTS,
       sweepMs: e.FRESHET_FANOUT_SWEEP_S * 1000,
+    },
+    discover: {
+      dim: e.FRESHET_EMBEDDING_DIM,
+      overFetch: e.FRESHET_DISCOVER_OVERFETCH,
+      overFetchCap: Math.max(e.FRESHET_DISCOVER_OVERFETCH_CAP, e.FRESHET_DISCOVER_OVERFETCH),
+      pool: e.FRESHET_DISCOVER_POOL,
+      probes: e.FRESHET_DISCOVER_PROBES,
+      scanRows: e.FRESHET_DISCOVER_SCAN_ROWS,
+      halfLifeMs: e.FRESHET_DISCOVER_HALF_LIFE_HOURS * HOUR_MS,
+      signalLimit: e.FRESHET_DISCOVER_SIGNALS,
+      cursorTtlMs: e.FRESHET_DISCOVER_CURSOR_TTL_S * 1000,
+      trendingDepth: e.FRESHET_DISCOVER_TRENDING_DEPTH,
+      minSimilarity: e.FRESHET_DISCOVER_MIN_SIMILARITY,
     },
   };
 }

@@ -37,6 +37,10 @@ import { HotRanking } from './services/hot-ranking.js';
 import { HotMaintenance } from './services/hot-maintenance.js';
 import { startHotWorkers, type HotWorkers } from './workers/hot.js';
 import { wireFollowing, type Following, type FollowingRedis } from './container-following.js';
+import { wireExclusions } from './container-exclusions.js';
+import type { Exclusions } from './services/exclusions.js';
+import type { ReaderSeenFilter } from './ports/reader-seen-filter.js';
+import { wireDiscover, type Discover } from './container-discover.js';
 
 /** A wired Freshet instance: what the HTTP app and the CLI use. */
 export interface Freshet {
@@ -56,6 +60,12 @@ export interface Freshet {
   metrics: PromMetrics;
   /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
   following: Following;
+  /** Note 5's exclusions, one service for every feed (README "Exclusions"). */
+  exclusions: Exclusions;
+  /** Note 3's per-reader scalable seen filter (used by the feeds whose strategy is `per_reader`). */
+  readerSeen: ReaderSeenFilter;
+  /** The discover feed (note 3) and its embeddings. */
+  discover: Discover;
   /** Starts the background workers (hot rescoring, checkpoints, snapshot refresh); `close` stops them. */
   startWorkers(): void;
   /** Which stores answer: `{postgres, redis}` (in-process stores always answer). */
@@ -116,8 +126,9 @@ export async function openFreshet(config: Config, opts: OpenOptions = {}): Promi
   const content = new PostgresContentStore(sql);
   const geometry = seenGeometry(config);
   const stores = await openHotStores(config, geometry, log);
+  const ex = await wireExclusions(config, sql, stores.following ?? null, stores.seen, log);
   const forYou = new ForYouFeed(
-    { content, recall: content, seen: stores.seen, cache: stores.cache, metrics, log },
+    { content, recall: content, seen: ex.seenFor(config.seenStrategy.forYou), cache: stores.cache, exclusions: ex.exclusions, metrics, log },
     {
       recall: { limit: config.recall.limit, decay: config.recall.decay, horizonMs: config.recall.horizonMs },
       cacheTtlMs: config.feedCacheTtlMs,
@@ -127,6 +138,8 @@ export async function openFreshet(config: Config, opts: OpenOptions = {}): Promi
   );
   const hot = await wireHot(config, stores.hot, sql, content, metrics, log, clock, opts.recoverHot !== false);
   const following = wireFollowing(config, sql, stores.following ?? null, metrics.registry, log);
+  const discoverSeen = ex.seenFor(config.seenStrategy.discover);
+  const discover = wireDiscover(config, { sql, content, hot: hot.hot, seen: discoverSeen, exclusions: ex.exclusions, log, secret: config.secret });
   let workers: HotWorkers | undefined;
   let closed: Promise<void> | undefined;
   return {
@@ -142,6 +155,9 @@ export async function openFreshet(config: Config, opts: OpenOptions = {}): Promi
     tokens: new TokenVerifier(config.serviceKey, config.secret),
     metrics,
     following,
+    exclusions: ex.exclusions,
+    readerSeen: ex.readerSeen,
+    discover,
     startWorkers: () => {
       const { rescoreMs, checkpointMs, cacheRefreshMs } = config.hot;
       workers ??= startHotWorkers(hot.hot, hot.hotMaintenance, clock, { rescoreMs, checkpointMs, cacheRefreshMs }, log);
@@ -153,6 +169,7 @@ export async function openFreshet(config: Config, opts: OpenOptions = {}): Promi
         // the final checkpoint: nothing counted is lost on a graceful shutdown
         await hot.hotMaintenance.checkpoint(clock.now()).catch((err: unknown) => log.error({ err }, 'final hot checkpoint failed'));
         await following.close();
+        await ex.close();
         await stores.close();
         await sql.close();
       })()),

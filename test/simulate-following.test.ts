@@ -33,7 +33,9 @@ async function slice(env: Record<string, string>) {
     expect(report.celebrities).toBeGreaterThan(0);
     expect(report.pulledJobs).toBeGreaterThan(0);
     expect(report.rebuilds).toBeGreaterThan(0);
+    expect(report.unfollows).toBeGreaterThan(0);
     expect(report.checked).toBe(30);
+    expect(report.checkedItems).toBeGreaterThan(0); // the check compared real timelines, not empty ones
     expect(report.mismatchExamples).toEqual([]);
     expect(report.mismatches).toBe(0);
     expect(report.exitCode).toBe(0);

@@ -11,6 +11,7 @@ import { runServe } from './serve.js';
 import { importers, runImport } from './import/index.js';
 import { DEFAULT_START, runSimulate } from './simulate.js';
 import { registerFollowingCommands } from './following-commands.js';
+import { registerDiscoverCommands } from './discover-commands.js';
 import { runGraphImport } from './import/graph.js';
 import { runHotRebuild, runReplayCommand, type ReplayCliOptions } from './replay/command.js';
 
@@ -118,6 +119,7 @@ program
   .action(runHotRebuild);
 
 registerFollowingCommands(program);
+registerDiscoverCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(`freshet: ${err instanceof Error ? err.message : String(err)}`);

@@ -14,7 +14,13 @@
  * Readers: `--readers` users that follow someone (by md5 of the id). Each reads at a first time spread
  * over the first `--mean-gap-hours`, then after exponential gaps of that mean (so some go cold, beyond
  * the 7-day window, and get their inbox rebuilt); a session reads up to `--pages` pages of 20. At its 3rd
- * session a reader unfollows its newest followee; every 200th post is deleted 6 virtual hours later.
+ * session a reader unfollows its newest followee, at its 5th it blocks its newest followee; every 200th
+ * post is deleted 6 virtual hours later.
+ *
+ * Check: each of the first `--check` readers pages through its whole timeline (pages of 50) after the
+ * last event, and the tids must equal, in order, an independent SQL statement of what it should see
+ * (`EXPECTED_SQL`: live published items of the authors it follows and does not block, newest tid first)
+ * — not the service's own SQL fallback.
  */
 import { SECOND_MS, HOUR_MS, ManualClock } from '../domain/clock.js';
 import type { ItemInput } from '../ports/content-store.js';
@@ -46,6 +52,13 @@ export interface SimulateFollowingOptions {
   concurrency?: number;
   out?: (text: string) => void;
 }
+
+/** What a reader should see, written apart from the service's queries: $1 = the reader. */
+const EXPECTED_SQL = `
+  SELECT i.tid FROM follows f JOIN items i ON i.author_id = f.followee_id
+  WHERE f.follower_id = $1 AND i.tid IS NOT NULL AND i.deleted_at IS NULL
+    AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = $1 AND b.blocked_id = f.followee_id)
+  ORDER BY i.tid DESC`;
 
 type Event = { t: number; kind: 'publish'; item: ItemInput } | { t: number; kind: 'delete'; itemId: string } | { t: number; kind: 'session'; reader: string; n: number };
 
@@ -128,7 +141,7 @@ export async function runSimulateFollowing(config: Config, opts: SimulateFollowi
     events.sort((a, b) => a.t - b.t);
     await replay(f, events, opts.pages ?? 3, stats);
     await f.following.queue.idle(600_000);
-    const check = await checkTimelines(f, plan.readers.slice(0, opts.check ?? 50), to + SECOND_MS);
+    const check = await checkTimelines(f, sql, plan.readers.slice(0, opts.check ?? 50), to + SECOND_MS);
     const report: FollowingReport = {
       virtualFrom: new Date(from).toISOString(),
       virtualTo: new Date(to).toISOString(),
@@ -145,6 +158,7 @@ export async function runSimulateFollowing(config: Config, opts: SimulateFollowi
       reads: stats.reads.length,
       rebuilds: stats.rebuilds,
       unfollows: stats.unfollows,
+      blocks: stats.blocks,
       fanoutJobs: stats.fanoutJobs,
       pulledJobs: stats.pulledJobs,
       deliveries: stats.deliveries,
@@ -190,6 +204,10 @@ async function session(f: Freshet, reader: string, n: number, now: number, pages
     const [newest] = (await f.following.graph.following(reader, 1)).entries;
     if (newest && (await f.following.timeline.unfollow(reader, newest.userId)).removed) stats.unfollows++;
   }
+  if (n === 4) {
+    const [newest] = (await f.following.graph.following(reader, 1)).entries;
+    if (newest && (await f.following.timeline.block(reader, newest.userId, now)).created) stats.blocks++;
+  }
   let maxId: number | undefined;
   for (let p = 0; p < pages; p++) {
     const t0 = performance.now();
@@ -201,26 +219,30 @@ async function session(f: Freshet, reader: string, n: number, now: number, pages
   }
 }
 
-/** Pages through each reader's whole timeline and compares it with SQL, tid for tid. */
-async function checkTimelines(f: Freshet, readers: string[], now: number): Promise<{ checked: number; mismatches: number; mismatchExamples: string[] }> {
+/** Pages through each reader's whole timeline and compares it with {@link EXPECTED_SQL}, tid for tid. */
+async function checkTimelines(f: Freshet, sql: Sql, readers: string[], now: number): Promise<Pick<FollowingReport, 'checked' | 'checkedRebuilt' | 'checkedItems' | 'mismatches' | 'mismatchExamples'>> {
   let mismatches = 0;
+  let rebuilt = 0;
+  let items = 0;
   const examples: string[] = [];
   for (const reader of readers) {
     const got: number[] = [];
     let maxId: number | undefined;
     for (;;) {
       const page = await f.following.timeline.read(reader, { limit: 50, maxId }, now);
+      if (page.rebuilt) rebuilt++;
       got.push(...page.items.map((i) => i.tid));
       if (page.nextMaxId === null) break;
       maxId = page.nextMaxId;
     }
-    const want = await f.following.index.timelineTids(reader, Infinity, 0, 1_000_000);
+    const want = (await sql.query<{ tid: number | string }>(EXPECTED_SQL, [reader])).map((r) => Number(r.tid));
+    items += want.length;
     if (got.length !== want.length || got.some((tid, k) => tid !== want[k])) {
       mismatches++;
       if (examples.length < 5) examples.push(`${reader}: paged ${got.length} items, SQL has ${want.length}`);
     }
   }
-  return { checked: readers.length, mismatches, mismatchExamples: examples };
+  return { checked: readers.length, checkedRebuilt: rebuilt, checkedItems: items, mismatches, mismatchExamples: examples };
 }
 
 /** Inboxes and their memory: `MEMORY USAGE` of every inbox key on standalone Redis; counts in process. */

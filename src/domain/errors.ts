@@ -16,6 +16,8 @@ export const ErrorCodes = {
   MALFORMED_BODY: { code: 40003, status: 400 },
   /** A user acting on itself where that makes no sense: following or blocking oneself (note 4 graph). */
   SELF_REFERENCE: { code: 40004, status: 400 },
+  /** A discover cursor that is malformed, of another version, tampered with, or another reader's. */
+  INVALID_CURSOR: { code: 40005, status: 400 },
   /** No bearer token, or a token that is not a valid service key or reader token. */
   UNAUTHENTICATED: { code: 40101, status: 401 },
   /** A reader token whose `exp` is in the past. */

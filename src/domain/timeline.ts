@@ -13,8 +13,9 @@
  * **Why arrival time, not `published_at`.** Tids are handed out under a row lock of the publishing
  * transaction, so tid order is commit order; an item published late (an old `published_at`, or simply a
  * slow request) gets a tid above everything readers could already have paged past. Together with the
- * visibility watermark (a tid is served only once every smaller tid has been fanned out, see
- * `TimelineIndex.watermark`), the set of visible tids only ever grows at the top: paging down with
+ * visibility watermark (a read serves only tids assigned before it began, and only below every tid
+ * whose fan-out is still running, see `TimelineIndex.watermark`), the set of visible tids only ever
+ * grows at the top: paging down with
  * `max_id` never skips or repeats, and `since_id` never misses a late arrival (README "late-arrival
  * guard"; the same problem Misskey guards against in its timeline pagination).
  *

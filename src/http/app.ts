@@ -9,6 +9,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Freshet } from '../container.js';
 import { installErrorHandling } from './errors.js';
 import { feedRoutes } from './routes/feeds.js';
+import { discoverRoutes } from './routes/discover.js';
+import { exclusionRoutes } from './routes/exclusions.js';
 import { followingRoutes } from './routes/following.js';
 import { hotRoutes } from './routes/hot.js';
 import { itemRoutes } from './routes/items.js';
@@ -51,6 +53,8 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
   await itemRoutes(app, f);
   await userRoutes(app, f);
   await feedRoutes(app, f);
+  await discoverRoutes(app, f);
+  await exclusionRoutes(app, f);
   await followingRoutes(app, f);
   await hotRoutes(app, f);
   if (opts.closeStores !== false) app.addHook('onClose', async () => f.close());

@@ -63,5 +63,6 @@ export const TimelineResult = Envelope(
   Type.Object({
     items: Type.Array(TimelineItemOut),
     next_max_id: Type.Union([Type.String(), Type.Null()], { description: 'max_id of the next page; null: the end, for now' }),
+    rebuilt: Type.Boolean({ description: "true when the reader's inbox was regenerated from PostgreSQL for this read (a cold or new reader)" }),
   }),
 );

@@ -46,6 +46,9 @@ export const ItemIn = Type.Object(
       description: 'epoch seconds, or an ISO 8601 date-time',
     }),
     popularity: Type.Optional(Type.Number({ minimum: 0, description: 'popularity prior (points, likes)' })),
+    embedding: Type.Optional(
+      Type.Array(Type.Number(), { minItems: 1, maxItems: 4096, description: 'the item embedding (length FRESHET_EMBEDDING_DIM); computed from the text when absent' }),
+    ),
   },
   { additionalProperties: false },
 );

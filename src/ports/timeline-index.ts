@@ -3,18 +3,24 @@
  * the fan-outs still in flight (the visibility watermark), and the SQL form of a reader's timeline
  * (regeneration, deep pages beyond the Redis floors, the correctness check of the simulation).
  *
- * Contract (test/contracts/timeline-index.contract.ts, against PGlite and a PostgreSQL server):
+ * Contract (test/contracts/social-graph.contract.ts, "SocialGraph + TimelineIndex", against PGlite and a
+ * PostgreSQL server):
  * - `publish` gives every live item of the batch that has no tid yet a fresh tid (domain/timeline.ts
  *   `nextTids`: strictly increasing in commit order, ≥ now × 2^11), registers its author, and records a
  *   pending fan-out — all in one transaction. Items already published are left alone (idempotent).
  *   Within a batch tids follow `published_at`, then id.
- * - `watermark()` is the smallest pending tid (Infinity when none): readers see only tids below it.
- *   `completeFanout` removes the pending row.
+ * - `watermark()` is the smallest tid a read may not serve yet: min(smallest pending tid, last assigned
+ *   tid + 1), from one snapshot. Readers see only tids below it, so a tid published while a read runs
+ *   (even one whose fan-out finished first) waits for the next read instead of landing above an older
+ *   tid whose fan-out is still running (which `since_id` would then skip for ever). `completeFanout`
+ *   removes the pending row.
+ * - `readView(reader)` = `SocialGraph.readerState(reader)` + `watermark()`, from one snapshot.
  * - `timeline(reader, hi, lo, limit)` = the live items, with a tid in (lo, hi), of the authors the reader
  *   follows and does not block, newest tid first — the definition of "what the reader should see".
  * - `visible(reader, tids)` hydrates tids into items and says which are hidden and why.
  */
 import type { Item } from '../domain/item.js';
+import type { ReaderState } from './social-graph.js';
 
 /** A published item as the fan-out needs it. */
 export interface Published {
@@ -29,6 +35,12 @@ export interface PendingFanout extends Published {
   nowMs: number;
   /** Wall-clock epoch ms of the recording (for the sweep and lag). */
   recordedAtMs: number;
+}
+
+/** What a read starts from: the reader's state and the watermark, from ONE snapshot (see `readView`). */
+export interface ReaderView extends ReaderState {
+  /** As {@link TimelineIndex.watermark}. */
+  watermark: number;
 }
 
 /** An item on a timeline. */
@@ -50,8 +62,15 @@ export interface VisibleResult {
 export interface TimelineIndex {
   /** Publishes the items of `itemIds` that have no tid yet (see the contract). */
   publish(itemIds: readonly string[], nowMs: number): Promise<Published[]>;
-  /** The smallest tid whose fan-out is pending; Infinity when none. */
+  /** Reads see tids strictly below this: min(smallest pending tid, last assigned tid + 1); 1 before any publish. */
   watermark(): Promise<number>;
+  /**
+   * The reader's state (`SocialGraph.readerState`) and the watermark in one statement, so one snapshot:
+   * a celebrity item whose fan-out is done (below the watermark) always comes with its author's pull tid
+   * (the worker commits `markPulled` before `completeFanout`). Read separately, a read could see the item
+   * as visible but the author not yet pulled, and skip it for good.
+   */
+  readView(readerId: string): Promise<ReaderView>;
   /** Marks a fan-out done. */
   completeFanout(tid: number): Promise<void>;
   /** Pending fan-outs recorded before `wallBeforeMs` (wall clock), oldest first: the sweep re-enqueues them. */

@@ -10,6 +10,13 @@
  * merge by tid (domain `mergeSlices`), hydrate and filter in one SQL query (deleted, unfollowed, blocked
  * are dropped and removed from the inbox lazily, note 4's 软删除 + 懒删除), until the page is full; below
  * the highest floor the page is finished from PostgreSQL (Misskey's database fallback).
+ *
+ * Exclusions (note 5, README "Exclusions"): this timeline applies `blocked_author` and `deleted` (its
+ * own SQL reads the same `blocks` and `items` rows as the Exclusions service; `own` cannot occur, one
+ * cannot follow oneself) and deliberately NOT `recently_viewed`, `engaged` or `not_interested`: it is
+ * the complete, chronological record of what followed authors published, paged by `max_id`, and an
+ * item from someone the reader follows must not vanish because the reader opened, liked or dismissed it
+ * in a ranked feed (dropping them would also make pages short, which reads as "end of timeline").
  */
 import type { Logger } from '../ports/observability.js';
 import type { FanoutQueue } from '../ports/fanout-queue.js';
@@ -151,7 +158,11 @@ export class FollowingTimeline {
   async read(readerId: string, q: PageQuery, nowMs: number): Promise<TimelinePage> {
     const t0 = performance.now();
     const trace: ReadTrace = { rebuilt: false, fromSql: false };
-    const [state, watermark] = await Promise.all([this.deps.graph.readerState(readerId), this.deps.index.watermark()]);
+    // The watermark is read before any inbox or outbox, never alongside: a fan-out finishing between a
+    // source read and a later watermark read would leave a tid below the watermark missing from the page.
+    // It comes with the reader's pulled authors from one snapshot (TimelineIndex.readView).
+    const state = await this.deps.index.readView(readerId);
+    const watermark = state.watermark;
     const last = state.lastActiveAt;
     let touched: Promise<void> | undefined;
     if (last === null || nowMs - last > this.settings.activeWindowMs) {

@@ -135,6 +135,25 @@ export function socialGraphContract(name: string, factory: () => Promise<GraphHa
       });
     });
 
+    it('readView = readerState + watermark in one answer (an unknown reader: no state, watermark 1)', async () => {
+      await withGraph(factory, async ({ graph, index, content }) => {
+        expect(await index.readView('nobody')).toEqual({ lastActiveAt: null, pulled: [], watermark: 1 });
+        await graph.ensureUsers(['a', 'b'], NOW);
+        await graph.follow('r', 'a', NOW);
+        await graph.follow('r', 'b', NOW);
+        await graph.touch('r', NOW + 5);
+        await content.upsertItems([item('v1', 'a'), item('v2', 'b')], NOW);
+        const [v1, v2] = await index.publish(['v1', 'v2'], NOW);
+        await graph.markPulled('a', v1!.tid);
+        const view = await index.readView('r');
+        expect(view).toEqual({ ...(await graph.readerState('r')), watermark: await index.watermark() });
+        expect(view).toEqual({ lastActiveAt: NOW + 5, pulled: [{ authorId: 'a', pullTid: v1!.tid }], watermark: v1!.tid });
+        await index.completeFanout(v1!.tid);
+        await index.completeFanout(v2!.tid);
+        expect((await index.readView('r')).watermark).toBe(v2!.tid + 1);
+      });
+    });
+
     it('publish: tids once per item, increasing in commit order, ≥ now × 2^11, with pending rows and a watermark', async () => {
       await withGraph(factory, async ({ index, content, graph }) => {
         await content.upsertItems([item('x2', 'a', 0), item('x1', 'a', 1000), item('y', 'b')], NOW);
@@ -152,8 +171,21 @@ export function socialGraphContract(name: string, factory: () => Promise<GraphHa
         expect((await index.pendingBefore(Date.now() + 1000, 10)).map((p) => p.itemId)).toEqual(['x2', 'y']);
         await index.completeFanout(first[1]!.tid);
         await index.completeFanout(y!.tid);
-        expect(await index.watermark()).toBe(Infinity);
+        expect(await index.watermark()).toBe(y!.tid + 1); // nothing pending: everything assigned so far
         expect(await index.tidsOf(['y', 'nope'])).toEqual([y!.tid, null]);
+      });
+    });
+
+    it('watermark: 1 before any publish; a later publish stays out even when its fan-out finishes first', async () => {
+      await withGraph(factory, async ({ index, content }) => {
+        expect(await index.watermark()).toBe(1);
+        await content.upsertItems([item('w1', 'a'), item('w2', 'b')], NOW);
+        const [w1] = await index.publish(['w1'], NOW);
+        const [w2] = await index.publish(['w2'], NOW);
+        await index.completeFanout(w2!.tid); // the newer fan-out is done, the older one is not
+        expect(await index.watermark()).toBe(w1!.tid); // w2 is not served above the pending w1
+        await index.completeFanout(w1!.tid);
+        expect(await index.watermark()).toBe(w2!.tid + 1);
       });
     });
 

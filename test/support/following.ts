@@ -46,6 +46,8 @@ export interface Page {
   ids: string[];
   tids: string[];
   next: string | null;
+  /** The inbox was regenerated for this read. */
+  rebuilt: boolean;
 }
 
 /** One page of the reader's timeline at virtual time `nowMs`. */
@@ -53,8 +55,8 @@ export async function page(t: TestApp, reader: string, nowMs: number, q: Record<
   const qs = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString();
   const res = await t.app.inject({ method: 'GET', url: `/v1/feeds/following${qs ? `?${qs}` : ''}`, headers: { ...svc, 'x-freshet-reader': reader, 'x-freshet-now': String(nowMs) } });
   expect(res.statusCode, res.body).toBe(200);
-  const data = res.json().data as { items: { id: string; timeline_id: string }[]; next_max_id: string | null };
-  return { ids: data.items.map((i) => i.id), tids: data.items.map((i) => i.timeline_id), next: data.next_max_id };
+  const data = res.json().data as { items: { id: string; timeline_id: string }[]; next_max_id: string | null; rebuilt: boolean };
+  return { ids: data.items.map((i) => i.id), tids: data.items.map((i) => i.timeline_id), next: data.next_max_id, rebuilt: data.rebuilt };
 }
 
 /** Pages through the whole timeline with `limit` per page; asserts strictly decreasing tids. */

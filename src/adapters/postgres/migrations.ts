@@ -8,6 +8,8 @@
  */
 import type { Sql } from './sql.js';
 import { FOLLOWING_TIMELINE_SQL } from './timeline-schema.js';
+import { EXCLUSIONS_SQL } from './exclusions-schema.js';
+import { DISCOVER_SQL } from './discover-schema.js';
 
 /** One migration: a version (1, 2, … with no gaps), a name for humans, and its SQL. */
 export interface Migration {
@@ -71,6 +73,16 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'following timeline: users, follows, blocks, timeline ids, pending fan-outs',
     sql: FOLLOWING_TIMELINE_SQL,
+  },
+  {
+    version: 4,
+    name: 'exclusions: engagements and feedback',
+    sql: EXCLUSIONS_SQL,
+  },
+  {
+    version: 5,
+    name: 'discover feed: item embeddings with sketches, reader signals, newest-first indexes',
+    sql: DISCOVER_SQL,
   },
 ];
 

@@ -8,7 +8,7 @@
  */
 import type { Item } from '../../domain/item.js';
 import { MAX_TID, nextTids } from '../../domain/timeline.js';
-import type { PendingFanout, Published, TimelineIndex, TimelineItem, VisibleResult } from '../../ports/timeline-index.js';
+import type { PendingFanout, Published, ReaderView, TimelineIndex, TimelineItem, VisibleResult } from '../../ports/timeline-index.js';
 import type { Sql } from './sql.js';
 
 const COLUMNS = 'i.id, i.author_id, i.title, i.text, i.url, i.tags, i.published_at, i.update_time, i.popularity, i.tid';
@@ -97,9 +97,36 @@ export class PostgresTimelineIndex implements TimelineIndex {
     });
   }
 
+  /**
+   * `min(smallest pending tid, last assigned tid + 1)`, read in one statement (one snapshot): a tid
+   * committed after this read is above the last assigned one, so it stays out of the read that asked.
+   */
   async watermark(): Promise<number> {
-    const [row] = await this.sql.query<{ t: number | string | null }>(`SELECT min(tid) AS t FROM fanout_pending`);
-    return row?.t == null ? Infinity : Number(row.t);
+    const [row] = await this.sql.query<{ p: number | string | null; l: number | string | null }>(
+      `SELECT (SELECT min(tid) FROM fanout_pending) AS p, (SELECT last_tid FROM timeline_clock WHERE id = 1) AS l`,
+    );
+    const pending = row?.p == null ? Infinity : Number(row.p);
+    return Math.min(pending, Number(row?.l ?? 0) + 1);
+  }
+
+  /** One UNION ALL statement (one snapshot): `k` = 'u' the reader's row, 'p' a pulled author, 'w' the watermark. */
+  async readView(readerId: string): Promise<ReaderView> {
+    const rows = await this.sql.query<{ k: string; author: string | null; v: number | string | null }>(
+      `SELECT 'u' AS k, NULL::text AS author, last_active_at AS v FROM users WHERE id = $1
+       UNION ALL
+       SELECT 'p', f.followee_id, a.pull_tid FROM follows f JOIN users a ON a.id = f.followee_id
+       WHERE f.follower_id = $1 AND a.pull_tid IS NOT NULL
+       UNION ALL
+       SELECT 'w', NULL, least((SELECT min(tid) FROM fanout_pending), (SELECT last_tid + 1 FROM timeline_clock WHERE id = 1))`,
+      [readerId],
+    );
+    const view: ReaderView = { lastActiveAt: null, pulled: [], watermark: 1 };
+    for (const r of rows) {
+      if (r.k === 'u') view.lastActiveAt = r.v === null ? null : Number(r.v);
+      else if (r.k === 'p') view.pulled.push({ authorId: r.author!, pullTid: Number(r.v) });
+      else view.watermark = Number(r.v ?? 1);
+    }
+    return view;
   }
 
   async completeFanout(tid: number): Promise<void> {

@@ -9,8 +9,9 @@
  * - `follows` / `blocks`: note 4's 关注关系表, with the edge's creation time (epoch ms).
  * - `items.tid`: the timeline id of a published item (src/domain/timeline.ts), unique.
  * - `timeline_clock`: the one row whose lock orders tid assignment by commit.
- * - `fanout_pending`: published items whose fan-out is not done; its smallest tid is the visibility
- *   watermark, and a sweep re-enqueues rows that a crash left behind (a transactional outbox).
+ * - `fanout_pending`: published items whose fan-out is not done; its smallest tid (or, with none pending,
+ *   `timeline_clock.last_tid + 1`) is the visibility watermark, and a sweep re-enqueues rows that a crash
+ *   left behind (a transactional outbox).
  */
 export const FOLLOWING_TIMELINE_SQL = `
   CREATE TABLE users (

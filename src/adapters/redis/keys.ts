@@ -79,6 +79,36 @@ export class Keys {
     return `${this.prefix}tl:out:meta:{u:${authorId}}`;
   }
 
+  /** The reader's scalable seen filter of note 3: one bitmap string holding every sub-filter. */
+  readerSeen(readerId: string): string {
+    return `${this.prefix}rsf:{u:${readerId}}`;
+  }
+
+  /** State of {@link readerSeen}: a HASH `t` (virtual ms of the last activity), `g` (geometry), `c` (counts). */
+  readerSeenMeta(readerId: string): string {
+    return `${this.prefix}rsf:meta:{u:${readerId}}`;
+  }
+
+  /** The reader's recent views (note 5's `user:views:topic:{userId}`): a LIST of item ids, newest first. */
+  recentViews(readerId: string): string {
+    return `${this.prefix}rv:{u:${readerId}}`;
+  }
+
+  /** Virtual ms of the reader's last recorded view (a string beside {@link recentViews}, same slot). */
+  recentViewsAt(readerId: string): string {
+    return `${this.prefix}rv:at:{u:${readerId}}`;
+  }
+
+  /** The reader's cached durable exclusions (a string of JSON; absent = not cached). */
+  exclusionCache(readerId: string): string {
+    return `${this.prefix}ex:{u:${readerId}}`;
+  }
+
+  /** Generation of {@link exclusionCache}: bumped by every invalidation, so a stale fill is refused. */
+  exclusionGeneration(readerId: string): string {
+    return `${this.prefix}ex:gen:{u:${readerId}}`;
+  }
+
   /** SCAN pattern of every inbox (for memory reports). */
   inboxPattern(): string {
     return `${this.prefix}tl:in:{u:*`;

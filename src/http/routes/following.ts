@@ -67,12 +67,14 @@ export async function followingRoutes(app: FastifyInstance, f: Freshet): Promise
     const p = await principalOf(req, f.tokens);
     const userId = readerOf(p, req, req.params.id);
     const res = await t.block(userId, req.params.author_id, nowOf(p, req, f.clock));
+    await f.exclusions.blocksChanged([userId, req.params.author_id]); // note 5: blocked authors, both ways
     return ok({ user_id: userId, author_id: req.params.author_id, blocking: true, created: res.created });
   });
 
   r.delete('/v1/users/:id/blocks/:author_id', { schema: { ...pair, summary: 'Unblock (idempotent)', response: { 200: BlockResult, ...errors } } }, async (req) => {
     const userId = readerOf(await principalOf(req, f.tokens), req, req.params.id);
     const res = await t.unblock(userId, req.params.author_id);
+    await f.exclusions.blocksChanged([userId, req.params.author_id]); // note 5: blocked authors, both ways
     return ok({ user_id: userId, author_id: req.params.author_id, blocking: false, ...res });
   });
 
@@ -92,6 +94,6 @@ export async function followingRoutes(app: FastifyInstance, f: Freshet): Promise
     const q = { limit: intParam(req.query.limit, 'limit', 1, 100, 20), maxId: tidParam(req.query.max_id, 'max_id'), sinceId: tidParam(req.query.since_id, 'since_id') };
     const page = await t.read(readerId, q, nowOf(p, req, f.clock));
     const items = page.items.map((e) => ({ ...itemToJson(e.item), timeline_id: tidText(e.tid) }));
-    return ok({ items, next_max_id: page.nextMaxId === null ? null : tidText(page.nextMaxId) });
+    return ok({ items, next_max_id: page.nextMaxId === null ? null : tidText(page.nextMaxId), rebuilt: page.rebuilt });
   });
 }

@@ -17,6 +17,7 @@ import type { Principal } from '../../services/tokens.js';
 import type { HotPage } from '../../services/hot-ranking.js';
 import type { Freshet } from '../../container.js';
 import { nowOf, principalOf, requireService } from '../access.js';
+import { viewSignals } from '../../services/discover-embeddings.js';
 import { ErrorEnvelope, IdParams } from '../schemas.js';
 import { HotHeaders, HotItemResult, HotQuery, HotResult, MAX_HOT_LIMIT, ViewResult, ViewsBody, ViewsResult, type ViewInJson } from '../hot-schemas.js';
 
@@ -32,11 +33,20 @@ export async function hotRoutes(app: FastifyInstance, f: Freshet): Promise<void>
     const nowMs = nowOf(p, req, f.clock);
     if (!Array.isArray(req.body)) {
       const view = toView(p, req.body, nowMs);
-      return ok(viewJson(view, await f.hot.recordView(view)));
+      const outcome = await f.hot.recordView(view);
+      await Promise.all([
+        f.discover.embeddings.addSignals(viewSignals([view], [outcome])), // note 3: the reader embedding
+        recordRecentViews(f, [view], [outcome]), // note 5: the reader's recent views
+      ]);
+      return ok(viewJson(view, outcome));
     }
     requireService(p);
     const views = req.body.map((v) => toView(p, v, nowMs));
     const outcomes = await f.hot.recordViews(views);
+    await Promise.all([
+      f.discover.embeddings.addSignals(viewSignals(views, outcomes)), // note 3: the reader embedding
+      recordRecentViews(f, views, outcomes), // note 5: the reader's recent views
+    ]);
     const summary: Record<ViewVerdict, number> = { counted: 0, repeat: 0, budget: 0, flagged: 0, expired: 0, unknown: 0 };
     for (const o of outcomes) summary[o.verdict]++;
     return ok({ results: outcomes.map((o, i) => viewJson(views[i]!, o)), summary });
@@ -59,6 +69,17 @@ export async function hotRoutes(app: FastifyInstance, f: Freshet): Promise<void>
     const [c] = await f.hotCounters.counters([item.id]);
     return ok({ item: itemToJson(item), pv: c!.pv, uv: c!.uv, score: c!.score, suspicious: c!.suspicious });
   });
+}
+
+/**
+ * Note 5: each counted view also goes to the visitor's recent-views LIST (the visitor is the reader),
+ * in request order; a batch is recorded at its latest view time.
+ */
+function recordRecentViews(f: Freshet, views: readonly ViewInput[], outcomes: readonly Outcome[]): Promise<void> {
+  const counted = views.filter((_, i) => outcomes[i]!.verdict === 'counted');
+  if (counted.length === 0) return Promise.resolve();
+  const at = Math.max(...counted.map((v) => v.nowMs));
+  return f.exclusions.recordViews(counted.map((v) => ({ readerId: v.visitorId, itemId: v.itemId })), at);
 }
 
 /**

@@ -40,6 +40,8 @@ export async function itemRoutes(app: FastifyInstance, f: Freshet): Promise<void
     const ids = new Set(items.map((i) => i.id));
     if (ids.size !== items.length) throw fail('INVALID_INPUT', 'body holds the same item id twice');
     const now = nowOf(p, req, f.clock); // X-Freshet-Now: replays publish on virtual time
+    // note 3: embeddings are checked, then written before their items (an orphan row is invisible)
+    await f.discover.embeddings.store(f.discover.embeddings.records(items, req.body.map((b) => b.embedding)), now);
     const result = await f.content.upsertItems(items, now);
     await f.hot.itemsChanged(items); // an edited published_at reaches the hot counters
     await f.following.timeline.publish(items.map((i) => i.id), now); // note 4: outbox + fan-out job (new items only)

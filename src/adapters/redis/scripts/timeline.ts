@@ -12,11 +12,10 @@ import { defineScript } from '../client.js';
 /** Shared Lua: add tids above the floor, trim to maxLen, store the raised floor. */
 const ADD_AND_TRIM = `
 local function trim(zkey, hkey, maxLen, floor)
-  local card = redis.call('ZCARD', zkey)
-  if card > maxLen then
-    local cut = card - maxLen - 1
-    local top = redis.call('ZRANGE', zkey, cut, cut)[1]
-    redis.call('ZREMRANGEBYRANK', zkey, 0, cut)
+  local over = redis.call('ZCARD', zkey) - maxLen
+  if over > 0 then
+    local popped = redis.call('ZPOPMIN', zkey, over)
+    local top = popped[#popped - 1]
     if tonumber(top) > floor then
       floor = tonumber(top)
       redis.call('HSET', hkey, 'floor', top)
@@ -57,11 +56,11 @@ for i = 1, #KEYS, 2 do
   local floor = redis.call('HGET', KEYS[i + 1], 'floor')
   if floor and t > tonumber(floor) then
     redis.call('ZADD', KEYS[i], tid, tid)
-    local card = redis.call('ZCARD', KEYS[i])
-    if card > maxLen then
-      local cut = card - maxLen - 1
-      local top = redis.call('ZRANGE', KEYS[i], cut, cut)[1]
-      redis.call('ZREMRANGEBYRANK', KEYS[i], 0, cut)
+    local over = redis.call('ZCARD', KEYS[i]) - maxLen
+    if over > 0 then
+      -- ZPOPMIN returns member, score pairs, lowest first: the last member is the highest removed
+      local popped = redis.call('ZPOPMIN', KEYS[i], over)
+      local top = popped[#popped - 1]
       if tonumber(top) > tonumber(floor) then redis.call('HSET', KEYS[i + 1], 'floor', top) end
     end
     n = n + 1

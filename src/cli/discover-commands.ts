@@ -1,0 +1,64 @@
+/**
+ * CLI commands of the discover feed (note 3):
+ * - `freshet simulate discover [options]`: the real-data replay (simulate-discover.ts);
+ * - `freshet discover embed`: computes the built-in text embeddings of items written without one
+ *   (imports, replays) — the items API embeds on write.
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { ensureSecrets, loadConfig } from '../config.js';
+import { openFreshet } from '../container.js';
+import { runSimulateDiscover } from './simulate-discover.js';
+
+function intArg(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+}
+
+/** Adds the commands to `program` (the `simulate` command must already exist). */
+export function registerDiscoverCommands(program: Command): void {
+  program
+    .command('discover')
+    .description('discover feed maintenance')
+    .command('embed')
+    .description('compute text embeddings for items that have none (or an outdated one)')
+    .action(async () => {
+      const f = await openFreshet(ensureSecrets(loadConfig()).config, { recoverHot: false });
+      try {
+        console.log(`embedded ${await f.discover.embeddings.embedMissing(f.clock.now())} items`);
+      } finally {
+        await f.close();
+      }
+    });
+
+  const simulate = program.commands.find((c) => c.name() === 'simulate');
+  if (!simulate) throw new Error('register the simulate command first');
+  // `simulate` has its own --sessions/--limit/--behaviors: without positional options it would take
+  // them from `simulate discover --sessions 60` and leave the subcommand its defaults.
+  simulate.enablePositionalOptions();
+  simulate
+    .command('discover')
+    .description('replay MIND and MovieLens reader sessions against the discover feed over HN posts; report duplicates, phase mix, exclusions, latency')
+    .option('--hn <file>', 'HN posts CSV(.gz)', '../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz')
+    .option('--behaviors <file>', 'MIND behaviors.tsv.gz', '../shared/data/mind/MINDsmall_train_sample_behaviors.tsv.gz')
+    .option('--ratings <file>', 'MovieLens ratings.csv.gz', '../shared/data/movielens/ml-latest-small/ratings.csv.gz')
+    .option('--sessions <n>', 'MIND sessions replayed', intArg, 1000)
+    .option('--movielens-readers <n>', 'MovieLens readers', intArg, 100)
+    .option('--items <n>', 'only the newest n HN posts (default: all)', intArg)
+    .option('--pages <n>', 'pages per session', intArg, 3)
+    .option('--limit <n>', 'items per page', intArg, 20)
+    .action(async (o: { hn: string; behaviors: string; ratings: string; sessions: number; movielensReaders: number; items?: number; pages: number; limit: number }) => {
+      const { config } = ensureSecrets(loadConfig());
+      const report = await runSimulateDiscover(config, {
+        hnPath: o.hn,
+        behaviorsPath: o.behaviors,
+        ratingsPath: o.ratings,
+        sessions: o.sessions,
+        movielensReaders: o.movielensReaders,
+        items: o.items,
+        pages: o.pages,
+        limit: o.limit,
+      });
+      process.exitCode = report.exitCode;
+    });
+}
