@@ -60,6 +60,7 @@ const EnvSchema = z.object({
   FRESHET_FANOUT_CONCURRENCY: int(1, 256, 4),
   FRESHET_FANOUT_ATTEMPTS: int(1, 100, 10),
   FRESHET_FANOUT_SWEEP_S: int(1, 86_400, 30),
+  FRESHET_SERVE_FANOUT: z.enum(['on', 'off']).default('on'),
   FRESHET_EMBEDDING_DIM: int(8, 4096, 256),
   FRESHET_DISCOVER_OVERFETCH: num(1, 20, 3),
   FRESHET_DISCOVER_OVERFETCH_CAP: num(1.5, 50, 10),
@@ -144,6 +145,8 @@ export interface Config {
     fanoutConcurrency: number;
     fanoutAttempts: number;
     sweepMs: number;
+    /** Whether `freshet serve` on Redis also runs a fan-out worker (the embedded default always does). */
+    serveFanout: boolean;
   };
   /** The discover feed (note 3); durations in ms. See src/services/discover-feed.ts. */
   discover: {
@@ -244,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       fanoutConcurrency: e.FRESHET_FANOUT_CONCURRENCY,
       fanoutAttempts: e.FRESHET_FANOUT_ATTEMPTS,
       sweepMs: e.FRESHET_FANOUT_SWEEP_S * 1000,
+      serveFanout: e.FRESHET_SERVE_FANOUT === 'on',
     },
     discover: {
       dim: e.FRESHET_EMBEDDING_DIM,

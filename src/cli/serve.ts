@@ -24,6 +24,9 @@ export async function runServe(): Promise<void> {
   else if (!process.env.FRESHET_SERVICE_KEY) f.log.info({ path: secretsPath(config) }, 'service key and secret read from the data folder');
   await app.listen({ port: config.port, host: config.host });
   f.startWorkers(); // hot rescoring, checkpoints, snapshot refresh; stopped when the app closes
+  // On Redis, published items stay invisible until a worker fans them out: run one here unless the
+  // operator runs `freshet worker fanout` apart (FRESHET_SERVE_FANOUT=off). Stopped by `f.close()`.
+  if (!f.following.inlineWorker && config.following.serveFanout) f.following.startWorker();
   const embedded = !config.databaseUrl;
   const marker = serverMarkerPath(config.dataDir);
   const address = app.server.address();
