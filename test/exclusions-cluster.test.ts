@@ -3,47 +3,25 @@
  * (ioredis `Cluster`): both contracts, and the key layout that makes them Cluster-safe — every key of
  * one reader in one slot, different readers spread over the nodes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Cluster } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { RedisReaderSeenFilter } from '../src/adapters/redis/reader-seen-filter.js';
 import { RedisExclusionCache } from '../src/adapters/redis/exclusion-cache.js';
 import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
-import { uniquePrefix } from './support/env.js';
-import { countCommands, deleteByPrefix } from './support/redis.js';
-import { startRedisCluster, type TestCluster } from './support/redis-cluster.js';
+import { deleteByPrefix } from './support/redis.js';
+import { fileCluster } from './support/redis-cluster.js';
 import { readerSeenFilterContract } from './contracts/reader-seen-filter.contract.js';
 import { exclusionCacheContract } from './contracts/exclusions.contract.js';
 
-let cluster: TestCluster;
-let redis: Cluster;
-let commands: () => number;
-const filePrefix = uniquePrefix();
-let n = 0;
-
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-  redis = createRedis({ clusterNodes: cluster.nodes }) as Cluster;
-  commands = countCommands(redis);
-  await redis.ping();
-});
-
-afterAll(async () => {
-  if (redis) {
-    await deleteByPrefix(redis, filePrefix);
-    await closeRedis(redis);
-  }
-  await cluster?.stop();
-});
+const file = fileCluster();
 
 readerSeenFilterContract('redis cluster', async (s) => {
-  const prefix = `${filePrefix}${n++}:`;
-  return { filter: new RedisReaderSeenFilter(redis, new Keys(prefix), s), cleanup: async () => void (await deleteByPrefix(redis, prefix)) };
+  const prefix = file.nextPrefix();
+  return { filter: new RedisReaderSeenFilter(file.redis, new Keys(prefix), s), cleanup: async () => void (await deleteByPrefix(file.redis, prefix)) };
 });
 
 exclusionCacheContract('redis cluster', async (s) => {
-  const prefix = `${filePrefix}${n++}:`;
-  return { cache: new RedisExclusionCache(redis, new Keys(prefix), s), commands: () => commands(), cleanup: async () => void (await deleteByPrefix(redis, prefix)) };
+  const prefix = file.nextPrefix();
+  return { cache: new RedisExclusionCache(file.redis, new Keys(prefix), s), commands: () => file.commands(), cleanup: async () => void (await deleteByPrefix(file.redis, prefix)) };
 });
 
 describe('per-reader keys on a Cluster', () => {
@@ -53,17 +31,17 @@ describe('per-reader keys on a Cluster', () => {
       new Set(
         await Promise.all(
           [keys.readerSeen(r), keys.readerSeenMeta(r), keys.recentViews(r), keys.recentViewsAt(r), keys.exclusionCache(r), keys.exclusionGeneration(r), keys.feedCache(r)].map(
-            (k) => redis.call('CLUSTER', 'KEYSLOT', k),
+            (k) => file.redis.call('CLUSTER', 'KEYSLOT', k),
           ),
         ),
       );
     for (const r of ['u_1', 'u_2', 'alice']) expect((await perReader(r)).size).toBe(1);
-    const slots = await Promise.all(Array.from({ length: 30 }, (_, i) => redis.call('CLUSTER', 'KEYSLOT', keys.readerSeen(`reader_${i}`))));
+    const slots = await Promise.all(Array.from({ length: 30 }, (_, i) => file.redis.call('CLUSTER', 'KEYSLOT', keys.readerSeen(`reader_${i}`))));
     expect(new Set(slots.map((s) => Math.floor(Number(s) / 5462))).size).toBeGreaterThan(1);
   });
 
   it('a cross-reader batch of views lands on every reader', async () => {
-    const cache = new RedisExclusionCache(redis, new Keys(`${filePrefix}${n++}:`), { recentViews: 10, recentViewsTtlMs: 86_400_000, durableTtlMs: 60_000 });
+    const cache = new RedisExclusionCache(file.redis, new Keys(file.nextPrefix()), { recentViews: 10, recentViewsTtlMs: 86_400_000, durableTtlMs: 60_000 });
     const views = Array.from({ length: 20 }, (_, i) => ({ readerId: `reader_${i}`, itemId: `item_${i}` }));
     await cache.pushViews(views, Date.UTC(2026, 2, 5));
     for (const v of views) expect((await cache.read(v.readerId, Date.UTC(2026, 2, 5))).recentViews).toEqual([v.itemId]);
