@@ -9,6 +9,7 @@ import type { Item } from '../../domain/item.js';
 import { gaussSigma2 } from '../../domain/decay.js';
 import type { CandidateRecall, ContentStore, ItemInput, RecallQuery } from '../../ports/content-store.js';
 import type { Sql } from './sql.js';
+import { itemColumns, rowToItem, type ItemRow } from './item-rows.js';
 import { normalizeTerms, orQueryText } from '../../domain/terms.js';
 
 /** Rows per INSERT statement in `upsertItems` (8 parameters a row; PostgreSQL allows 65,535). */
@@ -23,33 +24,7 @@ const TSV = (v: string) =>
    || setweight(to_tsvector('english', array_to_string(${v}.tags, ' ')), 'B')
    || to_tsvector('english', ${v}.text)`;
 
-const COLUMNS = 'id, author_id, title, text, url, tags, published_at, update_time, popularity';
-
-interface ItemRow {
-  id: string;
-  author_id: string;
-  title: string;
-  text: string;
-  url: string | null;
-  tags: string[];
-  published_at: number | string;
-  update_time: number | string;
-  popularity: number | string;
-}
-
-function toItem(r: ItemRow): Item {
-  return {
-    id: r.id,
-    authorId: r.author_id,
-    title: r.title,
-    text: r.text,
-    url: r.url,
-    tags: r.tags,
-    publishedAt: Number(r.published_at),
-    updateTime: Number(r.update_time),
-    popularity: Number(r.popularity),
-  };
-}
+const COLUMNS = itemColumns();
 
 /**
  * The PostgreSQL content store. Construct it on a migrated `Sql` (see `migrate`). By default it
@@ -163,7 +138,7 @@ export class PostgresContentStore implements ContentStore, CandidateRecall {
     const out: Item[] = [];
     for (const id of unique) {
       const row = byId.get(id);
-      if (row) out.push(toItem(row));
+      if (row) out.push(rowToItem(row));
     }
     return out;
   }

@@ -6,39 +6,20 @@
  * `publish` takes the one `timeline_clock` row lock inside its transaction: tids are therefore handed out
  * in commit order (domain/timeline.ts explains why the late-arrival guard needs that).
  */
-import type { Item } from '../../domain/item.js';
 import { MAX_TID, nextTids } from '../../domain/timeline.js';
 import type { PendingFanout, Published, ReaderView, TimelineIndex, TimelineItem, VisibleResult } from '../../ports/timeline-index.js';
 import type { Sql } from './sql.js';
+import { itemColumns, rowToItem, type ItemRow } from './item-rows.js';
 
-const COLUMNS = 'i.id, i.author_id, i.title, i.text, i.url, i.tags, i.published_at, i.update_time, i.popularity, i.tid';
+const COLUMNS = `${itemColumns('i')}, i.tid`;
 
-interface Row {
-  id: string;
-  author_id: string;
-  title: string;
-  text: string;
-  url: string | null;
-  tags: string[];
-  published_at: number | string;
-  update_time: number | string;
-  popularity: number | string;
+/** An item row with its timeline id. */
+interface Row extends ItemRow {
   tid: number | string;
 }
 
 function toTimelineItem(r: Row): TimelineItem {
-  const item: Item = {
-    id: r.id,
-    authorId: r.author_id,
-    title: r.title,
-    text: r.text,
-    url: r.url,
-    tags: r.tags,
-    publishedAt: Number(r.published_at),
-    updateTime: Number(r.update_time),
-    popularity: Number(r.popularity),
-  };
-  return { tid: Number(r.tid), item };
+  return { tid: Number(r.tid), item: rowToItem(r) };
 }
 
 /** An exclusive upper bound that SQL can hold (Infinity → 2^53). */
