@@ -18,6 +18,7 @@ import { openPostgres } from '../src/adapters/postgres/sql.js';
 import { DAY_MS } from '../src/domain/clock.js';
 import type { SeenFilter } from '../src/ports/seen-filter.js';
 import { fmtMs, timeLoop, type LoopOptions, type Summary } from './stats.js';
+export { prng } from '../src/domain/prng.js';
 
 /** Redis the benchmarks use (standalone, loopback). */
 export const BENCH_REDIS_URL = process.env.FRESHET_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
@@ -202,17 +203,6 @@ export async function putBitmaps(redis: RedisClient, bitmaps: ReadonlyMap<string
   for (const [err] of results) if (err) throw err;
 }
 
-/** A seeded pseudo-random generator in [0, 1) (mulberry32), so every run builds the same data. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `list[i mod n]` for any integer i (loop indices are negative during warm-up). */
 export function cyclic<T>(list: readonly T[], i: number): T {

@@ -33,6 +33,7 @@ import { Keys } from '../adapters/redis/keys.js';
 import { parseHn } from './import/hn.js';
 import { liveServer } from './import/index.js';
 import { FollowingStats, formatFollowingReport, type FollowingReport } from './simulate-following-report.js';
+import { prng } from '../domain/prng.js';
 
 export { formatFollowingReport, type FollowingReport } from './simulate-following-report.js';
 
@@ -62,17 +63,6 @@ const EXPECTED_SQL = `
 
 type Event = { t: number; kind: 'publish'; item: ItemInput } | { t: number; kind: 'delete'; itemId: string } | { t: number; kind: 'session'; reader: string; n: number };
 
-/** mulberry32: a small deterministic PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function hash(s: string): number {
   let h = 0x811c9dc5;
