@@ -16,12 +16,8 @@
  * dropped). Crash-safe: the pending row outlives a crash; `sweep()` re-enqueues rows older than
  * `staleMs` (wall clock), and runs at start and every `sweepEveryMs`.
  */
-import type { Logger } from '../ports/observability.js';
-import type { FanoutConsumer, FanoutJob, FanoutQueue, JobContext } from '../ports/fanout-queue.js';
-import type { SocialGraph } from '../ports/social-graph.js';
-import type { TimelineIndex } from '../ports/timeline-index.js';
-import type { TimelineStore } from '../ports/timeline-store.js';
-import type { TimelineMetrics } from '../ports/timeline-metrics.js';
+import type { FanoutConsumer, FanoutJob, JobContext } from '../ports/fanout-queue.js';
+import type { TimelineDeps } from './following-timeline.js';
 
 /** Tunables of the fan-out; durations in ms. */
 export interface FanoutSettings {
@@ -41,15 +37,8 @@ export interface FanoutSettings {
   sweepEveryMs: number;
 }
 
-/** Ports the worker depends on. */
-export interface FanoutDeps {
-  graph: SocialGraph;
-  index: TimelineIndex;
-  store: TimelineStore;
-  queue: FanoutQueue;
-  metrics: TimelineMetrics;
-  log: Logger;
-}
+/** Ports the worker depends on: the same as the timeline's. */
+export type FanoutDeps = TimelineDeps;
 
 /** What one job did. */
 export interface FanoutOutcome {
