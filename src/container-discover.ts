@@ -33,6 +33,12 @@ export function hotTrending(hot: HotRanking): TrendingSource {
   };
 }
 
+/** The embeddings service over the PostgreSQL discover index, with the configured settings. */
+export function discoverEmbeddings(config: Config, sql: Sql, index = new PostgresDiscoverIndex(sql)): DiscoverEmbeddings {
+  const d = config.discover;
+  return new DiscoverEmbeddings(index, { dim: d.dim, halfLifeMs: d.halfLifeMs, signalLimit: d.signalLimit, probes: d.probes, scanRows: d.scanRows });
+}
+
 /** Wires the discover feed. `secret` signs cursors (FRESHET_SECRET). */
 export function wireDiscover(
   config: Config,
@@ -40,13 +46,7 @@ export function wireDiscover(
 ): Discover {
   const d = config.discover;
   const index = new PostgresDiscoverIndex(deps.sql);
-  const embeddings = new DiscoverEmbeddings(index, {
-    dim: d.dim,
-    halfLifeMs: d.halfLifeMs,
-    signalLimit: d.signalLimit,
-    probes: d.probes,
-    scanRows: d.scanRows,
-  });
+  const embeddings = discoverEmbeddings(config, deps.sql, index);
   const feed = new DiscoverFeed(
     {
       index,

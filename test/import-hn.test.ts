@@ -14,6 +14,7 @@ import { ensureSecrets, loadConfig } from '../src/config.js';
 import type { ItemInput } from '../src/ports/content-store.js';
 import { parseHn, sanitizeAuthor, type SkippedRow } from '../src/cli/import/hn.js';
 import { liveServer, runImport } from '../src/cli/import/index.js';
+import { openPglite } from '../src/adapters/postgres/sql.js';
 
 const REAL_FILE = fileURLToPath(new URL('../../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz', import.meta.url));
 const HEADER = 'id,title,url,num_points,num_comments,author,created_at,created_at_unix';
@@ -130,6 +131,13 @@ describe('runImport', () => {
     const second = await runImport('hn', fixture, config, opts);
     expect(second).toMatchObject({ items: 5, inserted: 0, updated: 5, skipped: 3 });
     expect(lines[1]).toMatch(/^imported 5 items from hn \(0 inserted, 5 updated, 3 skipped\) in \d+\.\ds into PGlite /);
+    // text embeddings written with the items (discover feed), current for their last write
+    const sql = await openPglite(join(dataDir, 'pgdata'));
+    try {
+      expect(await sql.query(`SELECT count(*)::int AS n FROM item_embeddings e JOIN items i ON i.id = e.item_id AND e.update_time = i.update_time`)).toEqual([{ n: 5 }]);
+    } finally {
+      await sql.close();
+    }
   });
 
   it('posts batches to the running server named by server.json, with the service key', async () => {

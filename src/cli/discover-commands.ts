@@ -2,7 +2,7 @@
  * CLI commands of the discover feed (note 3):
  * - `freshet simulate discover [options]`: the real-data replay (simulate-discover.ts);
  * - `freshet discover embed`: computes the built-in text embeddings of items written without one
- *   (imports, replays) — the items API embeds on write.
+ *   (other write paths, replays, a changed dimension) — the items API and `freshet import` embed on write.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { ensureSecrets, loadConfig } from '../config.js';
@@ -34,7 +34,10 @@ export function registerDiscoverCommands(program: Command): void {
   const simulate = program.commands.find((c) => c.name() === 'simulate');
   if (!simulate) throw new Error('register the simulate command first');
   // `simulate` has its own --sessions/--limit/--behaviors: without positional options it would take
-  // them from `simulate discover --sessions 60` and leave the subcommand its defaults.
+  // them from `simulate discover --sessions 60` and leave the subcommand its defaults. Commander only
+  // hands a subcommand the options after its name when every ancestor is positional (the program has
+  // no options of its own, so this changes nothing else).
+  program.enablePositionalOptions();
   simulate.enablePositionalOptions();
   simulate
     .command('discover')

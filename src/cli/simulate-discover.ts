@@ -12,9 +12,14 @@
  * - Per session, in time order: the reader's history is written once (signals, views through the hot
  *   ranking, recent views through the exclusions), then `pages` pages of `limit` follow the cursor,
  *   then the session's clicks are recorded as views.
- * Uses an in-memory PGlite unless FRESHET_DATABASE_URL is set (then a schema of its own, dropped after).
+ * Uses an in-memory PGlite unless FRESHET_DATABASE_URL is set (then a schema of its own, dropped after),
+ * and a fresh temporary data folder (removed after): the in-process stores must not restore a previous
+ * run's seen filters from `<dataDir>`, or readers would start having "seen" what the replay serves. On
+ * Redis, give each run a fresh `FRESHET_KEY_PREFIX` for the same reason.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import type { Config } from '../config.js';
@@ -105,8 +110,9 @@ async function movielensSessions(path: string, readers: number, from: number): P
 }
 
 /** Runs the replay and prints the report. */
-export async function runSimulateDiscover(config: Config, opts: SimulateDiscoverOptions): Promise<DiscoverReport> {
+export async function runSimulateDiscover(base: Config, opts: SimulateDiscoverOptions): Promise<DiscoverReport> {
   const out = opts.out ?? ((text: string) => process.stdout.write(text + '\n'));
+  const config: Config = { ...base, dataDir: mkdtempSync(join(tmpdir(), 'freshet-simulate-discover-')) };
   const schema = `freshet_sim_discover_${process.pid}`;
   const sql: Sql = config.databaseUrl ? await openPostgres(config.databaseUrl, { schema }) : await openPglite('memory://');
   await migrate(sql);
@@ -130,6 +136,7 @@ export async function runSimulateDiscover(config: Config, opts: SimulateDiscover
     return report;
   } finally {
     await f.close();
+    rmSync(config.dataDir, { recursive: true, force: true });
     if (config.databaseUrl) {
       const admin = await openPostgres(config.databaseUrl);
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).finally(() => admin.close());

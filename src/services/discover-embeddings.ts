@@ -4,7 +4,8 @@
  * - Items: an item written through `POST /v1/items` may carry its own `embedding` (length = the
  *   configured dimension); otherwise the built-in text embedder computes one (domain/embedding.ts).
  *   Embeddings are written **before** their items (see `indexItems`), and items written by other paths
- *   (imports, replays) are caught up by `embedMissing` (the serve worker, `freshet discover embed`).
+ *   (replays, direct SQL) are caught up by `embedMissing` (`freshet discover embed`; `serve` runs no
+ *   catch-up, and `freshet import` embeds as it writes).
  * - Readers: the reader embedding is the time-decayed mean of the items the reader viewed or engaged
  *   with ({@link decayedMean}: half-life configured), as of the session start `t0`, from its newest
  *   `signalLimit` signals. Cached per (reader, t0), so every page of a session ranks phase 2 alike.

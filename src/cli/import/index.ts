@@ -6,7 +6,9 @@
  * - embedded default (no `FRESHET_DATABASE_URL`) and `<dataDir>/server.json` names a live process
  *   → batches are POSTed to that server's `/v1/items` with the service key;
  * - otherwise → written directly through {@link openContent} (PGlite in `<dataDir>/pgdata`, or the
- *   configured PostgreSQL server, which takes concurrent writers anyway).
+ *   configured PostgreSQL server, which takes concurrent writers anyway), each batch's text
+ *   embeddings (discover feed) first, as `POST /v1/items` does — so imported items are in the discover
+ *   feed's vector search at once, either way.
  *
  * A progress bar (compressed bytes read) goes to stderr when stderr is a TTY; a summary line is
  * always printed at the end.
@@ -123,10 +125,19 @@ function httpSink(baseUrl: string, serviceKey: string, label: string): Sink {
 }
 
 async function directSink(config: Config): Promise<Sink> {
-  const { openContent } = await import('../../container.js');
-  const { content, close } = await openContent(config);
+  const { openSql } = await import('../../container.js');
+  const { discoverEmbeddings } = await import('../../container-discover.js');
+  const { PostgresContentStore } = await import('../../adapters/postgres/content-store.js');
+  const sql = await openSql(config);
+  const content = new PostgresContentStore(sql);
+  const embeddings = discoverEmbeddings(config, sql);
   const target = config.databaseUrl ? `PostgreSQL ${redactUrl(config.databaseUrl)}` : `PGlite ${join(config.dataDir, 'pgdata')}`;
-  return { target, write: (items) => content.upsertItems(items, Date.now()), close };
+  const write = async (items: readonly ItemInput[]) => {
+    const now = Date.now();
+    await embeddings.store(embeddings.records(items), now); // before the items, as the items route does
+    return content.upsertItems(items, now);
+  };
+  return { target, write, close: () => sql.close() };
 }
 
 /** A database URL without its password. */
