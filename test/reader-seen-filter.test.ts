@@ -3,7 +3,7 @@
  * on standalone Redis, plus what ties them (the same bitmap byte for byte and the same answers for the
  * same marks; one round trip per call on Redis) and the in-process snapshot file.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -98,6 +98,24 @@ describe('per-reader seen filter: in-process snapshot', () => {
       expect(await c.seen('light', ['x'], T + 1)).toEqual([false]);
       expect(reasons.join()).toMatch(/another geometry/);
       expect((await MemoryReaderSeenFilter.restore(join(dir, 'missing.bin'), settings)).size).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stores light readers compactly: the file is far smaller than their bitmaps, and restores them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'freshet-rsf-'));
+    try {
+      const path = join(dir, 'reader-seen-filters.bin');
+      const big = { initialCapacity: 100_000, errorRate: 0.01, ttlMs: 30 * DAY_MS }; // note 3's default
+      const a = new MemoryReaderSeenFilter(big);
+      for (let r = 0; r < 20; r++) await a.markSeen(`r${r}`, Array.from({ length: 40 }, (_, i) => `i${r}-${i}`), T);
+      await a.snapshot(path);
+      const bitmaps = 20 * a.bitmapOf('r0')!.byteLength;
+      expect((await stat(path)).size).toBeLessThan(bitmaps / 20);
+      const b = await MemoryReaderSeenFilter.restore(path, big);
+      expect(Buffer.from(b.bitmapOf('r7')!).equals(Buffer.from(a.bitmapOf('r7')!))).toBe(true);
+      expect(await b.seen('r7', ['i7-3', 'i8-3'], T)).toEqual([true, false]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
