@@ -191,29 +191,39 @@ export class PostgresContentStore implements ContentStore, CandidateRecall {
     const from = Math.max(0, Math.ceil(q.nowMs - q.horizonMs));
     if (!Number.isFinite(from) || from > now) return [];
     const invTwoSigma2 = 1 / (2 * gaussSigma2(q.decay));
-    // $1 now · $2 from · $3 offset · $4 1/(2σ²) · $5 reader · $6 tsquery text ('' = none) · $7 limit
-    // $8 excluded authors · $9 excluded items · $10 down-weighted authors · $11 their weights (exclusions, note 5)
-    const ex = q.exclusions;
-    const weighted = [...(ex?.authorWeights ?? new Map<string, number>())];
+    // $1 now · $2 from · $3 offset · $4 1/(2σ²) · $5 reader · $6 tsquery text ('' = none) · $7 limit,
+    // then, only when present (note 5's exclusions; an empty anti-join still costs as much as the scan):
+    // excluded authors, excluded items, down-weighted authors and their weights
+    const params: unknown[] = [now, from, q.decay.offsetMs, invTwoSigma2, q.readerId, '', limit];
+    const param = (v: unknown) => `$${params.push(v)}`;
     const gauss = `exp(-least(700, power(greatest(0, abs($1::bigint - published_at) - $3::float8), 2) * $4::float8))`;
+    const query = orQueryText(q.interests);
+    params[5] = query;
+    // Without interest words no row matches: skip the text match, so `tsv` (the widest column) is never
+    // read. ($6 = '' then, so `$6 <> ''` is false; every parameter must appear for its type to be known.)
+    const matched = query === '' ? `$6::text <> ''` : `tsv @@ to_tsquery('english', $6::text)`;
+    const score = query === '' ? `${gauss} * ln(2 + popularity)`
+      : `CASE WHEN matched THEN ts_rank(tsv, to_tsquery('english', $6::text)) * ${gauss} ELSE ${gauss} * ln(2 + popularity) END`;
+    const ex = q.exclusions;
+    const authors = [...(ex?.authorIds ?? [])];
+    const itemIds = [...(ex?.itemIds ?? [])];
+    const weighted = [...(ex?.authorWeights ?? new Map<string, number>())];
+    const excluded =
+      (authors.length > 0 ? ` AND author_id NOT IN (SELECT unnest(${param(authors)}::text[]))` : '') +
+      (itemIds.length > 0 ? ` AND id NOT IN (SELECT unnest(${param(itemIds)}::text[]))` : '');
+    const weightJoin = weighted.length > 0
+      ? ` LEFT JOIN unnest(${param(weighted.map((w) => w[0]))}::text[], ${param(weighted.map((w) => w[1]))}::float8[]) AS w (author, weight) ON w.author = items.author_id`
+      : '';
     const rows = await this.sql.query<{ id: string }>(
       `SELECT id FROM (
-         SELECT id, published_at, tsv, popularity,
-                CASE WHEN $6::text = '' THEN false ELSE tsv @@ to_tsquery('english', $6::text) END AS matched,
-                coalesce(w.weight, 1) AS weight
-         FROM items LEFT JOIN unnest($10::text[], $11::float8[]) AS w (author, weight) ON w.author = items.author_id
-         WHERE deleted_at IS NULL AND published_at BETWEEN $2::bigint AND $1::bigint AND author_id <> $5::text
-           AND author_id NOT IN (SELECT unnest($8::text[])) AND id NOT IN (SELECT unnest($9::text[]))
+         SELECT id, published_at, ${query === '' ? '' : 'tsv, '}popularity, ${matched} AS matched,
+                ${weighted.length > 0 ? 'coalesce(w.weight, 1)' : '1'} AS weight
+         FROM items${weightJoin}
+         WHERE deleted_at IS NULL AND published_at BETWEEN $2::bigint AND $1::bigint AND author_id <> $5::text${excluded}
        ) c
-       ORDER BY matched DESC,
-                weight * CASE WHEN matched THEN ts_rank(tsv, to_tsquery('english', $6::text)) * ${gauss}
-                     ELSE ${gauss} * ln(2 + popularity) END DESC,
-                published_at DESC, id ASC
+       ORDER BY matched DESC, weight * ${score} DESC, published_at DESC, id ASC
        LIMIT $7::int`,
-      [
-        now, from, q.decay.offsetMs, invTwoSigma2, q.readerId, orQueryText(q.interests), limit,
-        [...(ex?.authorIds ?? [])], [...(ex?.itemIds ?? [])], weighted.map((w) => w[0]), weighted.map((w) => w[1]),
-      ],
+      params,
     );
     return rows.map((r) => r.id);
   }
