@@ -6,31 +6,21 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../src/domain/clock.js';
 import { MemoryReaderSeenFilter } from '../src/adapters/memory/reader-seen-filter.js';
 import { RedisReaderSeenFilter } from '../src/adapters/redis/reader-seen-filter.js';
 import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
 import { scalableLevels } from '../src/domain/scalable-bloom.js';
-import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
-import { countCommands, deleteByPrefix } from './support/redis.js';
+import { deleteByPrefix, fileRedis } from './support/redis.js';
 import { readerSeenFilterContract } from './contracts/reader-seen-filter.contract.js';
 
-const redis = createRedis({ url: TEST_REDIS_URL });
-const commands = countCommands(redis);
-const filePrefix = uniquePrefix();
-let n = 0;
-
-afterAll(async () => {
-  await deleteByPrefix(redis, filePrefix);
-  await closeRedis(redis);
-});
+const { redis, commands, nextPrefix } = fileRedis();
 
 readerSeenFilterContract('memory', async (s) => ({ filter: new MemoryReaderSeenFilter(s), cleanup: async () => {} }));
 
 readerSeenFilterContract('redis', async (s) => {
-  const prefix = `${filePrefix}${n++}:`;
+  const prefix = nextPrefix();
   return {
     filter: new RedisReaderSeenFilter(redis, new Keys(prefix), s),
     cleanup: async () => void (await deleteByPrefix(redis, prefix)),
@@ -42,7 +32,7 @@ describe('per-reader seen filter: memory and Redis agree', () => {
   const T = Date.UTC(2026, 2, 5);
 
   it('sets the same bits and answers the same, through growth', async () => {
-    const keys = new Keys(`${filePrefix}${n++}:`);
+    const keys = new Keys(nextPrefix());
     const mem = new MemoryReaderSeenFilter(settings);
     const red = new RedisReaderSeenFilter(redis, keys, settings);
     const marked = Array.from({ length: 1_500 }, (_, i) => `item.${i * 7}`);
@@ -62,7 +52,7 @@ describe('per-reader seen filter: memory and Redis agree', () => {
   });
 
   it('is one round trip per call on Redis, whatever the batch', async () => {
-    const red = new RedisReaderSeenFilter(redis, new Keys(`${filePrefix}${n++}:`), settings);
+    const red = new RedisReaderSeenFilter(redis, new Keys(nextPrefix()), settings);
     const before = commands();
     await red.markSeen('r', Array.from({ length: 500 }, (_, i) => `x${i}`), T);
     await red.seen('r', Array.from({ length: 500 }, (_, i) => `y${i}`), T);

@@ -33,6 +33,7 @@ import type { DiscoverSource } from '../services/discover-feed.js';
 import { parseHn } from './import/hn.js';
 import { DEFAULT_START, fnv1a, parseMindTime } from './simulate-sessions.js';
 import { formatDiscoverReport, latency, type DiscoverReport } from './simulate-discover-report.js';
+import { upperBound } from './replay/item-mapping.js';
 
 export { formatDiscoverReport, type DiscoverReport } from './simulate-discover-report.js';
 
@@ -214,14 +215,3 @@ function topAuthors(items: ItemInput[], n: number): string[] {
   return [...count].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n).map(([a]) => a);
 }
 
-/** First index whose value is > x in an ascending array. */
-function upperBound(a: number[], x: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid]! <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}

@@ -63,8 +63,8 @@ export function mapDirect(keys: Iterable<string>): { map: Map<string, string>; u
   return { map, unmapped };
 }
 
-/** Index of the first element > x in ascending `a` (a.length when none). */
-function upperBound(a: readonly number[], x: number): number {
+/** Index of the first element > x in ascending `a` (a.length when none); binary search. */
+export function upperBound(a: readonly number[], x: number): number {
   let lo = 0;
   let hi = a.length;
   while (lo < hi) {
