@@ -52,6 +52,8 @@ export interface ReaderExclusions {
   readonly blockedAuthors: ReadonlySet<string>;
   /** The reader's recent views, newest first, de-duplicated (at most N). */
   readonly recentViews: readonly string[];
+  /** Items the reader engaged with, most recent first (at most the configured cap). */
+  readonly engaged: readonly string[];
   /**
    * Down-weighted authors → multiplier in (0, 1): authors of items the reader marked not interested,
    * within the configured window after that feedback (README "Exclusions"). Others weigh 1.
@@ -118,6 +120,7 @@ export function buildReaderExclusions(
     itemIds,
     blockedAuthors: authors,
     recentViews: views,
+    engaged: durable.engaged,
     authorWeights: weights,
     reason,
     excludes: (itemId, authorId) => reason(itemId, authorId) !== null,

@@ -34,8 +34,14 @@ export interface ContentStore {
 /** One recall request. */
 export interface RecallQuery {
   readerId: string;
-  /** Interest terms; empty → freshness × popularity. */
+  /** Interest terms; empty (and no `interestItemIds`) → freshness × popularity. */
   interests: readonly string[];
+  /**
+   * Items whose words count as interests too: the reader's recent views and engagements (issue 2:
+   * "terms from items the reader viewed or engaged with"). The stemmed words of their titles and tags,
+   * the 64 most frequent, are OR-ed with `interests`. Absent or empty: `interests` alone.
+   */
+  interestItemIds?: readonly string[];
   /** Origin of the decay and upper bound of `published_at`, epoch ms. */
   nowMs: number;
   /** Maximum candidates (N, default 500). */

@@ -28,6 +28,9 @@ import type { SeenFilter } from '../ports/seen-filter.js';
 import type { ExclusionSource, ReaderExclusions } from '../ports/exclusions.js';
 import type { FeedMetrics, Logger } from '../ports/observability.js';
 
+/** How many of the reader's recent views and engagements lend their words to the recall's interests. */
+const INTEREST_ITEMS = 20;
+
 /** The two actions of note 1. */
 export type FeedAction = 'refresh' | 'load_more';
 
@@ -170,7 +173,9 @@ export class ForYouFeed {
    */
   private async cleanCandidates(readerId: string, interests: string[], ex: ReaderExclusions, nowMs: number): Promise<string[]> {
     const exclusions = { authorIds: ex.blockedAuthors, itemIds: ex.itemIds, authorWeights: ex.authorWeights };
-    const candidates = await this.deps.recall.recall({ ...this.settings.recall, readerId, interests, nowMs, exclusions });
+    // what the reader viewed or engaged with lately also says what it is interested in (issue 2)
+    const interestItemIds = [...ex.recentViews, ...ex.engaged].slice(0, INTEREST_ITEMS);
+    const candidates = await this.deps.recall.recall({ ...this.settings.recall, readerId, interests, interestItemIds, nowMs, exclusions });
     this.deps.metrics.recallSize(FEED, candidates.length);
     if (candidates.length === 0) return [];
     const seen = await this.deps.seen.seen(readerId, candidates, nowMs);

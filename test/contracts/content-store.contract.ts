@@ -267,6 +267,33 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
         expect(new Set(all).size).toBe(all.length);
       });
 
+      it('takes interests from the titles and tags of interestItemIds too (viewed or engaged items)', async () => {
+        await store.upsertItems(
+          [
+            item('seen-rust', { title: 'Rust borrow checker explained', ageH: 30 }),
+            item('seen-tag', { title: 'Weekly notes', tags: ['compilers'], ageH: 30 }),
+            item('rust-new', { title: 'Async rust in practice', ageH: 2 }),
+            item('compiler-new', { title: 'Writing compilers for fun', ageH: 3 }),
+            item('popular', { title: 'Gardening', ageH: 1, popularity: 900 }),
+          ],
+          NOW,
+        );
+        // without them, popularity leads; with them, the items sharing their words come first
+        expect((await store.recall(query({ limit: 5 })))[0]).toBe('popular');
+        const ids = await store.recall(query({ interestItemIds: ['seen-rust', 'seen-tag'], limit: 5 }));
+        expect(ids.slice(0, 4).sort()).toEqual(['compiler-new', 'rust-new', 'seen-rust', 'seen-tag']);
+        // as a feed asks: the viewed items themselves excluded
+        const exclusions = { authorIds: [], itemIds: ['seen-rust', 'seen-tag'], authorWeights: new Map<string, number>() };
+        const fresh = await store.recall(query({ interestItemIds: ['seen-rust', 'seen-tag'], exclusions, limit: 5 }));
+        expect(fresh).toEqual(expect.arrayContaining(['compiler-new', 'rust-new']));
+        expect(fresh.slice(0, 2).sort()).toEqual(['compiler-new', 'rust-new']);
+        expect(fresh).toHaveLength(3);
+        // OR-ed with explicit interests; unknown ids add nothing and break nothing
+        const both = await store.recall(query({ interests: ['gardening'], interestItemIds: ['seen-rust', 'nope'], limit: 5 }));
+        expect(both.slice(0, 3).sort()).toEqual(['popular', 'rust-new', 'seen-rust']);
+        expect(await store.recall(query({ interestItemIds: ['nope'], limit: 1 }))).toEqual(['popular']);
+      });
+
       it('respects the limit and never repeats an id', async () => {
         const items = Array.from({ length: 40 }, (_, i) =>
           item(`i${String(i).padStart(2, '0')}`, { title: i % 4 === 0 ? 'rust' : 'other', ageH: i, popularity: i }),

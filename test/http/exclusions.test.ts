@@ -139,4 +139,18 @@ describe.each(setups)('exclusions on $name', ({ hot, db }) => {
     expect(anon.statusCode).toBe(401);
     expect(await feed('refresh', 100)).toHaveLength(22); // nothing was excluded (it_19 is deleted)
   });
+  it('what a reader viewed lends its words to the recall: related items rank above popular ones', async () => {
+    const kw = [
+      item('kw_viewed', 30 * HOUR_MS, { author_id: 'author_kw', title: 'Quantum annealing hardware', popularity: 1 }),
+      item('kw_related', 20 * HOUR_MS, { author_id: 'author_kw', title: 'Quantum error correction', popularity: 1 }),
+    ];
+    expect((await call('POST', '/v1/items', kw)).statusCode).toBe(200);
+    expect((await feed('refresh', 3))[0]).not.toBe('kw_related'); // no signal yet: popularity leads
+    const token = await t.token(reader);
+    const res = await t.app.inject({ method: 'POST', url: '/v1/views', payload: { item_id: 'kw_viewed' }, headers: { authorization: `Bearer ${token}` } });
+    expect(res.json().data.counted).toBe(true);
+    const ids = await feed('refresh', 3);
+    expect(ids[0]).toBe('kw_related');
+    expect(ids).not.toContain('kw_viewed');
+  });
 });

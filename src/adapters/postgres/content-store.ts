@@ -199,11 +199,25 @@ export class PostgresContentStore implements ContentStore, CandidateRecall {
     const gauss = `exp(-least(700, power(greatest(0, abs($1::bigint - published_at) - $3::float8), 2) * $4::float8))`;
     const query = orQueryText(q.interests);
     params[5] = query;
-    // Without interest words no row matches: skip the text match, so `tsv` (the widest column) is never
-    // read. ($6 = '' then, so `$6 <> ''` is false; every parameter must appear for its type to be known.)
-    const matched = query === '' ? `$6::text <> ''` : `tsv @@ to_tsquery('english', $6::text)`;
-    const score = query === '' ? `${gauss} * ln(2 + popularity)`
-      : `CASE WHEN matched THEN ts_rank(tsv, to_tsquery('english', $6::text)) * ${gauss} ELSE ${gauss} * ln(2 + popularity) END`;
+    const fromItems = [...new Set(q.interestItemIds ?? [])];
+    // The text query: the interest words ($6, English stemming) OR-ed with the stemmed words of the
+    // titles and tags of `interestItemIds` (already lexemes: cast, not parsed again; only [a-z0-9]+ so
+    // the cast cannot fail). Without either, no row matches: the text match is skipped, so `tsv` (the
+    // widest column) is never read. ($6 = '' then, so `$6 <> ''` is false; every parameter must
+    // appear for its type to be known.)
+    const textQuery = fromItems.length === 0
+      ? (query === '' ? null : `to_tsquery('english', $6::text)`)
+      : `(SELECT CASE WHEN $6::text = '' THEN d.q ELSE to_tsquery('english', $6::text) || coalesce(d.q, ''::tsquery) END
+          FROM (SELECT string_agg(w, ' | ')::tsquery AS q FROM (
+                  SELECT w FROM items, unnest(tsvector_to_array(to_tsvector('english',
+                           title || ' ' || array_to_string(tags, ' ')))) AS w
+                  WHERE id = ANY(${param(fromItems)}::text[]) AND w ~ '^[a-z0-9]+$'
+                  GROUP BY w ORDER BY count(*) DESC, w LIMIT 64) l) d)`;
+    const withText = textQuery !== null;
+    const matched = withText ? `coalesce(tsv @@ tq.q, false)` : `$6::text <> ''`;
+    const score = withText
+      ? `CASE WHEN matched THEN ts_rank(tsv, tq.q) * ${gauss} ELSE ${gauss} * ln(2 + popularity) END`
+      : `${gauss} * ln(2 + popularity)`;
     const ex = q.exclusions;
     const authors = [...(ex?.authorIds ?? [])];
     const itemIds = [...(ex?.itemIds ?? [])];
@@ -216,12 +230,12 @@ export class PostgresContentStore implements ContentStore, CandidateRecall {
       : '';
     const rows = await this.sql.query<{ id: string }>(
       `SELECT id FROM (
-         SELECT id, published_at, ${query === '' ? '' : 'tsv, '}popularity, ${matched} AS matched,
+         SELECT id, published_at, ${withText ? 'tsv, tq.q, ' : ''}popularity, ${matched} AS matched,
                 ${weighted.length > 0 ? 'coalesce(w.weight, 1)' : '1'} AS weight
-         FROM items${weightJoin}
+         FROM items${withText ? `, (SELECT ${textQuery} AS q) tq` : ''}${weightJoin}
          WHERE deleted_at IS NULL AND published_at BETWEEN $2::bigint AND $1::bigint AND author_id <> $5::text${excluded}
        ) c
-       ORDER BY matched DESC, weight * ${score} DESC, published_at DESC, id ASC
+       ORDER BY matched DESC, weight * ${score.replaceAll('tq.q', 'c.q')} DESC, published_at DESC, id ASC
        LIMIT $7::int`,
       params,
     );
