@@ -4,6 +4,8 @@
  *
  * - phase 2 page: a reader with 20 signals who follows nobody — the page is phase 2 (vector search:
  *   probed buckets → Hamming top-pool in SQL → exact cosine in Node), seen check, hydrate, mark seen;
+ * - phase 2 next page: the second page of each of those sessions, still phase 2 — its ranked pool comes
+ *   from the per-session cache (discover-pool-cache.ts), so no vector search;
  * - phase 3 page: a reader with no signals (newest overall, keyset on `items_live_newest_idx`).
  * Items have random titles from a 3,000-word vocabulary (text-embedded, 256 dims). Target: p99 < 25 ms.
  * Then each part of a page alone (bench/discover-parts.ts) with the Redis PING / SELECT 1 floors.
@@ -39,11 +41,25 @@ function corpus(n: number): ItemInput[] {
   }));
 }
 
-async function measure(f: Freshet, reader: (i: number) => string): Promise<Summary> {
+/** First pages of readers `reader(i)` (20 warm-up); with each reader's next cursor, for {@link measureNext}. */
+async function measure(f: Freshet, reader: (i: number) => string): Promise<Summary & { cursors: (string | null)[] }> {
   const samples: number[] = [];
+  const cursors: (string | null)[] = [];
   for (let i = 0; i < PAGES + 20; i++) {
     const t = performance.now();
-    await f.discover.feed.page(reader(i), 20, undefined, NOW);
+    const page = await f.discover.feed.page(reader(i), 20, undefined, NOW);
+    if (i >= 20) samples.push(performance.now() - t);
+    cursors.push(page.nextCursor);
+  }
+  return { ...summarize(samples), cursors };
+}
+
+/** Second pages of the same sessions (phase 2 again: the session's ranked pool is cached, no vector search). */
+async function measureNext(f: Freshet, reader: (i: number) => string, cursors: readonly (string | null)[]): Promise<Summary> {
+  const samples: number[] = [];
+  for (let i = 0; i < cursors.length; i++) {
+    const t = performance.now();
+    await f.discover.feed.page(reader(i), 20, cursors[i] ?? undefined, NOW);
     if (i >= 20) samples.push(performance.now() - t);
   }
   return summarize(samples);
@@ -70,12 +86,13 @@ async function oneSize(n: number): Promise<{ pages: string[][]; parts: string[][
     for (let r = 0; r < PAGES + 20; r++) for (let k = 0; k < 20; k++) signals.push({ readerId: `r${r}`, itemId: `b${Math.floor(rnd() * n)}`, atMs: NOW - k * 3_600_000, weight: 1 });
     await f.discover.embeddings.addSignals(signals);
     const p2 = await measure(f, (i) => `r${i}`);
+    const p2next = await measureNext(f, (i) => `r${i}`, p2.cursors);
     const p3 = await measure(f, (i) => `cold${i}`);
     console.log(`  ${n} items: load ${loadS.toFixed(1)} s, text embeddings ${embedS.toFixed(1)} s`);
     const parts = await discoverParts(f, sql, n, NOW);
     const breakdown = await pageBreakdown(f, sql, n, NOW, PAGES);
     const recall = await recallRows(f, sql, n, NOW, 50);
-    return { breakdown, recall, pages: [timingRow(`${n / 1000}k items, phase 2 page`, p2, { p99: 25 }), timingRow(`${n / 1000}k items, phase 3 page`, p3, { p99: 25 })], parts };
+    return { breakdown, recall, pages: [timingRow(`${n / 1000}k items, phase 2 page`, p2, { p99: 25 }), timingRow(`${n / 1000}k items, phase 2 next page (pool cached)`, p2next, { p99: 25 }), timingRow(`${n / 1000}k items, phase 3 page`, p3, { p99: 25 })], parts };
   } finally {
     await f.close();
     await dropSchema(schema);

@@ -10,6 +10,7 @@ import type { SeenFilter } from './ports/seen-filter.js';
 import type { Logger } from './ports/observability.js';
 import type { Sql } from './adapters/postgres/sql.js';
 import { PostgresDiscoverIndex } from './adapters/postgres/discover-index.js';
+import { DiscoverPoolCache } from './services/discover-pool-cache.js';
 import { CursorCodec } from './services/discover-cursor.js';
 import { DiscoverEmbeddings } from './services/discover-embeddings.js';
 import { DiscoverFeed, type TrendingSource } from './services/discover-feed.js';
@@ -57,6 +58,7 @@ export function wireDiscover(
       trending: hotTrending(deps.hot),
       cursors: new CursorCodec(deps.secret, d.cursorTtlMs),
       log: deps.log,
+      pool: new DiscoverPoolCache(),
     },
     { overFetch: d.overFetch, overFetchCap: d.overFetchCap, trendingEvery: 5, trendingDepth: d.trendingDepth, pool: d.pool, minSimilarity: d.minSimilarity, maxFetch: 1000 },
   );

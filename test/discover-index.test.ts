@@ -1,8 +1,8 @@
 /**
  * The DiscoverIndex contract (src/ports/discover-index.ts) on both SQL engines — PGlite in memory and
  * the PostgreSQL server (a schema of its own, dropped afterwards): the vector search without pgvector
- * (probed buckets → Hamming pool in SQL → exact cosine), the keyset streams, and the catch-up of
- * missing embeddings.
+ * (probed buckets → Hamming pool in SQL → exact cosine), the liveness check of a cached pool, the keyset
+ * streams, and the catch-up of missing embeddings.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresContentStore } from '../src/adapters/postgres/content-store.js';
@@ -99,6 +99,11 @@ for (const engine of engines) {
       expect((await search(base, { untilMs: NOW - 1000 - 2 })).map((r) => r.id)).not.toContain('near1'); // near1 published at NOW-1001
       const own = (await search(vectors.get('x7')!, { readerId: 'a7', pool: 5 })).map((r) => r.id); // x7's author is a7
       expect(own).not.toContain('x7');
+    });
+
+    it('live: the given ids that are items not deleted (near0 was deleted above)', async () => {
+      expect([...(await index.live(['near0', 'near1', 'x7', 'x7', 'no-such-item']))].sort()).toEqual(['near1', 'x7']);
+      expect((await index.live([])).size).toBe(0);
     });
 
     it('merges touching probe ranges', () => {

@@ -10,6 +10,7 @@
  *   - `newest`: every author but the reader's followed ones and the reader itself, same order;
  *   - `nearest`: items whose sketch falls in one of the probed bucket ranges, the `pool` closest by
  *     sketch Hamming distance, returned with their int8 vectors (the caller ranks them by cosine).
+ * - `live` returns the subset of the given ids that are items not deleted.
  * - `putEmbeddings` upserts in one transaction (all or nothing), each row stamped with the item write it
  *   reflects (`itemUpdateMs`, else `nowMs`); `missingEmbeddings` lists live items
  *   with no embedding, or a text embedding older than the item's last write.
@@ -72,6 +73,8 @@ export interface DiscoverIndex {
   followed(readerId: string, untilMs: number, after: After | null, limit: number): Promise<StreamRow[]>;
   newest(readerId: string, untilMs: number, after: After | null, limit: number): Promise<StreamRow[]>;
   nearest(q: { sketch: string; ranges: readonly BucketRange[]; untilMs: number; pool: number; readerId: string }): Promise<VectorRow[]>;
+  /** Which of `ids` are live items (not deleted): a cached phase-2 pool's re-check, one round trip. */
+  live(ids: readonly string[]): Promise<Set<string>>;
   /** Upserts embeddings at `nowMs` (their update time), in one transaction. */
   putEmbeddings(records: readonly EmbeddingRecord[], nowMs: number): Promise<void>;
   /**

@@ -7,7 +7,8 @@
  *      ranking's top list, when it has entries), seen-checked like the rest;
  *   2. **discovery**: the items nearest to the reader's embedding by cosine (discover-embeddings.ts),
  *      from a pool the vector search returns, above a minimum similarity — skipped for a reader with
- *      no signals;
+ *      no signals; the ranked pool is cached per session (discover-pool-cache.ts), so only a session's
+ *      first phase-2 page runs the vector search;
  *   3. **newest overall**, without followed creators.
  * When a phase runs dry the same request continues into the next, so a page is short only when every
  * phase is exhausted — and then `next_cursor` is null.
@@ -27,6 +28,7 @@ import type { SeenFilter } from '../ports/seen-filter.js';
 import type { Logger } from '../ports/observability.js';
 import { CursorCodec, type CursorState, type Phase, type Position } from './discover-cursor.js';
 import type { DiscoverEmbeddings, ReaderQuery } from './discover-embeddings.js';
+import type { DiscoverPoolCache, PoolEntry } from './discover-pool-cache.js';
 
 /** Where an item of a page came from. */
 export type DiscoverSource = 'followed' | 'trending' | 'discovery' | 'newest';
@@ -83,6 +85,8 @@ export interface DiscoverDeps {
   trending: TrendingSource;
   cursors: CursorCodec;
   log: Logger;
+  /** The ranked phase-2 pool per session (discover-pool-cache.ts); absent: every page searches. */
+  pool?: DiscoverPoolCache;
 }
 
 interface Candidate {
@@ -107,6 +111,8 @@ interface Run {
   query: Promise<ReaderQuery | null> | null;
   /** Started with the exclusions read (phase 1): the trending list. */
   trending: Promise<{ id: string; authorId: string }[]> | null;
+  /** The session's ranked phase-2 pool when the cache had it at the request's start. */
+  cachedPool: PoolEntry[] | undefined;
 }
 
 /** A promise whose rejection is handled (observed later, or never when the page ends first). */
@@ -131,12 +137,14 @@ export class DiscoverFeed {
     const restarted = cursor !== undefined && s === null;
     s ??= { t0: nowMs, phase: 1, p1: null, trending: 0, p2: null, p3: null, factor: this.settings.overFetch };
     // independent reads, in parallel: exclusions, the reader query (cached per session, so started
-    // on a phase-1 page it serves the later phase-2 pages) and the trending list
-    const query = s.phase <= 2 ? started(this.deps.embeddings.readerQuery(readerId, s.t0)) : null;
+    // on a phase-1 page it serves the later phase-2 pages; not needed when the session's pool is
+    // cached) and the trending list
+    const cachedPool = s.phase === 2 ? this.deps.pool?.get(readerId, s.t0) : undefined;
+    const query = s.phase === 1 || (s.phase === 2 && !cachedPool) ? started(this.deps.embeddings.readerQuery(readerId, s.t0)) : null;
     const slots = Math.floor(limit / this.settings.trendingEvery);
     const trending = s.phase === 1 && slots > 0 ? started(this.deps.trending.trending(nowMs, this.settings.trendingDepth)) : null;
     const ex = await this.deps.exclusions.forReader(readerId, nowMs);
-    const run: Run = { readerId, nowMs, s: { ...s }, ex, picked: [], pickedIds: new Set(), stats: { fetched: 0, seenDropped: 0, excluded: {} }, query, trending };
+    const run: Run = { readerId, nowMs, s: { ...s }, ex, picked: [], pickedIds: new Set(), stats: { fetched: 0, seenDropped: 0, excluded: {} }, query, trending, cachedPool };
     if (run.s.phase === 1) await this.phase1(run, limit);
     if (run.s.phase === 2) await this.phase2(run, limit);
     if (run.s.phase === 3) await this.phase3(run, limit);
@@ -169,27 +177,51 @@ export class DiscoverFeed {
     if (followed.done) run.s.phase = 2;
   }
 
-  /** Phase 2: the pool nearest to the reader's embedding, by cosine desc then id asc. */
+  /**
+   * Phase 2: the pool nearest to the reader's embedding, by cosine desc then id asc. The ranked pool
+   * comes from the session cache when it has it (no vector search; its candidates' liveness is
+   * re-checked per round), else from the vector search, and is cached for the session's next pages.
+   */
   private async phase2(run: Run, limit: number): Promise<void> {
     const need = limit - run.picked.length;
     if (need <= 0) return;
-    const q = await (run.query ?? this.deps.embeddings.readerQuery(run.readerId, run.s.t0));
-    if (!q) {
+    const hit = run.cachedPool !== undefined;
+    let ranked = run.cachedPool ?? (await this.rankedPool(run));
+    if (!ranked) {
       run.s.phase = 3;
       return;
     }
-    const rows = await this.deps.index.nearest({ sketch: q.sketch.bits, ranges: q.ranges, untilMs: run.s.t0, pool: this.settings.pool, readerId: run.readerId });
-    const ranked = rows
-      .map((r) => ({ id: r.id, authorId: r.authorId, key: cosine(q.vector, r.vector) }))
-      .filter((c) => c.key > this.settings.minSimilarity)
-      .sort((a, b) => b.key - a.key || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const stream = async (after: After | null, n: number) => {
-      const from = after ? ranked.findIndex((c) => c.key < after.key || (c.key === after.key && c.id > after.id)) : 0;
-      return from < 0 ? [] : ranked.slice(from, from + n);
+    if (!hit) this.deps.pool?.set(run.readerId, run.s.t0, ranked);
+    const stream = async (after: After | null, n: number): Promise<PoolEntry[]> => {
+      for (;;) {
+        const from = after ? ranked!.findIndex((c) => c.key < after.key || (c.key === after.key && c.id > after.id)) : 0;
+        const slice = from < 0 ? [] : ranked!.slice(from, from + n);
+        if (!hit || slice.length === 0) return slice;
+        // cached: drop candidates deleted since the search (what the search itself would have done)
+        const live = await this.deps.index.live(slice.map((c) => c.id));
+        if (live.size === slice.length) return slice;
+        const dead = new Set(slice.filter((c) => !live.has(c.id)).map((c) => c.id));
+        ranked = ranked!.filter((c) => !dead.has(c.id));
+        this.deps.pool?.set(run.readerId, run.s.t0, ranked);
+      }
     };
     const found = await this.drain(run, need, stream, 'p2');
     for (const c of found.taken) this.pick(run, c, 'discovery');
-    if (found.done) run.s.phase = 3;
+    if (found.done) {
+      run.s.phase = 3;
+      this.deps.pool?.delete(run.readerId, run.s.t0);
+    }
+  }
+
+  /** The vector search's pool ranked by exact cosine (desc, then id asc); null: the reader has no query. */
+  private async rankedPool(run: Run): Promise<PoolEntry[] | null> {
+    const q = await (run.query ?? this.deps.embeddings.readerQuery(run.readerId, run.s.t0));
+    if (!q) return null;
+    const rows = await this.deps.index.nearest({ sketch: q.sketch.bits, ranges: q.ranges, untilMs: run.s.t0, pool: this.settings.pool, readerId: run.readerId });
+    return rows
+      .map((r) => ({ id: r.id, authorId: r.authorId, key: cosine(q.vector, r.vector) }))
+      .filter((c) => c.key > this.settings.minSimilarity)
+      .sort((a, b) => b.key - a.key || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Phase 3: newest overall, without followed creators. */

@@ -119,6 +119,13 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
     return rows.map((r) => ({ id: r.id, authorId: r.author_id, vector: toInt8(r.vec) }));
   }
 
+  /** The ids among `ids` of items that exist and are not deleted (primary-key lookups). */
+  async live(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.sql.query<{ id: string }>(`SELECT id FROM items WHERE id = ANY($1::text[]) AND deleted_at IS NULL`, [[...new Set(ids)]]);
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** Upserts embeddings in one transaction, {@link CHUNK} rows per statement. */
   async putEmbeddings(records: readonly EmbeddingRecord[], nowMs: number): Promise<void> {
     if (records.length === 0) return;
