@@ -3,29 +3,13 @@
  * PGlite, and the seen filters survive through their snapshot, so a reader is not served again what
  * it saw before the restart.
  */
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { openFreshet } from '../src/container.js';
-import { HOUR_MS, ManualClock } from '../src/domain/clock.js';
-import { T0 } from './support/app.js';
+import { describe, expect, it } from 'vitest';
+import { HOUR_MS } from '../src/domain/clock.js';
+import { T0, embeddedDataDir } from './support/app.js';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'freshet-restart-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-const config = loadConfig({
-  LOG_LEVEL: 'silent',
-  FRESHET_DATA_DIR: dataDir,
-  FRESHET_SERVICE_KEY: 'restart-service-key-0123456789',
-  FRESHET_SECRET: 'restart-secret-0123456789abcdef',
-  FRESHET_SEEN_CAPACITY_PER_DAY: '10000',
-});
-
-async function open() {
-  return openFreshet(config, { clock: new ManualClock(T0), defaultMetrics: false });
-}
+const { dataDir, open } = embeddedDataDir();
 
 describe('embedded default across a restart', () => {
   it('keeps items and impressions: the same reader gets new items, another reader the same top items', async () => {

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -100,4 +101,23 @@ export function item(id: string, ageMs: number, extra: Record<string, unknown> =
     published_at: Math.floor((T0 - ageMs) / 1000),
     ...extra,
   };
+}
+
+/**
+ * The embedded default (PGlite + in-process stores) in a temp data folder of its own, for restart
+ * tests: `open()` opens Freshet on it (a fresh process each call, virtual clock at T0); the folder is
+ * removed after the test file (vitest `afterAll`). `extra`: more environment on top of the defaults.
+ */
+export function embeddedDataDir(extra: Record<string, string> = {}): { dataDir: string; open(): Promise<Freshet> } {
+  const dataDir = mkdtempSync(join(tmpdir(), 'freshet-embedded-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    FRESHET_DATA_DIR: dataDir,
+    FRESHET_SERVICE_KEY: 'restart-service-key-0123456789',
+    FRESHET_SECRET: 'restart-secret-0123456789abcdef',
+    FRESHET_SEEN_CAPACITY_PER_DAY: '10000',
+    ...extra,
+  });
+  return { dataDir, open: () => openFreshet(config, { clock: new ManualClock(T0), defaultMetrics: false }) };
 }
