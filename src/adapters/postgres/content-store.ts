@@ -10,6 +10,7 @@ import { gaussSigma2 } from '../../domain/decay.js';
 import type { CandidateRecall, ContentStore, ItemInput, RecallQuery } from '../../ports/content-store.js';
 import type { Sql } from './sql.js';
 import { itemColumns, rowToItem, type ItemRow } from './item-rows.js';
+import { AutoAnalyze } from './auto-analyze.js';
 import { normalizeTerms, orQueryText } from '../../domain/terms.js';
 
 /** Rows per INSERT statement in `upsertItems` (8 parameters a row; PostgreSQL allows 65,535). */
@@ -34,15 +35,19 @@ const COLUMNS = itemColumns();
  * `upsertItems` throws `INVALID_INPUT` when the schema rejects a value (see its doc).
  */
 export class PostgresContentStore implements ContentStore, CandidateRecall {
-  /** Rows written by `upsertItems` since the last `ANALYZE items` of this store (PGlite only). */
-  private writtenSinceAnalyze = 0;
-  /** `pg_class.reltuples` of `items` at that `ANALYZE` (0 before the first one). */
-  private rowsAtAnalyze = 0;
+  /**
+   * PGlite has no autovacuum, and without statistics on `items` its planner ANDs the primary key with
+   * the partial index of live items, so hydration scans every live row (bench/README.md: 2.3 ms instead
+   * of 0.7 ms for 20 ids): `upsertItems` reports its writes here, which runs `ANALYZE items` when due.
+   */
+  private readonly analyze: AutoAnalyze;
 
   constructor(
     private readonly sql: Sql,
     private readonly opts: { ownsSql?: boolean } = {},
-  ) {}
+  ) {
+    this.analyze = new AutoAnalyze(sql);
+  }
 
   /**
    * Inserts or updates items by id in one transaction (multi-row `INSERT … ON CONFLICT (id) DO
@@ -88,29 +93,9 @@ export class PostgresContentStore implements ContentStore, CandidateRecall {
       }
       return { inserted, updated };
     }).then(async (counts) => {
-      await this.analyzeIfDue(counts.inserted + counts.updated);
+      await this.analyze.wrote('items', counts.inserted + counts.updated, 'ANALYZE');
       return counts;
     });
-  }
-
-  /**
-   * PGlite runs one backend and no autovacuum, so its planner would never get statistics for
-   * `items`: without them it ANDs the primary key with the partial index of live items and hydration
-   * scans every live row (bench/README.md: 2.3 ms instead of 0.7 ms for 20 ids). So this store runs
-   * `ANALYZE items` itself when the rows written since the last one pass autovacuum's own trigger,
-   * 50 + 10 % of the table (PostgreSQL's defaults `autovacuum_analyze_threshold` and
-   * `autovacuum_analyze_scale_factor`). On a PostgreSQL server autovacuum does it; nothing runs here.
-   */
-  private async analyzeIfDue(written: number): Promise<void> {
-    if (this.sql.kind !== 'pglite') return;
-    this.writtenSinceAnalyze += written;
-    if (this.writtenSinceAnalyze < 50 + 0.1 * this.rowsAtAnalyze) return;
-    this.writtenSinceAnalyze = 0;
-    await this.sql.query('ANALYZE items');
-    const rows = await this.sql.query<{ n: number | string }>(
-      `SELECT reltuples AS n FROM pg_class WHERE oid = 'items'::regclass`,
-    );
-    this.rowsAtAnalyze = Math.max(0, Number(rows[0]?.n ?? 0));
   }
 
   /** Soft-deletes (sets `deleted_at = nowMs`); false when the id is unknown or already deleted. */

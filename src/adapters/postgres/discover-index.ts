@@ -22,6 +22,7 @@
 import type { Sql } from './sql.js';
 import type { BucketRange } from '../../domain/embedding.js';
 import type { After, DiscoverIndex, EmbeddingRecord, MissingEmbedding, SignalRow, StreamRow, VectorRow } from '../../ports/discover-index.js';
+import { AutoAnalyze } from './auto-analyze.js';
 
 /** Rows per INSERT in `putEmbeddings` / `addSignals` (7 parameters a row; PostgreSQL allows 65,535). */
 const CHUNK = 1000;
@@ -58,10 +59,12 @@ export function mergeRanges(ranges: readonly BucketRange[]): BucketRange[] {
 
 /** The PostgreSQL discover index. Does not own the `Sql` handle. */
 export class PostgresDiscoverIndex implements DiscoverIndex {
-  /** Rows written per table since its last `VACUUM ANALYZE` by this adapter (PGlite only). */
-  private readonly written = new Map<string, { since: number; atLast: number }>();
+  /** `VACUUM ANALYZE` of this adapter's tables after bulk writes, on PGlite (no autovacuum there). */
+  private readonly analyze: AutoAnalyze;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly sql: Sql) {
+    this.analyze = new AutoAnalyze(sql);
+  }
 
   /** Items of followed authors, newest first (index `items_author_newest_idx` per author). */
   async followed(readerId: string, untilMs: number, after: After | null, limit: number): Promise<StreamRow[]> {
@@ -148,25 +151,7 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
         );
       }
     });
-    await this.analyzeIfDue('item_embeddings', all.length);
-  }
-
-  /**
-   * PGlite runs no autovacuum: after `rows` more rows were written to `table` than autovacuum's own
-   * trigger (50 + 10 % of the table: `autovacuum_analyze_threshold`, `…_scale_factor` defaults), runs
-   * `VACUUM ANALYZE table` — statistics for the planner, and the visibility map for index-only scans.
-   * On a PostgreSQL server autovacuum does this; nothing runs here.
-   */
-  private async analyzeIfDue(table: 'item_embeddings' | 'reader_signals', rows: number): Promise<void> {
-    if (this.sql.kind !== 'pglite') return;
-    const w = this.written.get(table) ?? { since: 0, atLast: 0 };
-    this.written.set(table, w);
-    w.since += rows;
-    if (w.since < 50 + 0.1 * w.atLast) return;
-    w.since = 0;
-    await this.sql.exec(`VACUUM ANALYZE ${table}`);
-    const n = await this.sql.query<{ n: number | string }>(`SELECT reltuples AS n FROM pg_class WHERE oid = '${table}'::regclass`);
-    w.atLast = Math.max(0, Number(n[0]?.n ?? 0));
+    await this.analyze.wrote('item_embeddings', all.length, 'VACUUM ANALYZE');
   }
 
   /** Live items with no embedding, or whose text embedding predates their last write; id > `afterId`. */
@@ -201,7 +186,7 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
         params,
       );
     }
-    await this.analyzeIfDue('reader_signals', signals.length);
+    await this.analyze.wrote('reader_signals', signals.length, 'VACUUM ANALYZE');
   }
 
   /**
