@@ -15,6 +15,7 @@ import { buildApp } from '../../src/http/app.js';
 import { mintReaderToken } from '../../src/services/tokens.js';
 import { openPglite, openPostgres } from '../../src/adapters/postgres/sql.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix, uniqueSchema } from './env.js';
+import { deleteByPrefix } from './redis.js';
 
 export const SERVICE_KEY = 'test-service-key-0123456789';
 const SECRET = 'test-secret-0123456789abcdef';
@@ -76,16 +77,11 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   };
 }
 
-/** Deletes every key under a prefix. */
+/** Deletes every key under a prefix (on its own short-lived connection; see `deleteByPrefix`). */
 export async function dropPrefix(prefix: string): Promise<void> {
   const redis = new Redis(TEST_REDIS_URL);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
+    await deleteByPrefix(redis, prefix);
   } finally {
     redis.disconnect();
   }
