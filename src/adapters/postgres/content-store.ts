@@ -201,7 +201,7 @@ export class PostgresContentStore implements ContentStore, CandidateRecall {
     const withText = textQuery !== null;
     const matched = withText ? `coalesce(tsv @@ tq.q, false)` : `$6::text <> ''`;
     const score = withText
-      ? `CASE WHEN matched THEN ts_rank(tsv, tq.q) * ${gauss} ELSE ${gauss} * ln(2 + popularity) END`
+      ? `CASE WHEN matched THEN ts_rank(tsv, q) * ${gauss} ELSE ${gauss} * ln(2 + popularity) END` // c.q: the text query
       : `${gauss} * ln(2 + popularity)`;
     const ex = q.exclusions;
     const authors = [...(ex?.authorIds ?? [])];
@@ -220,7 +220,7 @@ export class PostgresContentStore implements ContentStore, CandidateRecall {
          FROM items${withText ? `, (SELECT ${textQuery} AS q) tq` : ''}${weightJoin}
          WHERE deleted_at IS NULL AND published_at BETWEEN $2::bigint AND $1::bigint AND author_id <> $5::text${excluded}
        ) c
-       ORDER BY matched DESC, weight * ${score.replaceAll('tq.q', 'c.q')} DESC, published_at DESC, id ASC
+       ORDER BY matched DESC, weight * ${score} DESC, published_at DESC, id ASC
        LIMIT $7::int`,
       params,
     );
