@@ -18,10 +18,10 @@
  * against `expectedRate` / `expectedWindowRate`. "± 95 %" is the binomial half-width
  * 1.96·√(p(1−p)/probes). Run alone with `npx tsx bench/bloom-accuracy.ts`.
  */
-import { closeRedis, type RedisClient } from '../src/adapters/redis/client.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { RedisSeenFilter } from '../src/adapters/redis/seen-filter.js';
-import { MemorySeenFilter } from '../src/adapters/memory/seen-filter.js';
+import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
+import { MemorySeenFilter } from '../src/kernel/seen/memory-seen-filter.js';
 import {
   expectedRate,
   expectedWindowRate,
@@ -29,9 +29,9 @@ import {
   seenWindow,
   sizeWindow,
   type BloomGeometry,
-} from '../src/domain/bloom.js';
-import { dayStamp } from '../src/domain/clock.js';
-import type { SeenFilter } from '../src/ports/seen-filter.js';
+} from '../src/kernel/seen/bloom.js';
+import { dayStamp } from '../src/kernel/clock.js';
+import type { SeenFilter } from '../src/kernel/seen/seen-filter.js';
 import { fmtInt, fmtPct, fmtRatio, printNotes, printTable } from './stats.js';
 import {
   SCRATCH_TTL_MS,

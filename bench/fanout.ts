@@ -10,21 +10,21 @@
  * (b) Timeline read latency: a reader following 500 authors, 5 of them celebrities (pulled from their
  *     outboxes), 20 items per author (10,000 items, inbox of 800): first page, pages inside the inbox
  *     (random `max_id`), deep pages below the inbox floor (PostgreSQL fallback), `since_id` polls
- *     (target p99 < 10 ms). Service level (`FollowingTimeline.read`), sequential.
+ *     (target p99 < 10 ms). Service level (`FollowingTimeline.page`), sequential.
  * Prints figures; asserts nothing. Run alone with `npx tsx bench/fanout.ts`.
  */
-import { loadConfig } from '../src/config.js';
-import { openFreshet, type Freshet } from '../src/container.js';
-import { ManualClock } from '../src/domain/clock.js';
-import { openPostgres, type Sql } from '../src/adapters/postgres/sql.js';
-import { insertEdges, recountFollows } from '../src/adapters/postgres/graph-import.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { RedisTimelineStore } from '../src/adapters/redis/timeline-store.js';
-import type { RedisClient } from '../src/adapters/redis/client.js';
-import type { ItemInput } from '../src/ports/content-store.js';
-import { FanoutWorker } from '../src/services/fanout-worker.js';
-import { noTimelineMetrics } from '../src/ports/timeline-metrics.js';
-import { silentLogger } from '../src/ports/observability.js';
+import { loadConfig } from '../src/app/config.js';
+import { openFreshet, type Freshet } from '../src/app/open.js';
+import { ManualClock } from '../src/kernel/clock.js';
+import { openPostgres, type Sql } from '../src/kernel/sql/sql.js';
+import { insertEdges, recountFollows } from '../src/following/adapters/postgres-graph-import.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { RedisTimelineStore } from '../src/following/adapters/redis-timeline-store.js';
+import type { RedisClient } from '../src/kernel/redis/client.js';
+import type { ItemInput } from '../src/kernel/items/content-store.js';
+import { FanoutWorker } from '../src/following/fanout-worker.js';
+import { noTimelineMetrics } from '../src/following/timeline-metrics.js';
+import { silentLogger } from '../src/kernel/observability.js';
 import { BENCH_DATABASE_URL, BENCH_REDIS_URL, dropPrefix, dropSchema, openRedis, printTitle, runIfMain, uniquePrefix, uniqueSchema, withCleanup } from './support.js';
 import { TIMING_COLUMNS, fmtInt, fmtPct, printNotes, printTable, timeLoop, timingRow, type Summary } from './stats.js';
 
@@ -152,7 +152,7 @@ async function timelineReads(prefix: string, schema: string, onCleanup: (step: (
   await f.following.graph.ensureUsers(authors, NOW);
   for (const a of authors) await f.following.graph.follow('reader', a, NOW);
   for (const a of authors.slice(0, 5)) for (let k = 0; k < 4; k++) await f.following.graph.follow(`fan${k}`, a, NOW);
-  await f.following.timeline.read('reader', { limit: 20 }, NOW); // active, inbox built
+  await f.following.timeline.page('reader', { limit: 20 }, NOW); // active, inbox built
   let t = NOW;
   for (let round = 0; round < 20; round++) {
     const items: ItemInput[] = authors.map((a) => ({ id: `${a}_${round}`, authorId: a, title: `${a} ${round}`, text: '', url: null, tags: [], publishedAt: t, popularity: 0 }));
@@ -164,7 +164,7 @@ async function timelineReads(prefix: string, schema: string, onCleanup: (step: (
   }
   await f.following.queue.idle(300_000);
   await sql.exec('ANALYZE');
-  const read = (q: { limit: number; maxId?: number; sinceId?: number }) => f.following.timeline.read('reader', q, t);
+  const read = (q: { limit: number; maxId?: number; sinceId?: number }) => f.following.timeline.page('reader', q, t);
   const first = await read({ limit: 20 });
   const inbox = await f.following.store.readInbox('reader', { hi: Infinity, lo: 0, count: 1_000 });
   const inInbox = inbox.tids.slice(20, inbox.tids.length - 40);

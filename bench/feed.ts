@@ -9,7 +9,7 @@
  * at random), so the seen check does its full work. After the load, `ANALYZE items` (as autovacuum
  * would do on a server; PGlite has none), with hydration and recall timed before and after.
  *
- * (a) PostgreSQL + Redis, service level, sequential: `forYou.serve(reader, 'refresh', 20, now)`
+ * (a) PostgreSQL + Redis, service level, sequential: `forYou.page(reader, 'refresh', 20, now)`
  *     (target p50 ≤ 10 ms, p99 ≤ 25 ms) for readers with and without interests, each reader once;
  *     then the parts, each alone: lease, interests, recall SQL, seen check, cache replace,
  *     hydration, impressions; floors: Redis PING and PostgreSQL `SELECT 1`.
@@ -21,21 +21,25 @@
  *     Then the load_more parts alone: cache pop, hydration, impressions, token check.
  * (c) PGlite + in-process stores (the embedded default), service level: refresh and load_more
  *     (the in-process seen filters start empty).
+ * (d) refresh against the catalog size, 20k and 200k items (2M with `--sizes=20k,200k,2m`), on both
+ *     store pairs: bench/feed-scale.ts (also runnable alone). `--scale-only` runs (d) alone.
  * Run alone with `npx tsx bench/feed.ts`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closeRedis, type RedisClient } from '../src/adapters/redis/client.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { openPglite, openPostgres, type Sql } from '../src/adapters/postgres/sql.js';
-import { loadConfig } from '../src/config.js';
-import { openFreshet, seenGeometry, type Freshet } from '../src/container.js';
-import { seenWindow } from '../src/domain/bloom.js';
-import { DAY_MS, ManualClock, dayStamp } from '../src/domain/clock.js';
-import type { ItemInput } from '../src/ports/content-store.js';
-import { buildApp } from '../src/http/app.js';
-import { mintReaderToken } from '../src/services/tokens.js';
+import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
+import { loadConfig } from '../src/app/config.js';
+import { openFreshet, type Freshet } from '../src/app/open.js';
+import { seenGeometry } from '../src/kernel/seen/wire.js';
+import { seenWindow } from '../src/kernel/seen/bloom.js';
+import { DAY_MS, ManualClock, dayStamp } from '../src/kernel/clock.js';
+import type { ItemInput } from '../src/kernel/items/content-store.js';
+import { buildApp } from '../src/app/http.js';
+import { mintReaderToken } from '../src/kernel/http/tokens.js';
+import { runScale } from './feed-scale.js';
 import { runLoad, type LoadPlan, type LoadResult, type LoadSession } from './http-load.js';
 import {
   TIMING_COLUMNS,
@@ -119,6 +123,11 @@ class Readers {
 }
 
 export async function run(): Promise<void> {
+  if (!process.argv.includes('--scale-only')) await runParts();
+  await runScale();
+}
+
+async function runParts(): Promise<void> {
   printTitle('for-you feed — 20,000 items over 30 days; PostgreSQL + Redis, and the embedded stores');
   const corpus = makeCorpus();
   await withCleanup(async (cleanup) => {
@@ -178,7 +187,7 @@ async function prepare(stack: Stack, corpus: Corpus): Promise<void> {
     await stack.f.content.upsertItems(corpus.items.slice(from, from + 1000), NOW);
   }
   const seconds = (performance.now() - t) / 1000;
-  const inHorizon = corpus.items.filter((it) => it.publishedAt >= NOW - stack.f.config.recall.horizonMs).length;
+  const inHorizon = corpus.items.filter((it) => it.publishedAt >= NOW - stack.f.config.forYou.recall.horizonMs).length;
   const before = await timeQueries(stack);
   await stack.sql.query('ANALYZE items');
   const after = await timeQueries(stack);
@@ -186,7 +195,7 @@ async function prepare(stack: Stack, corpus: Corpus): Promise<void> {
   printNotes(
     `${stack.name}: loaded ${fmtInt(corpus.items.length)} items in ${seconds.toFixed(1)} s ` +
       `(${fmtInt(corpus.items.length / seconds)} items/s); ${fmtInt(inHorizon)} inside the ` +
-      `${(stack.f.config.recall.horizonMs / DAY_MS).toFixed(1)}-day recall horizon`,
+      `${(stack.f.config.forYou.recall.horizonMs / DAY_MS).toFixed(1)}-day recall horizon`,
     `${stack.name}: p50 right after the load: ${p50s(before)}; after ANALYZE items: ${p50s(after)} ` +
       `(all figures below are after ANALYZE)`,
   );
@@ -195,10 +204,10 @@ async function prepare(stack: Stack, corpus: Corpus): Promise<void> {
 /** Hydration of a page and a recall without interests (the two queries whose plans use statistics). */
 async function timeQueries(stack: Stack): Promise<{ hydrate: Summary; recall: Summary }> {
   const page = range(PAGE, (i) => `it${i * 997}`);
-  const query = { ...stack.f.config.recall, readerId: 'plan_probe', interests: [], nowMs: NOW };
+  const query = { ...stack.f.config.forYou.recall, readerId: 'plan_probe', interests: [], nowMs: NOW };
   return {
     hydrate: await timeLoop(() => stack.f.content.getItems(page), PART_LOOP),
-    recall: await timeLoop(() => stack.f.content.recall(query), { warmup: 5, iterations: 100, seconds: 2 }),
+    recall: await timeLoop(() => stack.f.recall.recall(query), { warmup: 5, iterations: 100, seconds: 2 }),
   };
 }
 
@@ -248,7 +257,7 @@ async function openServerStack(cleanup: Cleanup): Promise<Stack> {
 
 /** Every day of the window at capacity: half the bits of each day bitmap set at random. */
 async function fillSeenDays(redis: RedisClient, keys: Keys, f: Freshet): Promise<void> {
-  const g = seenGeometry(f.config);
+  const g = seenGeometry(f.config.seen);
   const dayKeys = seenWindow(NOW, g.days).map((ms) => keys.seenDay('any', dayStamp(ms)));
   await putBitmaps(redis, new Map(dayKeys.map((k) => [k, randomBitmap(g.bits, 0.5)])));
 }
@@ -278,13 +287,13 @@ async function measureFloors(stack: Stack): Promise<Floors> {
 
 /** Refreshes each reader of `ids` once, in order (until the time bound). */
 function timeRefresh(stack: Stack, ids: readonly string[], seconds: number): Promise<Summary> {
-  return timeLoop((i) => stack.f.forYou.serve(ids[i]!, 'refresh', PAGE, NOW), { iterations: ids.length, seconds });
+  return timeLoop((i) => stack.f.forYou.page(ids[i]!, 'refresh', PAGE, NOW), { iterations: ids.length, seconds });
 }
 
 /** 20 `load_more`s for each of the first `sessions` readers of `ids` (refreshed before), in order. */
 function timeLoadMores(stack: Stack, ids: readonly string[], sessions: number): Promise<Summary> {
   const reader = (i: number) => ids[Math.floor(i / LOAD_MORES_PER_READER)]!;
-  return timeLoop((i) => stack.f.forYou.serve(reader(i), 'load_more', PAGE, NOW), {
+  return timeLoop((i) => stack.f.forYou.page(reader(i), 'load_more', PAGE, NOW), {
     iterations: Math.min(sessions, ids.length) * LOAD_MORES_PER_READER,
     seconds: SERVICE_SECONDS,
   });
@@ -328,8 +337,8 @@ async function refreshParts(stack: Stack, corpus: Corpus, readers: readonly stri
   const { f } = stack;
   const reader = readers[0]!;
   const terms = readers.map((_, i) => interestsOf(corpus, i));
-  const query = (i: number, interests: readonly string[]) => ({ ...f.config.recall, readerId: cyclic(readers, i), interests, nowMs: NOW });
-  const recalled = await f.content.recall(query(0, terms[0]!));
+  const query = (i: number, interests: readonly string[]) => ({ ...f.config.forYou.recall, readerId: cyclic(readers, i), interests, nowMs: NOW });
+  const recalled = await f.recall.recall(query(0, terms[0]!));
   const page = recalled.slice(0, PAGE);
   const rest = recalled.slice(PAGE);
   return [
@@ -338,8 +347,8 @@ async function refreshParts(stack: Stack, corpus: Corpus, readers: readonly stri
       await f.cache.releaseLease('lease_probe', 'token');
     }, PART_LOOP)],
     ['getInterests (SQL)', await timeLoop(() => f.content.getInterests(reader), PART_LOOP)],
-    ['recall SQL, interests', await timeLoop((i) => f.content.recall(query(i, cyclic(terms, i))), PART_LOOP)],
-    ['recall SQL, no interests', await timeLoop((i) => f.content.recall(query(i, [])), PART_LOOP)],
+    ['recall SQL, interests', await timeLoop((i) => f.recall.recall(query(i, cyclic(terms, i))), PART_LOOP)],
+    ['recall SQL, no interests', await timeLoop((i) => f.recall.recall(query(i, [])), PART_LOOP)],
     [`seen check, ${recalled.length} × 7 days`, await timeLoop(() => f.seen.seen(reader, recalled, NOW), PART_LOOP)],
     [`cache replace (${rest.length} ids)`, await timeLoop(() => f.cache.replace('replace_probe', rest, 60_000), PART_LOOP)],
     ['hydrate 20 items (SQL)', await timeLoop(() => f.content.getItems(page), PART_LOOP)],
@@ -408,7 +417,7 @@ async function loadMoreOverHttp(
 /** Service-level load_mores (no HTTP) of readers refreshed just before, untimed. */
 async function timeServiceLoadMore(stack: Stack, readers: Readers): Promise<Summary> {
   const ids = readers.take(Math.ceil(PART_LOOP.iterations / LOAD_MORES_PER_READER));
-  for (const id of ids) await stack.f.forYou.serve(id, 'refresh', PAGE, NOW);
+  for (const id of ids) await stack.f.forYou.page(id, 'refresh', PAGE, NOW);
   return timeLoadMores(stack, ids, ids.length);
 }
 

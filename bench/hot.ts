@@ -16,15 +16,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config.js';
-import { openFreshet, type Freshet } from '../src/container.js';
-import { HOUR_MS, ManualClock } from '../src/domain/clock.js';
-import { budgetMinute } from '../src/domain/hot.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, type RedisClient } from '../src/adapters/redis/client.js';
-import { openPostgres } from '../src/adapters/postgres/sql.js';
-import { hotView } from '../src/adapters/redis/scripts/hot.js';
-import { buildApp } from '../src/http/app.js';
+import { loadConfig } from '../src/app/config.js';
+import { openFreshet, type Freshet } from '../src/app/open.js';
+import { HOUR_MS, ManualClock } from '../src/kernel/clock.js';
+import { budgetMinute } from '../src/hot/domain.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
+import { openPostgres } from '../src/kernel/sql/sql.js';
+import { HOT_SCRIPTS } from '../src/hot/adapters/redis-hot-counters.js';
+import { buildApp } from '../src/app/http.js';
 import { closedLoop, fmtInt, fmtMs, fmtPct, printNotes, printTable, throughput, timeLoop, type Summary } from './stats.js';
 import { BENCH_DATABASE_URL, BENCH_REDIS_URL, dropPrefix, dropSchema, openRedis, printTitle, range, runIfMain, uniquePrefix, uniqueSchema, withCleanup, type Cleanup } from './support.js';
 import { runLoad, type LoadSession } from './http-load.js';
@@ -98,6 +98,7 @@ async function bareEvalsha(redis: RedisClient, keys: Keys, f: Freshet, tag: stri
   const minute = budgetMinute(NOW);
   let seq = 0;
   let counted = 0;
+  const hotView = HOT_SCRIPTS.script('hotView');
   await redis.script('LOAD', hotView.source);
   const s = await closedLoop(
     async (_w, i) => {
@@ -144,16 +145,16 @@ async function httpViews(url: string): Promise<Measured> {
 async function hotFromCache(f: Freshet, url: string): Promise<void> {
   const refresh = await timeLoop(() => f.hot.refresh(NOW), { warmup: 2, iterations: 20, seconds: 10 });
   const snap = await f.hot.snapshotAt(NOW);
-  const service1 = await timeLoop(() => f.hot.hot(72 * HOUR_MS, 20, NOW), { warmup: 100, iterations: 20_000, seconds: 3 });
-  const service50 = await closedLoop(() => f.hot.hot(72 * HOUR_MS, 20, NOW), { concurrency: CONCURRENCY, iterations: 50_000, seconds: 3, warmup: 10 });
+  const service1 = await timeLoop(() => f.hot.top(72 * HOUR_MS, 20, NOW), { warmup: 100, iterations: 20_000, seconds: 3 });
+  const service50 = await closedLoop(() => f.hot.top(72 * HOUR_MS, 20, NOW), { concurrency: CONCURRENCY, iterations: 50_000, seconds: 3, warmup: 10 });
   const headers = { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-now': String(NOW) };
   const get = { method: 'GET' as const, path: '/v1/hot?range=72h&limit=20' };
   // one session per caller: the load generator hands each session to one worker
   const http1 = await runLoad({ url, concurrency: 1, iterations: 5_000, seconds: 3, warmup: 5, sessions: [{ headers, request: get, times: 5_000 }] });
   const http = await runLoad({ url, concurrency: CONCURRENCY, iterations: 30_000, seconds: SECONDS, warmup: 5, sessions: range(CONCURRENCY, () => ({ headers, request: get, times: 600 })) });
   printTable(`(b) GET /v1/hot?range=72h&limit=20 from the cached snapshot (${snap.entries.length} ranked items)`, ['what', 'n', 'p50 ms', 'p99 ms', 'per second'], [
-    ['service HotRanking.hot, 1 caller', fmtInt(service1.n), fmtMs(service1.p50), fmtMs(service1.p99), fmtInt(throughput(service1))],
-    ['service HotRanking.hot, 50 callers', fmtInt(service50.n), fmtMs(service50.p50), fmtMs(service50.p99), fmtInt(throughput(service50))],
+    ['service HotRanking.top, 1 caller', fmtInt(service1.n), fmtMs(service1.p50), fmtMs(service1.p99), fmtInt(throughput(service1))],
+    ['service HotRanking.top, 50 callers', fmtInt(service50.n), fmtMs(service50.p50), fmtMs(service50.p99), fmtInt(throughput(service50))],
     [`HTTP, 1 caller (${JSON.stringify(http1.statuses)})`, fmtInt(http1.summary.n), fmtMs(http1.summary.p50), fmtMs(http1.summary.p99), fmtInt(throughput(http1.summary))],
     [`HTTP, 50 callers (${JSON.stringify(http.statuses)})`, fmtInt(http.summary.n), fmtMs(http.summary.p50), fmtMs(http.summary.p99), fmtInt(throughput(http.summary))],
     ['one snapshot refresh (top 1000 + counters + hydrate)', fmtInt(refresh.n), fmtMs(refresh.p50), fmtMs(refresh.p99), ''],

@@ -23,12 +23,12 @@
  * - `markSeen()` of 20 new ids (one page of impressions).
  * Ratios are against PING. Run alone with `npx tsx bench/seen-filter.ts`.
  */
-import { closeRedis, type RedisClient } from '../src/adapters/redis/client.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { RedisSeenFilter } from '../src/adapters/redis/seen-filter.js';
-import { MemorySeenFilter } from '../src/adapters/memory/seen-filter.js';
-import { hashPair, hashPairs, positions, seenMember, seenWindow, sizeWindow, type BloomGeometry } from '../src/domain/bloom.js';
-import { DAY_MS, dayStamp } from '../src/domain/clock.js';
+import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
+import { MemorySeenFilter } from '../src/kernel/seen/memory-seen-filter.js';
+import { hashPair, hashPairs, positions, seenMember, seenWindow, sizeWindow, type BloomGeometry } from '../src/kernel/seen/bloom.js';
+import { DAY_MS, dayStamp } from '../src/kernel/clock.js';
 import { TIMING_COLUMNS, fmtInt, fmtPct, fmtRatio, printNotes, printTable, timeLoop, timingRow, type Summary } from './stats.js';
 import {
   dropPrefix,

@@ -18,13 +18,13 @@
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { createInterface } from 'node:readline';
-import { closeRedis, type RedisClient } from '../src/adapters/redis/client.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { RedisSeenFilter } from '../src/adapters/redis/seen-filter.js';
-import { RedisReaderSeenFilter } from '../src/adapters/redis/reader-seen-filter.js';
-import { sizeWindow } from '../src/domain/bloom.js';
-import { DAY_MS, HOUR_MS } from '../src/domain/clock.js';
-import type { SeenFilter } from '../src/ports/seen-filter.js';
+import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
+import { RedisReaderSeenFilter } from '../src/kernel/seen/redis-reader-seen-filter.js';
+import { sizeWindow } from '../src/kernel/seen/bloom.js';
+import { DAY_MS, HOUR_MS } from '../src/kernel/clock.js';
+import type { SeenFilter } from '../src/kernel/seen/seen-filter.js';
 import { fmtInt, fmtMs, fmtPct, printNotes, printTable } from './stats.js';
 import { dropPrefix, openRedis, printTitle, range, runIfMain, uniquePrefix, withCleanup } from './support.js';
 

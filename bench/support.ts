@@ -13,12 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { createRedis, type RedisClient } from '../src/adapters/redis/client.js';
-import { openPostgres } from '../src/adapters/postgres/sql.js';
-import { DAY_MS } from '../src/domain/clock.js';
-import type { SeenFilter } from '../src/ports/seen-filter.js';
+import { createRedis, type RedisClient } from '../src/kernel/redis/client.js';
+import { openPostgres } from '../src/kernel/sql/sql.js';
+import { DAY_MS } from '../src/kernel/clock.js';
+import type { SeenFilter } from '../src/kernel/seen/seen-filter.js';
 import { fmtMs, timeLoop, type LoopOptions, type Summary } from './stats.js';
-export { prng } from '../src/domain/prng.js';
+export { prng } from '../src/kernel/prng.js';
 
 /** Redis the benchmarks use (standalone, loopback). */
 export const BENCH_REDIS_URL = process.env.FRESHET_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';

@@ -7,51 +7,33 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresContentStore } from '../src/adapters/postgres/content-store.js';
-import { appliedMigrations, migrate, MIGRATIONS } from '../src/adapters/postgres/migrations.js';
-import { openPglite, openPostgres, type Sql } from '../src/adapters/postgres/sql.js';
-import { ErrorCodes } from '../src/domain/errors.js';
-import { contentStoreContract } from './contracts/content-store.contract.js';
+import { describe, expect, it } from 'vitest';
+import { PostgresContentStore } from '../src/kernel/items/postgres-content-store.js';
+import { PostgresRecall } from '../src/for-you/adapters/postgres-recall.js';
+import { appliedMigrations, migrate, MIGRATIONS } from '../src/app/migrations.js';
+import { openPglite, openPostgres } from '../src/kernel/sql/sql.js';
+import { ErrorCodes } from '../src/kernel/errors.js';
+import { contentStoreContract, type ContentStoreUnderTest } from './contracts/content-store.contract.js';
 import { TEST_DATABASE_URL, uniqueSchema } from './support/env.js';
+import { adopt, sqlEngines, type SqlPlace } from './support/contract.js';
+import { openTestPglite, seedPgliteDataDir } from './support/pglite.js';
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2016, 0, 15, 12);
 const DECAY = { scaleMs: 48 * HOUR, offsetMs: 6 * HOUR, decay: 0.5 };
 
-/** Empties the tables, so each contract test starts from nothing on a shared, migrated handle. */
-async function emptied(sql: Sql): Promise<PostgresContentStore> {
-  await sql.exec('TRUNCATE items, reader_interests CASCADE');
-  return new PostgresContentStore(sql, { ownsSql: false });
+/** Both ports over the place's database (the store does not own the shared handle). */
+function contentStore({ sql }: SqlPlace): ContentStoreUnderTest {
+  const recall = new PostgresRecall(sql);
+  return Object.assign(new PostgresContentStore(sql, { ownsSql: false }), { recall: recall.recall.bind(recall) });
 }
 
-const engines: { name: string; open: () => Promise<Sql>; cleanup?: (sql: Sql) => Promise<void> }[] = [
-  { name: 'PGlite (memory)', open: () => openPglite('memory://') },
-  (() => {
-    const schema = uniqueSchema();
-    return {
-      name: `PostgreSQL server (schema ${schema})`,
-      open: () => openPostgres(TEST_DATABASE_URL, { schema }),
-      cleanup: (sql: Sql) => sql.exec(`DROP SCHEMA ${schema} CASCADE`),
-    };
-  })(),
-];
+for (const engine of sqlEngines()) {
+  adopt(contentStoreContract, engine, contentStore);
 
-for (const engine of engines) {
-  describe(engine.name, () => {
-    let sql: Sql;
-    beforeAll(async () => {
-      sql = await engine.open();
-      await migrate(sql);
-    });
-    afterAll(async () => {
-      await engine.cleanup?.(sql);
-      await sql.close();
-    });
-
-    contentStoreContract(engine.name, () => emptied(sql));
-
+  describe(`the SQL layer on ${engine.name}`, () => {
     it('migrate is idempotent and recorded', async () => {
+      const { sql } = await engine.place();
       expect(await appliedMigrations(sql)).toEqual(MIGRATIONS.map((m) => m.version));
       expect(await migrate(sql)).toEqual([]);
       const rows = await sql.query<{ n: number | string }>('SELECT count(*) AS n FROM freshet_migrations');
@@ -59,7 +41,7 @@ for (const engine of engines) {
     });
 
     it('full-text search is English: stems and ignores stop words', async () => {
-      const store = await emptied(sql);
+      const store = contentStore(await engine.place());
       await store.upsertItems(
         [
           { id: 'a', authorId: 'x', title: 'Running databases', text: '', url: null, tags: [], publishedAt: NOW - HOUR, popularity: 0 },
@@ -75,7 +57,7 @@ for (const engine of engines) {
     });
 
     it('a title match outranks a tag match, which outranks a body match', async () => {
-      const store = await emptied(sql);
+      const store = contentStore(await engine.place());
       const base = { authorId: 'x', url: null, publishedAt: NOW - HOUR, popularity: 0 };
       await store.upsertItems(
         [
@@ -90,7 +72,7 @@ for (const engine of engines) {
     });
 
     it('rolls back a whole transaction when the callback throws', async () => {
-      await sql.exec('TRUNCATE items CASCADE');
+      const { sql } = await engine.place();
       await expect(
         sql.transaction(async (tx) => {
           await tx.query(
@@ -107,15 +89,16 @@ for (const engine of engines) {
 describe('PGlite data folder', () => {
   it('persists items across close and reopen', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'freshet-pglite-'));
+    seedPgliteDataDir(dir); // a migrated database (the bootstrap of an empty folder: import-hn.test.ts)
     try {
-      const first = await openPglite(dir);
+      const first = await openPglite(join(dir, 'pgdata'));
       await migrate(first);
       const store = new PostgresContentStore(first);
       const it0 = { id: 'p', authorId: 'a', title: 'kept', text: '', url: null, tags: ['t'], publishedAt: NOW, popularity: 1 };
       await store.upsertItems([it0], NOW);
       await store.close();
 
-      const second = await openPglite(dir);
+      const second = await openPglite(join(dir, 'pgdata'));
       expect(await migrate(second)).toEqual([]);
       const reopened = new PostgresContentStore(second);
       expect(await reopened.getItems(['p'])).toEqual([{ ...it0, updateTime: NOW }]);
@@ -130,7 +113,7 @@ describe('PGlite data folder', () => {
 
 describe('PGlite statistics', () => {
   it('analyzes items after a bulk upsert, so hydration uses the primary key, not a scan of live rows', async () => {
-    const sql = await openPglite('memory://');
+    const sql = await openTestPglite();
     try {
       await migrate(sql);
       const store = new PostgresContentStore(sql, { ownsSql: false });

@@ -1,5 +1,5 @@
 /**
- * The discover feed's per-session phase-2 pool cache (src/services/discover-pool-cache.ts) on both store
+ * The discover feed's per-session phase-2 pool cache (src/discover/pool-cache.ts) on both store
  * pairs (PGlite + in-process, PostgreSQL + Redis): a session's later phase-2 pages issue no vector search,
  * the pages are identical to those of a feed without the cache, an item deleted mid-session is not served
  * (and the page stays full), the entry goes when the session leaves phase 2, and the bounds hold.
@@ -8,17 +8,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { openFreshet, type Freshet } from '../src/container.js';
-import { hotTrending } from '../src/container-discover.js';
-import { PostgresDiscoverIndex } from '../src/adapters/postgres/discover-index.js';
-import { openPglite, openPostgres, type Sql } from '../src/adapters/postgres/sql.js';
-import { ManualClock } from '../src/domain/clock.js';
-import type { DiscoverIndex } from '../src/ports/discover-index.js';
-import { CursorCodec } from '../src/services/discover-cursor.js';
-import { DiscoverFeed } from '../src/services/discover-feed.js';
-import { DiscoverPoolCache } from '../src/services/discover-pool-cache.js';
+import { loadConfig } from '../src/app/config.js';
+import { openFreshet, type Freshet } from '../src/app/open.js';
+import { hotTrending } from '../src/app/bridges.js';
+import { PostgresDiscoverIndex } from '../src/discover/adapters/postgres-discover-index.js';
+import { openPostgres, type Sql } from '../src/kernel/sql/sql.js';
+import { openTestPglite } from './support/pglite.js';
+import { ManualClock } from '../src/kernel/clock.js';
+import type { DiscoverIndex } from '../src/discover/discover-index.js';
+import { CursorCodec } from '../src/discover/cursor.js';
+import { DiscoverFeed } from '../src/discover/service.js';
+import { DiscoverPoolCache } from '../src/discover/pool-cache.js';
+import { noDiscoverMetrics } from '../src/discover/discover-metrics.js';
 import { dropPrefix } from './support/app.js';
+import { until } from './support/faults.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix, uniqueSchema } from './support/env.js';
 
 const NOW = Date.UTC(2026, 2, 6, 12);
@@ -46,8 +49,8 @@ describe.each([
 
   /** A feed over `f`'s stores with its own counting index and, optionally, a pool cache. */
   const feedOf = (pool?: DiscoverPoolCache) => {
-    const c = counting(new PostgresDiscoverIndex(sql));
-    const deps = { index: c.index, embeddings: f.discover.embeddings, content: f.content, seen: f.readerSeen, exclusions: f.exclusions, trending: hotTrending(f.hot), cursors: new CursorCodec(SECRET, 86_400_000), log: f.log, pool };
+    const c = counting(new PostgresDiscoverIndex(sql, f.discover.vectors));
+    const deps = { index: c.index, embeddings: f.discover.embeddings, content: f.content, seen: f.readerSeen, exclusions: f.exclusions, trending: hotTrending(f.hot), cursors: new CursorCodec(SECRET, 86_400_000), log: f.log, metrics: noDiscoverMetrics, pool };
     return { feed: new DiscoverFeed(deps, f.discover.feed.settings), calls: c.calls };
   };
   /** Every page of a session of `reader` (limit 10) as [ids, sources]. */
@@ -64,8 +67,8 @@ describe.each([
   };
 
   beforeAll(async () => {
-    sql = db === 'postgres' ? await openPostgres(TEST_DATABASE_URL, { schema }) : await openPglite('memory://');
-    const env = { LOG_LEVEL: 'silent', FRESHET_SERVICE_KEY: 'test-service-key-0123456789', FRESHET_SECRET: SECRET, FRESHET_KEY_PREFIX: prefix, FRESHET_DATA_DIR: dataDir, ...(db === 'postgres' ? { FRESHET_REDIS_URL: TEST_REDIS_URL } : {}) };
+    sql = db === 'postgres' ? await openPostgres(TEST_DATABASE_URL, { schema }) : await openTestPglite();
+    const env = { LOG_LEVEL: 'silent', FRESHET_SERVICE_KEY: 'test-service-key-0123456789', FRESHET_SECRET: SECRET, FRESHET_KEY_PREFIX: prefix, FRESHET_DATA_DIR: dataDir, FRESHET_DISCOVER_POOL: '300', ...(db === 'postgres' ? { FRESHET_REDIS_URL: TEST_REDIS_URL } : {}) };
     f = await openFreshet(loadConfig(env), { sql, clock: new ManualClock(NOW), defaultMetrics: false, recoverHot: false });
     const items = Array.from({ length: 120 }, (_, i) => ({
       id: `i${String(i).padStart(3, '0')}`,
@@ -83,6 +86,7 @@ describe.each([
     const signals = [];
     for (const r of ['ra', 'rb', 'rc', 'rd']) for (const k of [0, 1, 2, 13]) signals.push({ readerId: r, itemId: items[k]!.id, atMs: NOW - (k + 1) * 3_600_000, weight: 1 });
     await f.discover.embeddings.addSignals(signals);
+    await until(async () => f.discover.vectors.isReady(), 60_000); // warmed at open: phase 2 is never deferred here
   });
   afterAll(async () => {
     await f?.close();
@@ -118,7 +122,7 @@ describe.each([
     expect(first.sources).toEqual(Array(10).fill('discovery'));
     const pool = cache.get('rc', NOW)!;
     const served = new Set(first.items.map((i) => i.id));
-    const next = pool.filter((c) => !served.has(c.id)).slice(0, 3);
+    const next = pool.entries.filter((c) => !served.has(c.id)).slice(0, 3);
     for (const c of next) expect(await f.content.deleteItem(c.id, NOW)).toBe(true);
     const second = await feed.page('rc', 10, first.nextCursor!, NOW);
     expect(calls.nearest).toBe(1);
@@ -129,14 +133,14 @@ describe.each([
   });
 
   it('holds its bounds: entries and bytes evict the least recently used; an expired entry is a miss', () => {
-    const pool = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `item${i}`, authorId: 'author', key: 1 - i / n }));
+    const pool = (n: number) => ({ entries: Array.from({ length: n }, (_, i) => ({ id: `item${i}`, authorId: 'author', key: 1 - i / n })), done: true });
     const byEntries = new DiscoverPoolCache({ entries: 2 });
     byEntries.set('r1', 1, pool(3), 0);
     byEntries.set('r2', 1, pool(3), 0);
-    expect(byEntries.get('r1', 1, 0)).toHaveLength(3); // r1 is now the most recent
+    expect(byEntries.get('r1', 1, 0)).toMatchObject({ entries: { length: 3 } }); // r1 is now the most recent
     byEntries.set('r3', 1, pool(3), 0);
     expect(byEntries.get('r2', 1, 0)).toBeUndefined();
-    expect(byEntries.get('r1', 1, 0)).toHaveLength(3);
+    expect(byEntries.get('r1', 1, 0)).toMatchObject({ entries: { length: 3 } });
     expect(byEntries.stats().entries).toBe(2);
     const small = new DiscoverPoolCache({ bytes: 6_000 }); // a pool of 40 is ~3.6 kB
     small.set('r1', 1, pool(40), 0);
@@ -147,7 +151,7 @@ describe.each([
     expect(small.get('big', 1, 0)).toBeUndefined();
     const ttl = new DiscoverPoolCache({ ttlMs: 1000 });
     ttl.set('r1', 1, pool(3), 0);
-    expect(ttl.get('r1', 1, 999)).toHaveLength(3);
+    expect(ttl.get('r1', 1, 999)).toMatchObject({ entries: { length: 3 } });
     expect(ttl.get('r1', 1, 1000)).toBeUndefined();
     expect(ttl.stats()).toEqual({ entries: 0, bytes: 0 });
   });

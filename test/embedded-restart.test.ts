@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HOUR_MS } from '../src/domain/clock.js';
+import { HOUR_MS } from '../src/kernel/clock.js';
 import { T0, embeddedDataDir } from './support/app.js';
 
 const { dataDir, open } = embeddedDataDir();
@@ -18,16 +18,16 @@ describe('embedded default across a restart', () => {
       id: `r_${i}`, authorId: 'a', title: `t ${i}`, text: '', url: null, tags: [], publishedAt: T0 - i * HOUR_MS, popularity: 12 - i,
     }));
     await first.content.upsertItems(items, T0);
-    const before = (await first.forYou.serve('alice', 'refresh', 3, T0)).items.map((i) => i.id);
+    const before = (await first.forYou.page('alice', 'refresh', 3, T0)).items.map((i) => i.id);
     await first.close();
     expect(existsSync(join(dataDir, 'seen-filters.bin'))).toBe(true);
 
     const second = await open();
     try {
-      const after = (await second.forYou.serve('alice', 'refresh', 3, T0 + 1000)).items.map((i) => i.id);
+      const after = (await second.forYou.page('alice', 'refresh', 3, T0 + 1000)).items.map((i) => i.id);
       expect(after).toHaveLength(3);
       expect(after.filter((id) => before.includes(id))).toEqual([]);
-      const other = (await second.forYou.serve('bob', 'refresh', 3, T0 + 1000)).items.map((i) => i.id);
+      const other = (await second.forYou.page('bob', 'refresh', 3, T0 + 1000)).items.map((i) => i.id);
       expect(other).toEqual(before);
     } finally {
       await second.close();

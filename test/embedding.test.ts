@@ -1,25 +1,12 @@
 /**
- * The discover feed's pure embedding code (src/domain/embedding.ts): the built-in text embedder is
+ * The discover feed's pure embedding code (src/discover/embedding.ts): the built-in text embedder is
  * deterministic, L2-normalized, of the requested dimension, and puts texts sharing words closer than
- * unrelated ones; int8 codes keep cosine; sketches agree with cosine; probe ranges and the prefix size.
+ * unrelated ones; int8 codes keep cosine; the reader embedding's decayed mean.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  BUCKET_BITS,
-  SKETCH_BITS,
-  cosine,
-  decayedMean,
-  embedText,
-  normalize,
-  prefixBits,
-  probeRanges,
-  quantize,
-  sketchOf,
-  words,
-} from '../src/domain/embedding.js';
+import { cosine, decayedMean, embedText, normalize, quantize, words } from '../src/discover/embedding.js';
 
 const norm = (v: ArrayLike<number>) => Math.sqrt(Array.from(v).reduce((s, x) => s + x * x, 0));
-const hamming = (a: string, b: string) => [...a].filter((c, i) => c !== b[i]).length;
 
 describe('embedText', () => {
   const rust = { title: 'Rust compiler speeds up incremental builds', tags: ['rust'], text: 'The Rust compiler team made incremental builds faster.' };
@@ -57,33 +44,6 @@ describe('storage and similarity', () => {
     expect(Math.abs(cosine(quantize(a), quantize(b)) - cosine(a, b))).toBeLessThan(1e-2);
     expect(cosine(normalize([3, 4]), [0.6, 0.8])).toBeCloseTo(1, 6);
     expect(cosine([0, 0], [1, 0])).toBe(0);
-  });
-
-  it('sketches: 256 bits, bucket = first 16 bits, nearer vectors differ in fewer bits', () => {
-    const a = embedText({ title: 'Kubernetes operators for stateful databases' }, 256);
-    const near = embedText({ title: 'Kubernetes operators for databases' }, 256);
-    const far = embedText({ title: 'Medieval poetry and the lute' }, 256);
-    const s = sketchOf(a);
-    expect(s.bits).toMatch(/^[01]{256}$/);
-    expect(s.bits).toHaveLength(SKETCH_BITS);
-    expect(s.bucket).toBe(parseInt(s.bits.slice(0, BUCKET_BITS), 2));
-    expect(hamming(s.bits, sketchOf(near).bits)).toBeLessThan(hamming(s.bits, sketchOf(far).bits));
-    expect(sketchOf(a).bits).toBe(s.bits); // fixed projections
-  });
-
-  it('probe ranges: own prefix first, distinct, `probes` of them, each 2^(16-b) wide', () => {
-    const s = sketchOf(embedText({ title: 'distributed consensus with raft' }, 256));
-    const b = prefixBits(200_000, 16, 4000);
-    expect(b).toBe(10);
-    expect(prefixBits(20_000, 16, 4000)).toBe(6);
-    expect(prefixBits(3000, 16, 4000)).toBe(0);
-    const ranges = probeRanges(s, b, 16);
-    expect(ranges).toHaveLength(16);
-    expect(ranges[0]!.lo).toBe((s.bucket >>> (BUCKET_BITS - b)) << (BUCKET_BITS - b));
-    expect(new Set(ranges.map((r) => r.lo)).size).toBe(16);
-    for (const r of ranges) expect(r.hi - r.lo).toBe(1 << (BUCKET_BITS - b));
-    expect(probeRanges(s, 0, 16)).toEqual([{ lo: 0, hi: 1 << BUCKET_BITS }]);
-    expect(probeRanges(s, 2, 16)).toHaveLength(4); // all 2^b prefixes when fewer than probes
   });
 });
 

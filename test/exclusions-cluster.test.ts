@@ -4,25 +4,19 @@
  * one reader in one slot, different readers spread over the nodes.
  */
 import { describe, expect, it } from 'vitest';
-import { RedisReaderSeenFilter } from '../src/adapters/redis/reader-seen-filter.js';
-import { RedisExclusionCache } from '../src/adapters/redis/exclusion-cache.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { deleteByPrefix } from './support/redis.js';
+import { RedisReaderSeenFilter } from '../src/kernel/seen/redis-reader-seen-filter.js';
+import { RedisExclusionCache } from '../src/exclusions/adapters/redis-exclusion-cache.js';
+import { Keys } from '../src/kernel/redis/keys.js';
 import { fileCluster } from './support/redis-cluster.js';
+import { adopt, redisClusterEngine } from './support/contract.js';
 import { readerSeenFilterContract } from './contracts/reader-seen-filter.contract.js';
 import { exclusionCacheContract } from './contracts/exclusions.contract.js';
 
 const file = fileCluster();
+const engine = redisClusterEngine(file);
 
-readerSeenFilterContract('redis cluster', async (s) => {
-  const prefix = file.nextPrefix();
-  return { filter: new RedisReaderSeenFilter(file.redis, new Keys(prefix), s), cleanup: async () => void (await deleteByPrefix(file.redis, prefix)) };
-});
-
-exclusionCacheContract('redis cluster', async (s) => {
-  const prefix = file.nextPrefix();
-  return { cache: new RedisExclusionCache(file.redis, new Keys(prefix), s), commands: () => file.commands(), cleanup: async () => void (await deleteByPrefix(file.redis, prefix)) };
-});
+adopt(readerSeenFilterContract, engine, ({ redis, keys }, s) => ({ filter: new RedisReaderSeenFilter(redis, keys, s) }));
+adopt(exclusionCacheContract, engine, ({ redis, keys, commands }, s) => ({ cache: new RedisExclusionCache(redis, keys, s), commands }));
 
 describe('per-reader keys on a Cluster', () => {
   it("puts every key of a reader in one slot, and readers on several nodes", async () => {

@@ -5,24 +5,25 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresContentStore } from '../src/adapters/postgres/content-store.js';
-import { PostgresSocialGraph } from '../src/adapters/postgres/social-graph.js';
-import { PostgresTimelineIndex } from '../src/adapters/postgres/timeline-index.js';
-import { migrate } from '../src/adapters/postgres/migrations.js';
-import { openPglite, openPostgres, type Sql } from '../src/adapters/postgres/sql.js';
-import { MemoryTimelineStore } from '../src/adapters/memory/timeline-store.js';
-import { MemoryFanoutQueue } from '../src/adapters/memory/fanout-queue.js';
-import { RedisTimelineStore } from '../src/adapters/redis/timeline-store.js';
-import { BullFanoutQueue } from '../src/adapters/redis/fanout-queue.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
-import { FanoutWorker, type FanoutSettings } from '../src/services/fanout-worker.js';
-import type { FanoutJob, FanoutQueue } from '../src/ports/fanout-queue.js';
-import type { TimelineStore } from '../src/ports/timeline-store.js';
-import { silentLogger } from '../src/ports/observability.js';
-import { noTimelineMetrics } from '../src/ports/timeline-metrics.js';
+import { PostgresContentStore } from '../src/kernel/items/postgres-content-store.js';
+import { PostgresSocialGraph } from '../src/following/adapters/postgres-social-graph.js';
+import { PostgresTimelineIndex } from '../src/following/adapters/postgres-timeline-index.js';
+import { migrate } from '../src/app/migrations.js';
+import { openPostgres, type Sql } from '../src/kernel/sql/sql.js';
+import { MemoryTimelineStore } from '../src/following/adapters/memory-timeline-store.js';
+import { MemoryFanoutQueue } from '../src/following/adapters/memory-fanout-queue.js';
+import { RedisTimelineStore } from '../src/following/adapters/redis-timeline-store.js';
+import { BullFanoutQueue } from '../src/following/adapters/bullmq-fanout-queue.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { closeRedis, createRedis } from '../src/kernel/redis/client.js';
+import { FanoutWorker, type FanoutSettings } from '../src/following/fanout-worker.js';
+import type { FanoutJob, FanoutQueue } from '../src/following/fanout-queue.js';
+import type { TimelineStore } from '../src/following/timeline-store.js';
+import { silentLogger } from '../src/kernel/observability.js';
+import { noTimelineMetrics } from '../src/following/timeline-metrics.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix, uniqueSchema } from './support/env.js';
 import { deleteByPrefix } from './support/redis.js';
+import { openTestPglite } from './support/pglite.js';
 
 const NOW = Date.UTC(2026, 2, 6, 12);
 const FOLLOWERS = ['f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7'];
@@ -101,7 +102,7 @@ for (const kind of ['in-process', 'redis'] as const) {
         redis = createRedis({ url: TEST_REDIS_URL });
         store = new RedisTimelineStore(redis, new Keys(prefix));
       } else {
-        sql = await openPglite('memory://');
+        sql = await openTestPglite();
         store = new MemoryTimelineStore();
       }
       await migrate(sql);
@@ -156,6 +157,25 @@ for (const kind of ['in-process', 'redis'] as const) {
       await running.stop();
       expect(await inboxHas(job.tid)).toEqual([1, 1, 1, 1, 1, 1, 1]);
       expect(await index().pendingBefore(Date.now() + 1000, 10)).toEqual([]);
+    });
+
+    it('pushes into every inbox that exists, whatever the job\'s time says of its reader (no trusted inbox misses an item)', async () => {
+      // The followers read at NOW (inboxes ready); the job carries a time past the active window (a publisher
+      // whose clock runs ahead, or a read's last-active write landing after the job read the graph). A read
+      // at NOW + 1 min trusts those inboxes, so the job must have pushed into them.
+      const { job } = await scenario();
+      const late = { ...job, nowMs: NOW + SETTINGS.activeWindowMs + 60_000 };
+      const out = await worker(newQueue()).handle(late, { checkpoint: async () => {} });
+      expect(out).toEqual({ deliveries: 7, pulled: false });
+      expect(await inboxHas(job.tid)).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    });
+
+    it('a follower who never read (no inbox) gets no push; its first read rebuilds from PostgreSQL', async () => {
+      const { author, job } = await scenario();
+      await graph().follow(`never_${n}`, author, NOW);
+      const out = await worker(newQueue()).handle(job, { checkpoint: async () => {} });
+      expect(out).toEqual({ deliveries: 7, pulled: false });
+      expect((await store.readInbox(`never_${n}`, ALL)).state).toBe('missing');
     });
 
     it('a celebrity item is not pushed: the author gets a pull tid and the outbox holds it', async () => {

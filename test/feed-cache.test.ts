@@ -1,27 +1,13 @@
-/** The FeedCache contract on the memory adapter (injected clock) and on standalone Redis (real time). */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { MemoryFeedCache } from '../src/adapters/memory/feed-cache.js';
-import { RedisFeedCache } from '../src/adapters/redis/feed-cache.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { deleteByPrefix, fileRedis } from './support/redis.js';
+/** The FeedCache contract on the memory adapter (a manual clock) and on standalone Redis (its keys' time to live). */
+import { ManualClock } from '../src/kernel/clock.js';
+import { MemoryFeedCache } from '../src/for-you/adapters/memory-feed-cache.js';
+import { RedisFeedCache } from '../src/for-you/adapters/redis-feed-cache.js';
+import { adopt, memory, redisEngine } from './support/contract.js';
 import { feedCacheContract } from './contracts/feed-cache.contract.js';
 
-const { redis, nextPrefix } = fileRedis();
-
-feedCacheContract('memory', async () => {
-  let now = Date.UTC(2026, 2, 5);
-  return {
-    cache: new MemoryFeedCache(() => now),
-    cleanup: async () => {},
-    elapse: async (ms) => void (now += ms),
-  };
+adopt(feedCacheContract, memory, () => {
+  const clock = new ManualClock(Date.UTC(2026, 2, 5));
+  return { cache: new MemoryFeedCache(clock), elapse: async (ms) => clock.advance(ms) };
 });
 
-feedCacheContract('redis', async () => {
-  const prefix = nextPrefix();
-  return {
-    cache: new RedisFeedCache(redis, new Keys(prefix)),
-    cleanup: async () => void (await deleteByPrefix(redis, prefix)),
-    elapse: (ms) => sleep(ms),
-  };
-});
+adopt(feedCacheContract, redisEngine(), ({ redis, keys, elapse }) => ({ cache: new RedisFeedCache(redis, keys), elapse }));

@@ -5,17 +5,17 @@
  * no lost or duplicated increment; with repeat visitors, exactly one view per visitor counts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { HOUR_MS } from '../src/domain/clock.js';
-import { HLL_STANDARD_ERROR, HyperLogLog } from '../src/domain/hll.js';
-import type { HotCounters, ViewResult } from '../src/ports/hot-counters.js';
-import { MemoryHotCounters } from '../src/adapters/memory/hot-counters.js';
-import { RedisHotCounters } from '../src/adapters/redis/hot-counters.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { closeRedis, createRedis, type RedisClient } from '../src/adapters/redis/client.js';
-import { HotRanking } from '../src/services/hot-ranking.js';
-import { noHotMetrics } from '../src/ports/hot-metrics.js';
-import { silentLogger } from '../src/ports/observability.js';
-import type { ContentStore } from '../src/ports/content-store.js';
+import { HOUR_MS } from '../src/kernel/clock.js';
+import { HLL_STANDARD_ERROR, HyperLogLog } from '../src/hot/hll.js';
+import type { HotCounters, ViewResult } from '../src/hot/hot-counters.js';
+import { MemoryHotCounters } from '../src/hot/adapters/memory-hot-counters.js';
+import { RedisHotCounters } from '../src/hot/adapters/redis-hot-counters.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { closeRedis, createRedis, type RedisClient } from '../src/kernel/redis/client.js';
+import { HotRanking } from '../src/hot/service.js';
+import { noHotMetrics } from '../src/hot/hot-metrics.js';
+import { silentLogger } from '../src/kernel/observability.js';
+import type { ContentStore } from '../src/kernel/items/content-store.js';
 import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
 import { deleteByPrefix } from './support/redis.js';
 import { RULES, T0 } from './contracts/hot-counters.contract.js';

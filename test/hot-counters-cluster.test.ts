@@ -4,28 +4,18 @@
  * over the nodes while `top` merges them.
  */
 import { describe, expect, it } from 'vitest';
-import { RedisHotCounters } from '../src/adapters/redis/hot-counters.js';
-import { Keys } from '../src/adapters/redis/keys.js';
+import { RedisHotCounters } from '../src/hot/adapters/redis-hot-counters.js';
+import { Keys } from '../src/kernel/redis/keys.js';
 import { deleteByPrefix } from './support/redis.js';
 import { fileCluster } from './support/redis-cluster.js';
+import { adopt, redisClusterEngine } from './support/contract.js';
+import { redisHotCounters, shardsLabel } from './support/adapters.js';
 import { RULES, T0, hotCountersContract, makeHealthy } from './contracts/hot-counters.contract.js';
 
 const file = fileCluster();
+const engine = redisClusterEngine(file);
 
-for (const shards of [1, 6]) {
-  hotCountersContract(`redis cluster, ${shards} shard${shards > 1 ? 's' : ''}`, async (rules) => {
-    const prefix = file.nextPrefix();
-    const counters = new RedisHotCounters(file.redis, new Keys(prefix, 1, shards), rules);
-    return {
-      counters,
-      lose: async () => {
-        await deleteByPrefix(file.redis, prefix);
-        return counters;
-      },
-      cleanup: async () => void (await deleteByPrefix(file.redis, prefix)),
-    };
-  });
-}
+for (const shards of [1, 6]) adopt(hotCountersContract, engine, redisHotCounters(shards), `redis cluster, ${shardsLabel(shards)}`);
 
 describe('hot shards on a cluster', () => {
   it('spreads 6 shards over the 3 nodes and merges their tops', async () => {

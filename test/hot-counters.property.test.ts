@@ -7,11 +7,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MINUTE_MS } from '../src/domain/clock.js';
-import type { HotCounters } from '../src/ports/hot-counters.js';
-import { MemoryHotCounters } from '../src/adapters/memory/hot-counters.js';
-import { RedisHotCounters } from '../src/adapters/redis/hot-counters.js';
-import { Keys } from '../src/adapters/redis/keys.js';
+import { MINUTE_MS } from '../src/kernel/clock.js';
+import type { HotCounters } from '../src/hot/hot-counters.js';
+import { MemoryHotCounters } from '../src/hot/adapters/memory-hot-counters.js';
+import { RedisHotCounters } from '../src/hot/adapters/redis-hot-counters.js';
+import { Keys } from '../src/kernel/redis/keys.js';
 import { deleteByPrefix, fileRedis } from './support/redis.js';
 import { RULES, T0, makeHealthy } from './contracts/hot-counters.contract.js';
 

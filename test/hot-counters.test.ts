@@ -3,33 +3,19 @@
  * plus what only Redis has: note 2's key layout with 1 shard, one slot per view script.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryHotCounters } from '../src/adapters/memory/hot-counters.js';
-import { RedisHotCounters } from '../src/adapters/redis/hot-counters.js';
-import { Keys } from '../src/adapters/redis/keys.js';
+import { RedisHotCounters } from '../src/hot/adapters/redis-hot-counters.js';
+import { Keys } from '../src/kernel/redis/keys.js';
 import { deleteByPrefix, fileRedis } from './support/redis.js';
+import { adopt, memory, redisEngine } from './support/contract.js';
+import { memoryHotCounters, redisHotCounters, shardsLabel } from './support/adapters.js';
 import { RULES, T0, hotCountersContract } from './contracts/hot-counters.contract.js';
 
-const { redis, commands, nextPrefix } = fileRedis();
+const file = fileRedis();
+const { redis, commands, nextPrefix } = file;
+const engine = redisEngine(file);
 
-hotCountersContract('memory', async (rules) => {
-  const counters = new MemoryHotCounters(rules);
-  return { counters, lose: async () => new MemoryHotCounters(rules), cleanup: async () => {} };
-});
-
-for (const shards of [1, 4]) {
-  hotCountersContract(`redis, ${shards} shard${shards > 1 ? 's' : ''}`, async (rules) => {
-    const prefix = nextPrefix();
-    const counters = new RedisHotCounters(redis, new Keys(prefix, 1, shards), rules);
-    return {
-      counters,
-      lose: async () => {
-        await deleteByPrefix(redis, prefix);
-        return counters;
-      },
-      cleanup: async () => void (await deleteByPrefix(redis, prefix)),
-    };
-  });
-}
+adopt(hotCountersContract, memory, memoryHotCounters);
+for (const shards of [1, 4]) adopt(hotCountersContract, engine, redisHotCounters(shards), `redis, ${shardsLabel(shards)}`);
 
 describe('Redis layout of the hot counters', () => {
   it("with 1 shard, the keys are note 2's under `<prefix>{hot}:`", async () => {

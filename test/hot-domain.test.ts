@@ -3,11 +3,11 @@
  * HyperLogLog that must equal Redis's PFADD/PFCOUNT bit for bit (checked against a real Redis).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { DAY_MS, HOUR_MS } from '../src/domain/clock.js';
-import { HLL_STANDARD_ERROR, HyperLogLog, hllPosition, murmurHash64A } from '../src/domain/hll.js';
-import { DEFAULT_HOT_PARAMS, assertHotParams, hotScore, hoursSincePublish, parseRange } from '../src/domain/hot.js';
-import { closeRedis, createRedis } from '../src/adapters/redis/client.js';
+import { loadConfig } from '../src/app/config.js';
+import { DAY_MS, HOUR_MS } from '../src/kernel/clock.js';
+import { HLL_STANDARD_ERROR, HyperLogLog, hllPosition, murmurHash64A } from '../src/hot/hll.js';
+import { DEFAULT_HOT_PARAMS, MAX_RANGE_MS, RANGE_PATTERN, assertHotParams, hotScore, hoursSincePublish, parseRange } from '../src/hot/domain.js';
+import { closeRedis, createRedis } from '../src/kernel/redis/client.js';
 import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
 import { deleteByPrefix } from './support/redis.js';
 
@@ -29,8 +29,9 @@ describe("note 2's score", () => {
 
   it('counts hours from publication in seconds, 0 before publication (as the note\'s Lua)', () => {
     const pubSec = 1_474_329_600;
-    expect(hoursSincePublish(pubSec * 1000 + 90 * 60_000, pubSec)).toBe(1.5);
-    expect(hoursSincePublish(pubSec * 1000 - 1, pubSec)).toBe(0);
+    expect(hoursSincePublish(pubSec * 1000 + 90 * 60_000, pubSec * 1000)).toBe(1.5);
+    expect(hoursSincePublish(pubSec * 1000 + 90 * 60_000, pubSec * 1000 + 999)).toBe(1.5); // whole seconds, as Redis keeps it
+    expect(hoursSincePublish(pubSec * 1000 - 1, pubSec * 1000)).toBe(0);
   });
 
   it('rejects parameters out of their ranges', () => {
@@ -59,7 +60,18 @@ describe('range', () => {
     expect(parseRange('3d')).toBe(3 * DAY_MS);
     expect(parseRange('30d')).toBe(30 * DAY_MS);
     expect(parseRange('720h')).toBe(30 * DAY_MS);
-    for (const bad of ['0h', '721h', '31d', '72', 'h', '-3h', '3w', '1.5h', ' 72h', '72H', '']) expect(parseRange(bad), bad).toBeNull();
+    for (const bad of ['0h', '721h', '31d', '72', 'h', '-3h', '3w', '1.5h', ' 72h', '72H', '', '072h', '00030d']) expect(parseRange(bad), bad).toBeNull();
+  });
+
+  it("the query schema's pattern admits exactly the counts from 1h to 30d (MAX_RANGE_MS)", () => {
+    const re = new RegExp(RANGE_PATTERN, 'u'); // as Ajv compiles it
+    for (let n = 0; n <= 1000; n++) {
+      for (const [unit, ms] of [['h', HOUR_MS], ['d', DAY_MS]] as const) {
+        const inBounds = n >= 1 && n * ms <= MAX_RANGE_MS;
+        expect(re.test(`${n}${unit}`), `${n}${unit}`).toBe(inBounds);
+        expect(parseRange(`${n}${unit}`)).toBe(inBounds ? n * ms : null);
+      }
+    }
   });
 });
 

@@ -6,13 +6,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { openFreshet } from '../src/container.js';
-import { HOUR_MS, ManualClock } from '../src/domain/clock.js';
-import { startHotWorkers } from '../src/workers/hot.js';
-import { silentLogger } from '../src/ports/observability.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../src/app/config.js';
+import { openFreshet } from '../src/app/open.js';
+import { HOUR_MS, ManualClock } from '../src/kernel/clock.js';
+import { startHotWorkers } from '../src/hot/workers.js';
+import { silentLogger } from '../src/kernel/observability.js';
+import { seedPgliteDataDir } from './support/pglite.js';
 
 const T0 = Date.UTC(2026, 2, 6, 12);
 const dirs: string[] = [];
@@ -30,6 +30,7 @@ describe('hot ranking lifecycle (embedded default)', () => {
   it('workers rescore, checkpoint and refresh on their timers, and stop', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'freshet-hotw-'));
     dirs.push(dir);
+    seedPgliteDataDir(dir);
     const clock = new ManualClock(T0);
     const f = await open(dir, clock);
     try {
@@ -37,16 +38,21 @@ describe('hot ranking lifecycle (embedded default)', () => {
       await f.hot.recordView({ itemId: 'w1', visitorId: 'v1', nowMs: T0 });
       const before = (await f.hotCounters.top(1))[0]!.score;
       clock.advance(10 * HOUR_MS);
+      // The workers' interval timers run on a fake timer clock: each tick is due when the test says so.
+      vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
       const workers = startHotWorkers(f.hot, f.hotMaintenance, clock, { rescoreMs: 20, checkpointMs: 20, cacheRefreshMs: 20 }, silentLogger);
-      await sleep(150);
-      await workers.stop();
-      expect((await f.hotCounters.top(1))[0]!.score).toBeLessThan(before); // rescored at the later time
-      expect((await f.hotArchive.get(['w1']))[0]).toMatchObject({ pv: 1 }); // checkpointed
+      expect(vi.getTimerCount()).toBe(3);
+      vi.advanceTimersByTime(20); // one tick of each
+      await expect.poll(async () => (await f.hotCounters.top(1))[0]!.score, { timeout: 10_000 }).toBeLessThan(before); // rescored at the later time
+      await expect.poll(async () => (await f.hotArchive.get(['w1']))[0]?.pv, { timeout: 10_000 }).toBe(1); // checkpointed
       expect((await f.hot.snapshotAt(clock.now())).computedAtMs).toBe(clock.now()); // refreshed
+      await workers.stop();
+      expect(vi.getTimerCount()).toBe(0); // every timer cleared
       await f.hot.recordView({ itemId: 'w1', visitorId: 'v2', nowMs: clock.now() });
-      await sleep(60);
+      vi.advanceTimersByTime(60);
       expect((await f.hotArchive.get(['w1']))[0]!.pv).toBe(1); // stopped: no more checkpoints
     } finally {
+      vi.useRealTimers();
       await f.close();
     }
   });
@@ -54,6 +60,7 @@ describe('hot ranking lifecycle (embedded default)', () => {
   it('a graceful close checkpoints; a restart on the same data folder restores every count', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'freshet-hotw-'));
     dirs.push(dir);
+    seedPgliteDataDir(dir);
     const clock = new ManualClock(T0);
     const first = await open(dir, clock);
     await first.content.upsertItems(['r1', 'r2'].map((id) => ({ id, authorId: 'a', title: id, text: '', url: null, tags: [], publishedAt: T0 - HOUR_MS, popularity: 0 })), T0);
@@ -66,7 +73,7 @@ describe('hot ranking lifecycle (embedded default)', () => {
       const [r1, r2] = await second.hotCounters.counters(['r1', 'r2']);
       expect(r1).toMatchObject({ pv: 25, uv: 25 });
       expect(r2).toMatchObject({ pv: 0, suspicious: { flagged: 1 } });
-      expect((await second.hot.hot(72 * HOUR_MS, 10, T0)).entries.map((e) => e.item.id)).toEqual(['r1']);
+      expect((await second.hot.top(72 * HOUR_MS, 10, T0)).entries.map((e) => e.item.id)).toEqual(['r1']);
       expect((await second.hot.recordView({ itemId: 'r1', visitorId: 'v0', nowMs: T0 + HOUR_MS })).pv).toBe(26);
     } finally {
       await second.close();

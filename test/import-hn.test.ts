@@ -4,19 +4,19 @@
  * PGlite data folder (idempotent) and through a running server's `/v1/items` (chosen by server.json).
  */
 import { createServer, type IncomingMessage } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureSecrets, loadConfig } from '../src/config.js';
-import type { ItemInput } from '../src/ports/content-store.js';
-import { parseHn, sanitizeAuthor, type SkippedRow } from '../src/cli/import/hn.js';
-import { liveServer, runImport } from '../src/cli/import/index.js';
-import { openPglite } from '../src/adapters/postgres/sql.js';
+import { ensureSecrets, loadConfig } from '../src/app/config.js';
+import type { ItemInput } from '../src/kernel/items/content-store.js';
+import { parseHn, sanitizeAuthor, type SkippedRow } from '../src/app/cli/import-hn.js';
+import { liveServer, runImport } from '../src/app/cli/import.js';
+import { openPglite } from '../src/kernel/sql/sql.js';
+import { dataFile } from './support/env.js';
 
-const REAL_FILE = fileURLToPath(new URL('../../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz', import.meta.url));
+const REAL_FILE = dataFile('hn/hn_posts_2015-09_to_2016-09_sample.csv.gz');
 const HEADER = 'id,title,url,num_points,num_comments,author,created_at,created_at_unix';
 const FIXTURE = [
   HEADER,
@@ -140,27 +140,37 @@ describe('runImport', () => {
     }
   });
 
-  it('posts batches to the running server named by server.json, with the service key', async () => {
-    const dataDir = join(tmp, 'http');
-    const config = ensureSecrets(loadConfig({ FRESHET_DATA_DIR: dataDir })).config;
+  /** A stand-in for a Freshet server that accepts `key`: /healthz, the key probe and POST /v1/items. */
+  async function fakeServer(key: string) {
     const received: { auth: string | undefined; body: Record<string, unknown>[] }[] = [];
     const server = createServer((req: IncomingMessage, res) => {
       let text = '';
       req.on('data', (c: Buffer) => (text += c.toString()));
       req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        const authorized = req.headers.authorization === `Bearer ${key}`;
+        if (req.url === '/healthz') return void res.end(JSON.stringify({ code: 0, msg: 'success', data: { status: 'ok' } }));
+        if (!authorized) return void res.writeHead(401).end(JSON.stringify({ code: 40101, msg: 'unauthenticated', data: null }));
+        if (req.method === 'GET') return void res.writeHead(404).end(JSON.stringify({ code: 40401, msg: 'no item', data: null }));
         const body = JSON.parse(text) as Record<string, unknown>[];
         received.push({ auth: req.headers.authorization, body });
-        res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ code: 0, msg: 'success', data: { inserted: body.length, updated: 0 } }));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
+    return { received, port, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  it('posts batches to the running server named by server.json, with the service key', async () => {
+    const dataDir = join(tmp, 'http');
+    const config = ensureSecrets(loadConfig({ FRESHET_DATA_DIR: dataDir })).config;
+    const { received, port, close } = await fakeServer(config.serviceKey!);
     try {
       writeFileSync(join(dataDir, 'server.json'), JSON.stringify({ pid: process.pid, host: '127.0.0.1', port }));
       expect(liveServer(dataDir)).toEqual({ pid: process.pid, host: '127.0.0.1', port });
       const summary = await runImport('hn', fixture, config, { progress: false, batchSize: 3, out: () => {}, warn: () => {} });
-      expect(summary).toMatchObject({ items: 5, inserted: 5, target: `http://127.0.0.1:${port} (running server, pid ${process.pid})` });
+      expect(summary).toMatchObject({ items: 5, inserted: 5, target: `http://127.0.0.1:${port} (running server, found by ${join(dataDir, 'server.json')} (pid ${process.pid}))` });
       expect(received.map((r) => r.body.length)).toEqual([3, 2]);
       expect(received.every((r) => r.auth === `Bearer ${config.serviceKey}`)).toBe(true);
       expect(received[0]!.body[0]).toEqual({
@@ -174,7 +184,44 @@ describe('runImport', () => {
         popularity: 34,
       });
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await close();
+    }
+  });
+
+  it('says the service key does not match, and which variable sets it, when --url names a server with another key', async () => {
+    const config = ensureSecrets(loadConfig({ FRESHET_DATA_DIR: join(tmp, 'otherkey') })).config;
+    const { received, port, close } = await fakeServer('another-key-of-20-chars');
+    try {
+      const run = runImport('hn', fixture, config, { url: `http://127.0.0.1:${port}`, progress: false, out: () => {}, warn: () => {} });
+      await expect(run).rejects.toThrow(/does not accept this command's service key \(401\).*secrets\.json.*Set FRESHET_SERVICE_KEY/);
+      expect(received).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('a truncated gzip names the file and line, says exactly what was committed and that a re-run resumes', async () => {
+    const full = readFileSync(REAL_FILE);
+    const truncated = join(tmp, 'hn_truncated.csv.gz');
+    writeFileSync(truncated, full.subarray(0, Math.floor(full.length * 0.4)));
+    const config = ensureSecrets(loadConfig({ FRESHET_DATA_DIR: join(tmp, 'truncated') })).config;
+    const { received, port, close } = await fakeServer(config.serviceKey!);
+    try {
+      let message = '';
+      await runImport('hn', truncated, config, { url: `http://127.0.0.1:${port}`, batchSize: 1000, progress: false, out: () => {}, warn: () => {} }).catch((err: Error) => (message = err.message));
+      const m = /^import stopped: (\S+): the gzip data ends early \(the file is truncated or still being written\) after line (\d+)\. committed before it: (\d+) items of lines 2–(\d+) .*; nothing after line \4\. The import is idempotent \(upsert by id\): .*run the same command again/.exec(message);
+      expect(m, message).not.toBeNull();
+      const [, file, readLine, committed, committedLine] = m!;
+      expect(file).toBe(truncated);
+      const sent = received.reduce((n, r) => n + r.body.length, 0);
+      expect(Number(committed)).toBe(sent); // exactly what the server acknowledged
+      expect(sent).toBeGreaterThan(0);
+      expect(sent % 1000).toBe(0); // whole batches only: the rows read after the last batch were not sent
+      expect(Number(committedLine)).toBeLessThanOrEqual(Number(readLine));
+      // the real sample has one row per line and no skipped rows: lines 2..L are exactly the committed items
+      expect(Number(committedLine) - 1).toBe(sent);
+    } finally {
+      await close();
     }
   });
 

@@ -8,10 +8,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DAY_MS } from '../src/domain/clock.js';
-import { MemoryReaderSeenFilter } from '../src/adapters/memory/reader-seen-filter.js';
-import { RedisReaderSeenFilter } from '../src/adapters/redis/reader-seen-filter.js';
-import { Keys } from '../src/adapters/redis/keys.js';
+import { DAY_MS } from '../src/kernel/clock.js';
+import { MemoryReaderSeenFilter } from '../src/kernel/seen/memory-reader-seen-filter.js';
+import { RedisReaderSeenFilter } from '../src/kernel/seen/redis-reader-seen-filter.js';
+import { Keys } from '../src/kernel/redis/keys.js';
 import { deleteByPrefix, fileRedis } from './support/redis.js';
 
 const { redis, nextPrefix } = fileRedis();

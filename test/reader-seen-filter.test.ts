@@ -7,25 +7,20 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DAY_MS } from '../src/domain/clock.js';
-import { MemoryReaderSeenFilter } from '../src/adapters/memory/reader-seen-filter.js';
-import { RedisReaderSeenFilter } from '../src/adapters/redis/reader-seen-filter.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { scalableLevels } from '../src/domain/scalable-bloom.js';
-import { deleteByPrefix, fileRedis } from './support/redis.js';
+import { DAY_MS } from '../src/kernel/clock.js';
+import { MemoryReaderSeenFilter } from '../src/kernel/seen/memory-reader-seen-filter.js';
+import { RedisReaderSeenFilter } from '../src/kernel/seen/redis-reader-seen-filter.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { scalableLevels } from '../src/kernel/seen/scalable-bloom.js';
+import { fileRedis } from './support/redis.js';
+import { adopt, memory, redisEngine } from './support/contract.js';
 import { readerSeenFilterContract } from './contracts/reader-seen-filter.contract.js';
 
-const { redis, commands, nextPrefix } = fileRedis();
+const file = fileRedis();
+const { redis, commands, nextPrefix } = file;
 
-readerSeenFilterContract('memory', async (s) => ({ filter: new MemoryReaderSeenFilter(s), cleanup: async () => {} }));
-
-readerSeenFilterContract('redis', async (s) => {
-  const prefix = nextPrefix();
-  return {
-    filter: new RedisReaderSeenFilter(redis, new Keys(prefix), s),
-    cleanup: async () => void (await deleteByPrefix(redis, prefix)),
-  };
-});
+adopt(readerSeenFilterContract, memory, (_, s) => ({ filter: new MemoryReaderSeenFilter(s) }));
+adopt(readerSeenFilterContract, redisEngine(file), ({ redis, keys }, s) => ({ filter: new RedisReaderSeenFilter(redis, keys, s) }));
 
 describe('per-reader seen filter: memory and Redis agree', () => {
   const settings = { initialCapacity: 300, errorRate: 0.01, ttlMs: 30 * DAY_MS };

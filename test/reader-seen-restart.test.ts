@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HOUR_MS } from '../src/domain/clock.js';
+import { HOUR_MS } from '../src/kernel/clock.js';
 import { T0, embeddedDataDir } from './support/app.js';
 
 const { dataDir, open } = embeddedDataDir({
@@ -20,7 +20,7 @@ describe('per-reader seen filters across a restart of the embedded default', () 
       id: `p_${i}`, authorId: 'a', title: `t ${i}`, text: '', url: null, tags: [], publishedAt: T0 - i * HOUR_MS, popularity: 8 - i,
     }));
     await first.content.upsertItems(items, T0);
-    const before = (await first.forYou.serve('alice', 'refresh', 3, T0)).items.map((i) => i.id);
+    const before = (await first.forYou.page('alice', 'refresh', 3, T0)).items.map((i) => i.id);
     expect(await first.readerSeen.seen('alice', before, T0)).toEqual([true, true, true]);
     await first.close();
     expect(existsSync(join(dataDir, 'reader-seen-filters.bin'))).toBe(true);
@@ -28,7 +28,7 @@ describe('per-reader seen filters across a restart of the embedded default', () 
     const second = await open();
     try {
       expect(await second.readerSeen.seen('alice', before, T0 + HOUR_MS)).toEqual([true, true, true]);
-      const after = (await second.forYou.serve('alice', 'refresh', 8, T0 + HOUR_MS)).items.map((i) => i.id);
+      const after = (await second.forYou.page('alice', 'refresh', 8, T0 + HOUR_MS)).items.map((i) => i.id);
       expect(after).toHaveLength(5);
       for (const id of before) expect(after).not.toContain(id);
     } finally {

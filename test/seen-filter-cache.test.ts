@@ -1,18 +1,17 @@
 /**
- * The Redis seen filter's cache of past days (src/adapters/redis/seen-filter.ts): a check tests
+ * The Redis seen filter's cache of past days (src/kernel/seen/redis-seen-filter.ts): a check tests
  * today in Lua and the past days against local copies Redis confirms by version in the same script.
  * What must hold: one round trip per check, warm or cold; a late write to a past day (from this or
  * another instance) is seen by the next check; an expired day is dropped; a day recreated after
  * expiry never matches a copy of its former self; the cache stays within its window and byte cap;
  * concurrent checks fetch each day once.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, HOUR_MS, dayStamp } from '../src/domain/clock.js';
-import { sizeWindow } from '../src/domain/bloom.js';
-import { MemorySeenFilter } from '../src/adapters/memory/seen-filter.js';
-import { RedisSeenFilter, type RedisSeenFilterOptions } from '../src/adapters/redis/seen-filter.js';
-import { Keys } from '../src/adapters/redis/keys.js';
+import { DAY_MS, HOUR_MS, dayStamp } from '../src/kernel/clock.js';
+import { sizeWindow } from '../src/kernel/seen/bloom.js';
+import { MemorySeenFilter } from '../src/kernel/seen/memory-seen-filter.js';
+import { RedisSeenFilter, type RedisSeenFilterOptions } from '../src/kernel/seen/redis-seen-filter.js';
+import { Keys } from '../src/kernel/redis/keys.js';
 import { fileRedis } from './support/redis.js';
 
 const { redis, commands, nextPrefix } = fileRedis();
@@ -114,7 +113,7 @@ describe('RedisSeenFilter past-day cache', () => {
     const { bitmap, version } = day(NOW - 3 * DAY_MS);
     await redis.pexpire(bitmap, 1);
     await redis.pexpire(version, 1);
-    await sleep(20);
+    await expect.poll(() => redis.exists(bitmap, version), { interval: 2 }).toBe(0); // expired by the server
     expect(await f!.seen('u_1', ['gone', 'kept'], NOW)).toEqual([false, true]);
     expect(f!.cacheStats()).toMatchObject({ days: 1, bytes: BYTES });
   });

@@ -12,11 +12,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, HOUR_MS, startOfDay } from '../src/domain/clock.js';
-import { sizeWindow, type BloomGeometry } from '../src/domain/bloom.js';
-import { MemorySeenFilter } from '../src/adapters/memory/seen-filter.js';
-import { RedisSeenFilter } from '../src/adapters/redis/seen-filter.js';
-import { Keys } from '../src/adapters/redis/keys.js';
+import { DAY_MS, HOUR_MS, startOfDay } from '../src/kernel/clock.js';
+import { sizeWindow, type BloomGeometry } from '../src/kernel/seen/bloom.js';
+import { MemorySeenFilter } from '../src/kernel/seen/memory-seen-filter.js';
+import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
+import { Keys } from '../src/kernel/redis/keys.js';
 import { deleteByPrefix, fileRedis } from './support/redis.js';
 
 const { redis, nextPrefix } = fileRedis();

@@ -5,73 +5,79 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import murmurhash from 'murmurhash';
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, dayStamp } from '../src/domain/clock.js';
-import { hashPair, hashPairs, positions, seenMember, sizeWindow } from '../src/domain/bloom.js';
-import { MemorySeenFilter } from '../src/adapters/memory/seen-filter.js';
-import { RedisSeenFilter } from '../src/adapters/redis/seen-filter.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import { deleteByPrefix, fileRedis } from './support/redis.js';
+import { DAY_MS, dayStamp } from '../src/kernel/clock.js';
+import { hashPair, hashPairs, murmur3, positions, seenMember, sizeWindow } from '../src/kernel/seen/bloom.js';
+import { MemorySeenFilter } from '../src/kernel/seen/memory-seen-filter.js';
+import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import { fileRedis } from './support/redis.js';
+import { adopt, memory, redisEngine } from './support/contract.js';
+import { redisSeenFilter } from './support/adapters.js';
 import { seenFilterContract } from './contracts/seen-filter.contract.js';
 
-const { redis, commands, nextPrefix } = fileRedis();
+const file = fileRedis();
+const { redis, nextPrefix } = file;
+const engine = redisEngine(file);
 
-seenFilterContract('memory', async (g) => {
+adopt(seenFilterContract, memory, (_, g) => {
   const filter = new MemorySeenFilter(g, { days: g.days });
   const names = new Keys('');
   return {
     filter,
-    cleanup: async () => {},
     dayTtlMs: async (reader, now) => {
       const day = filter.dayFilters().get(names.seenDay(reader, dayStamp(now)));
       return day ? day.expiresAt - now : null;
     },
   };
 });
-
-seenFilterContract('redis', async (g) => {
-  const prefix = nextPrefix();
-  const keys = new Keys(prefix);
-  return {
-    filter: new RedisSeenFilter(redis, keys, g, { days: g.days }),
-    cleanup: async () => void (await deleteByPrefix(redis, prefix)),
-    dayTtlMs: async (reader, now) => {
-      const ttl = await redis.pttl(keys.seenDay(reader, dayStamp(now)));
-      return ttl < 0 ? null : ttl;
-    },
-    commands,
-  };
-});
-
-seenFilterContract('redis, no past-day cache (every day tested in Lua)', async (g) => {
-  const prefix = nextPrefix();
-  const keys = new Keys(prefix);
-  return {
-    filter: new RedisSeenFilter(redis, keys, g, { days: g.days, cacheBytes: 0 }),
-    cleanup: async () => void (await deleteByPrefix(redis, prefix)),
-    dayTtlMs: async (reader, now) => {
-      const ttl = await redis.pttl(keys.seenDay(reader, dayStamp(now)));
-      return ttl < 0 ? null : ttl;
-    },
-    commands,
-  };
-});
+adopt(seenFilterContract, engine, redisSeenFilter());
+adopt(seenFilterContract, engine, redisSeenFilter(1, { cacheBytes: 0 }), 'redis, no past-day cache (every day tested in Lua)');
 
 const D = Date.UTC(2026, 2, 5, 9);
 const g = sizeWindow(1_000, 0.01, 7);
 
 describe('hashing shared by both adapters', () => {
-  it('hashPairs and hashPair equal the reference MurmurHash3 (murmurhash package), ASCII or not, short or long', () => {
-    const items = ['', 'a', 'ab', 'abc', 'abcd', 'doc_9527', 'é', '中文id', '😀x', 'x'.repeat(1_000), 'ß'.repeat(300)];
+  it('hashPair is MurmurHash3 x86_32 with seeds 0 and 0x9747b28c (h2 odd): the published test vectors', () => {
+    // MurmurHash3_x86_32 test vectors as widely published with the algorithm (the `murmurhash`
+    // package, the reference here before, gives the same)
+    const seed0: [string, number][] = [['', 0], ['\0\0\0\0', 0x2362f9de], ['abc', 0xb3dd93fa]];
+    const seed9747: [string, number][] = [
+      ['a', 0x7fa09ea6], ['aa', 0x5d211726], ['aaa', 0x283e0130], ['aaaa', 0x5a97808a], ['abc', 0xc84a62dd],
+      ['abcd', 0xf0478627], ['Hello, world!', 0x24884cba], ['ππππππππ', 0xd58063c1],
+      ['The quick brown fox jumps over the lazy dog', 0x2fa826cd],
+    ];
+    for (const [text, h] of seed0) expect([text, hashPair(text)[0], murmur3(text)]).toEqual([text, h, h]);
+    for (const [text, h] of seed9747) expect([text, hashPair(text)[1]]).toEqual([text, (h | 1) >>> 0]);
+  });
+
+  it('hashPairs equals hashPair member by member, and known members keep their hashes (stored bitmaps stay valid)', () => {
+    const known: [string, number, number][] = [
+      ['', 3888168744, 4132414239], ['a', 2525357048, 2096655539], ['ab', 4113939275, 2654250817],
+      ['abc', 63208325, 2619796463], ['abcd', 270376000, 1568418217], ['doc_9527', 2145220845, 3917616259],
+      ['é', 3532340146, 3513589767], ['中文id', 424505279, 644719127], ['😀x', 3136884816, 1580140959],
+      ['x'.repeat(1_000), 3862228997, 793603319], ['ß'.repeat(300), 1815618482, 2921956727],
+    ];
+    const items = known.map(([item]) => item);
     for (let i = 0; i < 2_000; i++) items.push(`doc_${i}_${(i * 7919).toString(36)}`);
-    const reference = (member: string) => [murmurhash.v3(member, 0) >>> 0, (murmurhash.v3(member, 0x9747b28c) | 1) >>> 0];
     const pairs = hashPairs('u_10086', items);
-    items.forEach((item, j) => {
-      const member = seenMember('u_10086', item);
-      expect([pairs[2 * j], pairs[2 * j + 1]]).toEqual(reference(member));
-      expect(hashPair(member)).toEqual(reference(member));
-    });
+    items.forEach((item, j) => expect([pairs[2 * j], pairs[2 * j + 1]]).toEqual(hashPair(seenMember('u_10086', item))));
+    for (const [item, h1, h2] of known) expect([item, ...hashPair(seenMember('u_10086', item))]).toEqual([item, h1, h2]);
+  });
+
+  it('shards readers and items as before (MurmurHash3 of the id): keys of stored data do not move', () => {
+    const ids = ['u_1', 'u_2', 'alice', 'reader_7', '12345', 'item_42', 'doc_9527', 'u_10086', 'it_1', 'item_0'];
+    const shards: Record<number, number[]> = {
+      3: [1, 1, 1, 0, 0, 2, 2, 2, 0, 1],
+      4: [1, 2, 1, 2, 3, 3, 3, 0, 2, 3],
+      6: [1, 4, 1, 0, 3, 5, 5, 2, 0, 1],
+      8: [5, 6, 5, 6, 3, 7, 7, 4, 2, 3],
+    };
+    for (const [n, expected] of Object.entries(shards)) {
+      const keys = new Keys('fs:', Number(n), Number(n));
+      expect(ids.map((id) => keys.seenShard(id))).toEqual(expected);
+      expect(ids.map((id) => keys.hotShard(id))).toEqual(expected);
+    }
   });
 
   it('marks exactly the bits positions(hashPair(member)) names, in Redis bit order', async () => {

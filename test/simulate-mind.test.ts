@@ -7,12 +7,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DAY_MS } from '../src/domain/clock.js';
-import { replayByReader } from '../src/cli/simulate.js';
-import { formatReport, percentile, promMetricSum, SimulateStats } from '../src/cli/simulate-report.js';
+import { DAY_MS } from '../src/kernel/clock.js';
+import { replayByReader } from '../src/app/cli/for-you/simulate.js';
+import { formatReport, percentile, promMetricSum, SimulateStats } from '../src/app/cli/for-you/simulate-report.js';
 import {
   INTEREST_TERMS,
   interestsFor,
@@ -21,9 +20,10 @@ import {
   readMindSessions,
   shiftSessions,
   type VirtualSession,
-} from '../src/cli/simulate-sessions.js';
+} from '../src/app/cli/for-you/simulate-sessions.js';
+import { dataFile } from './support/env.js';
 
-const REAL_BEHAVIORS = fileURLToPath(new URL('../../shared/data/mind/MINDsmall_train_sample_behaviors.tsv.gz', import.meta.url));
+const REAL_BEHAVIORS = dataFile('mind/MINDsmall_train_sample_behaviors.tsv.gz');
 const tmp = mkdtempSync(join(tmpdir(), 'freshet-mind-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -129,7 +129,8 @@ describe('replayByReader', () => {
       expect(busy.has(s.userId)).toBe(false);
       busy.add(s.userId);
       maxInFlight = Math.max(maxInFlight, ++inFlight);
-      await new Promise((r) => setTimeout(r, 5 + (Number(s.impressionId) % 3) * 5));
+      // hand the event loop over 1–3 times, so sessions overlap and finish out of their start order
+      for (let turn = 0; turn <= Number(s.impressionId) % 3; turn++) await new Promise((r) => setImmediate(r));
       order.push(s.impressionId);
       inFlight--;
       busy.delete(s.userId);

@@ -1,7 +1,8 @@
 /** The following timeline's pure rules: tids exact below 2^53, cursor parsing, the merge of sources. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_TID, MAX_TID_MS, TID_PER_MS, mergeSlices, msOfTid, nextMaxId, nextTids, parseTid, tidOfMs, type SourceSlice } from '../src/domain/timeline.js';
+import { MAX_TIME_MS } from '../src/kernel/time-range.js';
+import { MAX_TID, MAX_TID_MS, TID_HEADROOM, TID_PER_MS, mergeSlices, msOfTid, nextMaxId, nextTids, parseTid, tidOfMs, type SourceSlice } from '../src/following/domain.js';
 
 describe('tids', () => {
   it('encode ms in the upper 42 bits and stay exact doubles', () => {
@@ -16,6 +17,19 @@ describe('tids', () => {
     expect(nextTids(0, 1000, 3)).toBe(1000 * 2048);
     expect(nextTids(1000 * 2048 + 5, 1000, 1)).toBe(1000 * 2048 + 6); // clock behind the counter
     expect(() => nextTids(MAX_TID - 1, 0, 2)).toThrow(RangeError);
+  });
+
+  it('cannot be exhausted within the accepted time range: a publish at 2100-01-01 leaves ~6 × 10^14 tids', () => {
+    expect(TID_HEADROOM).toBe(MAX_TID - MAX_TIME_MS * TID_PER_MS);
+    expect(TID_HEADROOM).toBeGreaterThan(6e14); // 19 years at a million publishes a second
+    // a million publishes of 1,000 items each at the upper bound, then one more: still room
+    const last = nextTids(0, MAX_TIME_MS, 1) + 1e9;
+    expect(nextTids(last, MAX_TIME_MS, 1000)).toBe(last + 1);
+    // a time past the range (a caller that skipped the edge) is clamped to it, never thrown on or run off the end
+    expect(nextTids(0, MAX_TID_MS, 1)).toBe(MAX_TIME_MS * TID_PER_MS);
+    expect(nextTids(0, 1e15, 1)).toBe(MAX_TIME_MS * TID_PER_MS);
+    expect(nextTids(0, -5, 1)).toBe(1);
+    expect(() => nextTids(0, Number.NaN, 1)).toThrow(RangeError);
   });
 
   it('parses cursors strictly', () => {

@@ -7,10 +7,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryTimelineStore } from '../src/adapters/memory/timeline-store.js';
-import { RedisTimelineStore } from '../src/adapters/redis/timeline-store.js';
-import { Keys } from '../src/adapters/redis/keys.js';
-import type { TimelineStore } from '../src/ports/timeline-store.js';
+import { MemoryTimelineStore } from '../src/following/adapters/memory-timeline-store.js';
+import { RedisTimelineStore } from '../src/following/adapters/redis-timeline-store.js';
+import { Keys } from '../src/kernel/redis/keys.js';
+import type { TimelineStore } from '../src/following/timeline-store.js';
 import { fileRedis } from './support/redis.js';
 
 const { redis, nextPrefix } = fileRedis();
@@ -38,7 +38,7 @@ type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 async function apply(s: TimelineStore, o: Op): Promise<unknown> {
   switch (o.kind) {
     case 'append':
-      return s.appendToOutbox(AUTHORS[o.who]!, o.tid, MAX_LEN);
+      return s.appendToOutbox(AUTHORS[o.who]!, o.tid, MAX_LEN, 3_600_000);
     case 'push':
       return s.pushToInboxes(o.readers.map((i) => READERS[i]!), o.tid, MAX_LEN);
     case 'begin':

@@ -1,6 +1,6 @@
 /**
- * The ContentStore + CandidateRecall contract (src/ports/content-store.ts), one suite for every
- * adapter: `contentStoreContract('PGlite', factory)`. The factory must return a store over an
+ * The ContentStore + CandidateRecall contract (src/kernel/items/content-store.ts, src/for-you/recall.ts), one suite for every
+ * adapter (adopted through test/support/contract.ts). The factory must return a store over an
  * EMPTY dataset each time it is called (before each test); the suite closes it after each test.
  *
  * Everything runs on virtual time (a fixed `NOW` in 2016, like the HN replays): nothing here
@@ -8,12 +8,13 @@
  * Text matching uses exact words only (no stemming), so any reasonable relevance function passes.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CandidateRecall, ContentStore, ItemInput, RecallQuery } from '../../src/ports/content-store.js';
-import type { GaussDecay } from '../../src/domain/decay.js';
-import { ErrorCodes } from '../../src/domain/errors.js';
+import type { ContentStore, ItemInput } from '../../src/kernel/items/content-store.js';
+import type { CandidateRecall, RecallQuery } from '../../src/for-you/recall.js';
+import type { GaussDecay } from '../../src/for-you/decay.js';
+import { ErrorCodes } from '../../src/kernel/errors.js';
 
 /** What the contract needs: both ports on one object. */
-export type ContentStoreUnderTest = ContentStore & CandidateRecall;
+export type ContentStoreUnderTest = ContentStore & Pick<CandidateRecall, 'recall'>;
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2016, 0, 15, 12, 0, 0);
@@ -126,15 +127,13 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
         expect(await store.countItems()).toBe(1);
       });
 
-      it('an upsert never brings a deleted item back, and counts it as neither inserted nor updated', async () => {
+      it('a deleted id is never reused: an upsert naming it is refused whole (ITEM_DELETED) and writes nothing', async () => {
         await store.upsertItems([item('a')], NOW);
         await store.deleteItem('a', NOW + 1);
-        expect(await store.upsertItems([item('a', { title: 'again' }), item('b')], NOW + 2)).toEqual({
-          inserted: 1,
-          updated: 0,
-        });
-        expect(await store.getItems(['a'])).toEqual([]);
-        expect(await store.recall(query())).toEqual(['b']);
+        await expect(store.upsertItems([item('b'), item('a', { title: 'again' })], NOW + 2)).rejects.toMatchObject({ name_: 'ITEM_DELETED', code: 40901 });
+        expect(await store.getItems(['a', 'b'])).toEqual([]);
+        expect(await store.recall(query())).toEqual([]);
+        expect(await store.upsertItems([item('b')], NOW + 3)).toEqual({ inserted: 1, updated: 0 });
       });
     });
 
@@ -292,6 +291,16 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
         const both = await store.recall(query({ interests: ['gardening'], interestItemIds: ['seen-rust', 'nope'], limit: 5 }));
         expect(both.slice(0, 3).sort()).toEqual(['popular', 'rust-new', 'seen-rust']);
         expect(await store.recall(query({ interestItemIds: ['nope'], limit: 1 }))).toEqual(['popular']);
+      });
+
+      it('interests together with a "not interested" author weight: the weighted author sinks, nothing fails', async () => {
+        await store.upsertItems(
+          [item('meh', { authorId: 'dull', title: 'rust', ageH: 1 }), item('ok', { authorId: 'fine', title: 'rust', ageH: 2 })],
+          NOW,
+        );
+        const exclusions = { authorIds: [], itemIds: [], authorWeights: new Map([['dull', 0.3]]) };
+        expect(await store.recall(query({ interests: ['rust'], exclusions }))).toEqual(['ok', 'meh']);
+        expect(await store.recall(query({ interestItemIds: ['ok'], exclusions }))).toEqual(['ok', 'meh']);
       });
 
       it('respects the limit and never repeats an id', async () => {

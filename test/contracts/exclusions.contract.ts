@@ -1,11 +1,11 @@
 /**
- * The exclusions ports' contracts (src/ports/exclusions.ts), one suite per port, run against every
- * adapter: `exclusionCacheContract('redis', factory)`, `exclusionStoreContract('PGlite', factory)`.
+ * The exclusions ports' contracts (src/exclusions/ports.ts), one suite per port, run against every
+ * adapter (adopted through test/support/contract.ts). Each factory call gives a subject over an empty store.
  */
 import { describe, expect, it } from 'vitest';
-import { DAY_MS } from '../../src/domain/clock.js';
-import type { ExclusionCache, ExclusionCacheSettings, ExclusionStore } from '../../src/ports/exclusions.js';
-import type { ContentStore } from '../../src/ports/content-store.js';
+import { DAY_MS } from '../../src/kernel/clock.js';
+import type { ExclusionCache, ExclusionCacheSettings, ExclusionStore } from '../../src/exclusions/ports.js';
+import type { ContentStore } from '../../src/kernel/items/content-store.js';
 
 const T = Date.UTC(2026, 2, 5);
 const SETTINGS: ExclusionCacheSettings = { recentViews: 10, recentViewsTtlMs: 7 * DAY_MS, durableTtlMs: 3_600_000 };
@@ -15,7 +15,6 @@ export interface CacheHarness {
   cache: ExclusionCache;
   /** Round trips sent to the store so far (omit for in-process stores). */
   commands?: () => number;
-  cleanup(): Promise<void>;
 }
 
 async function withCache(factory: (s: ExclusionCacheSettings) => Promise<CacheHarness>, body: (h: CacheHarness) => Promise<void>) {
@@ -24,7 +23,6 @@ async function withCache(factory: (s: ExclusionCacheSettings) => Promise<CacheHa
     await body(h);
   } finally {
     await h.cache.close();
-    await h.cleanup();
   }
 }
 
@@ -97,21 +95,16 @@ export interface StoreHarness {
   content: ContentStore;
   /** Adds a block `blocker → blocked` to the graph (registering both users). */
   block(blocker: string, blocked: string): Promise<void>;
-  close(): Promise<void>;
 }
 
 async function withStore(factory: () => Promise<StoreHarness>, body: (h: StoreHarness) => Promise<void>) {
   const h = await factory();
-  try {
-    await h.content.upsertItems(
-      ['i1', 'i2', 'i3', 'gone'].map((id, n) => ({ id, authorId: `a${n}`, title: id, text: '', url: null, tags: [], publishedAt: T, popularity: 0 })),
-      T,
-    );
-    await h.content.deleteItem('gone', T);
-    await body(h);
-  } finally {
-    await h.close();
-  }
+  await h.content.upsertItems(
+    ['i1', 'i2', 'i3', 'gone'].map((id, n) => ({ id, authorId: `a${n}`, title: id, text: '', url: null, tags: [], publishedAt: T, popularity: 0 })),
+    T,
+  );
+  await h.content.deleteItem('gone', T);
+  await body(h);
 }
 
 /** Registers the ExclusionStore contract. */

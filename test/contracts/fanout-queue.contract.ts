@@ -1,13 +1,12 @@
 /**
- * The FanoutQueue port contract (src/ports/fanout-queue.ts): `fanoutQueueContract('bullmq', factory)`.
- * The factory's queue retries 3 times in total with a short backoff.
+ * The FanoutQueue port contract (src/following/fanout-queue.ts), adopted through test/support/contract.ts.
+ * The factory's queue, over an empty store, retries 3 times in total with a short backoff.
  */
 import { describe, expect, it } from 'vitest';
-import type { FanoutJob, FanoutQueue } from '../../src/ports/fanout-queue.js';
+import type { FanoutJob, FanoutQueue } from '../../src/following/fanout-queue.js';
 
 export interface FanoutQueueHarness {
   queue: FanoutQueue;
-  cleanup(): Promise<void>;
 }
 
 const job = (tid: number): FanoutJob => ({ tid, itemId: `i${tid}`, authorId: 'a', nowMs: 1, enqueuedAtMs: Date.now() });
@@ -18,7 +17,6 @@ async function withQueue(factory: () => Promise<FanoutQueueHarness>, body: (q: F
     await body(h.queue);
   } finally {
     await h.queue.close();
-    await h.cleanup();
   }
 }
 

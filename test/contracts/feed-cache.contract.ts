@@ -1,16 +1,18 @@
 /**
- * The FeedCache port contract (src/ports/feed-cache.ts), one suite run against every adapter:
- * `feedCacheContract('redis', factory)` in a test file adopts it.
+ * The FeedCache port contract (src/for-you/feed-cache.ts), one suite run against every adapter:
+ * a test file adopts it through test/support/contract.ts. Time to live is checked without waiting:
+ * the harness's `elapse` moves the store's clock (see {@link FeedCacheHarness.elapse}).
  */
 import { describe, expect, it } from 'vitest';
-import type { FeedCache } from '../../src/ports/feed-cache.js';
+import type { FeedCache } from '../../src/for-you/feed-cache.js';
 
 /** What a factory hands the contract: a fresh, empty cache with its own keys. */
 export interface FeedCacheHarness {
   cache: FeedCache;
-  /** Removes whatever the cache stored. */
-  cleanup(): Promise<void>;
-  /** Lets `ms` of the store's wall clock pass (Redis: a real sleep; memory: the injected clock). */
+  /**
+   * Lets `ms` of the store's clock pass: memory advances the injected clock; Redis shortens the time
+   * to live of each of the cache's keys by `ms` (what the server's clock moving on does to them).
+   */
   elapse(ms: number): Promise<void>;
 }
 
@@ -25,7 +27,6 @@ async function withHarness(factory: FeedCacheFactory, body: (h: FeedCacheHarness
     await body(h);
   } finally {
     await h.cache.close();
-    await h.cleanup();
   }
 }
 
@@ -133,30 +134,32 @@ export function feedCacheContract(name: string, factory: FeedCacheFactory): void
 
     it('expires a list ttl after its last replace', async () => {
       await withHarness(factory, async ({ cache, elapse }) => {
-        await cache.replace('u_1', ['a', 'b', 'c'], 400);
-        await elapse(150);
+        await cache.replace('u_1', ['a', 'b', 'c'], 40_000);
+        await elapse(15_000);
         expect(await cache.pop('u_1', 1)).toEqual({ itemIds: ['a'], remaining: 2 });
-        await cache.replace('u_1', ['d', 'e'], 400); // restarts the clock
-        await elapse(300);
+        await cache.replace('u_1', ['d', 'e'], 40_000); // restarts the clock
+        await elapse(30_000);
         expect(await cache.pop('u_1', 1)).toEqual({ itemIds: ['d'], remaining: 1 });
-        await elapse(250);
+        await elapse(25_000);
         expect(await cache.pop('u_1', 1)).toEqual({ itemIds: [], remaining: 0 });
       });
     });
 
     it('grants the lease to one holder at a time and releases it only by its token', async () => {
       await withHarness(factory, async ({ cache, elapse }) => {
-        expect(await cache.acquireLease('u_1', 't1', 400)).toBe(true);
-        expect(await cache.acquireLease('u_1', 't2', 400)).toBe(false);
-        expect(await cache.acquireLease('u_2', 't2', 400)).toBe(true); // another reader's lease
+        expect(await cache.acquireLease('u_1', 't1', 40_000)).toBe(true);
+        expect(await cache.acquireLease('u_1', 't2', 40_000)).toBe(false);
+        expect(await cache.acquireLease('u_2', 't2', 40_000)).toBe(true); // another reader's lease
         await cache.releaseLease('u_1', 't2'); // not the holder: no effect
-        expect(await cache.acquireLease('u_1', 't3', 400)).toBe(false);
+        expect(await cache.acquireLease('u_1', 't3', 40_000)).toBe(false);
         await cache.releaseLease('u_1', 't1');
-        expect(await cache.acquireLease('u_1', 't2', 400)).toBe(true);
-        await elapse(550); // t2's lease runs out
-        expect(await cache.acquireLease('u_1', 't3', 400)).toBe(true);
+        expect(await cache.acquireLease('u_1', 't2', 40_000)).toBe(true);
+        await elapse(30_000);
+        expect(await cache.acquireLease('u_1', 't3', 40_000)).toBe(false); // t2's lease still runs
+        await elapse(25_000); // t2's lease runs out
+        expect(await cache.acquireLease('u_1', 't3', 40_000)).toBe(true);
         await cache.releaseLease('u_1', 't2'); // a stale holder cannot free t3's lease
-        expect(await cache.acquireLease('u_1', 't4', 400)).toBe(false);
+        expect(await cache.acquireLease('u_1', 't4', 40_000)).toBe(false);
       });
     });
 

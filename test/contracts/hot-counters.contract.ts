@@ -1,19 +1,18 @@
 /**
- * The HotCounters port contract (src/ports/hot-counters.ts), one suite run against every adapter:
- * `hotCountersContract('redis', factory)` in a test file adopts it. Time is virtual throughout.
+ * The HotCounters port contract (src/hot/hot-counters.ts), one suite run against every adapter:
+ * a test file adopts it through test/support/contract.ts. Time is virtual throughout.
  */
 import { describe, expect, it } from 'vitest';
-import { HOUR_MS, MINUTE_MS, DAY_MS } from '../../src/domain/clock.js';
-import { HyperLogLog } from '../../src/domain/hll.js';
-import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/domain/hot.js';
-import type { CounterSnapshot, HotCounters, HotRules } from '../../src/ports/hot-counters.js';
+import { HOUR_MS, MINUTE_MS, DAY_MS } from '../../src/kernel/clock.js';
+import { HyperLogLog } from '../../src/hot/hll.js';
+import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/hot/domain.js';
+import type { CounterSnapshot, HotCounters, HotRules } from '../../src/hot/hot-counters.js';
 
 /** What a factory hands the contract: a fresh, empty store with its own keys. */
 export interface HotCountersHarness {
   counters: HotCounters;
   /** Simulates losing the store's state (Redis: every key deleted; in-process: a new instance). */
   lose(): Promise<HotCounters>;
-  cleanup(): Promise<void>;
 }
 
 export type HotCountersFactory = (rules: HotRules) => Promise<HotCountersHarness>;
@@ -31,7 +30,7 @@ export const RULES: HotRules = {
 
 /** The expected score of note 2 for an item published at `pubMs`, seen at `nowMs`. */
 export function expectedScore(pv: number, uv: number, nowMs: number, pubMs: number, p = RULES.params): number {
-  return hotScore(pv, uv, hoursSincePublish(nowMs, Math.floor(pubMs / 1000)), p);
+  return hotScore(pv, uv, hoursSincePublish(nowMs, pubMs), p);
 }
 
 /** Relative closeness (C `pow` and V8's `Math.pow` may differ in the last bits). */
@@ -52,7 +51,6 @@ async function withHarness(factory: HotCountersFactory, rules: Partial<HotRules>
     await body(h, h.counters);
   } finally {
     await h.counters.close();
-    await h.cleanup();
   }
 }
 

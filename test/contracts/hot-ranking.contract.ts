@@ -2,19 +2,19 @@
  * The hot ranking's service-level contract (HotRanking + HotMaintenance over a HotCounters adapter,
  * the PostgreSQL content store and hot archive): resolving items on first view, the range filter and
  * the cached snapshot of `GET /v1/hot`, checkpoint → loss → rebuild, archiving, batches.
- * `hotRankingContract('redis', factory)` adopts it; the factory also hands a migrated, empty SQL store.
+ * A test file adopts it through test/support/contract.ts; the factory also hands a migrated, empty SQL store.
  */
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../src/domain/clock.js';
-import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/domain/hot.js';
-import type { HotCounters, HotRules } from '../../src/ports/hot-counters.js';
-import type { Sql } from '../../src/adapters/postgres/sql.js';
-import { PostgresContentStore } from '../../src/adapters/postgres/content-store.js';
-import { PostgresHotArchive } from '../../src/adapters/postgres/hot-archive.js';
-import { HotRanking } from '../../src/services/hot-ranking.js';
-import { HotMaintenance } from '../../src/services/hot-maintenance.js';
-import { noHotMetrics } from '../../src/ports/hot-metrics.js';
-import { silentLogger } from '../../src/ports/observability.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../src/kernel/clock.js';
+import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/hot/domain.js';
+import type { HotCounters, HotRules } from '../../src/hot/hot-counters.js';
+import type { Sql } from '../../src/kernel/sql/sql.js';
+import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresHotArchive } from '../../src/hot/adapters/postgres-hot-archive.js';
+import { HotRanking } from '../../src/hot/service.js';
+import { HotMaintenance } from '../../src/hot/maintenance.js';
+import { noHotMetrics } from '../../src/hot/hot-metrics.js';
+import { silentLogger } from '../../src/kernel/observability.js';
 import { RULES, T0, expectClose } from './hot-counters.contract.js';
 
 /** A fresh store and an empty, migrated database. */
@@ -23,7 +23,6 @@ export interface HotRankingHarness {
   sql: Sql;
   /** Simulates losing the counters store (Redis: keys deleted; in-process: a new instance). */
   lose(): Promise<HotCounters>;
-  cleanup(): Promise<void>;
 }
 
 export type HotRankingFactory = (rules: HotRules) => Promise<HotRankingHarness>;
@@ -51,12 +50,8 @@ async function withWorld(factory: HotRankingFactory, rules: Partial<HotRules>, b
     w.maint = new HotMaintenance({ counters, archive, metrics: noHotMetrics, log: silentLogger }, { retentionMs: r.retentionMs });
   };
   w.rewire(h.counters);
-  try {
-    await w.maint.recover(T0); // a fresh deployment: nothing to restore, the shards are sealed
-    await body(w);
-  } finally {
-    await h.cleanup();
-  }
+  await w.maint.recover(T0); // a fresh deployment: nothing to restore, the shards are sealed
+  await body(w);
 }
 
 /** Items `id` published `ageMs` before T0. */
@@ -92,7 +87,7 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         await views(w, 'h50', 30);
         await views(w, 'h100', 300);
         await views(w, 'd20', 3000);
-        const ids = async (rangeMs: number, limit = 20) => (await w.hot.hot(rangeMs, limit, T0)).entries.map((e) => e.item.id);
+        const ids = async (rangeMs: number, limit = 20) => (await w.hot.top(rangeMs, limit, T0)).entries.map((e) => e.item.id);
         expect((await ids(72 * HOUR_MS)).sort()).toEqual(['h10', 'h50']);
         expect(await ids(24 * HOUR_MS)).toEqual(['h10']);
         expect((await ids(30 * DAY_MS)).sort()).toEqual(['d20', 'h10', 'h100', 'h50']);
@@ -106,20 +101,20 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         await items(w, { s1: 5 * HOUR_MS, s2: HOUR_MS });
         await views(w, 's1', 20);
         await views(w, 's2', 4);
-        const first = await w.hot.hot(72 * HOUR_MS, 10, T0);
+        const first = await w.hot.top(72 * HOUR_MS, 10, T0);
         expect(first.computedAtMs).toBe(T0);
-        for (const e of first.entries) expectClose(e.score, hotScore(e.pv, e.uv, hoursSincePublish(T0, e.item.publishedAt / 1000), DEFAULT_HOT_PARAMS));
+        for (const e of first.entries) expectClose(e.score, hotScore(e.pv, e.uv, hoursSincePublish(T0, e.item.publishedAt), DEFAULT_HOT_PARAMS));
         expect(first.entries.map((e) => [e.item.id, e.pv])).toEqual([['s1', 20], ['s2', 4]]);
         await views(w, 's2', 40, T0 + MINUTE_MS / 2, 'w');
-        const cached = await w.hot.hot(72 * HOUR_MS, 10, T0 + REFRESH - 1);
+        const cached = await w.hot.top(72 * HOUR_MS, 10, T0 + REFRESH - 1);
         expect(cached.computedAtMs).toBe(T0);
         expect(cached.entries.map((e) => e.pv)).toEqual([20, 4]);
-        const fresh = await w.hot.hot(72 * HOUR_MS, 10, T0 + REFRESH);
+        const fresh = await w.hot.top(72 * HOUR_MS, 10, T0 + REFRESH);
         expect(fresh.computedAtMs).toBe(T0 + REFRESH);
         expect(fresh.entries.map((e) => [e.item.id, e.pv])).toEqual([['s2', 44], ['s1', 20]]);
         await w.content.deleteItem('s1', T0);
         await w.hot.itemDeleted('s1');
-        expect((await w.hot.hot(72 * HOUR_MS, 10, T0 + REFRESH)).entries.map((e) => e.item.id)).toEqual(['s2']);
+        expect((await w.hot.top(72 * HOUR_MS, 10, T0 + REFRESH)).entries.map((e) => e.item.id)).toEqual(['s2']);
       });
     });
 
@@ -143,7 +138,7 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         expect(c1).toMatchObject({ pv: 53, publishedAtMs: T0 - HOUR_MS });
         expect(Math.abs(c1!.uv - 53)).toBeLessThanOrEqual(1);
         expect(c2).toMatchObject({ pv: 5, suspicious: { flagged: 1 } });
-        expect((await w.hot.hot(72 * HOUR_MS, 10, T0 + 2 * MINUTE_MS)).entries.map((e) => e.item.id)).toEqual(['c1', 'c2']);
+        expect((await w.hot.top(72 * HOUR_MS, 10, T0 + 2 * MINUTE_MS)).entries.map((e) => e.item.id)).toEqual(['c1', 'c2']);
         expect(await w.maint.recover(T0 + 3 * MINUTE_MS)).toEqual({ shards: [], restored: 0 }); // nothing lost now
         await w.maint.checkpoint(T0 + 3 * MINUTE_MS);
         expect((await w.archive.get(['c1']))[0]!.pv).toBe(53);
@@ -160,7 +155,7 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         const [aging] = await w.archive.get(['aging']);
         expect(aging).toMatchObject({ pv: 6, uv: 6, archivedAtMs: T0 + 2 * DAY_MS });
         expect(await w.h.counters.counters(['aging'])).toMatchObject([{ publishedAtMs: null, pv: 0, score: null }]);
-        expect((await w.hot.hot(30 * DAY_MS, 10, T0 + 2 * DAY_MS)).entries.map((e) => e.item.id)).toEqual(['young']);
+        expect((await w.hot.top(30 * DAY_MS, 10, T0 + 2 * DAY_MS)).entries.map((e) => e.item.id)).toEqual(['young']);
         expect((await w.hot.recordView({ itemId: 'aging', visitorId: 'x', nowMs: T0 + 2 * DAY_MS })).verdict).toBe('expired');
         const c = await w.h.lose();
         w.rewire(c);

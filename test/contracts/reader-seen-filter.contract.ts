@@ -1,16 +1,14 @@
 /**
- * The ReaderSeenFilter port contract (src/ports/reader-seen-filter.ts), one suite run against every
- * adapter: `readerSeenFilterContract('redis', factory)` in a test file adopts it.
+ * The ReaderSeenFilter port contract (src/kernel/seen/reader-seen-filter.ts), one suite run against every
+ * adapter: a test file adopts it through test/support/contract.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { DAY_MS } from '../../src/domain/clock.js';
-import type { ReaderSeenFilter, ReaderSeenSettings } from '../../src/ports/reader-seen-filter.js';
+import { DAY_MS } from '../../src/kernel/clock.js';
+import type { ReaderSeenFilter, ReaderSeenSettings } from '../../src/kernel/seen/reader-seen-filter.js';
 
 /** What a factory hands the contract: a fresh, empty filter with its own keys. */
 export interface ReaderSeenHarness {
   filter: ReaderSeenFilter;
-  /** Removes whatever the filter stored. */
-  cleanup(): Promise<void>;
 }
 
 export type ReaderSeenFactory = (settings: ReaderSeenSettings) => Promise<ReaderSeenHarness>;
@@ -26,7 +24,6 @@ async function withHarness(factory: ReaderSeenFactory, s: ReaderSeenSettings, bo
     await body(h);
   } finally {
     await h.filter.close();
-    await h.cleanup();
   }
 }
 

@@ -1,17 +1,15 @@
 /**
- * The SeenFilter port contract (src/ports/seen-filter.ts), one suite run against every adapter:
- * `seenFilterContract('redis', factory)` in a test file adopts it.
+ * The SeenFilter port contract (src/kernel/seen/seen-filter.ts), one suite run against every adapter:
+ * a test file adopts it through test/support/contract.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, HOUR_MS } from '../../src/domain/clock.js';
-import { sizeWindow, type BloomGeometry } from '../../src/domain/bloom.js';
-import type { SeenFilter } from '../../src/ports/seen-filter.js';
+import { DAY_MS, HOUR_MS } from '../../src/kernel/clock.js';
+import { sizeWindow, type BloomGeometry } from '../../src/kernel/seen/bloom.js';
+import type { SeenFilter } from '../../src/kernel/seen/seen-filter.js';
 
 /** What a factory hands the contract: a fresh, empty filter with its own keys. */
 export interface SeenFilterHarness {
   filter: SeenFilter;
-  /** Removes whatever the filter stored. */
-  cleanup(): Promise<void>;
   /**
    * Time to live (ms) the store holds for the bitmap of the reader's shard on the day of `nowMs`,
    * as seen right after a mark at `nowMs` (Redis: PTTL; memory: expiry − nowMs); null when absent.
@@ -35,7 +33,6 @@ async function withHarness(factory: SeenFilterFactory, g: BloomGeometry, body: (
     await body(h);
   } finally {
     await h.filter.close();
-    await h.cleanup();
   }
 }
 

@@ -1,14 +1,13 @@
 /**
- * The TimelineStore port contract (src/ports/timeline-store.ts), one suite for every adapter:
- * `timelineStoreContract('redis', factory)` adopts it.
+ * The TimelineStore port contract (src/following/timeline-store.ts), one suite for every adapter:
+ * a test file adopts it through test/support/contract.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { TimelineStore } from '../../src/ports/timeline-store.js';
+import { MISSING_FLOOR, type TimelineStore } from '../../src/following/timeline-store.js';
 
-/** A fresh, empty store with its own keys, and how to remove what it wrote. */
+/** A fresh, empty store with its own keys. */
 export interface TimelineStoreHarness {
   store: TimelineStore;
-  cleanup(): Promise<void>;
 }
 
 export type TimelineStoreFactory = () => Promise<TimelineStoreHarness>;
@@ -23,7 +22,6 @@ async function withStore(factory: TimelineStoreFactory, body: (s: TimelineStore)
     await body(h.store);
   } finally {
     await h.store.close();
-    await h.cleanup();
   }
 }
 
@@ -118,23 +116,41 @@ export function timelineStoreContract(name: string, factory: TimelineStoreFactor
         await s.mergeIntoInbox('r1', [T + 1, T + 2, T + 3], 0, 800);
         await s.removeFromInbox('r1', [T + 2, T + 99]);
         expect((await s.readInbox('r1', ALL)).tids).toEqual([T + 3, T + 1]);
-        await s.appendToOutbox('a1', T + 1, 800);
-        await s.appendToOutbox('a1', T + 2, 800);
+        await s.appendToOutbox('a1', T + 1, 800, TTL);
+        await s.appendToOutbox('a1', T + 2, 800, TTL);
         await s.removeFromOutbox('a1', [T + 1]);
-        expect(await s.readOutboxes(['a1'], ALL)).toEqual([{ floor: 0, tids: [T + 2] }]);
+        expect(await s.readOutboxes(['a1'], ALL)).toEqual([{ floor: T, tids: [T + 2] }]); // a new outbox: floor = first tid - 1
+      });
+    });
+
+    it('drops inboxes with their state (a bulk follow import): they read as missing and get no push until rebuilt', async () => {
+      await withStore(factory, async (s) => {
+        await ready(s, 'r1');
+        await s.beginRebuild('r2', TTL);
+        await ready(s, 'r3');
+        await s.pushToInboxes(['r1', 'r2', 'r3'], T + 1, 800);
+        await s.dropInboxes(['r1', 'r2', 'nobody']);
+        expect(await s.readInbox('r1', ALL)).toEqual({ state: 'missing', floor: 0, tids: [] });
+        expect(await s.readInbox('r2', ALL)).toEqual({ state: 'missing', floor: 0, tids: [] });
+        expect(await s.pushToInboxes(['r1', 'r2', 'r3'], T + 2, 800)).toBe(1);
+        expect(await s.readInbox('r3', ALL)).toEqual({ state: 'ready', floor: 0, tids: [T + 2, T + 1] });
+        await expect(s.dropInboxes(['a:b'])).rejects.toMatchObject({ name_: 'INVALID_ID' });
       });
     });
 
     it('outboxes: idempotent appends, trimming with a floor, reads in the order asked', async () => {
       await withStore(factory, async (s) => {
-        for (let i = 1; i <= 4; i++) await s.appendToOutbox('a1', T + i, 3);
-        await s.appendToOutbox('a1', T + 4, 3);
-        await s.appendToOutbox('a2', T + 10, 3);
+        for (let i = 1; i <= 4; i++) await s.appendToOutbox('a1', T + i, 3, TTL);
+        await s.appendToOutbox('a1', T + 4, 3, TTL);
+        await s.appendToOutbox('a2', T + 10, 3, TTL);
         expect(await s.readOutboxes(['a2', 'nobody', 'a1'], { hi: Infinity, lo: 0, count: 2 })).toEqual([
-          { floor: 0, tids: [T + 10] },
-          { floor: 0, tids: [] },
+          { floor: T + 9, tids: [T + 10] },
+          { floor: MISSING_FLOOR, tids: [] }, // no outbox: nothing trusted, never "complete and empty"
           { floor: T + 1, tids: [T + 4, T + 3] },
         ]);
+        // older tids than the first one are refused: below the floor PostgreSQL answers
+        await s.appendToOutbox('a2', T + 5, 3, TTL);
+        expect(await s.readOutboxes(['a2'], ALL)).toEqual([{ floor: T + 9, tids: [T + 10] }]);
       });
     });
 
@@ -146,7 +162,7 @@ export function timelineStoreContract(name: string, factory: TimelineStoreFactor
         expect((await s.readInbox('bob', ALL)).tids).toEqual([]);
         await expect(s.readInbox('a:b', ALL)).rejects.toThrow(/readerId/);
         await expect(s.pushToInboxes(['ok', '{x}'], T, 800)).rejects.toThrow(/readerId/);
-        await expect(s.appendToOutbox('a b', T, 800)).rejects.toThrow(/authorId/);
+        await expect(s.appendToOutbox('a b', T, 800, TTL)).rejects.toThrow(/authorId/);
       });
     });
 

@@ -3,7 +3,7 @@
  * "Error codes"), never a 500, and never a partial write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintReaderToken } from '../../src/services/tokens.js';
+import { mintReaderToken } from '../../src/kernel/http/tokens.js';
 import { SERVICE_KEY, item, startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;

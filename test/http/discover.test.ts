@@ -1,11 +1,29 @@
 /**
  * The discover feed over HTTP (note 3) on both store pairs: phase order and transitions within one
  * request, a trending item in every 5th slot of a phase-1 page, no repeats across pages and sessions,
- * the last page's null cursor, cursor tampering / foreign / stale cursors, and bad input.
+ * the last page's null cursor, cursor tampering / foreign / stale cursors (each message naming the
+ * parameter and what to send), bad input, phase 2 in the exact nearest-neighbour order (checked
+ * against an exact cosine scan), and phase 2 deferred while the vector index starts.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../src/domain/clock.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, ManualClock } from '../../src/kernel/clock.js';
 import { SERVICE_KEY, T0, startTestApp, type TestApp } from '../support/app.js';
+import { cosine, normalize, quantize } from '../../src/discover/embedding.js';
+import { loadConfig } from '../../src/app/config.js';
+import { openFreshet } from '../../src/app/open.js';
+import { buildApp } from '../../src/app/http.js';
+import { migrate } from '../../src/app/migrations.js';
+import { openPostgres } from '../../src/kernel/sql/sql.js';
+import { TEST_DATABASE_URL, uniqueSchema } from '../support/env.js';
+import { until } from '../support/faults.js';
+
+/** Waits until the vector index warmed at open answers (phase 2 is deferred before). */
+const indexReady = (t: TestApp) => until(async () => t.f.discover.vectors.isReady(), 60_000);
 
 const svc = { authorization: `Bearer ${SERVICE_KEY}` };
 const DIM = 8;
@@ -47,6 +65,7 @@ describe.each([
     for (const [id, n] of [['t0', 6], ['t1', 4], ['t2', 2]] as const) for (let v = 0; v < n; v++) views.push({ item_id: id, visitor_id: `v${v}`, at: T0 - HOUR_MS });
     views.push({ item_id: 'seen0', visitor_id: 'rd', at: T0 - HOUR_MS });
     expect((await t.app.inject({ method: 'POST', url: '/v1/views', payload: views, headers: svc })).statusCode).toBe(200);
+    await indexReady(t);
   });
   afterAll(async () => t?.close());
 
@@ -111,13 +130,25 @@ describe.each([
     const c: string = first.next_cursor;
     const [v, body, mac] = c.split('.');
     const flip = (s: string) => (s[0] === 'A' ? 'B' : 'A') + s.slice(1);
-    for (const bad of [`${v}.${flip(body!)}.${mac}`, `${v}.${body}.${flip(mac!)}`, `d9.${body}.${mac}`, 'abc', `${c}.x`]) {
+    // every message names the parameter, what is wrong and what to send instead
+    const what = ': send the next_cursor of the previous page of this reader, or none to start over';
+    const altered = `query parameter cursor was not issued to this reader, or was altered (its signature does not match)${what}`;
+    const cases: [string, string][] = [
+      [`${v}.${flip(body!)}.${mac}`, altered],
+      [`${v}.${body}.${flip(mac!)}`, altered],
+      [`d9.${body}.${mac}`, `query parameter cursor is of another version ("d9"; this server issues d1)${what}`],
+      ['abc', `query parameter cursor is not a discover cursor (d1.<body>.<signature>)${what}`],
+      [`${c}.x`, `query parameter cursor is not a discover cursor (d1.<body>.<signature>)${what}`],
+    ];
+    for (const [bad, msg] of cases) {
       const res = await get(`?cursor=${bad}`);
       expect(res.statusCode, bad).toBe(400);
-      expect(res.json()).toMatchObject({ code: 40005, data: null });
+      expect(res.json(), bad).toEqual({ code: 40005, msg, data: null });
     }
+    // another reader's cursor: the same answer as an altered one (the reader is in the signature only)
     const foreign = await get(`?cursor=${c}`, { ...svc, 'x-freshet-reader': 'rz' });
-    expect(foreign.json().code).toBe(40005);
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.json()).toEqual({ code: 40005, msg: altered, data: null });
     // the genuine cursor still works; a stale one (older than the TTL) restarts
     expect((await get(`?limit=1&cursor=${c}`)).json().data.items.map((i: { id: string }) => i.id)).toEqual(['late1']);
     t.clock.advance(2 * HOUR_MS);
@@ -147,5 +178,127 @@ describe.each([
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe(40001);
     expect((await t.app.inject({ method: 'GET', url: '/v1/items/ok1', headers: svc })).statusCode).toBe(404);
+  });
+});
+
+/**
+ * Phase 2 over HTTP against an exact scan: 400 items with random 16-dim client embeddings, a reader
+ * who viewed one of them and follows nobody. Every discovery item served, page after page (the pool
+ * is 10, so it grows by resumed searches; the in-process index has an exact-scan limit of 100, so it
+ * serves from its HNSW graph once built), must be the next unseen item by exact cosine to the reader's
+ * embedding, and every item with a positive cosine must be served once.
+ */
+describe.each([
+  { name: 'PGlite + in-process', hot: 'memory', db: 'pglite' },
+  { name: 'PostgreSQL + Redis', hot: 'redis', db: 'postgres' },
+] as const)('discover phase 2 over HTTP is the exact nearest-neighbour order on $name', ({ hot, db }) => {
+  const D = 16;
+  let t: TestApp;
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1;
+  const embeddings = new Map<string, number[]>();
+  for (let i = 0; i < 400; i++) embeddings.set(`v${i}`, Array.from({ length: D }, rand));
+
+  beforeAll(async () => {
+    t = await startTestApp({ hot, db, env: { FRESHET_EMBEDDING_DIM: String(D), FRESHET_DISCOVER_POOL: '10', FRESHET_DISCOVER_EXACT_MAX: '100' } });
+    for (const u of ['reader', 'w1', 'w2']) expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${u}`, headers: svc })).statusCode).toBe(200);
+    const items = [...embeddings].map(([id, e], i) => ({ ...it_(id, i % 2 ? 'w1' : 'w2', 10 + i, e), title: `Item ${id}` }));
+    for (let i = 0; i < items.length; i += 100) expect((await t.app.inject({ method: 'POST', url: '/v1/items', payload: items.slice(i, i + 100), headers: svc })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/views', payload: [{ item_id: 'v0', visitor_id: 'reader', at: T0 - HOUR_MS }], headers: svc })).statusCode).toBe(200);
+    await indexReady(t);
+  });
+  afterAll(async () => t?.close());
+
+  it('serves the unseen items by descending exact cosine to the reader, each once', async () => {
+    // the reader embedding: the viewed item's stored int8 codes, normalized (one signal)
+    const codes = (v: number[]) => quantize(normalize(v));
+    const reader = normalize(codes(embeddings.get('v0')!));
+    const expected = [...embeddings.keys()]
+      .filter((id) => id !== 'v0')
+      .map((id) => ({ id, cos: cosine(reader, codes(embeddings.get(id)!)) }))
+      .filter((c) => c.cos > 0)
+      .sort((a, b) => b.cos - a.cos || (a.id < b.id ? -1 : 1));
+    const discovered: string[] = [];
+    let cursor: string | null = null;
+    for (let p = 0; p < 40; p++) {
+      const res = await t.app.inject({ method: 'GET', url: `/v1/feeds/discover?limit=20${cursor ? `&cursor=${cursor}` : ''}`, headers: { ...svc, 'x-freshet-reader': 'reader', 'x-freshet-now': String(t.clock.now()) } });
+      expect(res.statusCode, res.body).toBe(200);
+      const data = res.json().data as { items: { id: string }[]; sources: string[]; next_cursor: string | null };
+      data.items.forEach((item, i) => data.sources[i] === 'discovery' && discovered.push(item.id));
+      if (!data.sources.includes('discovery') && discovered.length > 0) break;
+      cursor = data.next_cursor;
+      if (!cursor) break;
+    }
+    expect(discovered.length).toBeGreaterThan(100);
+    expect(discovered).toEqual(expected.map((c) => c.id));
+  });
+});
+
+/**
+ * A restart whose vector index takes long to start (here its first query waits for a lock another
+ * connection holds): the pages served meanwhile defer phase 2 — newest items, counted, logged once —
+ * and the same session serves discovery once the index is ready, then ends without a repeat.
+ */
+describe('discover over HTTP while the vector index starts (PostgreSQL)', () => {
+  it('defers phase 2 to the newest items, then serves discovery in the same session once the index is ready', async () => {
+    const schema = uniqueSchema();
+    const dataDir = mkdtempSync(join(tmpdir(), 'freshet-deferred-'));
+    const sql = await openPostgres(TEST_DATABASE_URL, { schema });
+    await migrate(sql);
+    const locker = await openPostgres(TEST_DATABASE_URL, { schema });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const taken = new Promise<void>((resolve) => (locked = resolve));
+    const holding = locker.transaction(async (tx) => {
+      await tx.exec('LOCK TABLE discover_index_identity IN ACCESS EXCLUSIVE MODE'); // the index start reads it first
+      locked();
+      await held;
+    });
+    await taken;
+    const logs: { msg: string }[] = [];
+    const log = pino({ level: 'info' }, new Writable({ write: (line, _, done) => (logs.push(JSON.parse(String(line))), done()) }));
+    const env = { FRESHET_DATA_DIR: dataDir, FRESHET_SERVICE_KEY: SERVICE_KEY, FRESHET_SECRET: 'test-secret-0123456789abcdef', FRESHET_EMBEDDING_DIM: String(DIM) };
+    const f = await openFreshet(loadConfig(env), { sql, clock: new ManualClock(T0), defaultMetrics: false, log });
+    const app = await buildApp(f);
+    try {
+      // 25 items all along axis 0, the reader viewed v0 (so it has an embedding) and follows nobody
+      const items = Array.from({ length: 25 }, (_, i) => it_(`v${i}`, 'other', 10 + i, [1, 0.1 * (i % 5), 0, 0, 0, 0, 0, 0]));
+      expect((await app.inject({ method: 'POST', url: '/v1/items', payload: items, headers: svc })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'POST', url: '/v1/views', payload: [{ item_id: 'v0', visitor_id: 'rd', at: T0 - HOUR_MS }], headers: svc })).statusCode).toBe(200);
+      const page = async (cursor: string | null) => {
+        const res = await app.inject({ method: 'GET', url: `/v1/feeds/discover?limit=10${cursor ? `&cursor=${cursor}` : ''}`, headers: { ...svc, 'x-freshet-reader': 'rd', 'x-freshet-now': String(T0) } });
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json().data as { items: { id: string }[]; sources: string[]; next_cursor: string | null };
+      };
+      const metric = async (name: string) => (await f.metrics.registry.getSingleMetric(name)!.get()).values[0]?.value;
+      expect(f.discover.vectors.isReady()).toBe(false);
+      expect(await metric('freshet_discover_index_ready')).toBe(0);
+      const first = await page(null);
+      const second = await page(first.next_cursor);
+      for (const p of [first, second]) expect(p.sources).toEqual(Array(10).fill('newest'));
+      expect(await metric('freshet_discover_phase2_deferred_total')).toBe(2);
+      expect(logs.filter((l) => /phase 2 deferred/.test(l.msg))).toHaveLength(1);
+      release();
+      await holding;
+      await until(async () => f.discover.vectors.isReady(), 60_000);
+      expect(await metric('freshet_discover_index_ready')).toBe(1);
+      // the same session: the four items neither served nor viewed, by discovery; then nothing is left
+      const third = await page(second.next_cursor);
+      expect(third.sources).toEqual(Array(4).fill('discovery'));
+      expect(third.next_cursor).toBeNull();
+      const served = [first, second, third].flatMap((p) => p.items.map((i) => i.id));
+      expect(new Set(served).size).toBe(24);
+      expect(served).not.toContain('v0');
+      expect(await metric('freshet_discover_phase2_deferred_total')).toBe(2);
+    } finally {
+      release();
+      await holding;
+      await app.close();
+      await f.close();
+      await locker.exec(`DROP SCHEMA ${schema} CASCADE`);
+      await locker.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The following timeline over HTTP, on both store pairs (in-process + PGlite, Redis + BullMQ +
- * PostgreSQL): every read rule of note 4 — push to active followers, celebrity merge, regeneration of a
- * cold reader's inbox, trimming with a PostgreSQL fallback, paging under concurrent publishes and late
- * arrivals, unfollow / block / delete, follow backfill — each checked against the SQL truth.
+ * PostgreSQL): every read rule of note 4 — push into every inbox that exists (whatever the publisher's
+ * clock), celebrity merge, regeneration of a cold reader's inbox, trimming with a PostgreSQL fallback,
+ * paging under concurrent publishes and late arrivals, unfollow / block / delete, follow backfill — each checked against the SQL truth.
  * Small limits make every rule reachable: celebrity above 3 followers, inboxes of 12, backfill 5, chunks of 2.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,22 +69,39 @@ for (const setup of [
       expect(await pageAll(t, 'c_r', T0 + 3 * MIN, 1)).toEqual(['c3', 'c2', 'c1']);
     });
 
-    it('a cold reader (inactive beyond 7 days) gets no pushes and its inbox is regenerated on the next read', async () => {
+    it('a cold reader (inactive beyond 7 days) gets its inbox regenerated on the next read, complete', async () => {
       await register(t, 'g_a');
       await follow(t, 'g_r', 'g_a');
       await page(t, 'g_r', T0); // active at T0
       await publish(t, 'g_a', ['g1'], T0 + MIN);
       await settle(t);
       const later = T0 + 8 * DAY; // cold now
+      t.clock.set(later); // a week passes (times past the clock + FRESHET_FUTURE_SKEW_S are refused)
       await publish(t, 'g_a', ['g2', 'g3'], later);
       await settle(t);
-      const [g3] = await t.f.following.index.tidsOf(['g3']);
-      expect((await t.f.following.store.readInbox('g_r', { hi: Infinity, lo: 0, count: 100 })).tids).not.toContain(g3);
       expect(await page(t, 'g_r', later + MIN)).toMatchObject({ ids: ['g3', 'g2', 'g1'], rebuilt: true }); // complete on the first read
       await publish(t, 'g_a', ['g4'], later + 2 * MIN); // active again: pushed
       await settle(t);
       const [g4] = await t.f.following.index.tidsOf(['g4']);
       expect((await t.f.following.store.readInbox('g_r', { hi: Infinity, lo: 0, count: 100 })).tids).toContain(g4);
+      t.clock.set(T0);
+    });
+
+    it('an inbox a read trusts holds every item, whatever the publisher\'s clock says (both sides of the active window)', async () => {
+      // The reader reads at T0; items are published at T0 + 7 days (the edge of its active window) and 1 ms
+      // past it, by a publisher whose clock runs ahead of the reader's server. A read at T0 + 1 min trusts
+      // the inbox (the reader is active by its own clock): both items must be in it.
+      await register(t, 'w_a');
+      await follow(t, 'w_r', 'w_a');
+      expect((await page(t, 'w_r', T0)).rebuilt).toBe(true);
+      t.clock.set(T0 + 7 * DAY + MIN);
+      await publish(t, 'w_a', ['w1'], T0 + 7 * DAY);
+      await publish(t, 'w_a', ['w2'], T0 + 7 * DAY + 1);
+      await settle(t);
+      expect(await page(t, 'w_r', T0 + MIN)).toMatchObject({ ids: ['w2', 'w1'], rebuilt: false });
+      expect(await page(t, 'w_r', T0 + 7 * DAY + 2)).toMatchObject({ ids: ['w2', 'w1'], rebuilt: true }); // cold by its own clock now
+      expect(await pageAll(t, 'w_r', T0 + 7 * DAY + 3, 1)).toEqual(await truth(t, 'w_r'));
+      t.clock.set(T0);
     });
 
     it('trims inboxes to their length and finishes deep pages from PostgreSQL', async () => {

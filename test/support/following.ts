@@ -1,5 +1,5 @@
 /**
- * Helpers for following-timeline tests over HTTP: publish items as an author at a virtual time, wait for
+ * Helpers for following-timeline tests over HTTP (through `freshet/client` on `app.inject`): publish items as an author at a virtual time, wait for
  * the fan-out, follow, read pages, page through a whole timeline, and the SQL truth to compare with.
  */
 import { expect } from 'vitest';
@@ -17,9 +17,8 @@ export function withWorker(t: TestApp): TestApp {
 
 /** Publishes items `ids` by `author` at virtual time `nowMs` (published_at = now unless `publishedAt`). */
 export async function publish(t: TestApp, author: string, ids: string[], nowMs: number, publishedAt = nowMs): Promise<void> {
-  const payload = ids.map((id) => ({ id, author_id: author, title: `${author} ${id}`, published_at: Math.floor(publishedAt / 1000) }));
-  const res = await t.app.inject({ method: 'POST', url: '/v1/items', payload, headers: { ...svc, 'x-freshet-now': String(nowMs) } });
-  expect(res.statusCode, res.body).toBe(200);
+  const items = ids.map((id) => ({ id, author_id: author, title: `${author} ${id}`, published_at: Math.floor(publishedAt / 1000) }));
+  await t.client({ now: nowMs }).items.publish(items);
 }
 
 /** Waits until every fan-out job is done. */
@@ -33,13 +32,12 @@ export async function graphCall(t: TestApp, method: 'PUT' | 'DELETE', url: strin
 
 /** Follows through the API and asserts success. */
 export async function follow(t: TestApp, reader: string, author: string, nowMs = T0): Promise<void> {
-  const res = await graphCall(t, 'PUT', `/v1/users/${reader}/following/${author}`, nowMs);
-  expect(res.statusCode, res.body).toBe(200);
+  await t.client({ now: nowMs }).follows.follow(reader, author);
 }
 
 /** Registers users. */
 export async function register(t: TestApp, ...ids: string[]): Promise<void> {
-  for (const id of ids) expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${id}`, headers: svc })).statusCode).toBe(200);
+  for (const id of ids) await t.client().users.register(id);
 }
 
 export interface Page {
@@ -52,10 +50,7 @@ export interface Page {
 
 /** One page of the reader's timeline at virtual time `nowMs`. */
 export async function page(t: TestApp, reader: string, nowMs: number, q: Record<string, string | number> = {}): Promise<Page> {
-  const qs = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString();
-  const res = await t.app.inject({ method: 'GET', url: `/v1/feeds/following${qs ? `?${qs}` : ''}`, headers: { ...svc, 'x-freshet-reader': reader, 'x-freshet-now': String(nowMs) } });
-  expect(res.statusCode, res.body).toBe(200);
-  const data = res.json().data as { items: { id: string; timeline_id: string }[]; next_max_id: string | null; rebuilt: boolean };
+  const data = await t.client({ reader, now: nowMs }).following.page({ limit: q.limit === undefined ? undefined : Number(q.limit), maxId: q.max_id?.toString(), sinceId: q.since_id?.toString() });
   return { ids: data.items.map((i) => i.id), tids: data.items.map((i) => i.timeline_id), next: data.next_max_id, rebuilt: data.rebuilt };
 }
 

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { closeRedis, createRedis } from '../../src/adapters/redis/client.js';
+import { closeRedis, createRedis } from '../../src/kernel/redis/client.js';
 import { uniquePrefix } from './env.js';
 import { countCommands, deleteByPrefix } from './redis.js';
 

@@ -1,11 +1,11 @@
 /**
  * Redis helpers for tests: count the commands a client sends (to check "one round trip"), delete
- * every key under a test's prefix (SCAN + UNLINK on every master, so it works on a Cluster), and
- * a test file's own connection and prefixes (`fileRedis`).
+ * every key under a test's prefix or let time pass for them (SCAN on every master, so it works on a
+ * Cluster), and a test file's own connection and prefixes (`fileRedis`).
  */
 import { Cluster, type Redis } from 'ioredis';
 import { afterAll } from 'vitest';
-import { closeRedis, createRedis, type RedisClient } from '../../src/adapters/redis/client.js';
+import { closeRedis, createRedis, type RedisClient } from '../../src/kernel/redis/client.js';
 import { TEST_REDIS_URL, uniquePrefix } from './env.js';
 
 /**
@@ -23,20 +23,39 @@ export function countCommands(client: RedisClient): () => number {
   return () => n;
 }
 
-/** Deletes every key starting with `prefix` (which must hold no glob characters). @returns how many. */
-export async function deleteByPrefix(client: RedisClient, prefix: string): Promise<number> {
+/** Every key starting with `prefix` (no glob characters), with the node holding it (every master of a Cluster). */
+async function keysByPrefix(client: RedisClient, prefix: string): Promise<{ node: Redis; key: string }[]> {
   const nodes: Redis[] = client instanceof Cluster ? client.nodes('master') : [client as Redis];
-  let deleted = 0;
+  const found: { node: Redis; key: string }[] = [];
   for (const node of nodes) {
     let cursor = '0';
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
       cursor = next;
-      // one key per UNLINK: keys of different slots can't share a command on a Cluster node
-      for (const key of keys) deleted += await node.unlink(key);
+      for (const key of keys) found.push({ node, key });
     } while (cursor !== '0');
   }
+  return found;
+}
+
+/** Deletes every key starting with `prefix` (which must hold no glob characters). @returns how many. */
+export async function deleteByPrefix(client: RedisClient, prefix: string): Promise<number> {
+  let deleted = 0;
+  // one key per UNLINK: keys of different slots can't share a command on a Cluster node
+  for (const { node, key } of await keysByPrefix(client, prefix)) deleted += await node.unlink(key);
   return deleted;
+}
+
+/**
+ * Lets `ms` pass for the keys under `prefix` as the server's clock would, without waiting: each time
+ * to live shrinks by `ms` (PEXPIRE to PTTL − ms, and a non-positive PEXPIRE deletes the key, as its
+ * expiry would); keys without a time to live are left alone.
+ */
+export async function elapseByPrefix(client: RedisClient, prefix: string, ms: number): Promise<void> {
+  for (const { node, key } of await keysByPrefix(client, prefix)) {
+    const ttl = await node.pttl(key);
+    if (ttl >= 0) await node.pexpire(key, ttl - ms);
+  }
 }
 
 /**

@@ -1,0 +1,131 @@
+/**
+ * The `freshet` command line: serve, token, migrate, import, simulate, replay views, hot rebuild.
+ * Configuration comes from the environment (README "Configuration").
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { ensureSecrets, loadConfig, readSecrets } from '../config.js';
+import { openSql } from '../open.js';
+import { mintReaderToken } from '../../kernel/http/tokens.js';
+import { runServe } from './serve.js';
+import { importers, runImport } from './import.js';
+import { DEFAULT_START, runSimulate } from './for-you/simulate.js';
+import { registerFollowingCommands } from './following/commands.js';
+import { registerDiscoverCommands } from './discover/commands.js';
+import { runGraphImport } from './following/import-graph.js';
+import { runHotRebuild, runReplayCommand, type ReplayCliOptions } from './hot/commands.js';
+import { intArg, limitArg, rangeArg, readerArg, ttlArg, MAX_TOKEN_TTL_S } from './args.js';
+import { findServer, refuseBesideServer, serverKey, serviceKeySource } from './server.js';
+
+const program = new Command('freshet').description('Freshet feed engine').showHelpAfterError();
+
+program
+  .command('serve')
+  .description('start the HTTP service')
+  .option('--workers <n>', 'worker processes sharing the port (PostgreSQL + Redis only; default FRESHET_WORKERS, else the number of cores)', rangeArg(1, 256))
+  .action((opts: { workers?: number }) => runServe({ workers: opts.workers }));
+
+program
+  .command('token')
+  .description('print a signed reader token (last line of the output)')
+  .argument('<reader>', 'reader id', readerArg)
+  .option('--ttl <seconds>', `lifetime in seconds, at most ${MAX_TOKEN_TTL_S} (365 days; default FRESHET_TOKEN_TTL_S)`, ttlArg)
+  .action(async (reader: string, opts: { ttl?: number }) => {
+    const { config, generatedAt } = ensureSecrets(loadConfig());
+    if (generatedAt) console.error(`generated a service key and secret into ${generatedAt}`);
+    console.log(await mintReaderToken(config.secret!, reader, opts.ttl ?? config.tokenTtlS));
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations')
+  .action(async () => {
+    const config = loadConfig();
+    refuseBesideServer(config, 'migrate', '`freshet serve` applies pending migrations itself when it starts, so restart the server instead (or stop it, then migrate)');
+    const sql = await openSql(config);
+    await sql.close();
+    console.log('migrations applied');
+  });
+
+program
+  .command('import')
+  .description('stream a data file into items (idempotent upsert by id); through the running server when there is one')
+  .argument('<format>', `one of: ${Object.keys(importers).join(', ')}, graph (follow edges)`)
+  .argument('<file>', 'path of the file')
+  .option('--batch <n>', 'items per write (1..1000)', rangeArg(1, 1000))
+  .option('--url <url>', 'send the items to this server (default: the server named by <dataDir>/server.json, else write directly)')
+  .option('--prefix <p>', 'graph: prepended to every node id', '')
+  .action(async (format: string, file: string, opts: { batch?: number; url?: string; prefix?: string }) => {
+    if (format === 'graph') {
+      if (opts.url) throw new InvalidArgumentError('import graph writes into the database directly (no HTTP route takes a graph in bulk): drop --url');
+      return void (await runGraphImport(file, loadConfig(), { prefix: opts.prefix })); // follow edges (note 4)
+    }
+    if (!importers[format]) throw new InvalidArgumentError(`unknown format "${format}" (known: ${Object.keys(importers).join(', ')})`);
+    // secrets: generated only when the import opens the stores itself (import.ts), read when it goes through a server
+    await runImport(format, file, loadConfig(), { batchSize: opts.batch, url: opts.url });
+  });
+
+program
+  .command('simulate')
+  .description('replay MIND reader sessions against the running service on virtual time, then report')
+  .option('--url <url>', 'service base URL (default: the server named by <dataDir>/server.json, else http://HOST:PORT)')
+  .option('--behaviors <file>', 'MIND behaviors.tsv.gz', '../shared/data/mind/MINDsmall_train_sample_behaviors.tsv.gz')
+  .option('--sessions <n>', 'replay only the first n sessions', intArg)
+  .option('--concurrency <n>', 'sessions in flight (one reader never overlaps itself)', intArg, 8)
+  .option('--load-mores <n>', 'load_more requests after each refresh', intArg, 4)
+  .option('--limit <n>', 'items per page (1..100)', limitArg, 20)
+  .option('--start <iso>', 'virtual time of the first session day', DEFAULT_START)
+  .action(async (opts: { url?: string; behaviors: string; sessions?: number; concurrency: number; loadMores: number; limit: number; start: string }) => {
+    const config = readSecrets(loadConfig()); // talks to a server: its key is read, never generated
+    const server = findServer(config, opts.url);
+    const report = await runSimulate({
+      url: server.url,
+      foundBy: server.foundBy,
+      serviceKey: serverKey(config),
+      keySource: serviceKeySource(config),
+      behaviorsPath: opts.behaviors,
+      sessions: opts.sessions,
+      concurrency: opts.concurrency,
+      loadMores: opts.loadMores,
+      limit: opts.limit,
+      start: opts.start,
+    });
+    process.exitCode = report.exitCode;
+  });
+
+program
+  .command('replay')
+  .description('replay logged traffic on virtual time')
+  .command('views')
+  .description('stream a view log as views through the hot ranking (default: MIND impressions over imported HN posts), then report')
+  .option('--log <file>', 'view log, CSV or CSV.gz with a header', '../shared/data/mind/mind_impressions_long.csv.gz')
+  .option('--map <how>', 'hn: map log items onto imported HN posts (README "Real data"); direct: the item column holds item ids', 'hn')
+  .option('--hn <file>', 'the HN posts file the items were imported from (hn mapping)', '../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz')
+  .option('--item-col <name>', 'column of the viewed item', 'news_id')
+  .option('--visitor-col <name>', 'column of the visitor', 'user_id')
+  .option('--time-col <name>', 'column of the time (ISO 8601, epoch s or ms)', 'time')
+  .option('--filter <col=value>', 'keep only rows where a column has a value (e.g. clicked=1)')
+  .option('--rows <n>', 'replay only the first n usable rows', intArg)
+  .option('--start <iso>', 'virtual day the first view is moved to (hn default 2016-09-20T00:00:00Z)')
+  .option('--rescore-min <n>', 'virtual minutes between rescoring passes', intArg, 10)
+  .option('--report-hours <n>', 'virtual hours between top-10 snapshots in the report', intArg, 24)
+  .option('--top <n>', 'items per snapshot', intArg, 10)
+  .option('--concurrency <n>', 'views in flight', intArg, 64)
+  .option('--visitor-budget <n>', 'override FRESHET_HOT_VISITOR_BUDGET_PER_MIN for this replay', intArg)
+  .action(async (opts: ReplayCliOptions) => {
+    await runReplayCommand(opts);
+  });
+
+program
+  .command('hot')
+  .description('hot ranking maintenance')
+  .command('rebuild')
+  .description('restore hot counters lost with Redis from the PostgreSQL checkpoints (adds to what was counted since)')
+  .action(runHotRebuild);
+
+registerFollowingCommands(program);
+registerDiscoverCommands(program);
+
+program.parseAsync().catch((err: unknown) => {
+  console.error(`freshet: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,92 @@
+/**
+ * The HTTP app (Fastify 5): a plugin-style builder that the server or a test starts. It wires
+ * schemas → validation, the error envelope, OpenAPI at `/docs`, request metrics and the routes.
+ * Each capability's routes are an encapsulated plugin registered under `/v1`; a handler is one use-case
+ * or service call. The server only calls `buildApp(freshet).listen()`; closing the app closes every store.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Freshet } from './open.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../kernel/http/errors.js';
+import { authenticate } from '../kernel/http/access.js';
+import { installJsonBodyParser } from '../kernel/http/json-body.js';
+import { documentEdgeErrors } from '../kernel/http/schemas.js';
+import { schemaController } from '../kernel/http/validation.js';
+import { forYouRoutes } from '../for-you/routes.js';
+import { discoverRoutes } from '../discover/routes.js';
+import { exclusionRoutes } from '../exclusions/routes.js';
+import { followingRoutes } from '../following/routes.js';
+import { hotRoutes } from '../hot/routes.js';
+import { itemRoutes } from './routes/items.js';
+import { opsRoutes } from './routes/ops.js';
+import { uiRoutes, type UiOptions } from './ui/plugin.js';
+
+/** Options of {@link buildApp}. */
+export interface AppOptions {
+  /** Log through the instance's pino logger (default true); false silences the app's own logging. */
+  logger?: boolean;
+  /** Close the Freshet stores when the app closes (default true). */
+  closeStores?: boolean;
+  /** The web explorer at `/ui` (docs/ui.md); its bundle folder. */
+  ui?: UiOptions;
+}
+
+/** Builds (does not start) the app for a wired Freshet instance. */
+export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    ...(opts.logger === false ? { logger: false } : { loggerInstance: f.log as FastifyBaseLogger }),
+    bodyLimit: f.config.bodyLimitBytes,
+    // query strings coerced by their schema, bodies/params/headers strict (src/kernel/http/validation.ts)
+    schemaController: schemaController(),
+    // failures before a route runs (bad URL, long path parameter, oversized headers) answer envelopes too
+    frameworkErrors,
+    clientErrorHandler,
+    // Per-request lines are off: latency goes to /metrics; errors are still logged by the handler.
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  installErrorHandling(app);
+  // JSON only: a text/plain body is a client mistake (MALFORMED_BODY), not a string to validate.
+  installJsonBodyParser(app);
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    f.metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Freshet', version: '1', description: 'Feed engine API. Every answer is an envelope {code, msg, data}; the error codes are in docs/api.md "Error codes".' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(uiRoutes, opts.ui ?? {});
+  await app.register(opsRoutes, { deps: { ready: () => f.ready(), registry: f.metrics.registry } });
+  await app.register(
+    async (v1) => {
+      // authenticate before the body is parsed or validated (issue 14.1); document what every route can answer
+      v1.decorateRequest('principal', null);
+      v1.addHook('onRequest', authenticate(f.tokens));
+      v1.addHook('onRoute', documentEdgeErrors);
+      const access = { tokens: f.tokens, clock: f.clock, futureSkewMs: f.config.futureSkewMs };
+      const u = f.useCases;
+      await v1.register(itemRoutes, { deps: { access, content: f.content, useCases: u } });
+      await v1.register(forYouRoutes, { deps: { access, feed: f.forYou, content: f.content, setInterests: u.setInterests.bind(u) } });
+      await v1.register(discoverRoutes, { deps: { access, feed: f.discover.feed } });
+      await v1.register(exclusionRoutes, {
+        deps: { access, recordEngagement: u.recordEngagement.bind(u), recordFeedback: u.recordFeedback.bind(u), undoFeedback: u.undoFeedback.bind(u), list: f.exclusions.list.bind(f.exclusions) },
+      });
+      await v1.register(followingRoutes, {
+        deps: { access, timeline: f.following.timeline, graph: f.following.graph, stream: f.following.stream, registerUsers: u.registerUsers.bind(u), follow: u.follow.bind(u), unfollow: u.unfollow.bind(u), block: u.block.bind(u), unblock: u.unblock.bind(u) },
+      });
+      await v1.register(hotRoutes, {
+        deps: { access, ranking: f.hot, counters: f.hotCounters, content: f.content, settings: f.config.hot, recordViews: u.recordViews.bind(u) },
+      });
+    },
+    { prefix: '/v1' },
+  );
+  // open event streams never end by themselves: end them before the server waits for its connections
+  app.addHook('preClose', async () => f.following.stream.close());
+  if (opts.closeStores !== false) app.addHook('onClose', async () => f.close());
+  return app;
+}

@@ -1,0 +1,337 @@
+/**
+ * Composition: configuration → stores → each capability's `wire.ts` → the use cases, and closing them
+ * in reverse order. `openFreshet` is the library's entry point (`import { openFreshet } from 'freshet'`)
+ * and what `freshet serve` and every CLI command run.
+ *
+ * - PostgreSQL URL set → `pg`; else PGlite in `<dataDir>/pgdata` (the embedded default).
+ * - Redis URL or cluster nodes set → the Redis adapters of every capability; else the in-process ones,
+ *   whose seen filters are snapshotted to the data folder (src/kernel/seen/wire.ts). The feed cache is
+ *   not persisted (a 30-minute buffer).
+ */
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { Cluster, Redis } from 'ioredis';
+import { pino, type Logger as Pino } from 'pino';
+import { ensureSecrets, loadConfig, type Config } from './config.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
+import type { ContentStore } from '../kernel/items/content-store.js';
+import type { SeenFilter } from '../kernel/seen/seen-filter.js';
+import type { ReaderSeenFilter } from '../kernel/seen/reader-seen-filter.js';
+import { PromMetrics } from '../kernel/metrics.js';
+import { openPglite, openPostgres, type Sql } from '../kernel/sql/sql.js';
+import { lockDataDir, type DataDirLock } from '../kernel/data-dir-lock.js';
+import { PostgresContentStore } from '../kernel/items/postgres-content-store.js';
+import { createRedis, type RedisClient } from '../kernel/redis/client.js';
+import { Keys } from '../kernel/redis/keys.js';
+import { probeRedis } from '../kernel/redis/health.js';
+import { TokenVerifier } from '../kernel/http/tokens.js';
+import type { RedisHandle, Stores } from '../kernel/stores.js';
+import { wireSeen } from '../kernel/seen/wire.js';
+import type { SeenCheckpointer } from '../kernel/seen/seen-checkpointer.js';
+import type { CandidateRecall } from '../for-you/recall.js';
+import type { FeedCache } from '../for-you/feed-cache.js';
+import type { ForYouFeed } from '../for-you/service.js';
+import { wireForYou } from '../for-you/wire.js';
+import type { FillPool } from '../for-you/fill-pool.js';
+import type { HotRanking } from '../hot/service.js';
+import type { HotMaintenance } from '../hot/maintenance.js';
+import type { HotCounters } from '../hot/hot-counters.js';
+import type { HotArchive } from '../hot/hot-archive.js';
+import { wireHot } from '../hot/wire.js';
+import { wireFollowing, type Following } from '../following/wire.js';
+import type { Exclusions } from '../exclusions/service.js';
+import { wireExclusions } from '../exclusions/wire.js';
+import { wireDiscover, type Discover } from '../discover/wire.js';
+import { hotTrending } from './bridges.js';
+import { migrate } from './migrations.js';
+import { UseCases } from './use-cases.js';
+
+/** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
+export interface Freshet {
+  config: Config;
+  clock: Clock;
+  log: Pino;
+  /** The verbs that span capabilities (publish, delete, views, follow/block, engagements, feedback). */
+  useCases: UseCases;
+  content: ContentStore;
+  /** The for-you feed's candidate recall (note 1) over the content store's items. */
+  recall: CandidateRecall;
+  /** Note 1's rolling seen filters. */
+  seen: SeenFilter;
+  /** The for-you page cache. */
+  cache: FeedCache;
+  forYou: ForYouFeed;
+  /** The for-you feed's shared fill pool (rebuilt per interval; invalidated on publish and delete). */
+  forYouPool: FillPool;
+  /** The hot ranking (note 2): views, the cached ranking; and its maintenance tasks. */
+  hot: HotRanking;
+  hotMaintenance: HotMaintenance;
+  hotCounters: HotCounters;
+  hotArchive: HotArchive;
+  tokens: TokenVerifier;
+  metrics: PromMetrics;
+  /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
+  following: Following;
+  /** Note 5's exclusions, one service for every feed (docs/exclusions.md). */
+  exclusions: Exclusions;
+  /** Note 3's per-reader scalable seen filter (used by the feeds whose strategy is `per_reader`). */
+  readerSeen: ReaderSeenFilter;
+  /** The seen filters' PostgreSQL checkpoints (null: embedded default, or checkpoints off); `checkpoint()` runs one now. */
+  seenCheckpointer: SeenCheckpointer | null;
+  /** The discover feed (note 3) and its embeddings. */
+  discover: Discover;
+  /**
+   * Starts the background workers (hot rescoring, checkpoints, snapshot refresh); `close` stops them.
+   * `maintenance: false` (a `serve --workers N` worker other than the first) starts only the
+   * per-process ones (the hot snapshot refresh).
+   */
+  startWorkers(opts?: { maintenance?: boolean }): void;
+  /** Which stores answer: `{postgres, redis}` (in-process stores always answer). */
+  ready(): Promise<Record<string, boolean>>;
+  /** Closes every store (idempotent). */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openFreshet}. */
+export interface OpenOptions {
+  clock?: Clock;
+  log?: Pino;
+  /** Collect prom-client default process metrics (default true; tests turn it off). */
+  defaultMetrics?: boolean;
+  /** An already-open SQL store to use instead of the configured one (tests: one schema per run). */
+  sql?: Sql;
+  /** The store of background and long work beside `sql` (default: `sql`). Closed with the instance only when opened here. */
+  sqlJobs?: Sql;
+  /** Restore lost hot-counter shards from the checkpoints while opening (default true). */
+  recoverHot?: boolean;
+  /**
+   * Start the discover feed's vector index at open, in the background (default true: a serving
+   * process). Bulk writers that serve no feed pass false: `freshet import` and `freshet discover embed`
+   * would otherwise read every embedding and index each one they write.
+   */
+  warmDiscover?: boolean;
+}
+
+/**
+ * What a library user passes to {@link openFreshet} instead of a full {@link Config}: where the stores
+ * are (nothing → the embedded default in `dataDir`) and, in `env`, any other `FRESHET_*` setting of
+ * docs/operations.md. Secrets missing from both are generated into `<dataDir>/secrets.json`.
+ */
+export interface FreshetOptions {
+  /** The embedded data folder (PGlite, snapshots, secrets); default `./.freshet`. */
+  dataDir?: string;
+  /** A PostgreSQL URL; absent → PGlite in `<dataDir>/pgdata`. */
+  databaseUrl?: string;
+  /** A Redis URL; absent (and no `FRESHET_REDIS_CLUSTER_NODES` in `env`) → in-process stores. */
+  redisUrl?: string;
+  /** The service key and the reader-token secret (≥ 16 characters each). */
+  serviceKey?: string;
+  secret?: string;
+  /** Any other setting, by its environment variable name (e.g. `{ FRESHET_RECALL_LIMIT: '300' }`). */
+  env?: Record<string, string>;
+}
+
+/**
+ * The configuration of library options: `env` with the named fields on top, checked like the
+ * environment of `freshet serve`, with secrets filled in.
+ * @throws Error listing every invalid setting.
+ */
+export function configFromOptions(o: FreshetOptions = {}): Config {
+  const env: Record<string, string> = { LOG_LEVEL: 'warn', ...o.env };
+  if (o.dataDir) env.FRESHET_DATA_DIR = o.dataDir;
+  if (o.databaseUrl) env.FRESHET_DATABASE_URL = o.databaseUrl;
+  if (o.redisUrl) env.FRESHET_REDIS_URL = o.redisUrl;
+  if (o.serviceKey) env.FRESHET_SERVICE_KEY = o.serviceKey;
+  if (o.secret) env.FRESHET_SECRET = o.secret;
+  return ensureSecrets(loadConfig(env)).config;
+}
+
+/**
+ * Opens the SQL store the configuration names and runs pending migrations. The embedded PGlite
+ * database is opened only under the data folder's lock (src/kernel/data-dir-lock.ts), released when
+ * the returned store closes: a second process opening the same folder fails at once.
+ * A PostgreSQL server's calls get `timeoutMs` (default: the job deadline, so migrations are never cut;
+ * {@link openFreshet} opens the request-path pool beside it with the request deadline). PGlite runs in
+ * this process: no network to wait on, no deadline.
+ * @throws DataDirLockedError when another process (or an earlier open in this one) holds the embedded
+ *   data folder; FreshetError `STORE_UNAVAILABLE` when the database cannot be opened.
+ */
+export async function openSql(config: Config, timeoutMs = config.deadlines.jobMs): Promise<Sql> {
+  let sql: Sql;
+  if (config.databaseUrl) sql = await openPostgres(config.databaseUrl, { timeoutMs });
+  else {
+    mkdirSync(config.dataDir, { recursive: true });
+    const lock = lockDataDir(config.dataDir);
+    try {
+      sql = releasingOnClose(await openPglite(join(config.dataDir, 'pgdata')), lock);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+  }
+  try {
+    await migrate(sql);
+  } catch (err) {
+    await sql.close().catch(() => undefined);
+    throw err;
+  }
+  return sql;
+}
+
+/**
+ * The two SQL stores of an instance: the job store (migrated, job deadline; {@link openSql}) and, on a
+ * PostgreSQL server whose request deadline is shorter, a second pool with the request deadline.
+ */
+async function openSqlPair(config: Config): Promise<{ sql: Sql; sqlJobs: Sql }> {
+  const sqlJobs = await openSql(config);
+  const { sqlMs, jobMs } = config.deadlines;
+  if (!config.databaseUrl || sqlMs >= jobMs) return { sql: sqlJobs, sqlJobs };
+  try {
+    return { sql: await openPostgres(config.databaseUrl, { timeoutMs: sqlMs }), sqlJobs };
+  } catch (err) {
+    await sqlJobs.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** `sql` whose (idempotent) close also releases `lock`, after the database has flushed. */
+function releasingOnClose(sql: Sql, lock: DataDirLock): Sql {
+  let closing: Promise<void> | undefined;
+  return { ...sql, close: () => (closing ??= sql.close().finally(() => lock.release())) };
+}
+
+/** How often a Redis outage is logged at most (ioredis reconnects by itself meanwhile), ms. */
+export const REDIS_OUTAGE_LOG_MS = 10_000;
+
+/**
+ * Opens the configured Redis (null when none is configured), logging outages at most every 10 s:
+ * the request-path client (`FRESHET_REDIS_TIMEOUT_MS` per command), the job client (`FRESHET_JOB_TIMEOUT_MS`)
+ * and, on demand, BullMQ's connections (no command deadline: blocking reads wait by design).
+ */
+export function openRedis(config: Config, log: Pino): RedisHandle | null {
+  if (!config.redisUrl && !config.redisClusterNodes) return null;
+  const where = { url: config.redisUrl, clusterNodes: config.redisClusterNodes };
+  const { redisMs, jobMs } = config.deadlines;
+  const redis = createRedis({ ...where, commandTimeoutMs: redisMs });
+  const jobs = redisMs >= jobMs ? redis : createRedis({ ...where, commandTimeoutMs: jobMs });
+  let lastLogged = 0;
+  const onError = (err: Error) => {
+    if (Date.now() - lastLogged < REDIS_OUTAGE_LOG_MS) return;
+    lastLogged = Date.now();
+    log.error({ err: err.message }, 'redis connection error (retrying)');
+  };
+  redis.on('error', onError);
+  if (jobs !== redis) jobs.on('error', onError);
+  const connectBlocking = (): RedisClient =>
+    config.redisClusterNodes?.length
+      ? new Cluster(config.redisClusterNodes, { redisOptions: { maxRetriesPerRequest: null } })
+      : new Redis(config.redisUrl!, { maxRetriesPerRequest: null });
+  const connectProducer = (): RedisClient => createRedis({ ...where, commandTimeoutMs: redisMs });
+  return { redis, jobs, keys: new Keys(config.keyPrefix, config.seen.shards, config.hot.shards), connectBlocking, connectProducer };
+}
+
+/**
+ * Whether each store answers, within the request deadlines: both probes run at once, so `/readyz`
+ * answers within max(`FRESHET_SQL_TIMEOUT_MS` + 200 ms slack, `FRESHET_REDIS_TIMEOUT_MS`).
+ */
+async function probeStores(sql: Sql, redis: RedisHandle | null, redisMs: number): Promise<Record<string, boolean>> {
+  const [postgres, redisUp] = await Promise.all([
+    sql.query('SELECT 1').then(() => true, () => false),
+    // a write probe, not PING: an out-of-memory Redis answers PING but refuses every write
+    redis ? probeRedis(redis.redis, redis.keys, redisMs).then((r) => r.ready) : Promise.resolve(undefined),
+  ]);
+  return { postgres, ...(redisUp === undefined ? {} : { redis: redisUp }) };
+}
+
+/**
+ * Opens every store and wires the capabilities and the use cases. Pass a {@link Config} (what the CLI
+ * builds from the environment) or {@link FreshetOptions} (library use; nothing → the embedded default
+ * in `./.freshet`). Call `close()` when done.
+ * @throws Error for an invalid setting, a configuration without a service key or secret (call
+ *   `ensureSecrets` first), or a store that cannot be reached.
+ */
+export async function openFreshet(configOrOptions: Config | FreshetOptions = {}, opts: OpenOptions = {}): Promise<Freshet> {
+  const config = 'forYou' in configOrOptions ? configOrOptions : configFromOptions(configOrOptions);
+  if (!config.serviceKey || !config.secret) throw new Error('service key and secret must be configured (ensureSecrets)');
+  const log = opts.log ?? pino({ level: config.logLevel });
+  const clock = opts.clock ?? systemClock;
+  const metrics = new PromMetrics({ defaultMetrics: opts.defaultMetrics });
+  const { sql, sqlJobs } = opts.sql ? { sql: opts.sql, sqlJobs: opts.sqlJobs ?? opts.sql } : await openSqlPair(config);
+  if (opts.sql) await migrate(sqlJobs);
+  const redis = openRedis(config, log);
+  const stores: Stores = { sql, sqlJobs, redis, dataDir: config.dataDir, log, registry: metrics.registry, clock };
+  const content = new PostgresContentStore(sql, { ownsSql: false });
+  const seen = await wireSeen(config.seen, config.readerSeen, stores);
+  const exclusions = wireExclusions(config.exclusions, stores);
+  const forYou = wireForYou(config.forYou, stores, {
+    content,
+    seen: seen.seenFor(config.seenStrategy.forYou),
+    olderSeen: seen.readerSeen,
+    exclusions,
+    metrics,
+  });
+  const hot = await wireHot(config.hot, stores, content, opts.recoverHot !== false);
+  const following = wireFollowing(config.following, stores);
+  const discover = wireDiscover(config.discover, stores, {
+    content,
+    trending: hotTrending(hot.ranking),
+    seen: seen.seenFor(config.seenStrategy.discover),
+    exclusions,
+    metrics,
+    secret: config.secret,
+  });
+  const useCases = new UseCases({
+    content,
+    hot: hot.ranking,
+    embeddings: discover.embeddings,
+    timeline: following.timeline,
+    exclusions,
+    log,
+    itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
+  });
+  let closed: Promise<void> | undefined;
+  const freshet: Freshet = {
+    config,
+    clock,
+    log,
+    useCases,
+    content,
+    recall: forYou.recall,
+    seen: seen.rolling,
+    cache: forYou.cache,
+    forYou: forYou.feed,
+    forYouPool: forYou.pool,
+    hot: hot.ranking,
+    hotMaintenance: hot.maintenance,
+    hotCounters: hot.counters,
+    hotArchive: hot.archive,
+    tokens: new TokenVerifier(config.serviceKey, config.secret),
+    metrics,
+    following,
+    exclusions,
+    readerSeen: seen.readerSeen,
+    seenCheckpointer: seen.checkpointer,
+    discover,
+    startWorkers: (opts) => hot.startWorkers(opts),
+    ready: () => probeStores(sql, redis, config.deadlines.redisMs),
+    close: () =>
+      (closed ??= (async () => {
+        await hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
+        await following.close();
+        await discover.close(); // stops the vector index's background work and snapshots it
+        await seen.close();
+        redis?.redis.disconnect();
+        if (redis?.jobs && redis.jobs !== redis.redis) redis.jobs.disconnect();
+        await sql.close();
+        if (!opts.sql && sqlJobs !== sql) await sqlJobs.close();
+      })()),
+  };
+  // the vector index starts in the background; FRESHET_DISCOVER_INDEX=pgvector without pgvector fails here
+  if (opts.warmDiscover !== false) {
+    await discover.warm().catch(async (err: unknown) => {
+      await freshet.close().catch(() => undefined);
+      throw err;
+    });
+  }
+  return freshet;
+}

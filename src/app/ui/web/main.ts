@@ -1,0 +1,156 @@
+/**
+ * The explorer's entry: the sign-in form, then the shell (navigation, reader picker, sign out, a live
+ * region) and a hash router (`#/for-you`, `#/discover`, `#/following`, `#/hot`, `#/item/<id>`,
+ * `#/exclusions`, `#/health`, `#/publish`). Each page cleans up its timers when the person leaves it.
+ */
+import { FollowSet, type Ctx, type Page } from './context.js';
+import { h, replace } from './dom.js';
+import { describe } from './extras.js';
+import { clearSession, clientFor, loadSession, readerOfToken, recentReaders, saveSession, type Session } from './session.js';
+import { discoverPage, followingPage, forYouPage } from './pages/feeds.js';
+import { hotPage } from './pages/hot.js';
+import { itemPage } from './pages/item.js';
+import { exclusionsPage } from './pages/exclusions.js';
+import { healthPage } from './pages/health.js';
+import { publishPage } from './pages/publish.js';
+
+const PAGES: { path: string; label: string; page: Page }[] = [
+  { path: 'for-you', label: 'For you', page: forYouPage },
+  { path: 'discover', label: 'Discover', page: discoverPage },
+  { path: 'following', label: 'Following', page: followingPage },
+  { path: 'hot', label: 'Hot', page: hotPage },
+  { path: 'exclusions', label: 'Exclusions', page: exclusionsPage },
+  { path: 'health', label: 'Health', page: healthPage },
+  { path: 'publish', label: 'Publish', page: publishPage },
+];
+
+const app = document.getElementById('app')!;
+let cleanup: (() => void) | void;
+
+/** The sign-in form: service key + reader, or a reader token. */
+function signIn(message = ''): void {
+  const mode = h('select', { id: 'mode' }, h('option', { value: 'service' }, 'Service key'), h('option', { value: 'reader' }, 'Reader token'));
+  const secret = h('input', { id: 'secret', type: 'password', required: true, autocomplete: 'off' });
+  const reader = h('input', { id: 'reader', required: true, value: recentReaders()[0] ?? '', autocomplete: 'off' });
+  const readerField = h('p', { class: 'field' }, h('label', { for: 'reader' }, 'Reader id (the feeds are shown for this reader)'), reader);
+  const error = h('p', { class: 'bad', role: 'alert' }, message);
+  mode.addEventListener('change', () => {
+    readerField.hidden = mode.value !== 'service';
+    reader.required = mode.value === 'service';
+  });
+  const form = h(
+    'form',
+    { class: 'signin', 'aria-labelledby': 'signin-title' },
+    h('h1', { id: 'signin-title' }, 'Freshet explorer'),
+    h('p', {}, 'Sign in with the service key (it can act for any reader) or a reader token. It is kept in this tab\'s session only.'),
+    h('p', { class: 'field' }, h('label', { for: 'mode' }, 'Sign in with'), mode),
+    h('p', { class: 'field' }, h('label', { for: 'secret' }, 'Key or token'), secret),
+    readerField,
+    h('button', { type: 'submit' }, 'Sign in'),
+    error,
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const s: Session =
+      mode.value === 'service'
+        ? { mode: 'service', secret: secret.value.trim(), reader: reader.value.trim() }
+        : { mode: 'reader', secret: secret.value.trim(), reader: readerOfToken(secret.value.trim()) ?? '' };
+    if (!s.reader) {
+      error.textContent = mode.value === 'service' ? 'Name the reader.' : 'This is not a reader token (no subject).';
+      return;
+    }
+    try {
+      await clientFor(s).users.interests(s.reader); // any authenticated read: a wrong key answers 401
+    } catch (err) {
+      error.textContent = `Sign-in refused: ${describe(err)}`;
+      return;
+    }
+    saveSession(s);
+    if (!location.hash || location.hash === '#/') location.hash = '#/for-you';
+    shell(s);
+  });
+  replace(app, h('main', { id: 'main' }, form));
+  (mode as HTMLElement).focus();
+}
+
+/** The header's reader field (service key: switch the reader the pages are for) or the token's reader. */
+function readerPicker(s: Session): HTMLElement {
+  if (s.mode !== 'service') return h('p', { class: 'picker' }, `Reader ${s.reader} (token)`);
+  const input = h('input', { id: 'pick-reader', value: s.reader, list: 'readers', autocomplete: 'off', size: 12 });
+  const f = h(
+    'form',
+    { class: 'picker' },
+    h('label', { for: 'pick-reader' }, 'Reader'),
+    input,
+    h('datalist', { id: 'readers' }, recentReaders().map((r) => h('option', { value: r }))),
+    h('button', { type: 'submit', class: 'small' }, 'Switch'),
+  );
+  f.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const reader = input.value.trim();
+    if (!reader) return;
+    saveSession({ ...s, reader });
+    shell({ ...s, reader });
+  });
+  return f;
+}
+
+/** The signed-in shell and the router. */
+function shell(s: Session): void {
+  const client = clientFor(s);
+  const live = h('p', { id: 'say', class: 'say', role: 'status', 'aria-live': 'polite' });
+  let hideTimer: ReturnType<typeof setTimeout> | undefined;
+  const ctx: Ctx = {
+    client,
+    session: s,
+    reader: s.reader,
+    follows: followSet(),
+    say(text) {
+      live.textContent = text;
+      live.classList.add('shown');
+      clearTimeout(hideTimer);
+      hideTimer = setTimeout(() => live.classList.remove('shown'), 6000);
+    },
+  };
+  /** A fresh FollowSet per page view (a follow made elsewhere shows on the next one). */
+  function followSet(): FollowSet {
+    return new FollowSet(client, s.reader, (read) =>
+      ctx.say(`${s.reader} follows more than ${read} authors; the explorer read ${read} of them, so a Follow button may show for an author already followed (pressing it is harmless).`),
+    );
+  }
+  const picker = readerPicker(s);
+  const out = h('button', { type: 'button', class: 'small' }, 'Sign out');
+  out.addEventListener('click', () => {
+    clearSession();
+    cleanup?.();
+    signIn();
+  });
+  const nav = h('nav', { 'aria-label': 'Pages' }, h('ul', {}, PAGES.map((p) => h('li', {}, h('a', { href: `#/${p.path}`, 'data-path': p.path }, p.label)))));
+  const main = h('main', { id: 'main', tabindex: '-1' });
+  replace(
+    app,
+    h('a', { class: 'skip', href: '#main', onclick: (e: Event) => { e.preventDefault(); main.focus(); } }, 'Skip to content'),
+    h('header', {}, h('p', { class: 'brand' }, 'Freshet'), nav, picker, out),
+    main,
+    live,
+  );
+  const route = () => {
+    cleanup?.();
+    const [, path = 'for-you', arg = ''] = /^#\/([^/]*)\/?(.*)$/.exec(location.hash) ?? [];
+    const found = path === 'item' ? { page: itemPage, label: 'Item' } : (PAGES.find((p) => p.path === path) ?? PAGES[0]!);
+    for (const a of nav.querySelectorAll('a')) {
+      if (a.dataset.path === path) a.setAttribute('aria-current', 'page');
+      else a.removeAttribute('aria-current');
+    }
+    document.title = `${found.label} · Freshet explorer`;
+    main.replaceChildren();
+    ctx.follows = followSet();
+    cleanup = found.page(main, ctx, arg);
+  };
+  window.onhashchange = route;
+  route();
+}
+
+const saved = loadSession();
+if (saved) shell(saved);
+else signIn();

@@ -1,0 +1,267 @@
+/**
+ * The three feeds, scrolled as a reader would: for-you (refresh, infinite `load_more`, a "N new" badge
+ * from the peek route when the server offers it), discover (each item's source, cursor paging) and
+ * following (`max_id` paging, a "N new" banner from `since_id` polls or the live stream).
+ */
+import type { Item } from '../../../../client/types.js';
+import type { Ctx, Page } from '../context.js';
+import { itemCard } from '../cards.js';
+import { h, replace, statusLine } from '../dom.js';
+import { describe, peek } from '../extras.js';
+import { scroller } from '../scroller.js';
+
+const PAGE = 20;
+/** How often the for-you badge and the following banner look for news, ms. */
+const POLL_MS = 15_000;
+/** The most new timeline entries counted by one `since_id` page (the route's maximum); more shows as "100+". */
+const NEWS_MAX = 100;
+
+/** A list that counts what it shows and flags any repeated id (a repeat would be a bug). */
+function feedList(ctx: Ctx, label: string, dismiss: boolean) {
+  const ul = h('ul', { class: 'feed', 'aria-label': label, 'aria-busy': 'true' });
+  const shown = new Set<string>();
+  const count = h('span', { class: 'count', 'data-testid': 'count' });
+  let repeats = 0;
+  /** "N items" counts the cards on the page (a dismissed or unfollowed one leaves the count). */
+  const update = () => {
+    count.textContent = `${ul.childElementCount} items${repeats ? `, ${repeats} repeated` : ', none repeated'}`;
+  };
+  return {
+    ul,
+    count,
+    clear() {
+      ul.replaceChildren();
+      shown.clear();
+      repeats = 0;
+      update();
+    },
+    /**
+     * Removes the cards of `author` (an unfollow on the following page); keyboard focus inside a removed
+     * card moves to the next card left. @returns how many were removed.
+     */
+    removeAuthor(author: string): number {
+      const cards = [...ul.children] as HTMLElement[];
+      const stays = (li: HTMLElement) => li.dataset.author !== author;
+      const at = cards.findIndex((li) => !stays(li) && li.contains(document.activeElement));
+      const next = at < 0 ? undefined : (cards.slice(at).find(stays) ?? cards.slice(0, at).reverse().find(stays));
+      const gone = cards.filter((li) => !stays(li));
+      for (const li of gone) li.remove();
+      if (at >= 0) (next?.querySelector('a') ?? ul.closest('main'))?.focus();
+      update();
+      return gone.length;
+    },
+    add(items: readonly Item[], badges?: readonly string[]) {
+      items.forEach((it, i) => {
+        const card = itemCard(ctx, it, { dismiss, onDismissed: update, ...(badges?.[i] ? { badge: badges[i] } : {}) });
+        if (shown.has(it.id)) {
+          repeats++;
+          card.classList.add('repeat');
+        }
+        shown.add(it.id);
+        ul.append(card);
+      });
+      update();
+    },
+  };
+}
+
+/** For you: refresh, infinite load_more, "N new" badge. */
+export const forYouPage: Page = (root, ctx) => {
+  const status = statusLine();
+  const list = feedList(ctx, 'For-you items', true);
+  const badge = h('button', { type: 'button', class: 'badge-new', hidden: true, 'data-testid': 'peek' });
+  const refreshBtn = h('button', { type: 'button', 'data-action': 'refresh' }, 'Refresh');
+  const more = scroller('Load more', list.ul, async () => {
+    const p = await ctx.client.forYou.loadMore({ limit: PAGE });
+    list.add(p.items);
+    if (p.refreshed) status.textContent = 'The page cache had expired: this page is a fresh refresh.';
+    void updateBadge(); // what was just served is seen now: the count drops
+    return p.has_more;
+  });
+  const refresh = async () => {
+    refreshBtn.disabled = true;
+    status.textContent = 'Refreshing…';
+    try {
+      let n = 0;
+      await more.restart(async () => {
+        const p = await ctx.client.forYou.refresh({ limit: PAGE });
+        list.clear();
+        list.add(p.items);
+        n = p.items.length;
+        return p.has_more;
+      });
+      status.textContent = n ? '' : 'Nothing to show: publish items or pick another reader.';
+      void updateBadge();
+    } catch (err) {
+      status.textContent = `Refresh failed: ${describe(err)}`;
+    } finally {
+      refreshBtn.disabled = false;
+    }
+  };
+  let asked = 0;
+  /** Asks the peek route again; only the answer to the latest question is shown (answers may cross). */
+  const updateBadge = async () => {
+    const mine = ++asked;
+    try {
+      const p = await peek(ctx.client);
+      if (mine !== asked) return;
+      badge.hidden = p === null || p.count === 0;
+      const n = p ? `${p.count}${p.capped ? '+' : ''}` : '0';
+      badge.textContent = `${n} new`;
+      badge.setAttribute('aria-label', `${n} new items: refresh`);
+    } catch {
+      if (mine === asked) badge.hidden = true;
+    }
+  };
+  badge.addEventListener('click', () => void refresh());
+  refreshBtn.addEventListener('click', () => void refresh());
+  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'For you'), refreshBtn, badge, list.count), status, list.ul, more.el);
+  void refresh();
+  const timer = setInterval(() => void updateBadge(), POLL_MS);
+  return () => {
+    clearInterval(timer);
+    more.stop();
+  };
+};
+
+/** Discover: each item's source, cursor paging. */
+export const discoverPage: Page = (root, ctx) => {
+  const status = statusLine();
+  const list = feedList(ctx, 'Discover items', true);
+  let cursor: string | null = null;
+  const load = async (): Promise<boolean> => {
+    const p = await ctx.client.discover.page(cursor, { limit: PAGE });
+    if (p.restarted) status.textContent = 'The cursor was stale: discover started over.';
+    list.add(p.items, p.sources);
+    cursor = p.next_cursor;
+    return cursor !== null;
+  };
+  const more = scroller('Load more', list.ul, load);
+  const start = async () => {
+    try {
+      await more.restart(() => {
+        cursor = null;
+        list.clear();
+        return load();
+      });
+    } catch (err) {
+      status.textContent = `Discover failed: ${describe(err)}`;
+    }
+  };
+  const restart = h('button', { type: 'button', 'data-action': 'refresh' }, 'Start over');
+  restart.addEventListener('click', () => void start());
+  const legend = h(
+    'p',
+    { class: 'legend' },
+    'Sources: ',
+    ['followed', 'trending', 'discovery', 'newest'].map((s) => [h('span', { class: `badge badge-${s}` }, s), ' ']),
+    '— followed: by an author the reader follows; trending: hot now; discovery: close to the reader\'s interests; newest: fresh items.',
+  );
+  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Discover'), restart, list.count), legend, status, list.ul, more.el);
+  void start();
+  return () => more.stop();
+};
+
+/**
+ * Counts the timeline entries newer than the top shown and reports them to `show`: from the SSE stream
+ * (through the client) while the server offers it, else by `since_id` polls every {@link POLL_MS}.
+ * `how` says which. `watch(newest)` (re)starts from a new top; `stop()` ends both.
+ */
+function newEntries(ctx: Ctx, how: HTMLElement, show: (n: number, capped?: boolean) => void) {
+  let live: AbortController | null = null;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let useStream = true;
+  const stop = () => {
+    live?.abort();
+    clearInterval(timer);
+  };
+  const poll = async (newest: string | undefined) => {
+    try {
+      const p = await ctx.client.following.page({ limit: NEWS_MAX, ...(newest ? { sinceId: newest } : {}) });
+      show(p.items.length, p.items.length === NEWS_MAX);
+    } catch {
+      /* the next poll tries again */
+    }
+  };
+  const watch = async (newest: string | undefined) => {
+    stop();
+    if (useStream) {
+      const ctl = (live = new AbortController());
+      /** Timeline ids of the entries newer than the top shown. */
+      const fresh = new Set<string>();
+      let capped = false;
+      how.textContent = 'live';
+      try {
+        for await (const ev of ctx.client.following.stream({ ...(newest ? { sinceId: newest } : {}), signal: ctl.signal, maxReconnects: 3 })) {
+          if (ctl.signal.aborted) return; // an entry already buffered when the page reloaded
+          if (ev.type === 'item') fresh.add(ev.timeline_id);
+          else {
+            // a reset: more came than the server replays, and its id is not one entry — count them instead
+            const p = await ctx.client.following.page({ limit: NEWS_MAX, ...(newest ? { sinceId: newest } : {}), signal: ctl.signal });
+            for (const it of p.items) fresh.add(it.timeline_id);
+            capped = p.items.length === NEWS_MAX;
+          }
+          show(fresh.size, capped);
+        }
+        return;
+      } catch {
+        if (ctl.signal.aborted) return;
+        useStream = false; // no stream route (404) or it keeps failing: poll instead
+      }
+    }
+    how.textContent = `checked every ${POLL_MS / 1000} s`;
+    timer = setInterval(() => void poll(newest), POLL_MS);
+  };
+  return { watch, stop };
+}
+
+/** Following: the chronological timeline, max_id paging, "N new" banner (live stream, else polls). */
+export const followingPage: Page = (root, ctx) => {
+  const status = statusLine();
+  const list = feedList(ctx, 'Following timeline', false);
+  const banner = h('button', { type: 'button', class: 'banner', hidden: true, 'data-testid': 'new-banner' });
+  const how = h('span', { class: 'meta', 'data-testid': 'new-source' });
+  const news = newEntries(ctx, how, (n, capped = false) => {
+    banner.hidden = n === 0;
+    banner.textContent = `${n}${capped ? '+' : ''} new — show them`;
+  });
+  let maxId: string | undefined;
+  let newest: string | undefined;
+  const load = async (): Promise<boolean> => {
+    const p = await ctx.client.following.page({ limit: PAGE, ...(maxId ? { maxId } : {}) });
+    newest ??= p.items[0]?.timeline_id;
+    list.add(p.items);
+    maxId = p.next_max_id ?? undefined;
+    if (list.ul.childElementCount === 0) status.textContent = 'The timeline is empty: follow authors from the for-you or discover cards.';
+    return p.next_max_id !== null && p.items.length > 0;
+  };
+  const more = scroller('Older', list.ul, load);
+  const start = async () => {
+    news.stop(); // the stream (or the polls) restart from the new top once it is loaded
+    banner.hidden = true;
+    status.textContent = '';
+    try {
+      await more.restart(() => {
+        maxId = undefined;
+        newest = undefined;
+        list.clear();
+        return load();
+      });
+    } catch (err) {
+      status.textContent = `The timeline failed: ${describe(err)}`;
+    }
+    void news.watch(newest);
+  };
+  banner.addEventListener('click', () => void start());
+  // the timeline keeps only followed authors: an unfollow here takes the author's cards out at once
+  const off = ctx.follows.onChange((author, following) => {
+    if (!following) list.removeAuthor(author);
+  });
+  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Following'), list.count, how), banner, status, list.ul, more.el);
+  void start();
+  return () => {
+    off();
+    news.stop();
+    more.stop();
+  };
+};

@@ -1,0 +1,78 @@
+/**
+ * The hot ranking: rank, title, PV, UV and score of the items published within the chosen range, the
+ * formula's parameters and when the ranking was computed; refreshes on its own every `refresh_s`
+ * (switchable) and on demand.
+ */
+import type { Page } from '../context.js';
+import { h, isoMinute, replace, statusLine } from '../dom.js';
+import { describe } from '../extras.js';
+
+const RANGES = ['1h', '24h', '72h', '7d', '30d'];
+
+/** " · n suspicious views" when an item had any (left out of its PV/UV/score), else "". */
+function suspicious(s: { repeat: number; budget: number; flagged: number }): string {
+  const n = s.repeat + s.budget + s.flagged;
+  return n > 0 ? ` · ${n} suspicious view${n === 1 ? '' : 's'} left out` : '';
+}
+
+export const hotPage: Page = (root, ctx) => {
+  const status = statusLine();
+  const range = h('select', { id: 'hot-range' }, RANGES.map((r) => h('option', { value: r, selected: r === '72h' }, r)));
+  const auto = h('input', { type: 'checkbox', id: 'hot-auto', checked: true });
+  const refreshBtn = h('button', { type: 'button', 'data-action': 'refresh' }, 'Refresh');
+  const params = h('p', { class: 'params' });
+  const body = h('tbody');
+  const table = h(
+    'table',
+    { class: 'hot' },
+    h('caption', { class: 'sr-only' }, 'Hot items'),
+    h('thead', {}, h('tr', {}, ['#', 'Item', 'PV', 'UV', 'Score'].map((c) => h('th', { scope: 'col' }, c)))),
+    body,
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const load = async () => {
+    clearTimeout(timer);
+    let next = 30;
+    try {
+      const p = await ctx.client.hot.top({ range: range.value, limit: 50 });
+      const { alpha, beta, base, gamma } = p.params;
+      replace(
+        params,
+        `score = (α·PV + β·UV) / (hours since publish + base)^γ with α = ${alpha}, β = ${beta}, base = ${base}, γ = ${gamma}. `,
+        `Computed ${isoMinute(p.computed_at)}; recomputed at most every ${p.refresh_s} s. `,
+        `Suspicious views left out: ${p.suspicious.repeat} repeats, ${p.suspicious.budget} over budget, ${p.suspicious.flagged} flagged.`,
+      );
+      replace(
+        body,
+        p.items.map((it, i) =>
+          h(
+            'tr',
+            { 'data-id': it.id },
+            h('td', {}, i + 1),
+            h('td', {}, h('a', { href: `#/item/${encodeURIComponent(it.id)}` }, it.title), h('span', { class: 'meta' }, ` ${it.author_id}${suspicious(it.suspicious)}`)),
+            h('td', { class: 'num' }, it.pv),
+            h('td', { class: 'num' }, it.uv),
+            h('td', { class: 'num' }, it.score.toFixed(3)),
+          ),
+        ),
+      );
+      status.textContent = p.items.length ? '' : 'No item has a counted view in this range yet: open an item and record a view.';
+      next = Math.max(5, p.refresh_s);
+    } catch (err) {
+      status.textContent = `The ranking failed: ${describe(err)}`;
+    }
+    if (auto.checked) timer = setTimeout(() => void load(), next * 1000);
+  };
+  range.addEventListener('change', () => void load());
+  auto.addEventListener('change', () => void load());
+  refreshBtn.addEventListener('click', () => void load());
+  replace(
+    root,
+    h('div', { class: 'toolbar' }, h('h2', {}, 'Hot'), h('label', { for: 'hot-range' }, 'Published within '), range, refreshBtn, h('label', {}, auto, ' refresh on its own')),
+    params,
+    status,
+    h('div', { class: 'table-wrap' }, table),
+  );
+  void load();
+  return () => clearTimeout(timer);
+};

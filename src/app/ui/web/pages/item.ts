@@ -1,0 +1,116 @@
+/**
+ * One item: its text and link, its hot counters (PV, UV, score, suspicious views — service key), who
+ * follows its author, and the actions: record a view (it counts toward hot and joins the reader's
+ * recent views), not interested, follow/unfollow or block the author.
+ */
+import type { Ctx, Page } from '../context.js';
+import { followButton } from '../cards.js';
+import { h, isoMinute, replace, statusLine } from '../dom.js';
+import { describe } from '../extras.js';
+
+/** The counters block (service key only; a reader token is told so). */
+async function counters(ctx: Ctx, id: string, el: HTMLElement): Promise<void> {
+  if (ctx.session.mode !== 'service') {
+    replace(el, h('p', { class: 'meta' }, 'Counters need the service key.'));
+    return;
+  }
+  try {
+    const c = await ctx.client.hot.item(id);
+    replace(
+      el,
+      h(
+        'dl',
+        { class: 'counters' },
+        [
+          ['PV', c.pv],
+          ['UV', c.uv],
+          ['Score', c.score === null ? 'not ranked' : c.score.toFixed(3)],
+          ['Suspicious', `${c.suspicious.repeat} repeat · ${c.suspicious.budget} budget · ${c.suspicious.flagged} flagged`],
+        ].map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))),
+      ),
+    );
+  } catch (err) {
+    replace(el, h('p', { class: 'meta' }, `Counters: ${describe(err)}`));
+  }
+}
+
+/** The author's followers (first 50). */
+async function followers(ctx: Ctx, author: string, el: HTMLElement): Promise<void> {
+  try {
+    const p = await ctx.client.follows.followers(author, { limit: 50 });
+    replace(
+      el,
+      h('h3', {}, `Who follows ${author}`),
+      p.users.length
+        ? h('ul', { class: 'chips' }, p.users.map((u) => h('li', {}, u.id)))
+        : h('p', { class: 'meta' }, 'Nobody yet.'),
+      p.next_cursor ? h('p', { class: 'meta' }, 'Showing the 50 newest.') : null,
+    );
+  } catch (err) {
+    replace(el, h('h3', {}, `Who follows ${author}`), h('p', { class: 'meta' }, describe(err)));
+  }
+}
+
+export const itemPage: Page = (root, ctx, arg) => {
+  const id = decodeURIComponent(arg);
+  const status = statusLine();
+  replace(root, h('h2', {}, 'Item'), status);
+  void (async () => {
+    let item;
+    try {
+      item = await ctx.client.items.get(id);
+    } catch (err) {
+      status.textContent = `Could not load item ${id}: ${describe(err)}`;
+      return;
+    }
+    const counterEl = h('div', { 'aria-live': 'polite' });
+    const followersEl = h('section', { class: 'followers' });
+    const view = h('button', { type: 'button', 'data-action': 'view' }, 'Record a view');
+    view.addEventListener('click', async () => {
+      try {
+        const v = await ctx.client.views.record(ctx.session.mode === 'service' ? { item_id: id, visitor_id: ctx.reader } : { item_id: id });
+        ctx.say(`View ${v.verdict}: PV ${v.pv}, UV ${v.uv}.${v.counted ? ' It is now among the reader\'s recent views.' : ''}`);
+        void counters(ctx, id, counterEl);
+      } catch (err) {
+        ctx.say(`The view failed: ${describe(err)}`);
+      }
+    });
+    const dismiss = h('button', { type: 'button', 'data-action': 'not-interested' }, 'Not interested');
+    dismiss.addEventListener('click', async () => {
+      try {
+        const f = await ctx.client.feedback.notInterested(id);
+        ctx.say(`Marked not interested; ${f.author_id} weighs less until ${isoMinute(f.author_penalty_until)}.`);
+      } catch (err) {
+        ctx.say(`Could not mark it: ${describe(err)}`);
+      }
+    });
+    const block = h('button', { type: 'button', 'data-action': 'block' }, `Block ${item.author_id}`);
+    block.addEventListener('click', async () => {
+      try {
+        await ctx.client.blocks.block(ctx.reader, item.author_id);
+        ctx.say(`Blocked ${item.author_id}: none of their items reach this reader. Undo under Exclusions.`);
+      } catch (err) {
+        ctx.say(`Could not block: ${describe(err)}`);
+      }
+    });
+    replace(
+      root,
+      h('h2', {}, item.title),
+      status,
+      h(
+        'p',
+        { class: 'meta' },
+        `${item.id} · by ${item.author_id} · ${isoMinute(item.published_at)}`,
+        item.url ? [' · ', h('a', { href: item.url, rel: 'noopener noreferrer', target: '_blank' }, item.url)] : null,
+      ),
+      item.text ? h('p', { class: 'text' }, item.text) : null,
+      item.tags.length ? h('ul', { class: 'chips', 'aria-label': 'Tags' }, item.tags.map((t) => h('li', {}, t))) : null,
+      h('div', { class: 'actions' }, view, dismiss, followButton(ctx, item.author_id), block),
+      h('h3', {}, 'Counters'),
+      counterEl,
+      followersEl,
+    );
+    void counters(ctx, id, counterEl);
+    void followers(ctx, item.author_id, followersEl);
+  })();
+};

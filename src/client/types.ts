@@ -1,0 +1,74 @@
+/**
+ * The client's request and response types, derived from the TypeBox schemas the server validates and
+ * serializes with (`Static<typeof …>`), so the client and the server cannot drift apart. Every import
+ * here is type-only: nothing of the server ships with the client.
+ */
+import type { Static } from 'typebox';
+import type { DeleteResult, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
+import type { FeedResult, ForYouBody, InterestsResult, PeekResult } from '../for-you/schemas.js';
+import type { DiscoverResult } from '../discover/schemas.js';
+import type { BlockResult, FollowResult, ListResult, StreamItemEvent, TimelineItemOut, TimelineResult, UserResult } from '../following/schemas.js';
+import type { HotItemResult, HotResult, ViewIn, ViewOut, ViewsResult } from '../hot/schemas.js';
+import type { EngagementBody, EngagementResult, ExclusionListResult, FeedbackBody, FeedbackDeleteResult, FeedbackResult } from '../exclusions/schemas.js';
+
+/** The `data` of a success envelope schema. */
+type DataOf<T> = T extends { data: infer D } ? D : never;
+
+/** An item as written (`POST /v1/items`): `published_at` in epoch **seconds** or ISO 8601. */
+export type ItemInput = Static<typeof ItemIn>;
+/** An item as answered (times in epoch seconds). */
+export type Item = Static<typeof ItemOut>;
+/** `POST /v1/items` → `{inserted, updated}`. */
+export type UpsertData = DataOf<Static<typeof UpsertResult>>;
+/** `GET /v1/items/:id`. */
+export type ItemData = DataOf<Static<typeof ItemResult>>;
+/** `DELETE /v1/items/:id` → `{id, deleted}`. */
+export type DeleteData = DataOf<Static<typeof DeleteResult>>;
+
+/** `POST /v1/feeds/for-you` action. */
+export type ForYouAction = Static<typeof ForYouBody>['action'];
+/** A for-you page, plus `refreshed`: a `load_more` that found nothing cached and refreshed (header `X-Freshet-Refreshed: 1`). */
+export type ForYouPage = DataOf<Static<typeof FeedResult>> & { refreshed: boolean };
+/** `GET /v1/feeds/for-you/peek`: fresh unseen candidates a refresh would bring now (`capped`: the check hit its bound). */
+export type PeekData = DataOf<Static<typeof PeekResult>>;
+/** `PUT|GET /v1/users/:id/interests`. */
+export type InterestsData = DataOf<Static<typeof InterestsResult>>;
+
+/** A discover page: `{items, sources, next_cursor, restarted}`. */
+export type DiscoverPage = DataOf<Static<typeof DiscoverResult>>;
+
+/** A following-timeline item: the item plus its `timeline_id` cursor. */
+export type TimelineItem = Static<typeof TimelineItemOut>;
+/** A following-timeline page: `{items, next_max_id, rebuilt}`. */
+export type TimelinePage = DataOf<Static<typeof TimelineResult>>;
+/** The `data` of a stream `item` event: `{timeline_id, item}`. */
+export type StreamItem = Static<typeof StreamItemEvent>;
+/** `PUT /v1/users/:id`. */
+export type UserData = DataOf<Static<typeof UserResult>>;
+/** Follow / unfollow answer. */
+export type FollowData = DataOf<Static<typeof FollowResult>>;
+/** Block / unblock answer. */
+export type BlockData = DataOf<Static<typeof BlockResult>>;
+/** A page of a user's following, followers or blocks. */
+export type UserListPage = DataOf<Static<typeof ListResult>>;
+
+/** One view as sent (`visitor_id`, `flagged`, `at` need the service key). */
+export type ViewInput = Static<typeof ViewIn>;
+/** The outcome of one view. */
+export type ViewOutcome = Static<typeof ViewOut>;
+/** The outcome of a batch of views: `{results, summary}`. */
+export type ViewBatchData = DataOf<Static<typeof ViewsResult>>;
+/** `GET /v1/hot`. */
+export type HotPage = DataOf<Static<typeof HotResult>>;
+/** `GET /v1/hot/items/:id`. */
+export type HotItemData = DataOf<Static<typeof HotItemResult>>;
+
+/** `POST /v1/engagements` body. */
+export type EngagementInput = Static<typeof EngagementBody>;
+export type EngagementData = DataOf<Static<typeof EngagementResult>>;
+/** `POST /v1/feedback` body. */
+export type FeedbackInput = Static<typeof FeedbackBody>;
+export type FeedbackData = DataOf<Static<typeof FeedbackResult>>;
+export type FeedbackUndoData = DataOf<Static<typeof FeedbackDeleteResult>>;
+/** `GET /v1/exclusions`: what the reader's feeds leave out (recent views, engaged, not interested, blocked authors). */
+export type ExclusionListData = DataOf<Static<typeof ExclusionListResult>>;

@@ -1,0 +1,137 @@
+/**
+ * DiscoverEmbeddings: item embeddings and reader embeddings for the discover feed's phase 2 (note 3).
+ *
+ * - Items: an item written through `POST /v1/items` may carry its own `embedding` (length = the
+ *   configured dimension); otherwise the built-in text embedder computes one (domain/embedding.ts).
+ *   Embeddings are written **before** their items (see `indexItems`), and items written by other paths
+ *   (replays, direct SQL) are caught up by `embedMissing` (`freshet discover embed`; `serve` runs no
+ *   catch-up, and `freshet import` embeds as it writes).
+ * - Readers: the reader embedding is the time-decayed mean of the items the reader viewed or engaged
+ *   with ({@link decayedMean}: half-life configured), as of the session start `t0`, from its newest
+ *   `signalLimit` signals. Cached per (reader, t0), so every page of a session ranks phase 2 alike.
+ */
+import { decayedMean, embedText, isZero, normalize, quantize } from './embedding.js';
+import { fail } from '../kernel/errors.js';
+import type { Item } from '../kernel/items/item.js';
+import type { DiscoverIndex, EmbeddingRecord } from './discover-index.js';
+
+/** Tunables (config `FRESHET_EMBEDDING_DIM`, `FRESHET_DISCOVER_*`). */
+export interface EmbeddingSettings {
+  /** Embedding dimension (client embeddings must have exactly this length). */
+  dim: number;
+  /** Half-life of a signal's weight in the reader embedding, ms. */
+  halfLifeMs: number;
+  /** Newest signals read per reader embedding. */
+  signalLimit: number;
+}
+
+/** Weight of a view in the reader embedding; engagements weigh {@link ENGAGEMENT_WEIGHT}. */
+export const VIEW_WEIGHT = 1;
+/** Weight of an engagement (reply, like, share, a high rating): three views. */
+export const ENGAGEMENT_WEIGHT = 3;
+
+/** A reader's query for phase 2: its embedding (unit length). */
+export interface ReaderQuery {
+  vector: Float32Array;
+}
+
+const CACHE_SIZE = 2000;
+
+/** Builds and stores item embeddings; builds reader queries. */
+export class DiscoverEmbeddings {
+  private readonly readers = new Map<string, ReaderQuery | null>();
+
+  constructor(
+    private readonly index: DiscoverIndex,
+    readonly settings: EmbeddingSettings,
+  ) {}
+
+  /**
+   * Checks client embeddings and builds every item's record (client or text). Pure apart from nothing:
+   * call it before writing anything, then {@link store} the result.
+   * @param given client embeddings aligned with `items` (undefined = compute from text).
+   * @throws FreshetError `INVALID_INPUT` when an embedding has the wrong length, a non-finite
+   *   component, or is all zeros (naming its index in the batch).
+   */
+  records(items: readonly Pick<Item, 'id' | 'title' | 'text' | 'tags'>[], given: readonly (readonly number[] | undefined)[] = []): EmbeddingRecord[] {
+    const { dim } = this.settings;
+    return items.map((item, i) => {
+      const raw = given[i];
+      if (raw !== undefined) {
+        if (raw.length !== dim) throw fail('INVALID_INPUT', `body/${i}/embedding must have ${dim} components`);
+        if (!raw.every(Number.isFinite) || isZero(raw)) throw fail('INVALID_INPUT', `body/${i}/embedding must be finite and not all zeros`);
+        return this.record(item.id, normalize(raw), 'client');
+      }
+      return this.record(item.id, embedText(item, dim), 'text');
+    });
+  }
+
+  /** Writes records (one transaction) at `nowMs`. */
+  async store(records: readonly EmbeddingRecord[], nowMs: number): Promise<void> {
+    await this.index.putEmbeddings(records, nowMs);
+  }
+
+  /**
+   * Computes text embeddings for live items lacking a current one, `batch` at a time in id order (a
+   * keyset: each item is visited at most once per call, so it always ends), until none is left or
+   * `maxBatches` ran. Each embedding is stamped with its item's `update_time`, not `nowMs`: an import
+   * on another clock (a replay's virtual time) must not leave embeddings that look older than their
+   * items. @returns how many were written.
+   */
+  async embedMissing(nowMs: number, batch = 1000, maxBatches = Infinity): Promise<number> {
+    let written = 0;
+    let after: string | null = null;
+    for (let b = 0; b < maxBatches; b++) {
+      const items = await this.index.missingEmbeddings(after, batch);
+      if (items.length === 0) break;
+      const records = this.records(items).map((r, i) => ({ ...r, itemUpdateMs: items[i]!.updateTime }));
+      await this.index.putEmbeddings(records, nowMs);
+      written += items.length;
+      after = items[items.length - 1]!.id;
+      if (items.length < batch) break;
+    }
+    return written;
+  }
+
+  /**
+   * The reader's phase-2 query as of `t0`, or null when the reader has no signal with an embedding
+   * (phase 2 is then skipped).
+   */
+  async readerQuery(readerId: string, t0: number): Promise<ReaderQuery | null> {
+    const key = `${readerId}\n${t0}`;
+    if (this.readers.has(key)) return this.readers.get(key)!;
+    const { dim, halfLifeMs, signalLimit } = this.settings;
+    const vector = decayedMean(await this.index.signals(readerId, t0, signalLimit), t0, halfLifeMs, dim);
+    const q: ReaderQuery | null = vector ? { vector } : null;
+    if (this.readers.size >= CACHE_SIZE) this.readers.delete(this.readers.keys().next().value!);
+    this.readers.set(key, q);
+    return q;
+  }
+
+  /** Records signals (views weigh {@link VIEW_WEIGHT}, engagements {@link ENGAGEMENT_WEIGHT}). */
+  async addSignals(signals: readonly { readerId: string; itemId: string; atMs: number; weight: number }[]): Promise<void> {
+    await this.index.addSignals(signals);
+  }
+
+  private record(itemId: string, v: Float32Array, source: EmbeddingRecord['source']): EmbeddingRecord {
+    return { itemId, vector: quantize(v), source };
+  }
+}
+
+/** View verdicts that are a reader really looking at an item (note 2's suspicious kinds are not). */
+const SIGNAL_VERDICTS = new Set(['counted', 'repeat', 'expired']);
+
+/**
+ * The reader signals of recorded views: one per view whose verdict is `counted`, `repeat` or
+ * `expired` (a real look at the item), weight {@link VIEW_WEIGHT}, at the view's time.
+ */
+export function viewSignals(
+  views: readonly { itemId: string; visitorId: string; nowMs: number }[],
+  verdicts: readonly { verdict: string }[],
+): { readerId: string; itemId: string; atMs: number; weight: number }[] {
+  const out: { readerId: string; itemId: string; atMs: number; weight: number }[] = [];
+  views.forEach((v, i) => {
+    if (SIGNAL_VERDICTS.has(verdicts[i]?.verdict ?? '')) out.push({ readerId: v.visitorId, itemId: v.itemId, atMs: v.nowMs, weight: VIEW_WEIGHT });
+  });
+  return out;
+}

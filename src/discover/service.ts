@@ -1,0 +1,363 @@
+/**
+ * DiscoverFeed: note 3's multi-phase discover feed, `GET /v1/feeds/discover?limit&cursor`.
+ *
+ * A session starts at `t0` (the first request's time) and walks three phases; one signed cursor
+ * (discover-cursor.ts) carries the phase and every phase's position:
+ *   1. **followed creators**, newest first; every 5th slot of a page is a **trending** item (the hot
+ *      ranking's top list, when it has entries), seen-checked like the rest;
+ *   2. **discovery**: the items nearest to the reader's embedding (embeddings.ts) by exact cosine,
+ *      above a minimum similarity, from the nearest-neighbour index (DiscoverIndex.nearest) — skipped
+ *      for a reader with no signals; the ranked pool (`pool` candidates a search) is cached per session
+ *      (pool-cache.ts), so a session's later phase-2 pages page through it, and it grows by a new search
+ *      resuming after its last entry when a page needs more, until the index has nothing more. While
+ *      the index is still starting (after a restart; `DiscoverIndex.nearestReady`), phase 2 is
+ *      **deferred**: the page is filled from phase 3 (logged once, counted), and the cursor stays in
+ *      phase 2 with phase 3's position, so a later page serves discovery once the index is ready and
+ *      phase 3 then resumes where it stopped;
+ *   3. **newest overall**, without followed creators.
+ * When a phase runs dry the same request continues into the next, so a page is short only when every
+ * phase is exhausted — and then `next_cursor` is null.
+ *
+ * Every phase over-fetches `factor × remaining need` candidates per round (3 to start; then
+ * 1.25 / (1 − observed drop rate), clamped to [1.5, cap]), drops what the reader has seen (the seen
+ * filter, one round trip per round) and what the exclusions forbid (note 5), and keeps going until
+ * the page is full or the phase is dry. Impressions are written while the page is hydrated and
+ * acknowledged before the response (no window in which the next request could repeat an item); a
+ * failed write is logged and counted, never an error (the reader already has the page).
+ */
+import type { ExclusionReason, ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
+import type { Item } from '../kernel/items/item.js';
+import type { ContentStore } from '../kernel/items/content-store.js';
+import { rankedAfter, type After, type DiscoverIndex, type StreamRow } from './discover-index.js';
+import { markSeenBestEffort, type SeenFilter } from '../kernel/seen/seen-filter.js';
+import type { Logger } from '../kernel/observability.js';
+import { CursorCodec, type CursorState, type Phase, type Position } from './cursor.js';
+import type { DiscoverEmbeddings, ReaderQuery } from './embeddings.js';
+import type { DiscoverPoolCache, PoolEntry, RankedPool } from './pool-cache.js';
+import type { DiscoverMetrics } from './discover-metrics.js';
+
+/** Where an item of a page came from. */
+export type DiscoverSource = 'followed' | 'trending' | 'discovery' | 'newest';
+
+/** The trending list the feed interleaves (the hot ranking's cached top list). */
+export interface TrendingSource {
+  /** Best first, at most `limit`, as of `nowMs`. */
+  trending(nowMs: number, limit: number): Promise<{ id: string; authorId: string }[]>;
+}
+
+/** Tunables (config `FRESHET_DISCOVER_*`). */
+export interface DiscoverFeedSettings {
+  /** Initial over-fetch factor (note 3: 3). */
+  overFetch: number;
+  /** Upper bound of the adapted factor. */
+  overFetchCap: number;
+  /** Every n-th slot of a phase-1 page is trending (note 3: 5). */
+  trendingEvery: number;
+  /** Trending entries considered per session (depth of the hot list read). */
+  trendingDepth: number;
+  /** Phase-2 pool: candidates one vector search adds to a session's ranked pool. */
+  pool: number;
+  /** Phase 2 keeps only items whose cosine to the reader is above this (0: some shared direction). */
+  minSimilarity: number;
+  /** Most candidates fetched in one round. */
+  maxFetch: number;
+}
+
+/** What a page dropped, for metrics and the simulate report. */
+export interface DiscoverStats {
+  fetched: number;
+  seenDropped: number;
+  excluded: Partial<Record<ExclusionReason, number>>;
+}
+
+/** One page. */
+export interface DiscoverPage {
+  items: Item[];
+  /** Aligned with `items`. */
+  sources: DiscoverSource[];
+  /** Null when every phase is exhausted (the last page). */
+  nextCursor: string | null;
+  /** True when a stale cursor was replaced by a fresh start. */
+  restarted: boolean;
+  stats: DiscoverStats;
+}
+
+export interface DiscoverDeps {
+  index: DiscoverIndex;
+  embeddings: DiscoverEmbeddings;
+  content: ContentStore;
+  seen: SeenFilter;
+  exclusions: ExclusionSource;
+  trending: TrendingSource;
+  cursors: CursorCodec;
+  log: Logger;
+  metrics: DiscoverMetrics;
+  /** The ranked phase-2 pool per session (discover-pool-cache.ts); absent: every page searches. */
+  pool?: DiscoverPoolCache;
+}
+
+interface Candidate {
+  id: string;
+  authorId: string;
+  key: number;
+}
+
+/** Safety bound on rounds per phase and request (each round advances the stream). */
+const MAX_ROUNDS = 64;
+
+/** The per-request working state. */
+interface Run {
+  readerId: string;
+  nowMs: number;
+  s: CursorState;
+  ex: ReaderExclusions;
+  picked: { id: string; source: DiscoverSource }[];
+  pickedIds: Set<string>;
+  stats: DiscoverStats;
+  /** Started with the exclusions read (phase ≤ 2): the reader's phase-2 query. */
+  query: Promise<ReaderQuery | null> | null;
+  /** Started with the exclusions read (phase 1): the trending list. */
+  trending: Promise<{ id: string; authorId: string }[]> | null;
+  /** The session's ranked phase-2 pool when the cache had it at the request's start. */
+  cachedPool: RankedPool | undefined;
+  /** Phase 2 was deferred (the index is starting): phase 3 fills the page, the cursor stays in phase 2. */
+  deferred: boolean;
+}
+
+/** A promise whose rejection is handled (observed later, or never when the page ends first). */
+function started<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
+export class DiscoverFeed {
+  /** Whether a deferral was logged since the index was last seen ready (one log line per start). */
+  private deferralLogged = false;
+
+  constructor(
+    private readonly deps: DiscoverDeps,
+    readonly settings: DiscoverFeedSettings,
+  ) {}
+
+  /**
+   * Serves one page of `readerId` at virtual time `nowMs`.
+   * @param limit 1..100 (validated at the edge).
+   * @throws FreshetError `INVALID_CURSOR` for a forged, edited or foreign cursor; store errors propagate.
+   */
+  async page(readerId: string, limit: number, cursor: string | undefined, nowMs: number): Promise<DiscoverPage> {
+    let s = cursor === undefined ? null : this.deps.cursors.decode(readerId, cursor, nowMs);
+    const restarted = cursor !== undefined && s === null;
+    s ??= { t0: nowMs, phase: 1, p1: null, trending: 0, p2: null, p3: null, factor: this.settings.overFetch };
+    // independent reads, in parallel: exclusions, the reader query (cached per session, so started
+    // on a phase-1 page it serves the later phase-2 pages; not needed when the session's pool is
+    // cached) and the trending list
+    const cachedPool = s.phase === 2 ? this.deps.pool?.get(readerId, s.t0) : undefined;
+    const query = s.phase === 1 || (s.phase === 2 && !cachedPool) ? started(this.deps.embeddings.readerQuery(readerId, s.t0)) : null;
+    const slots = Math.floor(limit / this.settings.trendingEvery);
+    const trending = s.phase === 1 && slots > 0 ? started(this.deps.trending.trending(nowMs, this.settings.trendingDepth)) : null;
+    const ex = await this.deps.exclusions.forReader(readerId, nowMs);
+    const run: Run = { readerId, nowMs, s: { ...s }, ex, picked: [], pickedIds: new Set(), stats: { fetched: 0, seenDropped: 0, excluded: {} }, query, trending, cachedPool, deferred: false };
+    if (run.s.phase === 1) await this.phase1(run, limit);
+    if (run.s.phase === 2) await this.phase2(run, limit);
+    if (run.s.phase === 3 || run.deferred) await this.phase3(run, limit);
+    const ids = run.picked.map((p) => p.id);
+    const [items] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
+    const sourceOf = new Map(run.picked.map((p) => [p.id, p.source]));
+    return {
+      items,
+      sources: items.map((i) => sourceOf.get(i.id)!),
+      nextCursor: run.s.phase === 4 ? null : this.deps.cursors.encode(readerId, run.s),
+      restarted,
+      stats: run.stats,
+    };
+  }
+
+  /** Phase 1: followed creators, with a trending item in every n-th slot of the page. */
+  private async phase1(run: Run, limit: number): Promise<void> {
+    const every = this.settings.trendingEvery;
+    const slots = Math.floor(limit / every);
+    const trending = slots > 0 ? await this.trendingCandidates(run, slots) : [];
+    const need = limit - trending.length;
+    const followed = await this.drain(run, need, (after, n) => this.deps.index.followed(run.readerId, run.s.t0, after, n), 'p1');
+    let t = 0;
+    for (const f of followed.taken) {
+      if (run.picked.length % every === every - 1 && t < trending.length) this.pick(run, trending[t++]!.row, 'trending');
+      this.pick(run, f, 'followed');
+    }
+    if (run.picked.length % every === every - 1 && t < trending.length && followed.taken.length > 0) this.pick(run, trending[t++]!.row, 'trending');
+    if (t > 0) run.s.trending = trending[t - 1]!.index + 1;
+    if (followed.done) run.s.phase = 2;
+  }
+
+  /**
+   * Phase 2: the ranked pool nearest to the reader's embedding, by cosine desc then id asc. The pool
+   * comes from the session cache when it has it (its entries' liveness is re-checked before they are
+   * served), else starts empty; whenever a round needs more than the pool holds past the position, a
+   * vector search resumes after its last entry. Cached for the session's next pages.
+   */
+  private async phase2(run: Run, limit: number): Promise<void> {
+    const need = limit - run.picked.length;
+    if (need <= 0) return;
+    let pool = run.cachedPool;
+    if (!pool) {
+      if (!(await (run.query ?? this.deps.embeddings.readerQuery(run.readerId, run.s.t0)))) {
+        run.s.phase = 3;
+        return;
+      }
+      if (!this.deps.index.nearestReady()) return this.defer(run);
+      this.deferralLogged = false;
+      pool = { entries: [], done: false };
+    }
+    const ranked = pool;
+    /** Entries known live in this request: found by its searches, or re-checked. */
+    const checked = new Set<string>();
+    const stream = async (after: After | null, n: number): Promise<PoolEntry[]> => {
+      for (;;) {
+        let from = ranked.entries.findIndex((c) => rankedAfter(c, after));
+        if (from < 0) from = ranked.entries.length;
+        if (ranked.entries.length - from < n && !ranked.done) {
+          await this.grow(run, ranked, Math.max(n, this.settings.pool), checked, after);
+          continue;
+        }
+        const slice = ranked.entries.slice(from, from + n);
+        const stale = slice.filter((c) => !checked.has(c.id));
+        if (stale.length === 0) return slice;
+        // from the cache: drop candidates deleted since their search (what a search would have done)
+        const live = await this.deps.index.live(stale.map((c) => c.id));
+        for (const c of stale) checked.add(c.id);
+        if (live.size === stale.length) return slice;
+        const dead = new Set(stale.filter((c) => !live.has(c.id)).map((c) => c.id));
+        ranked.entries = ranked.entries.filter((c) => !dead.has(c.id));
+      }
+    };
+    const found = await this.drain(run, need, stream, 'p2');
+    for (const c of found.taken) this.pick(run, c, 'discovery');
+    if (found.done) {
+      run.s.phase = 3;
+      this.deps.pool?.delete(run.readerId, run.s.t0);
+    } else this.deps.pool?.set(run.readerId, run.s.t0, ranked);
+  }
+
+  /**
+   * Appends the next `n` nearest items after the pool's last entry (an empty pool: after the cursor's
+   * `position`); marks the pool done when the index has no more.
+   */
+  private async grow(run: Run, pool: RankedPool, n: number, checked: Set<string>, position: After | null): Promise<void> {
+    const q = await (run.query ?? this.deps.embeddings.readerQuery(run.readerId, run.s.t0));
+    if (!q) {
+      pool.done = true;
+      return;
+    }
+    const last = pool.entries[pool.entries.length - 1];
+    const rows = await this.deps.index.nearest({
+      vector: q.vector,
+      untilMs: run.s.t0,
+      readerId: run.readerId,
+      limit: n,
+      after: last ? { key: last.key, id: last.id } : position,
+      depth: pool.entries.length,
+      minSimilarity: this.settings.minSimilarity,
+    });
+    const have = new Set(pool.entries.map((c) => c.id));
+    for (const r of rows) {
+      checked.add(r.id);
+      if (!have.has(r.id)) pool.entries.push(r);
+    }
+    if (rows.length < n) pool.done = true;
+  }
+
+  /** Defers phase 2 while the index starts (see the module doc): phase 3 fills this page. */
+  private defer(run: Run): void {
+    run.deferred = true;
+    this.deps.metrics.phase2Deferred();
+    if (this.deferralLogged) return;
+    this.deferralLogged = true;
+    this.deps.log.warn({ readerId: run.readerId }, 'discover: the vector index is still starting; phase 2 deferred, newest items served meanwhile');
+  }
+
+  /** Phase 3: newest overall, without followed creators. */
+  private async phase3(run: Run, limit: number): Promise<void> {
+    const need = limit - run.picked.length;
+    if (need <= 0) return;
+    const found = await this.drain(run, need, (after, n) => this.deps.index.newest(run.readerId, run.s.t0, after, n), 'p3');
+    for (const c of found.taken) this.pick(run, c, 'newest');
+    if (found.done) run.s.phase = 4;
+  }
+
+  /**
+   * Pulls clean candidates from a keyset stream until `need` are taken or the stream is dry, moving
+   * the cursor's position past what was consumed. `done`: the stream is dry and nothing clean was
+   * left behind (the phase is over).
+   */
+  private async drain(
+    run: Run,
+    need: number,
+    fetch: (after: After | null, n: number) => Promise<StreamRow[]>,
+    pos: 'p1' | 'p2' | 'p3',
+  ): Promise<{ taken: Candidate[]; done: boolean }> {
+    const taken: Candidate[] = [];
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const want = need - taken.length;
+      if (want <= 0) return { taken, done: false };
+      const n = Math.min(this.settings.maxFetch, Math.ceil(want * run.s.factor));
+      const rows = await fetch(run.s[pos], n);
+      const clean = await this.clean(run, rows);
+      const use = clean.slice(0, want);
+      taken.push(...use);
+      const last: Position | undefined = use.length === want ? use[use.length - 1] : rows[rows.length - 1];
+      if (last) run.s[pos] = { key: last.key, id: last.id };
+      if (rows.length < n) return { taken, done: use.length === clean.length };
+    }
+    return { taken, done: false };
+  }
+
+  /** The first `slots` clean trending entries at or after the cursor's trending index, with their index. */
+  private async trendingCandidates(run: Run, slots: number): Promise<{ row: Candidate; index: number }[]> {
+    const list = await (run.trending ?? this.deps.trending.trending(run.nowMs, this.settings.trendingDepth));
+    const from = run.s.trending;
+    const rows = list.slice(from).map((t, i) => ({ id: t.id, authorId: t.authorId, key: from + i }));
+    const out: { row: Candidate; index: number }[] = [];
+    for (let at = 0; at < rows.length && out.length < slots; ) {
+      const chunk = rows.slice(at, at + Math.ceil((slots - out.length) * run.s.factor));
+      at += chunk.length;
+      for (const c of await this.clean(run, chunk)) if (out.length < slots) out.push({ row: c, index: c.key });
+    }
+    for (const o of out) run.pickedIds.add(o.row.id);
+    return out;
+  }
+
+  /** Drops picked, excluded and seen candidates (one seen round trip); adapts the over-fetch factor. */
+  private async clean(run: Run, rows: readonly Candidate[]): Promise<Candidate[]> {
+    if (rows.length === 0) return [];
+    const open: Candidate[] = [];
+    for (const r of rows) {
+      if (run.pickedIds.has(r.id)) continue;
+      const reason = run.ex.reason(r.id, r.authorId);
+      if (reason) run.stats.excluded[reason] = (run.stats.excluded[reason] ?? 0) + 1;
+      else open.push(r);
+    }
+    const seen = open.length > 0 ? await this.deps.seen.seen(run.readerId, open.map((r) => r.id), run.nowMs) : [];
+    const clean = open.filter((_, i) => !seen[i]);
+    run.stats.fetched += rows.length;
+    run.stats.seenDropped += open.length - clean.length;
+    const kept = clean.length / rows.length;
+    const { overFetchCap } = this.settings;
+    run.s.factor = Math.min(overFetchCap, Math.max(1.5, kept > 0 ? 1.25 / kept : overFetchCap));
+    return clean;
+  }
+
+  private pick(run: Run, c: Candidate, source: DiscoverSource): void {
+    run.picked.push({ id: c.id, source });
+    run.pickedIds.add(c.id);
+  }
+
+  /** Records impressions; a failure is logged and counted, never thrown (the page is still served). */
+  private markSeen(readerId: string, ids: string[], nowMs: number): Promise<void> {
+    return markSeenBestEffort(this.deps.seen, readerId, ids, nowMs, (err) => {
+      this.deps.metrics.impressionWriteFailed();
+      this.deps.log.warn({ err, readerId, items: ids.length }, 'discover impression write failed');
+    });
+  }
+}
+
+export type { Phase };

@@ -1,0 +1,141 @@
+/**
+ * Wiring of the discover feed (note 3), called by src/app/open.ts: vector search (pgvector or in
+ * process, chosen when warmed at open or on first use) → the PostgreSQL discover index → embeddings →
+ * feed, over the seen filter, exclusions, trending source and feed metrics the app hands it (trending
+ * is the hot ranking's top list, bridged in src/app/bridges.ts: discover never imports hot).
+ */
+import type { Stores } from '../kernel/stores.js';
+import type { Sql } from '../kernel/sql/sql.js';
+import type { ContentStore } from '../kernel/items/content-store.js';
+import type { SeenFilter } from '../kernel/seen/seen-filter.js';
+import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import type { FeedMetrics } from '../kernel/observability.js';
+import { PostgresDiscoverIndex } from './adapters/postgres-discover-index.js';
+import { LazyVectorSearch, chooseVectorSearch, type VectorSearchSettings } from './adapters/choose-search.js';
+import { PromDiscoverMetrics } from './adapters/prometheus-discover-metrics.js';
+import type { VectorSearch } from './vector-search.js';
+import { DiscoverPoolCache } from './pool-cache.js';
+import { CursorCodec } from './cursor.js';
+import { DiscoverEmbeddings } from './embeddings.js';
+import { DiscoverFeed, type TrendingSource } from './service.js';
+
+/** Settings of the discover feed (`FRESHET_EMBEDDING_DIM`, `FRESHET_DISCOVER_*`); durations in ms. */
+export interface DiscoverSettings {
+  /** Embedding dimension (`FRESHET_EMBEDDING_DIM`). */
+  dim: number;
+  /** Initial over-fetch factor of each phase (note 3: 3) and its adaptive cap. */
+  overFetch: number;
+  overFetchCap: number;
+  /** Candidates one phase-2 search adds to a session's pool. */
+  pool: number;
+  /** Vector index (src/discover/adapters/choose-search.ts): `auto`, `pgvector` or `memory`. */
+  index: 'auto' | 'pgvector' | 'memory';
+  /** In-process index: exact scan up to this many embeddings, HNSW above. */
+  exactMax: number;
+  /** HNSW links per node, candidate lists while building and searching (usearch and pgvector). */
+  hnswM: number;
+  hnswEfConstruction: number;
+  hnswEfSearch: number;
+  /** In-process index: time between two catch-ups with PostgreSQL. */
+  syncMs: number;
+  /** Half-life of a view's weight in the reader embedding. */
+  halfLifeMs: number;
+  /** Most recent signals (views, engagements) a reader embedding is built from. */
+  signalLimit: number;
+  cursorTtlMs: number;
+  /** How deep into the trending list phase 1 looks for its every-5th-slot items. */
+  trendingDepth: number;
+  /** Phase-2 candidates below this cosine are not served. */
+  minSimilarity: number;
+}
+
+/** Trending items in every Nth slot of phase 1 (note 3: every 5th). */
+export const TRENDING_EVERY = 5;
+/** Most rows one phase fetches per round, however far the adaptive over-fetch grows. */
+export const MAX_FETCH_ROWS = 1000;
+/**
+ * In-process index: longest a search waits for a catch-up it asked for (its last one older than
+ * `FRESHET_DISCOVER_SYNC_MS`, the timer behind) before answering from the index as it is, ms.
+ */
+export const SYNC_WAIT_MS = 50;
+
+/** The discover feed, its embeddings service and its vector search. */
+export interface Discover {
+  feed: DiscoverFeed;
+  embeddings: DiscoverEmbeddings;
+  vectors: VectorSearch;
+  /**
+   * Starts the vector index in the background (the app calls it at open), so phase 2 does not wait
+   * for it in a request: until it is ready, pages defer phase 2 (service.ts). Resolves at once, after
+   * one catalogue query when `FRESHET_DISCOVER_INDEX=pgvector`.
+   * @throws FreshetError `STORE_UNAVAILABLE` when `FRESHET_DISCOVER_INDEX=pgvector` and the database has
+   *   no pgvector 0.8 or later (the message says what to do).
+   */
+  warm(): Promise<void>;
+  /** Stops the vector index's background work and snapshots it (call before closing the `Sql`). */
+  close(): Promise<void>;
+}
+
+/** In-process index: fewest embeddings worth a snapshot on disk, and least time between two. */
+const SNAPSHOT_MIN = 10_000;
+const SNAPSHOT_EVERY_MS = 10 * 60_000;
+
+/** The vector-search settings of the configuration. */
+export function vectorSearchSettings(d: DiscoverSettings, dataDir: string): VectorSearchSettings {
+  return {
+    choice: d.index,
+    memory: {
+      exactMax: d.exactMax,
+      connectivity: d.hnswM,
+      expansionAdd: d.hnswEfConstruction,
+      expansionSearch: d.hnswEfSearch,
+      syncMs: d.syncMs,
+      syncWaitMs: SYNC_WAIT_MS,
+      dataDir,
+      snapshotMin: SNAPSHOT_MIN,
+      snapshotEveryMs: SNAPSHOT_EVERY_MS,
+    },
+    pgvector: { m: d.hnswM, efConstruction: d.hnswEfConstruction, efSearch: d.hnswEfSearch },
+  };
+}
+
+/**
+ * The embeddings service over a discover index, with the configured settings. Without `index`: one
+ * whose vector search is never started unless searched (writers such as `freshet import`).
+ */
+export function discoverEmbeddings(d: DiscoverSettings, sql: Sql, dataDir: string, index = new PostgresDiscoverIndex(sql, new LazyVectorSearch(sql, d.dim, vectorSearchSettings(d, dataDir)))): DiscoverEmbeddings {
+  return new DiscoverEmbeddings(index, { dim: d.dim, halfLifeMs: d.halfLifeMs, signalLimit: d.signalLimit });
+}
+
+/** Wires the discover feed. `secret` signs cursors (FRESHET_SECRET). */
+export function wireDiscover(
+  d: DiscoverSettings,
+  stores: Stores,
+  deps: { content: ContentStore; trending: TrendingSource; seen: SeenFilter; exclusions: ExclusionSource; metrics: FeedMetrics; secret: string },
+): Discover {
+  const sqlJobs = stores.sqlJobs ?? stores.sql;
+  const settings = vectorSearchSettings(d, stores.dataDir);
+  const vectors = new LazyVectorSearch(sqlJobs, d.dim, settings, stores.log);
+  const index = new PostgresDiscoverIndex(stores.sql, vectors);
+  const embeddings = discoverEmbeddings(d, stores.sql, stores.dataDir, index);
+  const feed = new DiscoverFeed(
+    {
+      index,
+      embeddings,
+      content: deps.content,
+      seen: deps.seen,
+      exclusions: deps.exclusions,
+      trending: deps.trending,
+      cursors: new CursorCodec(deps.secret, d.cursorTtlMs),
+      log: stores.log,
+      metrics: new PromDiscoverMetrics(stores.registry, deps.metrics, () => vectors.isReady()),
+      pool: new DiscoverPoolCache(),
+    },
+    { overFetch: d.overFetch, overFetchCap: d.overFetchCap, trendingEvery: TRENDING_EVERY, trendingDepth: d.trendingDepth, pool: d.pool, minSimilarity: d.minSimilarity, maxFetch: MAX_FETCH_ROWS },
+  );
+  const warm = async () => {
+    if (d.index === 'pgvector') await chooseVectorSearch(sqlJobs, d.dim, settings, stores.log);
+    vectors.warm();
+  };
+  return { feed, embeddings, vectors, warm, close: () => vectors.close() };
+}

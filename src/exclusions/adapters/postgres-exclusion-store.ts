@@ -1,0 +1,104 @@
+/**
+ * ExclusionStore on PostgreSQL (PGlite or a server, through `Sql`): the durable part of note 5's
+ * exclusions — engagements and "not interested" feedback (migration 4, exclusions-schema.ts) and the
+ * blocks of the note 4 graph (migration 3). Times are epoch ms (`bigint`).
+ */
+import { fail } from '../../kernel/errors.js';
+import { compareIds } from '../../kernel/ids.js';
+import type { DurableExclusions, EngagementKind, FeedbackKind } from '../domain.js';
+import type { ExclusionStore } from '../ports.js';
+import type { Sql } from '../../kernel/sql/sql.js';
+
+interface WriteRow {
+  found: number | string;
+  created: number | string;
+  author_id: string | null;
+  at: number | string | null;
+}
+
+interface LoadRow {
+  k: 'e' | 'n' | 'b';
+  a: string;
+  b: string | null;
+  t: number | string | null;
+}
+
+/** The store; it shares the caller's `Sql` handle and never closes it. */
+export class PostgresExclusionStore implements ExclusionStore {
+  constructor(private readonly sql: Sql) {}
+
+  /** One statement: the insert only happens for a live item. */
+  async recordEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ created: boolean }> {
+    const rows = await this.sql.query<WriteRow>(
+      `WITH it AS (SELECT id, author_id FROM items WHERE id = $2 AND deleted_at IS NULL),
+            ins AS (INSERT INTO engagements (reader_id, item_id, kind, created_at)
+                    SELECT $1, id, $3, $4::bigint FROM it ON CONFLICT DO NOTHING RETURNING created_at)
+       SELECT (SELECT count(*) FROM it) AS found, (SELECT count(*) FROM ins) AS created,
+              (SELECT author_id FROM it) AS author_id, NULL AS at`,
+      [readerId, itemId, kind, Math.floor(nowMs)],
+    );
+    const r = rows[0]!;
+    if (Number(r.found) === 0) throw fail('NOT_FOUND', `item ${itemId} not found`);
+    return { created: Number(r.created) > 0 };
+  }
+
+  /** One statement; an existing feedback keeps its first time (the author penalty runs from there). */
+  async setFeedback(
+    readerId: string,
+    itemId: string,
+    kind: FeedbackKind,
+    nowMs: number,
+  ): Promise<{ created: boolean; authorId: string; atMs: number }> {
+    const rows = await this.sql.query<WriteRow>(
+      `WITH it AS (SELECT id, author_id FROM items WHERE id = $2 AND deleted_at IS NULL),
+            ins AS (INSERT INTO feedback (reader_id, item_id, kind, author_id, created_at)
+                    SELECT $1, id, $3, author_id, $4::bigint FROM it ON CONFLICT DO NOTHING RETURNING created_at)
+       SELECT (SELECT count(*) FROM it) AS found, (SELECT count(*) FROM ins) AS created,
+              (SELECT author_id FROM it) AS author_id,
+              coalesce((SELECT created_at FROM ins),
+                       (SELECT created_at FROM feedback WHERE reader_id = $1 AND item_id = $2 AND kind = $3)) AS at`,
+      [readerId, itemId, kind, Math.floor(nowMs)],
+    );
+    const r = rows[0]!;
+    if (Number(r.found) === 0) throw fail('NOT_FOUND', `item ${itemId} not found`);
+    return { created: Number(r.created) > 0, authorId: r.author_id!, atMs: Number(r.at) };
+  }
+
+  async deleteFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }> {
+    const rows = await this.sql.query(
+      `DELETE FROM feedback WHERE reader_id = $1 AND item_id = $2 AND kind = $3 RETURNING 1`,
+      [readerId, itemId, kind],
+    );
+    return { removed: rows.length > 0 };
+  }
+
+  /**
+   * ONE query (UNION ALL of three index scans): the `cap` most recently engaged items (any kind), the
+   * `cap` most recent "not interested" with their authors, and up to `cap` users blocked either way.
+   */
+  async load(readerId: string, cap: number): Promise<DurableExclusions> {
+    const rows = await this.sql.query<LoadRow>(
+      `(SELECT 'e' AS k, item_id AS a, NULL::text AS b, max(created_at) AS t FROM engagements
+          WHERE reader_id = $1 GROUP BY item_id ORDER BY t DESC LIMIT $2::int)
+       UNION ALL
+       (SELECT 'n', item_id, author_id, created_at FROM feedback
+          WHERE reader_id = $1 AND kind = 'not_interested' ORDER BY created_at DESC LIMIT $2::int)
+       UNION ALL
+       (SELECT 'b', u, NULL, NULL FROM (
+          SELECT blocked_id AS u FROM blocks WHERE blocker_id = $1
+          UNION SELECT blocker_id FROM blocks WHERE blocked_id = $1) x LIMIT $2::int)`,
+      [readerId, Math.floor(cap)],
+    );
+    const out: DurableExclusions = { engaged: [], notInterested: [], blockedAuthors: [] };
+    // UNION ALL keeps no order: most recent first, ties by id (deterministic)
+    rows.sort((x, y) => Number(y.t ?? 0) - Number(x.t ?? 0) || compareIds(x.a, y.a));
+    for (const r of rows) {
+      if (r.k === 'e') out.engaged.push(r.a);
+      else if (r.k === 'n') out.notInterested.push({ itemId: r.a, authorId: r.b!, atMs: Number(r.t) });
+      else out.blockedAuthors.push(r.a);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {}
+}

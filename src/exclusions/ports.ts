@@ -1,0 +1,107 @@
+/**
+ * Exclusions ports (design note 5): what a reader must never be served, the same rules for every feed.
+ *
+ * The rules ({@link ExclusionReason}):
+ * - `recently_viewed` — the reader's last N counted views (note 5: a LIST, LPUSH + LTRIM to N = 10,
+ *   7-day expiry refreshed by each view, de-duplicated on read). Hot state only (Redis / in process):
+ *   a loss forgets at most the last 10 views of each reader (accepted, bounded loss).
+ * - `own` — items the reader authored.
+ * - `engaged` — items the reader replied to, liked or shared (`POST /v1/engagements`), for good.
+ * - `not_interested` — items the reader dismissed (`POST /v1/feedback`), for good until undone; their
+ *   authors are also down-weighted for the reader for a while ({@link ReaderExclusions.authorWeight}).
+ * - `blocked_author` — authors the reader blocks and authors who block the reader (the graph of note 4).
+ * - `deleted` — soft-deleted items. Not carried by the snapshot: feeds recall and hydrate live items only
+ *   (`CandidateRecall` returns live ids, `ContentStore.getItems` skips deleted ones).
+ *
+ * How a feed uses them: once per request, `ExclusionSource.forReader(reader, now)` — one round trip to
+ * Redis, and one SQL query only when the reader's cached durable exclusions are missing — started in
+ * parallel with the feed's other first reads; then plain guard clauses (`excludes`) over candidates, or
+ * `itemIds` / `blockedAuthors` pushed into the feed's SQL. Which feed applies which rule is in the
+ * README ("Exclusions").
+ */
+import type { DurableExclusions, EngagementKind, FeedbackKind } from './domain.js';
+
+// The port every feed reads (ExclusionSource) lives in the kernel; re-exported for this capability.
+export type { ExclusionSource } from '../kernel/exclusion-source.js';
+
+// The value types live in the domain (pure); they are re-exported here, where feeds look for them.
+export {
+  ENGAGEMENT_KINDS,
+  FEEDBACK_KINDS,
+  type DurableExclusions,
+  type EngagementKind,
+  type ExclusionReason,
+  type FeedbackKind,
+  type NotInterested,
+  type ReaderExclusions,
+} from './domain.js';
+
+
+/** A reader's hot exclusion state as read in one round trip. */
+export interface CachedExclusions {
+  /** Recent views, newest first, de-duplicated, without those older than the TTL. */
+  recentViews: string[];
+  /** The cached durable exclusions, or null when not cached (then load from PostgreSQL). */
+  durable: DurableExclusions | null;
+  /** Opaque generation read with it: pass it to `fill` so a stale load never overwrites a newer write. */
+  generation: string;
+}
+
+/** Tunables of the hot state (config `FRESHET_RECENT_VIEWS_*`, `FRESHET_EXCLUSION_CACHE_TTL_S`). */
+export interface ExclusionCacheSettings {
+  /** N: recent views kept per reader (note 5: 10). */
+  recentViews: number;
+  /** Recent-views lifetime after the last view, ms (note 5: 7 days). */
+  recentViewsTtlMs: number;
+  /** Lifetime of a cached durable snapshot, ms (real time; rebuilt from PostgreSQL after). */
+  durableTtlMs: number;
+}
+
+/**
+ * ExclusionCache port: the hot state — recent-views LISTs (note 5's layout, `rv:{u:<reader>}`) and a
+ * cache of each reader's {@link DurableExclusions}. Adapters: memory (embedded default), Redis.
+ *
+ * Contract (test/contracts/exclusion-cache.contract.ts, against every adapter):
+ * - `pushViews` is LPUSH + LTRIM to N + expiry `recentViewsTtlMs` after the view (virtual time), per reader;
+ *   `read` returns them newest first, de-duplicated, [] once expired.
+ * - `read` is one round trip for everything of one reader (its keys share the hash tag `{u:<reader>}`).
+ * - `fill(r, gen, d)` stores `d` only if no `invalidate(r)` happened since the `read` that returned
+ *   `gen`; returns whether it stored. `invalidate` drops the cached durable part (not the recent views).
+ */
+export interface ExclusionCache {
+  /** Appends counted views (LPUSH + LTRIM + expiry per reader), all readers in one round trip. */
+  pushViews(views: readonly { readerId: string; itemId: string }[], nowMs: number): Promise<void>;
+  /** Reads a reader's recent views and cached durable exclusions. */
+  read(readerId: string, nowMs: number): Promise<CachedExclusions>;
+  /** Caches a reader's durable exclusions loaded after the `read` that returned `generation`. */
+  fill(readerId: string, generation: string, durable: DurableExclusions): Promise<boolean>;
+  /** Drops a reader's cached durable exclusions (after a write to PostgreSQL). */
+  invalidate(readerId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * ExclusionStore port: the durable part in PostgreSQL (engagements, feedback; blocks come from the
+ * note 4 graph tables). One SQL code path on PGlite and PostgreSQL.
+ *
+ * Contract (test/contracts/exclusion-store.contract.ts):
+ * - `recordEngagement` / `setFeedback` are idempotent per (reader, item, kind); the first time is kept.
+ *   Both refuse unknown and deleted items (FreshetError `NOT_FOUND`) and write nothing then.
+ * - `deleteFeedback` removes it; `removed` false when there was none.
+ * - `load` is ONE query; lists are most recent first, at most `cap` entries each.
+ */
+export interface ExclusionStore {
+  /** @throws FreshetError NOT_FOUND for an unknown or deleted item. */
+  recordEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ created: boolean }>;
+  /** @throws FreshetError NOT_FOUND for an unknown or deleted item. @returns the item's author. */
+  setFeedback(
+    readerId: string,
+    itemId: string,
+    kind: FeedbackKind,
+    nowMs: number,
+  ): Promise<{ created: boolean; authorId: string; atMs: number }>;
+  deleteFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }>;
+  /** The reader's durable exclusions in one query. `cap` bounds each list (most recent kept). */
+  load(readerId: string, cap: number): Promise<DurableExclusions>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,81 @@
+/**
+ * Exclusion routes (note 5). The reader is the token's subject (or `X-Freshet-Reader` with the
+ * service key), never a body field; `X-Freshet-Now` (service key) sets the virtual time.
+ * - `POST /v1/engagements` `{item_id, kind: reply|like|share}` — the item leaves the reader's feeds.
+ * - `POST /v1/feedback` `{item_id, kind: "not_interested"}` — the item leaves the reader's feeds for
+ *   good and its author is down-weighted for the reader for `FRESHET_NOT_INTERESTED_AUTHOR_DAYS`.
+ * - `DELETE /v1/feedback/:item_id` (`?kind=not_interested`) — undoes it.
+ * - `GET /v1/exclusions` — what the reader is excluded from (recent views, engaged, not interested, blocks).
+ * Unknown or deleted item → 404 (40401), nothing written.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { nowOf, principalOf, readerOf, type RequestAccess } from '../kernel/http/access.js';
+import { ErrorEnvelope, FeedHeaders, ok, ReaderHeaders } from '../kernel/http/schemas.js';
+import type { EngagementKind, FeedbackKind } from './domain.js';
+import {
+  EngagementBody,
+  EngagementResult,
+  FeedbackBody,
+  FeedbackDeleteResult,
+  FeedbackParams,
+  FeedbackQuery,
+  FeedbackResult,
+  ExclusionListResult,
+} from './schemas.js';
+import type { ExclusionList } from './service.js';
+
+/** What the routes call: the app's use cases (src/app/use-cases.ts), which also reach other capabilities. */
+export interface ExclusionRouteDeps {
+  access: RequestAccess;
+  recordEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ created: boolean }>;
+  recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number): Promise<{ created: boolean; authorId: string; authorPenaltyUntilMs: number }>;
+  undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }>;
+  /** The reader's exclusions, for inspection (Exclusions.list). */
+  list(readerId: string, nowMs: number): Promise<ExclusionList>;
+}
+
+const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
+
+/** Registers the exclusion routes (under `/v1`). */
+export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> = async (app, { deps }) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { access } = deps;
+
+  r.post('/engagements', { schema: { tags: ['exclusions'], summary: 'Record a reply, like or share', body: EngagementBody, headers: FeedHeaders, response: { 200: EngagementResult, ...errors } } }, async (req) => {
+    const p = principalOf(req);
+    const readerId = readerOf(p, req);
+    const { item_id, kind } = req.body;
+    const { created } = await deps.recordEngagement(readerId, item_id, kind, nowOf(p, req, access));
+    return ok({ reader_id: readerId, item_id, kind, created });
+  });
+
+  r.post('/feedback', { schema: { tags: ['exclusions'], summary: 'Not interested in an item', body: FeedbackBody, headers: FeedHeaders, response: { 200: FeedbackResult, ...errors } } }, async (req) => {
+    const p = principalOf(req);
+    const readerId = readerOf(p, req);
+    const { item_id, kind } = req.body;
+    const res = await deps.recordFeedback(readerId, item_id, kind, nowOf(p, req, access));
+    const until = Math.floor(res.authorPenaltyUntilMs / 1000);
+    return ok({ reader_id: readerId, item_id, kind, created: res.created, author_id: res.authorId, author_penalty_until: until });
+  });
+
+  r.delete('/feedback/:item_id', { schema: { tags: ['exclusions'], summary: 'Undo a "not interested"', params: FeedbackParams, querystring: FeedbackQuery, headers: ReaderHeaders, response: { 200: FeedbackDeleteResult, ...errors } } }, async (req) => {
+    const readerId = readerOf(principalOf(req), req);
+    const kind = req.query.kind ?? 'not_interested';
+    const { removed } = await deps.undoFeedback(readerId, req.params.item_id, kind);
+    return ok({ reader_id: readerId, item_id: req.params.item_id, kind, removed });
+  });
+
+  r.get('/exclusions', { schema: { tags: ['exclusions'], summary: "The reader's exclusions: recent views, engaged, not interested, blocks", headers: FeedHeaders, response: { 200: ExclusionListResult, ...errors } } }, async (req) => {
+    const p = principalOf(req);
+    const readerId = readerOf(p, req);
+    const l = await deps.list(readerId, nowOf(p, req, access));
+    return ok({
+      reader_id: readerId,
+      recently_viewed: l.recentViews,
+      engaged: l.engaged,
+      not_interested: l.notInterested.map((n) => ({ item_id: n.itemId, author_id: n.authorId, at: Math.floor(n.atMs / 1000) })),
+      blocked_authors: l.blockedAuthors,
+    });
+  });
+};

@@ -1,0 +1,137 @@
+/**
+ * Exclusions: design note 5's rules, one service for every feed (README "Exclusions").
+ *
+ * Read (`forReader`, once per feed request): ONE script on the reader's slot returns its recent views
+ * and its cached durable exclusions; only when those are not cached, ONE SQL query loads them
+ * (engagements, "not interested", blocks either way) and they are cached for the next request (a
+ * compare-and-set on a generation, so a load that raced a write never caches the old state). The
+ * result is an immutable snapshot (domain/exclusions.ts) the feed applies with guard clauses.
+ *
+ * Writes: counted views go to the recent-views LIST (note 5's LPUSH + LTRIM + EXPIRE); engagements and
+ * feedback go to PostgreSQL first (the truth), then the reader's cached durable part is invalidated.
+ * A write is acknowledged only after both, so the next `forReader` sees it; when the invalidation
+ * fails the client gets 503 and its retry (the writes are idempotent) completes it. Blocks invalidate
+ * both users (a block hides authors in both directions).
+ */
+import { assertId } from '../kernel/ids.js';
+import { buildReaderExclusions, type AuthorPenalty, type DurableExclusions, type EngagementKind, type ReaderExclusions } from './domain.js';
+import type { ExclusionCache, ExclusionSource, ExclusionStore } from './ports.js';
+import type { Logger } from '../kernel/observability.js';
+
+/** Tunables (config.ts `exclusions`). */
+export interface ExclusionSettings {
+  penalty: AuthorPenalty;
+  /** Most engaged items, "not interested" items and blocked users loaded per reader (each). */
+  cap: number;
+}
+
+/** Ports the service depends on. */
+export interface ExclusionDeps {
+  store: ExclusionStore;
+  cache: ExclusionCache;
+  log: Logger;
+}
+
+/** A "not interested" as recorded. */
+export interface FeedbackResult {
+  created: boolean;
+  authorId: string;
+  /** When the author penalty ends, epoch ms (virtual time). */
+  authorPenaltyUntilMs: number;
+}
+
+/** A reader's exclusions as listed by {@link Exclusions.list}. */
+export interface ExclusionList extends DurableExclusions {
+  /** The reader's recent counted views, newest first, de-duplicated (at most `FRESHET_RECENT_VIEWS`). */
+  recentViews: string[];
+}
+
+export class Exclusions implements ExclusionSource {
+  constructor(
+    private readonly deps: ExclusionDeps,
+    private readonly settings: ExclusionSettings,
+  ) {}
+
+  /**
+   * The reader's exclusions at `nowMs`: one Redis round trip, plus one SQL query on a cold cache.
+   * @throws FreshetError `INVALID_ID`; store errors propagate (`STORE_UNAVAILABLE`).
+   */
+  async forReader(readerId: string, nowMs: number): Promise<ReaderExclusions> {
+    assertId(readerId, 'reader id');
+    const cached = await this.deps.cache.read(readerId, nowMs);
+    let durable = cached.durable;
+    if (!durable) {
+      durable = await this.deps.store.load(readerId, this.settings.cap);
+      // not awaited: the page does not wait for the cache; a refused or failed fill only costs a reload
+      this.deps.cache.fill(readerId, cached.generation, durable).catch((err: unknown) => {
+        this.deps.log.warn({ err, readerId }, 'exclusion cache fill failed');
+      });
+    }
+    return buildReaderExclusions(readerId, cached.recentViews, durable, nowMs, this.settings.penalty);
+  }
+
+  /**
+   * Records counted views in the viewers' recent-views LISTs (note 5). Ids must be valid.
+   * @throws store errors (the caller decides whether they fail its request).
+   */
+  recordViews(views: readonly { readerId: string; itemId: string }[], nowMs: number): Promise<void> {
+    if (views.length === 0) return Promise.resolve();
+    return this.deps.cache.pushViews(views, nowMs);
+  }
+
+  /**
+   * Records an engagement (idempotent per reader, item and kind); the item leaves the reader's feeds.
+   * @throws FreshetError `INVALID_ID`, `NOT_FOUND` (unknown or deleted item), `STORE_UNAVAILABLE`.
+   */
+  async recordEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ created: boolean }> {
+    assertId(readerId, 'reader id');
+    assertId(itemId, 'item id');
+    const r = await this.deps.store.recordEngagement(readerId, itemId, kind, nowMs);
+    await this.deps.cache.invalidate(readerId);
+    return r;
+  }
+
+  /**
+   * "Not interested": the item leaves the reader's feeds for good, and its author weighs
+   * `penalty.weight` for the reader during `penalty.durationMs` from the first such feedback.
+   * @throws FreshetError `INVALID_ID`, `NOT_FOUND` (unknown or deleted item), `STORE_UNAVAILABLE`.
+   */
+  async notInterested(readerId: string, itemId: string, nowMs: number): Promise<FeedbackResult> {
+    assertId(readerId, 'reader id');
+    assertId(itemId, 'item id');
+    const r = await this.deps.store.setFeedback(readerId, itemId, 'not_interested', nowMs);
+    await this.deps.cache.invalidate(readerId);
+    return { created: r.created, authorId: r.authorId, authorPenaltyUntilMs: r.atMs + this.settings.penalty.durationMs };
+  }
+
+  /**
+   * Undoes a "not interested" (the item may come back; the author penalty ends).
+   * @returns `removed` false when there was none. @throws FreshetError `INVALID_ID`, `STORE_UNAVAILABLE`.
+   */
+  async undoNotInterested(readerId: string, itemId: string): Promise<{ removed: boolean }> {
+    assertId(readerId, 'reader id');
+    assertId(itemId, 'item id');
+    const r = await this.deps.store.deleteFeedback(readerId, itemId, 'not_interested');
+    await this.deps.cache.invalidate(readerId);
+    return r;
+  }
+
+  /**
+   * What a reader is shown it is excluded from, for people to inspect and undo (`GET /v1/exclusions`):
+   * the recent views (newest first, de-duplicated), engaged items, "not interested" items with their
+   * authors and times, and blocked authors (either way). The same one Redis round trip as
+   * {@link forReader}, plus one SQL query on a cold cache (this read does not fill the cache).
+   * @throws FreshetError `INVALID_ID`; store errors propagate (`STORE_UNAVAILABLE`).
+   */
+  async list(readerId: string, nowMs: number): Promise<ExclusionList> {
+    assertId(readerId, 'reader id');
+    const cached = await this.deps.cache.read(readerId, nowMs);
+    const durable = cached.durable ?? (await this.deps.store.load(readerId, this.settings.cap));
+    return { recentViews: [...new Set(cached.recentViews)], ...durable };
+  }
+
+  /** Drops cached durable exclusions of users whose blocks changed (both sides of a block). */
+  async blocksChanged(userIds: readonly string[]): Promise<void> {
+    await Promise.all(userIds.map((u) => this.deps.cache.invalidate(u)));
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Wiring of note 5's exclusions, called by src/app/open.ts: the PostgreSQL store of engagements and
+ * feedback, the hot state (recent views and the cached durable rules: Redis when configured, else in
+ * process) and the Exclusions service every feed reads.
+ */
+import type { Stores } from '../kernel/stores.js';
+import { PostgresExclusionStore } from './adapters/postgres-exclusion-store.js';
+import { MemoryExclusionCache } from './adapters/memory-exclusion-cache.js';
+import { RedisExclusionCache } from './adapters/redis-exclusion-cache.js';
+import { Exclusions } from './service.js';
+
+/** Settings of the exclusions (`FRESHET_RECENT_VIEWS*`, `FRESHET_NOT_INTERESTED_*`, `FRESHET_EXCLUSION_*`); durations in ms. */
+export interface ExclusionSettings {
+  /** Recent views kept per reader (note 5: last N). */
+  recentViews: number;
+  recentViewsTtlMs: number;
+  /** Score multiplier of a "not interested" item's author for the reader, and how long it lasts. */
+  penalty: { weight: number; durationMs: number };
+  /** Most engagements / feedback entries / blocked users loaded per reader. */
+  cap: number;
+  /** How long the cached durable rules of a reader live in the hot state. */
+  durableTtlMs: number;
+}
+
+/** Wires the exclusions over the stores. */
+export function wireExclusions(s: ExclusionSettings, stores: Stores): Exclusions {
+  const cacheSettings = { recentViews: s.recentViews, recentViewsTtlMs: s.recentViewsTtlMs, durableTtlMs: s.durableTtlMs };
+  const cache = stores.redis
+    ? new RedisExclusionCache(stores.redis.redis, stores.redis.keys, cacheSettings)
+    : new MemoryExclusionCache(cacheSettings);
+  return new Exclusions({ store: new PostgresExclusionStore(stores.sql), cache, log: stores.log }, { penalty: s.penalty, cap: s.cap });
+}

@@ -1,0 +1,177 @@
+/**
+ * The following timeline's inboxes and outboxes on Redis (note 4): `tl:in:{u:<reader>}` and
+ * `tl:out:{u:<author>}` are ZSETs of tids (member = score = tid, exact below 2^53), each with a state
+ * HASH (`…:meta:{u:<id>}`: `state`, `floor`). Every multi-command step is one Lua script
+ * (src/following/lua/), one round trip.
+ *
+ * Fan-out: on a standalone server `pushToInboxes` sends chunks of {@link PUSH_BATCH} readers per
+ * EVALSHA (keys of many slots: fine without Cluster); on a Cluster it sends one EVALSHA per reader
+ * (each with its own hash tag), all at once, which ioredis pipelines per node.
+ *
+ * Time to live (wall clock): an inbox's state lives `ttlMs` after the last read or rebuild, an outbox's
+ * state `ttlMs` after its author's last publish, and each ZSET {@link INBOX_EXTRA_LIFE_MS} longer, so
+ * a ZSET is never seen without its state. A ZSET created after its state (a push into an inbox that
+ * its rebuild found empty) inherits the state's time to live in the same script (issue 10.7).
+ */
+import { Cluster } from 'ioredis';
+import { assertId } from '../../kernel/ids.js';
+import type { InboxSlice, InboxState, OutboxSlice, TidRange, TimelineStore } from '../timeline-store.js';
+import type { RedisClient } from '../../kernel/redis/client.js';
+import { redisCall } from '../../kernel/redis/errors.js';
+import type { Keys } from '../../kernel/redis/keys.js';
+import { LuaScripts } from '../../kernel/redis/lua.js';
+import { MISSING_FLOOR } from '../timeline-store.js';
+
+/** The timeline's scripts (src/following/lua/; add and trim are includes shared by the writers). */
+export const TIMELINE_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.url), [
+  'tlPush-2N',
+  'tlAppendOutbox-2',
+  'tlRead-2',
+  'tlBegin-2',
+  'tlMerge-2',
+  'tlTouch-2',
+]);
+
+/** Readers per tlPush call on a standalone server. */
+export const PUSH_BATCH = 500;
+/** How much longer an inbox (or outbox) ZSET lives than its state (1 h): the state always expires first. */
+export const INBOX_EXTRA_LIFE_MS = 3_600_000;
+/** Tids per tlMerge call (Lua unpack stays far below its C stack limit). */
+const MERGE_BATCH = 2_000;
+
+function bounds(r: TidRange): [string, string] {
+  return [Number.isFinite(r.hi) ? `(${r.hi}` : '+inf', `(${r.lo}`];
+}
+
+function checkCount(r: TidRange): void {
+  if (!Number.isInteger(r.count) || r.count < 1) throw new RangeError('count must be a positive integer');
+}
+
+/** Parses a tlRead reply `[state, floor, ...tids]`; a missing state HASH reads as floor {@link MISSING_FLOOR}. */
+function parseRead(reply: unknown): { state: string; floor: number; tids: number[] } {
+  const [state, floor, ...tids] = reply as [string, string, ...string[]];
+  return { state, floor: floor === '' ? MISSING_FLOOR : Number(floor), tids: tids.map(Number) };
+}
+
+/** {@link TimelineStore} over Redis. Does not own the client. */
+export class RedisTimelineStore implements TimelineStore {
+  private readonly cluster: boolean;
+  private readonly lua;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+  ) {
+    this.cluster = redis instanceof Cluster;
+    this.lua = TIMELINE_SCRIPTS.on(redis);
+  }
+
+  async appendToOutbox(authorId: string, tid: number, maxLen: number, ttlMs: number): Promise<void> {
+    assertId(authorId, 'authorId');
+    await this.lua.tlAppendOutbox([this.keys.outbox(authorId), this.keys.outboxMeta(authorId)], [maxLen, tid, Math.ceil(ttlMs), INBOX_EXTRA_LIFE_MS, tid - 1]);
+  }
+
+  async pushToInboxes(readerIds: readonly string[], tid: number, maxLen: number): Promise<number> {
+    readerIds.forEach((r) => assertId(r, 'readerId'));
+    if (readerIds.length === 0) return 0;
+    const keysOf = (r: string) => [this.keys.inbox(r), this.keys.inboxMeta(r)];
+    const calls: Promise<unknown>[] = [];
+    const per = this.cluster ? 1 : PUSH_BATCH;
+    for (let i = 0; i < readerIds.length; i += per) {
+      const keys = readerIds.slice(i, i + per).flatMap(keysOf);
+      calls.push(this.lua.tlPush(keys, [tid, maxLen, INBOX_EXTRA_LIFE_MS]));
+    }
+    const counts = await Promise.all(calls);
+    return counts.reduce<number>((a, b) => a + Number(b), 0);
+  }
+
+  async readInbox(readerId: string, range: TidRange): Promise<InboxSlice> {
+    assertId(readerId, 'readerId');
+    checkCount(range);
+    const reply = await this.lua.tlRead([this.keys.inbox(readerId), this.keys.inboxMeta(readerId)], [...bounds(range), range.count]);
+    const { state, floor, tids } = parseRead(reply);
+    if (state === '') return { state: 'missing', floor: 0, tids: [] };
+    return { state: state as InboxState, floor, tids };
+  }
+
+  async readOutboxes(authorIds: readonly string[], range: TidRange): Promise<OutboxSlice[]> {
+    authorIds.forEach((a) => assertId(a, 'authorId'));
+    checkCount(range);
+    const [hi, lo] = bounds(range);
+    return Promise.all(
+      authorIds.map(async (a) => {
+        const { floor, tids } = parseRead(await this.lua.tlRead([this.keys.outbox(a), this.keys.outboxMeta(a)], [hi, lo, range.count]));
+        return { floor, tids };
+      }),
+    );
+  }
+
+  async beginRebuild(readerId: string, ttlMs: number): Promise<void> {
+    assertId(readerId, 'readerId');
+    await this.lua.tlBegin(this.inboxKeys(readerId), [Math.ceil(ttlMs), INBOX_EXTRA_LIFE_MS]);
+  }
+
+  async completeRebuild(readerId: string, tids: readonly number[], floor: number, maxLen: number, ttlMs: number): Promise<void> {
+    assertId(readerId, 'readerId');
+    await this.merge(readerId, tids, floor, maxLen, Math.ceil(ttlMs));
+  }
+
+  async mergeIntoInbox(readerId: string, tids: readonly number[], floor: number, maxLen: number): Promise<boolean> {
+    assertId(readerId, 'readerId');
+    return this.merge(readerId, tids, floor, maxLen, null);
+  }
+
+  async removeFromInbox(readerId: string, tids: readonly number[]): Promise<void> {
+    assertId(readerId, 'readerId');
+    if (tids.length > 0) await redisCall(this.redis.zrem(this.keys.inbox(readerId), ...tids.map(String)));
+  }
+
+  async removeFromOutbox(authorId: string, tids: readonly number[]): Promise<void> {
+    assertId(authorId, 'authorId');
+    if (tids.length > 0) await redisCall(this.redis.zrem(this.keys.outbox(authorId), ...tids.map(String)));
+  }
+
+  async dropInboxes(readerIds: readonly string[]): Promise<void> {
+    readerIds.forEach((r) => assertId(r, 'readerId'));
+    const per = this.cluster ? 1 : PUSH_BATCH; // one DEL per reader on a Cluster: its two keys share a slot
+    const calls: Promise<number>[] = [];
+    for (let i = 0; i < readerIds.length; i += per) calls.push(redisCall(this.redis.del(...readerIds.slice(i, i + per).flatMap((r) => this.inboxKeys(r)))));
+    await Promise.all(calls);
+  }
+
+  async touch(readerId: string, ttlMs: number): Promise<void> {
+    assertId(readerId, 'readerId');
+    await this.lua.tlTouch(this.inboxKeys(readerId), [Math.ceil(ttlMs), INBOX_EXTRA_LIFE_MS]);
+  }
+
+  /** Nothing to release: the client belongs to whoever created it. */
+  async close(): Promise<void> {}
+
+  private inboxKeys(readerId: string): string[] {
+    return [this.keys.inbox(readerId), this.keys.inboxMeta(readerId)];
+  }
+
+  /**
+   * tlMerge in batches; the last batch marks the inbox ready when `readyTtlMs` is given. Every batch
+   * is atomic on its own; a push between two batches lands as it would anyway.
+   */
+  private async merge(readerId: string, tids: readonly number[], floor: number, maxLen: number, readyTtlMs: number | null): Promise<boolean> {
+    const batches: (readonly number[])[] = [];
+    for (let i = 0; i < tids.length; i += MERGE_BATCH) batches.push(tids.slice(i, i + MERGE_BATCH));
+    if (batches.length === 0) batches.push([]);
+    for (const [i, batch] of batches.entries()) {
+      const last = i === batches.length - 1;
+      const ready = last && readyTtlMs !== null;
+      const ok = await this.lua.tlMerge(this.inboxKeys(readerId), [
+        floor,
+        maxLen,
+        ready ? 'ready' : '',
+        ready ? readyTtlMs : 0,
+        INBOX_EXTRA_LIFE_MS,
+        ...batch.map(String),
+      ]);
+      if (Number(ok) === 0) return false;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The for-you feed's routes (note 1), a Fastify plugin registered under `/v1`:
+ * - `POST /feeds/for-you` — `{action, limit}` → `{items, has_more}`. The reader is the token's subject
+ *   (or `X-Freshet-Reader` with the service key), never a body field. A `load_more` that silently fell
+ *   back to a refresh answers with header `X-Freshet-Refreshed: 1`.
+ * - `GET /feeds/for-you/peek` — `{count, capped}`: fresh unseen candidates a refresh would now bring
+ *   (issue 13's "new" badge); bounded work, writes nothing; same auth as the feed.
+ * - `PUT|GET /users/:id/interests` — explicit interest terms that drive recall relevance. Writing needs
+ *   the service key; a reader token may read its own.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { itemToJson } from '../kernel/items/item.js';
+import type { ContentStore } from '../kernel/items/content-store.js';
+import { nowOf, principalOf, readerOf, requireService, type RequestAccess } from '../kernel/http/access.js';
+import { ErrorEnvelope, FeedHeaders, IdParams, ok } from '../kernel/http/schemas.js';
+import type { ForYouFeed } from './service.js';
+import { FeedResult, ForYouBody, InterestsBody, InterestsResult, PeekResult } from './schemas.js';
+
+/** What the routes call. */
+export interface ForYouRouteDeps {
+  access: RequestAccess;
+  feed: ForYouFeed;
+  content: ContentStore;
+  /** The `setInterests` use case (src/app/use-cases.ts): replaces the terms, returns them as stored. */
+  setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<string[]>;
+}
+
+const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope };
+
+/** Registers the for-you routes (see the module doc). */
+export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async (app, { deps }) => {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { access, feed, content } = deps;
+
+  r.post('/feeds/for-you', { schema: { tags: ['feeds'], summary: 'For-you feed: refresh or load_more', body: ForYouBody, headers: FeedHeaders, response: { 200: FeedResult, ...errors } } }, async (req, reply) => {
+    const p = principalOf(req);
+    const page = await feed.page(readerOf(p, req), req.body.action, req.body.limit, nowOf(p, req, access));
+    if (page.refreshed) void reply.header('x-freshet-refreshed', '1');
+    return ok({ items: page.items.map(itemToJson), has_more: page.hasMore });
+  });
+
+  r.get('/feeds/for-you/peek', { schema: { tags: ['feeds'], summary: 'For-you: how many fresh unseen items a refresh would bring (writes nothing)', headers: FeedHeaders, response: { 200: PeekResult, ...errors } } }, async (req) => {
+    const p = principalOf(req);
+    const peek = await feed.peek(readerOf(p, req), nowOf(p, req, access));
+    return ok({ count: peek.count, capped: peek.capped });
+  });
+
+  r.put('/users/:id/interests', { schema: { tags: ['users'], summary: 'Set interest terms (service key)', params: IdParams, body: InterestsBody, response: { 200: InterestsResult, ...errors, 413: ErrorEnvelope } } }, async (req) => {
+    requireService(principalOf(req));
+    return ok({ reader_id: req.params.id, terms: await deps.setInterests(req.params.id, req.body.terms, access.clock.now()) });
+  });
+
+  r.get('/users/:id/interests', { schema: { tags: ['users'], summary: 'Read interest terms', params: IdParams, response: { 200: InterestsResult, ...errors } } }, async (req) => {
+    const readerId = readerOf(principalOf(req), req, req.params.id);
+    return ok({ reader_id: readerId, terms: await content.getInterests(readerId) });
+  });
+};

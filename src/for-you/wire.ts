@@ -1,0 +1,89 @@
+/**
+ * Wiring of the for-you feed (note 1), called by src/app/open.ts: the recall over PostgreSQL, the
+ * shared fill pool (rebuilt per interval, fill-pool.ts), the
+ * per-reader page cache and refresh lease (Redis when configured, else in process) and the feed service,
+ * over the seen filter, exclusions and metrics the app hands it.
+ */
+import type { Stores } from '../kernel/stores.js';
+import type { ContentStore } from '../kernel/items/content-store.js';
+import type { SeenFilter } from '../kernel/seen/seen-filter.js';
+import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import type { FeedMetrics } from '../kernel/observability.js';
+import type { GaussDecay } from './decay.js';
+import type { FeedCache } from './feed-cache.js';
+import type { CandidateRecall } from './recall.js';
+import { PostgresRecall } from './adapters/postgres-recall.js';
+import { MemoryFeedCache } from './adapters/memory-feed-cache.js';
+import { RedisFeedCache } from './adapters/redis-feed-cache.js';
+import { ForYouFeed } from './service.js';
+import { FillPool } from './fill-pool.js';
+
+/** Settings of the for-you feed (`FRESHET_RECALL_LIMIT`, `FRESHET_DECAY*`, `FRESHET_FEED_CACHE_TTL_S`, `FRESHET_FOR_YOU_*`); durations in ms. */
+export interface ForYouSettings {
+  recall: {
+    /** Candidates recalled per refresh (N; note 1: 500). */
+    limit: number;
+    decay: GaussDecay;
+    /** Decay factor below which an item is not a candidate. */
+    floor: number;
+    /** The age beyond which the factor is below `floor` (see `gaussHorizonMs`). */
+    horizonMs: number;
+  };
+  /** Lifetime of a reader's page cache (note 1: 30 minutes). */
+  cacheTtlMs: number;
+  /** The shared fill pool (`FRESHET_FOR_YOU_POOL_SIZE`, `FRESHET_FOR_YOU_POOL_INTERVAL_S`). */
+  pool: { size: number; intervalMs: number };
+  /** Lifetime of a reader's recall cursor (the seen window, `FRESHET_SEEN_DAYS`). */
+  cursorTtlMs: number;
+  /**
+   * `per_reader`: items older than the decay window are also checked against note 3's per-reader
+   * filter, and every delivered item is marked in it (`FRESHET_FOR_YOU_OLD_SEEN`; docs/for-you.md).
+   * Ignored when the feed's own seen filter is already the per-reader one.
+   */
+  olderSeen: 'per_reader' | 'off';
+  /** Where interest matches come from (`FRESHET_FOR_YOU_INTERESTS`): the shared pool, or the GIN index. */
+  interests: 'pool' | 'index';
+}
+
+/** How long a refresh may hold the reader's lease before it lapses by itself (ms). */
+export const REFRESH_LEASE_MS = 5_000;
+/** Poll interval of a request waiting for another refresh of the same reader (ms). */
+export const REFRESH_LEASE_POLL_MS = 5;
+
+/** The for-you feed of one instance. */
+export interface ForYou {
+  feed: ForYouFeed;
+  recall: CandidateRecall;
+  /** The shared fill pool: the use cases invalidate it on publish and delete. */
+  pool: FillPool;
+  cache: FeedCache;
+}
+
+/** Wires the for-you feed over the stores. */
+export function wireForYou(
+  s: ForYouSettings,
+  stores: Stores,
+  deps: { content: ContentStore; seen: SeenFilter; olderSeen?: SeenFilter; exclusions: ExclusionSource; metrics: FeedMetrics },
+): ForYou {
+  const recall = new PostgresRecall(stores.sql);
+  const pool = new FillPool(
+    recall,
+    { ...s.pool, decay: s.recall.decay, horizonMs: s.recall.horizonMs },
+    stores.clock,
+    (err) => stores.log.warn({ err }, 'for-you fill pool rebuild failed'),
+  );
+  const olderSeen = s.olderSeen === 'per_reader' && deps.olderSeen !== deps.seen ? deps.olderSeen : undefined;
+  const cache: FeedCache = stores.redis ? new RedisFeedCache(stores.redis.redis, stores.redis.keys) : new MemoryFeedCache(stores.clock);
+  const feed = new ForYouFeed(
+    { ...deps, olderSeen, recall, pool, cache, log: stores.log },
+    {
+      recall: { limit: s.recall.limit, decay: s.recall.decay, horizonMs: s.recall.horizonMs },
+      cacheTtlMs: s.cacheTtlMs,
+      cursorTtlMs: s.cursorTtlMs,
+      interests: s.interests,
+      leaseMs: REFRESH_LEASE_MS,
+      leasePollMs: REFRESH_LEASE_POLL_MS,
+    },
+  );
+  return { feed, recall, pool, cache };
+}

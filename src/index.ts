@@ -1,0 +1,21 @@
+/**
+ * Freshet as a library — `import { openFreshet } from 'freshet'`: the same engine as the HTTP service,
+ * in process, on the embedded default (PGlite + in-process stores in a data folder) or on your own
+ * PostgreSQL and Redis. Writes go through `freshet.useCases` (publish, delete, views, follow/block,
+ * engagements, feedback); feeds are read from `forYou`, `discover.feed`, `following.timeline` and `hot`.
+ * docs/library.md has a runnable example. The HTTP face is `buildApp(freshet)` (Fastify).
+ */
+export { openFreshet, configFromOptions, type Freshet, type FreshetOptions, type OpenOptions } from './app/open.js';
+export { loadConfig, ensureSecrets, type Config } from './app/config.js';
+export { buildApp, type AppOptions } from './app/http.js';
+export { UseCases, type PublishInput } from './app/use-cases.js';
+export { FreshetError, ErrorCodes } from './kernel/errors.js';
+export { ManualClock, systemClock, type Clock } from './kernel/clock.js';
+export type { Item, ItemJson } from './kernel/items/item.js';
+export type { ItemInput } from './kernel/items/content-store.js';
+export type { FeedPage } from './for-you/service.js';
+export type { DiscoverPage } from './discover/service.js';
+export type { TimelinePage } from './following/service.js';
+export type { HotPage } from './hot/service.js';
+export type { ViewInput, ViewResult } from './hot/hot-counters.js';
+export { mintReaderToken } from './kernel/http/tokens.js';

@@ -1,0 +1,31 @@
+/**
+ * ContentStore port: items and reader interests (PostgreSQL is the truth, DESIGN.md "Where state
+ * lives"). The for-you feed's candidate recall over the same items is src/for-you/recall.ts.
+ */
+import type { Item } from './item.js';
+
+/** An item as written by the application; Freshet sets `updateTime` itself. */
+export type ItemInput = Omit<Item, 'updateTime'>;
+
+/**
+ * Contract (test/contracts/content-store.contract.ts, against PGlite and a PostgreSQL server):
+ * - `upsertItems` is idempotent by id and all-or-nothing (one transaction); a batch naming a
+ *   soft-deleted id is refused whole with `ITEM_DELETED` (deleted ids are never reused).
+ * - `getItems` returns live (not deleted) items in the order of the ids asked, skipping unknown ones.
+ * - `deleteItem` soft-deletes; true when the item existed and was live.
+ */
+export interface ContentStore {
+  /** Inserts or updates items (by id) in one transaction; `nowMs` becomes their `updateTime`. */
+  upsertItems(items: readonly ItemInput[], nowMs: number): Promise<{ inserted: number; updated: number }>;
+  /** Soft-deletes an item; false when it is unknown or already deleted. */
+  deleteItem(id: string, nowMs: number): Promise<boolean>;
+  /** Hydrates ids into live items, in the order given; deleted and unknown ids are skipped. */
+  getItems(ids: readonly string[]): Promise<Item[]>;
+  /** Replaces a reader's explicit interest terms (lower-cased words). */
+  setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<void>;
+  /** A reader's interest terms, [] when none. */
+  getInterests(readerId: string): Promise<string[]>;
+  /** Number of live items (for readiness and reports). */
+  countItems(): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,348 @@
+/**
+ * Every Redis key Freshet builds comes from this module (DESIGN.md "Keys"); docs/operations.md "Redis
+ * keys" lists the families, with their time to live or bound (src/kernel/redis/key-families.ts).
+ *
+ * - A reader's keys share the hash tag `{u:<reader>}` so multi-key scripts on them stay in one slot.
+ * - The global daily seen filters of note 1 (`bf:global:YYYYMMDD`) are split into `shards` groups by
+ *   a hash of the reader; a reader's 7 day-keys share one hash tag, so the check is one script on one
+ *   slot: `<prefix>bf:{<tag>}:20260306`.
+ * - Shard hash tags ({@link shardTag}) spread each family's shards evenly over the 16,384 Cluster slots,
+ *   and the families apart from each other, so N ≥ 3 shards on a 3-master Cluster reach every master and
+ *   the three single-tag families (seen, hot, fan-out queue) sit on three different masters.
+ * Ids must already be validated (`assertId`), so no `:`, `{` or `}` can appear inside them.
+ */
+import calculateSlot from 'cluster-key-slot';
+import { murmur3 } from '../seen/bloom.js';
+
+/** Hash slots of a Redis Cluster. */
+export const CLUSTER_SLOTS = 16_384;
+/** Candidate tags tried per shard (`<base>`, `<base>-1`, … `<base>-255`): the nearest slot is ~±32 off. */
+const TAG_CANDIDATES = 256;
+
+/**
+ * Where each sharded family starts on the slot space, as a fraction of it: the hot ranking at the slot
+ * of note 2's `{hot}` (so one hot shard keeps note 2's keys exactly), the seen filters a third further,
+ * the fan-out queue two thirds — on a Cluster whose masters split the slots evenly, the three families
+ * with one shard each land on three different masters (on 3 masters: hot on the 2nd, seen on the 3rd,
+ * the queue on the 1st).
+ */
+export const SHARD_PHASES = {
+  hot: calculateSlot('hot') / CLUSTER_SLOTS,
+  global: (calculateSlot('hot') / CLUSTER_SLOTS + 1 / 3) % 1,
+  fanout: (calculateSlot('hot') / CLUSTER_SLOTS + 2 / 3) % 1,
+} as const;
+
+/** A sharded key family: `global` (seen filters), `hot` (hot ranking), `fanout` (the BullMQ queue). */
+export type ShardFamily = keyof typeof SHARD_PHASES;
+
+const tagCache = new Map<string, string>();
+
+/**
+ * The hash tag of shard `shard` (0..shards-1) of a family: shard s aims at slot
+ * ((phase + s / shards) mod 1) × 16384, and its tag is, of `<base>`, `<base>-1`, … `<base>-255`
+ * (base = the family name with 1 shard, `<family>.<s>` with more), the one whose CRC16 slot is nearest
+ * that aim (the first on a tie). Evenly spaced aims put N ≥ M shards on every one of M masters that
+ * split the slots evenly (each master's range is at least as long as the spacing, with margin for the
+ * ±32 slots of the choice, for N = M and N ≥ 1.25 M; a 3-master Cluster: every N ≥ 3). Computed once
+ * per (family, shard, shards): ≤ 256 CRC16s of short strings.
+ */
+export function shardTag(family: ShardFamily, shard: number, shards: number): string {
+  const id = `${family}/${shard}/${shards}`;
+  const cached = tagCache.get(id);
+  if (cached !== undefined) return cached;
+  const aim = Math.round(((SHARD_PHASES[family] + shard / shards) % 1) * CLUSTER_SLOTS) % CLUSTER_SLOTS;
+  const base = shards === 1 ? family : `${family}.${shard}`;
+  let best = base;
+  let bestDistance = Infinity;
+  for (let k = 0; k < TAG_CANDIDATES && bestDistance > 0; k++) {
+    const tag = k === 0 ? base : `${base}-${k}`;
+    const d = Math.abs(calculateSlot(tag) - aim);
+    const distance = Math.min(d, CLUSTER_SLOTS - d); // the slot space is a ring for spacing purposes
+    if (distance < bestDistance) [best, bestDistance] = [tag, distance];
+  }
+  tagCache.set(id, best);
+  return best;
+}
+
+/** Builds keys under one prefix (default `fs:`). */
+export class Keys {
+  constructor(
+    readonly prefix: string,
+    /** Number of seen-filter shards (≥ 1). */
+    readonly seenShards = 1,
+    /** Number of hot-ranking shards (≥ 1). */
+    readonly hotShards = 1,
+  ) {}
+
+  /** Shard (0..hotShards-1) of an item's hot counters (MurmurHash3 of the item id). */
+  hotShard(itemId: string): number {
+    return this.hotShards === 1 ? 0 : murmur3(itemId) % this.hotShards;
+  }
+
+  /** The keys of one hot-ranking shard (see {@link HotShardKeys}). */
+  hot(shard: number): HotShardKeys {
+    return new HotShardKeys(`${this.prefix}{${shardTag('hot', shard, this.hotShards)}}:`);
+  }
+
+  /** Shard (0..seenShards-1) of a reader's seen-filter keys. */
+  seenShard(readerId: string): number {
+    return this.seenShards === 1 ? 0 : murmur3(readerId) % this.seenShards;
+  }
+
+  /** The seen filter of one UTC day (`YYYYMMDD`) for the reader's shard. */
+  seenDay(readerId: string, day: string): string {
+    return this.seenShardDay(this.seenShard(readerId), day);
+  }
+
+  /** The seen filter of one UTC day of one shard (what {@link seenDay} names for the shard's readers). */
+  seenShardDay(shard: number, day: string): string {
+    return `${this.seenBase(shard)}${day}`;
+  }
+
+  /**
+   * The journal of a day's filter: a string of the packed hash pairs (8 bytes each) of the members
+   * whose mark set a new bit, appended by the mark script and taken by the PostgreSQL checkpoint
+   * (src/kernel/seen/seen-checkpointer.ts). Same hash tag as the day, with the day's time to live.
+   */
+  seenDayJournal(shard: number, day: string): string {
+    return `${this.seenShardDay(shard, day)}:j`;
+  }
+
+  /** A day journal taken by a checkpoint and not yet acknowledged (`…:j:taken`). */
+  seenDayJournalTaken(shard: number, day: string): string {
+    return `${this.seenDayJournal(shard, day)}:taken`;
+  }
+
+  /** The lease of the checkpoint holding {@link seenDayJournalTaken} (a token with a time to live). */
+  seenDayJournalLease(shard: number, day: string): string {
+    return `${this.seenDayJournal(shard, day)}:lease`;
+  }
+
+  /** Scratch key of a day's restore (the checkpointed bitmap, OR-ed into the day and deleted in one script). */
+  seenDayRestore(shard: number, day: string): string {
+    return `${this.seenShardDay(shard, day)}:restore`;
+  }
+
+  /** The shard's journal index: a SET of the days (`YYYYMMDD`) that have a journal or a taken one. */
+  seenJournalDays(shard: number): string {
+    return `${this.seenBase(shard)}journal-days`;
+  }
+
+  /**
+   * The shard's epoch: present while the shard's day filters hold everything checkpointed (set by a
+   * restore, at start or after a loss); missing after a Redis loss, which the check script reports.
+   * One key per shard, no time to live (bounded by `seenShards`).
+   */
+  seenEpoch(shard: number): string {
+    return `${this.seenBase(shard)}epoch`;
+  }
+
+  /** Prefix of every rolling seen-filter key of a shard: `<prefix>bf:{<shardTag('global', s, N)>}:`. */
+  private seenBase(shard: number): string {
+    return `${this.prefix}bf:{${shardTag('global', shard, this.seenShards)}}:`;
+  }
+
+  /**
+   * The version of {@link seenDay}'s bitmap: `<seenDay key>:v` (same hash tag, so same slot), an
+   * integer bumped by every mark that sets a new bit; readers cache past days' bitmaps by it.
+   */
+  seenDayVersion(readerId: string, day: string): string {
+    return this.seenShardDayVersion(this.seenShard(readerId), day);
+  }
+
+  /** {@link seenDayVersion} of one shard's day. */
+  seenShardDayVersion(shard: number, day: string): string {
+    return `${this.seenShardDay(shard, day)}:v`;
+  }
+
+  /** The reader's for-you page cache (note 1's `feed:cache:{agent_id}`), a LIST of item ids. */
+  feedCache(readerId: string): string {
+    return `${this.prefix}feed:cache:{u:${readerId}}`;
+  }
+
+  /** The reader's for-you recall cursor (a string: where its last recall stopped, src/for-you/service.ts). */
+  feedCursor(readerId: string): string {
+    return `${this.prefix}feed:cursor:{u:${readerId}}`;
+  }
+
+  /** The reader's refresh lease (a string holding the holder's token). */
+  feedLease(readerId: string): string {
+    return `${this.prefix}feed:lease:{u:${readerId}}`;
+  }
+
+  /** The reader's following-timeline inbox (note 4's 收件箱): a ZSET of tids, score = member = tid. */
+  inbox(readerId: string): string {
+    return `${this.prefix}tl:in:{u:${readerId}}`;
+  }
+
+  /** The inbox's state: a HASH `state` (building|ready) and `floor` (a tid); absent = no inbox. */
+  inboxMeta(readerId: string): string {
+    return `${this.prefix}tl:in:meta:{u:${readerId}}`;
+  }
+
+  /** The author's outbox (note 4's 发件箱): a ZSET of tids. */
+  outbox(authorId: string): string {
+    return `${this.prefix}tl:out:{u:${authorId}}`;
+  }
+
+  /** The outbox's state: a HASH with its `floor`. */
+  outboxMeta(authorId: string): string {
+    return `${this.prefix}tl:out:meta:{u:${authorId}}`;
+  }
+
+  /** The reader's scalable seen filter of note 3: one bitmap string holding every sub-filter. */
+  readerSeen(readerId: string): string {
+    return `${this.prefix}rsf:{u:${readerId}}`;
+  }
+
+  /** State of {@link readerSeen}: a HASH `t` (virtual ms of the last activity), `g` (geometry), `c` (counts). */
+  readerSeenMeta(readerId: string): string {
+    return `${this.prefix}rsf:meta:{u:${readerId}}`;
+  }
+
+  /**
+   * The journal of the reader's scalable filter: the packed hash pairs (8 bytes each) of the members
+   * added, in order, taken by the PostgreSQL checkpoint; the reader's TTL.
+   */
+  readerSeenJournal(readerId: string): string {
+    return `${this.prefix}rsf:j:{u:${readerId}}`;
+  }
+
+  /** A reader journal taken by a checkpoint and not yet acknowledged. */
+  readerSeenJournalTaken(readerId: string): string {
+    return `${this.prefix}rsf:j:taken:{u:${readerId}}`;
+  }
+
+  /** The lease of the checkpoint holding {@link readerSeenJournalTaken}. */
+  readerSeenJournalLease(readerId: string): string {
+    return `${this.prefix}rsf:j:lease:{u:${readerId}}`;
+  }
+
+  /**
+   * Readers of one seen shard whose journal was started since the last checkpoint took the set (a SET
+   * of reader ids, under the shard's hash tag; the reader TTL). `shard` = {@link seenShard} of the reader.
+   */
+  readerSeenDirty(shard: number): string {
+    return `${this.seenBase(shard)}rsf-dirty`;
+  }
+
+  /** A dirty-reader set taken by a checkpoint and not yet acknowledged. */
+  readerSeenDirtyTaken(shard: number): string {
+    return `${this.seenBase(shard)}rsf-dirty:taken`;
+  }
+
+  /** The lease of the checkpoint holding {@link readerSeenDirtyTaken}. */
+  readerSeenDirtyLease(shard: number): string {
+    return `${this.seenBase(shard)}rsf-dirty:lease`;
+  }
+
+  /** The reader's recent views (note 5's `user:views:topic:{userId}`): a LIST of item ids, newest first. */
+  recentViews(readerId: string): string {
+    return `${this.prefix}rv:{u:${readerId}}`;
+  }
+
+  /** Virtual ms of the reader's last recorded view (a string beside {@link recentViews}, same slot). */
+  recentViewsAt(readerId: string): string {
+    return `${this.prefix}rv:at:{u:${readerId}}`;
+  }
+
+  /** The reader's cached durable exclusions (a string of JSON; absent = not cached). */
+  exclusionCache(readerId: string): string {
+    return `${this.prefix}ex:{u:${readerId}}`;
+  }
+
+  /** Generation of {@link exclusionCache}: bumped by every invalidation, so a stale fill is refused. */
+  exclusionGeneration(readerId: string): string {
+    return `${this.prefix}ex:gen:{u:${readerId}}`;
+  }
+
+  /** SCAN pattern of every inbox (for memory reports). */
+  inboxPattern(): string {
+    return `${this.prefix}tl:in:{u:*`;
+  }
+
+  /**
+   * The readiness probe's key (src/kernel/redis/health.ts): a short string written with a 10 s time to
+   * live. `tag` picks the hash slot (one probe per Cluster master); `{probe}` on a standalone server.
+   */
+  readyProbe(tag = 'probe'): string {
+    return `${this.prefix}ready:{${tag}}`;
+  }
+
+  /**
+   * Pub/sub channel of the following timeline's watermark moves (src/following/timeline-signal.ts):
+   * fan-out workers publish a finished tid, every server's stream hub subscribes. A channel, not a key.
+   */
+  timelineSignal(): string {
+    return `${this.prefix}tl:signal`;
+  }
+
+  /** BullMQ prefix of the fan-out queue: one hash tag ({@link shardTag}), so BullMQ's scripts work on a Cluster. */
+  fanoutQueuePrefix(): string {
+    return `${this.prefix}{${shardTag('fanout', 0, 1)}}`;
+  }
+}
+
+/**
+ * The keys of one hot-ranking shard (note 2). Every key of shard s lives under `<prefix>{hot}:` (1
+ * shard) or `<prefix>{<shardTag('hot', s, N)>}:` (`hot.<s>` or `hot.<s>-<k>`) — one hash tag, so each
+ * script touches one Cluster slot — and beneath
+ * it is note 2's layout exactly: `counter:views:<id>`, `hll:uv:<id>`, `hot:score`, `meta:article:<id>`
+ * (e.g. `fs:{hot}:counter:views:12345`). The rest is Freshet's: rate-limit marks, per-minute budgets,
+ * suspicious counters, checkpoint marks and the shard's epoch.
+ */
+export class HotShardKeys {
+  constructor(readonly base: string) {}
+  /** PV counter (`INCRBY`). */
+  views(itemId: string): string {
+    return `${this.base}counter:views:${itemId}`;
+  }
+  /** Visitors' HyperLogLog (`PFADD` / `PFCOUNT`). */
+  uv(itemId: string): string {
+    return `${this.base}hll:uv:${itemId}`;
+  }
+  /** Scratch key for merging a checkpointed HLL into `uv` (deleted by the same script). */
+  uvRestore(itemId: string): string {
+    return `${this.base}hll:uv:${itemId}:restore`;
+  }
+  /** The shard's ranking ZSET. */
+  score(): string {
+    return `${this.base}hot:score`;
+  }
+  /** Item meta HASH (`publishedAt`, epoch seconds). */
+  meta(itemId: string): string {
+    return `${this.base}meta:article:${itemId}`;
+  }
+  /** Rate-limit mark of one visitor on one item (`SET NX PX`, value = virtual ms of the counted view). */
+  rateMark(itemId: string, visitorId: string): string {
+    return `${this.base}ratelimit:${itemId}:${visitorId}`;
+  }
+  /** Views of one visitor in one minute of epoch time, on this shard. */
+  budget(visitorId: string, minute: number): string {
+    return `${this.base}budget:${visitorId}:${minute}`;
+  }
+  /** Suspicious views of one item by kind (HASH repeat/budget/flagged). */
+  suspicious(itemId: string): string {
+    return `${this.base}suspicious:${itemId}`;
+  }
+  /** Suspicious views of the shard by kind (HASH); outside `suspicious:<id>` so no item id can collide. */
+  suspiciousTotal(): string {
+    return `${this.base}totals:suspicious`;
+  }
+  /** Items viewed since the last checkpoint began (SET). */
+  dirty(): string {
+    return `${this.base}checkpoint:dirty`;
+  }
+  /** Items of checkpoints in progress (SET). */
+  inflight(): string {
+    return `${this.base}checkpoint:inflight`;
+  }
+  /** Present while the shard holds all its state; missing after a loss until a restore. */
+  epoch(): string {
+    return `${this.base}epoch`;
+  }
+  /** Items already restored during the current restore (SET; deleted when the restore completes). */
+  restored(): string {
+    return `${this.base}restored`;
+  }
+}

@@ -1,0 +1,69 @@
+--[[ seenMark-4: add members to one day's Bloom bitmap, bump its version, set the time to live, and
+  journal the members that set a new bit (what the PostgreSQL checkpoint writes)
+  KEYS[1]     the day's bitmap of one seen-filter shard (today's, or an earlier day's on a late write)
+  KEYS[2]     its version key
+  KEYS[3]     the day's journal: a string of packed hash pairs, 8 bytes per member (only when ARGV[6] ~= '')
+  KEYS[4]     the shard's journal index: a SET of the days that have a journal (only when ARGV[6] ~= '')
+  ARGV[1]     m, bits per bitmap
+  ARGV[2]     k, hashes per member
+  ARGV[3]     time to live in ms (the engine computes it from its own clock: the end of the window)
+  ARGV[4]     N members as packed hash pairs: N x (h1, h2), little-endian uint32 each (8N bytes)
+  ARGV[5]     a random integer in [1, 2^48): the version a bitmap starts at when it has none
+  ARGV[6]     the day ('YYYYMMDD') when checkpoints are on: journal the new members; '' = no journal
+  returns     how many members set at least one new bit (were certainly not in the bitmap before)
+  The version changes iff a bit changed (re-marking seen members keeps copies of the day current);
+  a key's first version is random, not 1, so a bitmap recreated after expiry never matches a copy
+  of the old one by accident.
+  Journal: only members that set a new bit are appended. Every bit of the bitmap was first set by
+  such a member, so replaying the checkpointed journals rebuilds the bitmap exactly. The journal gets
+  the day's time to live; the index is extended (never shortened) to it, so a late write to an old
+  day cannot make it expire before today's journal is taken.
+  A missing bitmap is created at its full size, ceil(m/8) zero bytes, with one SET: grown by SETBIT
+  at random offsets, Redis's greedy string growth (double below 1 MB, +1 MB above) leaves it much
+  larger than its bits (measured, Redis 7.0 MEMORY USAGE of the default 1.7 MB filter: 3.1 MB grown
+  by SETBIT, 1.8 MB created full size).
+  Bit layout and hashing: see seenCheck-1+2D.lua.
+]]
+local key = KEYS[1]
+local m = tonumber(ARGV[1])
+local k = tonumber(ARGV[2])
+local ttl = tonumber(ARGV[3])
+local packed = ARGV[4]
+local day = ARGV[6]
+local n = #packed / 8
+local call = redis.call
+if call('EXISTS', key) == 0 then call('SET', key, string.rep('\0', math.ceil(m / 8))) end
+local unpack = struct.unpack
+local fmt = string.format
+local sub = string.sub
+local journal = day ~= ''
+local fresh = {}
+local added = 0
+local at = 1
+local h1, h2
+for c = 1, n do
+  local from = at
+  h1, h2, at = unpack('<I4I4', packed, at)
+  local g = h1 % m
+  local step = h2 % m
+  local new = false
+  for i = 1, k do
+    if call('SETBIT', key, fmt('%d', g), 1) == 0 then new = true end
+    g = g + step
+    if g >= m then g = g - m end
+  end
+  if new then
+    added = added + 1
+    if journal then fresh[added] = sub(packed, from, from + 7) end
+  end
+end
+if added > 0 and call('INCR', KEYS[2]) == 1 then call('SET', KEYS[2], ARGV[5]) end
+call('PEXPIRE', key, ttl)
+call('PEXPIRE', KEYS[2], ttl)
+if journal and added > 0 then
+  call('APPEND', KEYS[3], table.concat(fresh))
+  call('PEXPIRE', KEYS[3], ttl)
+  call('SADD', KEYS[4], day)
+  if call('PTTL', KEYS[4]) < ttl then call('PEXPIRE', KEYS[4], ttl) end
+end
+return added

@@ -1,0 +1,45 @@
+/**
+ * SeenFilter port: remembers which items each reader was shown (impressions) and answers, for a
+ * batch of candidates, which ones the reader has probably seen.
+ *
+ * Contract (test/contracts/seen-filter.contract.ts runs it against every adapter):
+ * - `markSeen(r, ids, now)` then `seen(r, ids, now')` answers true for every id while `now'` is
+ *   within the window (the day of `now` and the `days - 1` days before `now'`).
+ * - false positives only: an id never marked may answer true with probability ≤ the configured
+ *   window rate while each day holds ≤ capacity members; a marked id never answers false in window.
+ * - readers are independent (`{reader}:{item}` members): marking for one never marks for another.
+ * - after the window a day's filter is gone (expired), and with it what it remembered.
+ * - `seen` is one round trip to the store, whatever the batch size; empty batches are no-ops.
+ */
+export interface SeenFilter {
+  /**
+   * For each of `itemIds`, whether `readerId` has probably seen it in the window ending at `nowMs`.
+   * @returns booleans aligned with `itemIds`.
+   */
+  seen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<boolean[]>;
+  /** Records impressions: adds every `{readerId}:{itemId}` to the filter of the day of `nowMs`. */
+  markSeen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<void>;
+  /** Releases connections or persists state. */
+  close(): Promise<void>;
+}
+
+/**
+ * Marks the impressions of a page that is served whatever happens (every feed that serves pages
+ * uses it): an empty page writes nothing, and a store error goes to `onFailure` (log it, count it)
+ * instead of failing the page — the reader already has it, so losing a mark only risks a repeat.
+ * Works with either seen filter (this one or the per-reader `ReaderSeenFilter`).
+ */
+export async function markSeenBestEffort(
+  filter: Pick<SeenFilter, 'markSeen'>,
+  readerId: string,
+  itemIds: readonly string[],
+  nowMs: number,
+  onFailure: (err: unknown) => void,
+): Promise<void> {
+  if (itemIds.length === 0) return;
+  try {
+    await filter.markSeen(readerId, itemIds, nowMs);
+  } catch (err) {
+    onFailure(err);
+  }
+}

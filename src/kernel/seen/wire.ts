@@ -1,0 +1,153 @@
+/**
+ * Wiring of the seen filters every feed shares: note 1's rolling daily filters and note 3's
+ * per-reader scalable filters — on Redis when configured, checkpointed to PostgreSQL every
+ * `checkpointMs` and on close and restored after a Redis loss (seen-checkpointer.ts), else in process
+ * (the embedded default), where each is restored from a snapshot in the data folder on start and
+ * snapshotted every {@link SEEN_SNAPSHOT_MS} and on close. Either way a restart, a crash or a lost
+ * Redis forgets at most one interval of impressions.
+ */
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { sizeWindow, type BloomGeometry } from './bloom.js';
+import type { SeenFilter } from './seen-filter.js';
+import type { ReaderSeenFilter, ReaderSeenSettings, SeenStrategy } from './reader-seen-filter.js';
+import { MemorySeenFilter } from './memory-seen-filter.js';
+import { RedisSeenFilter } from './redis-seen-filter.js';
+import { MemoryReaderSeenFilter } from './memory-reader-seen-filter.js';
+import { RedisReaderSeenFilter } from './redis-reader-seen-filter.js';
+import type { Stores } from '../stores.js';
+import { SeenCheckpointer } from './seen-checkpointer.js';
+import { PostgresSeenCheckpoints } from './postgres-seen-checkpoints.js';
+
+/** Settings of note 1's rolling filters (`FRESHET_SEEN_*`); `cacheBytes`: the Redis adapter's past-day cache. */
+export interface SeenSettings {
+  /** Daily filters in the window (note 1: 7). */
+  days: number;
+  /** Impressions per day each filter is sized for (over all shards). */
+  capacityPerDay: number;
+  /** False-positive rate of the whole window's check. */
+  windowRate: number;
+  /** Shard keys per day (N = 1 gives note 1's single global key). */
+  shards: number;
+  cacheBytes: number;
+  /**
+   * How often the Redis seen filters are checkpointed to PostgreSQL, ms (`FRESHET_SEEN_CHECKPOINT_S`,
+   * default 60 s; 0 = never: a Redis loss then forgets every impression). The bound on what a loss of
+   * Redis can make a reader see again. Unused by the embedded default (it snapshots to files).
+   */
+  checkpointMs?: number;
+}
+
+/** Default {@link SeenSettings.checkpointMs}: 60 s. */
+export const DEFAULT_SEEN_CHECKPOINT_MS = 60_000;
+
+/** How often the in-process seen filters are snapshotted to the data folder (ms). */
+export const SEEN_SNAPSHOT_MS = 60_000;
+
+/** The seen filters of one instance. */
+export interface SeenWiring {
+  /** Note 1's rolling daily filters. */
+  rolling: SeenFilter;
+  /** Note 3's per-reader scalable filter (whether or not a feed uses it). */
+  readerSeen: ReaderSeenFilter;
+  /** The filter of a strategy: `rolling` → note 1's, `per_reader` → note 3's. */
+  seenFor(strategy: SeenStrategy): SeenFilter;
+  /** The PostgreSQL checkpoints of the Redis filters (null: embedded default, or checkpoints off). */
+  checkpointer: SeenCheckpointer | null;
+  /**
+   * Stops the snapshot or checkpoint timer and writes a last snapshot (embedded default) or
+   * checkpoint (Redis); idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Longest the start waits for the restore of an empty Redis (ms); past it, or when Redis or PostgreSQL
+ * fails, the process starts anyway: a check of a shard still without its epoch restores it first.
+ */
+export const START_RESTORE_WAIT_MS = 5_000;
+
+/** Restores every shard Redis lost, waiting at most {@link START_RESTORE_WAIT_MS}; never throws. */
+async function startRestore(checkpointer: SeenCheckpointer, stores: Stores): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const restore = checkpointer.ensureShards(stores.clock.now()).then(
+    (n) => (n > 0 ? stores.log.info({ shards: n }, 'seen filters restored from their checkpoints') : undefined),
+    (err: unknown) => stores.log.warn({ err }, 'seen-filter restore at start failed (each shard is restored at its first check)'),
+  );
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, START_RESTORE_WAIT_MS);
+    timer.unref();
+  });
+  await Promise.race([restore, waited]);
+  clearTimeout(timer);
+}
+
+/** The rolling filters' geometry per shard and day. */
+export function seenGeometry(s: SeenSettings): BloomGeometry {
+  return sizeWindow(Math.ceil(s.capacityPerDay / s.shards), s.windowRate, s.days);
+}
+
+/**
+ * Opens both seen filters over the stores: on Redis with their PostgreSQL checkpoints (every shard
+ * Redis has lost is restored before this returns, and the checkpoint timer starts), else in process
+ * (restoring the snapshots).
+ * A Redis or PostgreSQL that fails (or is slow) at start does not stop it: see {@link START_RESTORE_WAIT_MS}.
+ */
+export async function wireSeen(s: SeenSettings, readerSettings: ReaderSeenSettings, stores: Stores): Promise<SeenWiring> {
+  const geometry = seenGeometry(s);
+  if (stores.redis) {
+    const { redis, keys } = stores.redis;
+    const checkpointMs = s.checkpointMs ?? DEFAULT_SEEN_CHECKPOINT_MS;
+    // checkpoints and restores move whole bitmaps: the job clients, never cut by the request deadline
+    const checkpointer =
+      checkpointMs > 0
+        ? new SeenCheckpointer({
+            redis: stores.redis.jobs ?? redis, keys, geometry, reader: readerSettings, store: new PostgresSeenCheckpoints(stores.sqlJobs ?? stores.sql),
+            clock: stores.clock, log: stores.log, registry: stores.registry,
+          })
+        : null;
+    const checkpoints = checkpointer ?? undefined;
+    const rolling = new RedisSeenFilter(redis, keys, geometry, { days: s.days, cacheBytes: s.cacheBytes, checkpoints });
+    const readerSeen = new RedisReaderSeenFilter(redis, keys, readerSettings, { checkpoints });
+    if (checkpointer) {
+      await startRestore(checkpointer, stores);
+      checkpointer.start(checkpointMs);
+    }
+    return {
+      rolling,
+      readerSeen,
+      checkpointer,
+      seenFor: (st) => (st === 'per_reader' ? readerSeen : rolling),
+      close: async () => checkpointer?.close(),
+    };
+  }
+  mkdirSync(stores.dataDir, { recursive: true });
+  const rollingPath = join(stores.dataDir, 'seen-filters.bin');
+  const readerPath = join(stores.dataDir, 'reader-seen-filters.bin');
+  const rolling = await MemorySeenFilter.restore(rollingPath, geometry, { days: s.days });
+  const readerSeen = await MemoryReaderSeenFilter.restore(readerPath, readerSettings, (reason) =>
+    stores.log.warn({ reason }, 'reader seen-filter snapshot skipped'),
+  );
+  const saveBoth = async () => {
+    await rolling.snapshot(rollingPath).catch((err: unknown) => stores.log.warn({ err, path: rollingPath }, 'seen-filter snapshot failed'));
+    await readerSeen.snapshot(readerPath).catch((err: unknown) => stores.log.warn({ err, path: readerPath }, 'reader seen-filter snapshot failed'));
+  };
+  // One snapshot at a time: the periodic one and the one on close write the same temp files.
+  let saving: Promise<void> = Promise.resolve();
+  const save = () => (saving = saving.then(saveBoth));
+  // Periodic snapshots bound what a crash (no graceful close) forgets to one interval of impressions.
+  const timer = setInterval(() => void save(), SEEN_SNAPSHOT_MS);
+  timer.unref();
+  let closed: Promise<void> | undefined;
+  return {
+    rolling,
+    readerSeen,
+    checkpointer: null,
+    seenFor: (st) => (st === 'per_reader' ? readerSeen : rolling),
+    close: () =>
+      (closed ??= (async () => {
+        clearInterval(timer);
+        await save();
+      })()),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Runs once before the suite (vitest `globalSetup`): provides a migrated PGlite data folder, the
+ * template each test's PGlite is copied from (test/support/pglite.ts). Creating a PGlite database
+ * costs ~4 s of CPU (PostgreSQL's bootstrap in WebAssembly), opening a copy of one ~1 s, and the
+ * suite opens dozens on 2 cores.
+ *
+ * The template is kept between runs in the temp folder under a name that hashes the migrations and
+ * the PGlite version, so a single test file run later does not build it again; a change to either
+ * builds a new one, and templates no run has used for a day are removed. It is built in a folder
+ * of its own and renamed into place, so concurrent runs never see half a template.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { MIGRATIONS, migrate } from '../../src/app/migrations.js';
+import { openPglite } from '../../src/kernel/sql/sql.js';
+import { DAY_MS } from '../../src/kernel/clock.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** A migrated PGlite data folder to copy, never to open in place. */
+    pgliteTemplate: string;
+  }
+}
+
+const PREFIX = 'freshet-pglite-template-';
+
+export default async function setup(project: TestProject): Promise<void> {
+  const pglite = readFileSync(join(project.config.root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8');
+  const key = createHash('sha256').update(JSON.parse(pglite).version).update(JSON.stringify(MIGRATIONS)).digest('hex').slice(0, 16);
+  const template = join(tmpdir(), `${PREFIX}${key}`);
+  if (!existsSync(template)) await build(template);
+  const now = new Date();
+  utimesSync(template, now, now); // in use: see below
+  // Templates of other migrations (older checkouts) untouched for a day go; one in use stays.
+  for (const name of readdirSync(tmpdir())) {
+    const path = join(tmpdir(), name);
+    if (name.startsWith(PREFIX) && path !== template && Date.now() - statSync(path).mtimeMs > DAY_MS) {
+      rmSync(path, { recursive: true, force: true });
+    }
+  }
+  project.provide('pgliteTemplate', template);
+}
+
+/** Migrates a new PGlite folder and renames it to `template` (unless another run got there first). */
+async function build(template: string): Promise<void> {
+  const dir = mkdtempSync(`${template}.build-`);
+  const sql = await openPglite(dir);
+  try {
+    await migrate(sql);
+  } finally {
+    await sql.close();
+  }
+  try {
+    renameSync(dir, template);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    if (!existsSync(template)) throw err;
+  }
+}

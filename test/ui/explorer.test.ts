@@ -1,0 +1,295 @@
+/**
+ * The web explorer in a real browser (Debian's Chromium driven by playwright-core): the app runs on a
+ * loopback port with real HN posts; the test signs in with the service key, scrolls the for-you feed
+ * across several pages with no item shown twice (the "N new" badge following the peek route), opens
+ * discover (each item labelled with its source) and following, marks an item "not interested" and sees
+ * it leave (and undoes it from Exclusions), follows an author (their items join the following page) and
+ * unfollows them there (their cards leave at once), publishes through the form, sees the following
+ * banner count a stream reset's entries, checks the hot, item and health pages, and saves screenshots
+ * at 1440 px and 375 px wide under test-results/ui/. The bundle is built fresh first (scripts/build-ui.mjs).
+ */
+import { mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildUi } from '../../scripts/build-ui.mjs';
+import { parseHn } from '../../src/app/cli/import-hn.js';
+import type { PublishInput } from '../../src/app/use-cases.js';
+import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
+import { dataFile } from '../support/env.js';
+
+const HN = dataFile('hn/hn_posts_2015-09_to_2016-09_sample.csv.gz');
+const OUT = new URL('../../test-results/ui/', import.meta.url).pathname;
+const READER = 'ui_reader';
+const CHROMIUM = '/usr/bin/chromium';
+
+let t: TestApp;
+let browser: Browser;
+let page: Page;
+let base: string;
+let followed: string[];
+/** The posts published, oldest first. */
+let posts: PublishInput[];
+/** How many items the followed authors published in the window (the timeline's length). */
+let timelineLength: number;
+
+/** The newest `n` HN posts before 2016-03-01 (a dense, real window); the clock is set 1 h after the last. */
+async function hnWindow(n: number): Promise<PublishInput[]> {
+  const all: PublishInput[] = [];
+  for await (const batch of parseHn(HN, { batchSize: 5000 })) all.push(...batch.items);
+  const cut = Date.UTC(2016, 2, 1);
+  return all.filter((i) => i.publishedAt < cut).sort((a, b) => a.publishedAt - b.publishedAt).slice(-n);
+}
+
+/** Ids of the cards in the shown feed, in order. */
+const cardIds = () => page.locator('ul.feed > li.card').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id!));
+/** The same once no page of the feed is loading (the list is `aria-busy` while one is). */
+async function feedIds(): Promise<string[]> {
+  await page.locator('ul.feed[aria-busy="false"]').waitFor({ timeout: 10_000 });
+  return cardIds();
+}
+
+beforeAll(async () => {
+  mkdirSync(OUT, { recursive: true });
+  const [items] = await Promise.all([hnWindow(300), buildUi()]);
+  posts = items;
+  // real PostgreSQL (opens in ~1 s; PGlite takes ~10 s on a loaded machine); a reconnecting stream
+  // replays at most 5 entries (more is a `reset`)
+  t = await startTestApp({ db: 'postgres', env: { FRESHET_STREAM_REPLAY_MAX: '5' } });
+  t.clock.set(items.at(-1)!.publishedAt + 3_600_000);
+  await t.f.useCases.publishItems(items, t.clock.now());
+  // the reader follows the authors of the newest posts, so following has a timeline
+  followed = [...new Set(items.slice(-80).map((i) => i.authorId))].slice(0, 30);
+  timelineLength = items.filter((i) => followed.includes(i.authorId)).length;
+  for (const a of followed) await t.f.useCases.follow(READER, a, t.clock.now());
+  await t.f.following.queue.idle(60_000);
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = t.app.server.address();
+  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  // the page may reach this origin only (nothing downloaded at run time)
+  await page.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+describe('the web explorer at /ui', () => {
+  it('signs in with the service key and scrolls the for-you feed over several pages, never repeating an item', async () => {
+    const res = await page.goto(`${base}/ui`);
+    expect(res?.status()).toBe(200);
+    expect(page.url()).toBe(`${base}/ui/`);
+    expect(res?.headers()['content-security-policy']).toContain("default-src 'self'");
+    await page.getByLabel('Key or token').fill(SERVICE_KEY);
+    await page.getByLabel(/Reader id/).fill(READER);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBe(20);
+    let seen = await cardIds();
+    for (let pageNo = 2; pageNo <= 4; pageNo++) {
+      await page.locator('[data-action=load-more]').scrollIntoViewIfNeeded();
+      await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBe(pageNo * 20);
+      seen = await cardIds();
+    }
+    expect(new Set(seen).size).toBe(80);
+    await expect.poll(() => page.getByTestId('count').textContent()).toBe('80 items, none repeated');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${OUT}for-you-1440.png` });
+  });
+
+  it('shows the "N new" badge with what the peek route answers after the pages served', async () => {
+    const res = await fetch(`${base}/v1/feeds/for-you/peek`, { headers: { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': READER } });
+    expect(res.status).toBe(200);
+    const { count, capped } = ((await res.json()) as { data: { count: number; capped: boolean } }).data;
+    expect(count).toBeGreaterThan(0); // 300 fresh posts, 80 served
+    const badge = page.getByTestId('peek');
+    // updated after each load_more: the 80 items served are no longer counted
+    await expect.poll(() => badge.textContent(), { timeout: 10_000 }).toBe(`${count}${capped ? '+' : ''} new`);
+    expect(await badge.isVisible()).toBe(true);
+  });
+
+  it('marks an item not interested: it leaves the list, does not come back on refresh, and can be undone', async () => {
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    const [victim] = await feedIds();
+    await page.locator(`li.card[data-id="${victim}"] [data-action=not-interested]`).click();
+    await expect.poll(async () => (await cardIds()).includes(victim!)).toBe(false);
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    const refreshed = await feedIds();
+    expect(refreshed.length).toBeGreaterThan(1);
+    expect(refreshed).not.toContain(victim);
+
+    await page.getByRole('link', { name: 'Exclusions' }).click();
+    const undo = page.getByRole('button', { name: `Undo ${victim}` });
+    await undo.waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: `${OUT}exclusions-1440.png` });
+    await undo.click();
+    await expect.poll(() => undo.count()).toBe(0);
+    const after = await fetch(`${base}/v1/exclusions`, { headers: { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': READER } });
+    expect(((await after.json()) as { data: { not_interested: unknown[] } }).data.not_interested).toEqual([]);
+  });
+
+  it('opens discover with each item labelled by its source, and following with the followed authors\' items', async () => {
+    await page.getByRole('link', { name: 'Discover' }).click();
+    await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const sources = await page.locator('ul.feed .badge').allTextContents();
+    expect(sources.length).toBe((await cardIds()).length);
+    for (const s of sources) expect(['followed', 'trending', 'discovery', 'newest']).toContain(s);
+
+    await page.getByRole('link', { name: 'Following' }).click();
+    expect(timelineLength).toBeGreaterThan(20);
+    await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBe(20);
+    const authors = await page.locator('ul.feed li.card .meta > span:first-child').allTextContents();
+    for (const a of authors) expect(followed).toContain(a);
+    await page.locator('[data-action=load-more]').click();
+    await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBe(Math.min(40, timelineLength));
+    expect(new Set(await cardIds()).size).toBe((await cardIds()).length);
+  });
+
+  it('following: a new item of a followed author raises the "N new" banner, which shows it on top', async () => {
+    await page.getByRole('link', { name: 'For you' }).click();
+    await page.getByRole('link', { name: 'Following' }).click();
+    await feedIds();
+    const source = await page.getByTestId('new-source').textContent();
+    expect(source).toBe('live'); // the page listens to GET /v1/feeds/following/stream
+    const fresh = { id: 'ui_new_1', authorId: followed[0]!, title: 'A fresh post from a followed author', text: '', url: null, tags: [], popularity: 1, publishedAt: t.clock.now() };
+    await t.f.useCases.publishItems([fresh], t.clock.now());
+    const banner = page.getByTestId('new-banner');
+    await expect.poll(() => banner.textContent(), { timeout: 10_000 }).toBe('1 new — show them');
+    await banner.click();
+    expect((await feedIds())[0]).toBe('ui_new_1');
+    expect(await banner.isHidden(), (await banner.textContent()) ?? '').toBe(true);
+    expect(await page.getByTestId('new-source').textContent()).toBe(source);
+  });
+
+  it('follow and unfollow: a followed author\'s items join the following page; unfollowing there takes them out at once', async () => {
+    // the newest post of an author the reader does not follow: on the timeline's first page once followed
+    const post = posts.filter((i) => !followed.includes(i.authorId)).at(-1)!;
+    const author = post.authorId;
+    const cardsOf = page.locator(`ul.feed li.card[data-author="${author}"]`);
+    await page.goto(`${base}/ui/#/item/${encodeURIComponent(post.id)}`);
+    await page.getByRole('button', { name: `Follow ${author}`, exact: true }).click();
+    await page.getByRole('button', { name: `Unfollow ${author}`, exact: true }).waitFor({ timeout: 10_000 });
+    await page.getByRole('link', { name: 'Following' }).click();
+    await expect.poll(() => cardsOf.count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    const before = await feedIds();
+    const theirs = await cardsOf.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id!));
+    expect(theirs).toContain(post.id);
+
+    await cardsOf.first().getByRole('button', { name: `Unfollow ${author}`, exact: true }).click();
+    await expect.poll(() => cardsOf.count(), { timeout: 10_000 }).toBe(0);
+    // at once: the other cards stay where they were, without a reload
+    expect(await cardIds()).toEqual(before.filter((id) => !theirs.includes(id)));
+    expect(await page.getByTestId('count').textContent()).toBe(`${before.length - theirs.length} items, none repeated`);
+    // and the server agrees: a fresh load of the timeline has none of them
+    await page.getByRole('link', { name: 'For you' }).click();
+    await page.getByRole('link', { name: 'Following' }).click();
+    await expect.poll(async () => (await feedIds()).length, { timeout: 10_000 }).toBe(20);
+    expect(await cardsOf.count()).toBe(0);
+  });
+
+  it('following: entries missed beyond the stream\'s replay (a reset) are counted on the banner, not shown as "1 new"', async () => {
+    await page.getByRole('link', { name: 'For you' }).click();
+    // hold the page's stream request until more than FRESHET_STREAM_REPLAY_MAX (5) entries have arrived
+    let held = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await page.route('**/v1/feeds/following/stream**', async (route) => {
+      held++;
+      await gate;
+      await route.continue();
+    });
+    try {
+      await page.getByRole('link', { name: 'Following' }).click();
+      await feedIds();
+      await expect.poll(() => held, { timeout: 10_000 }).toBe(1);
+      const burst = Array.from({ length: 7 }, (_, i) => ({ id: `ui_burst_${i}`, authorId: followed[2]!, title: `Burst ${i}`, text: '', url: null, tags: [], popularity: 1, publishedAt: t.clock.now() }));
+      await t.f.useCases.publishItems(burst, t.clock.now());
+      await t.f.following.queue.idle(20_000);
+      release();
+      const banner = page.getByTestId('new-banner');
+      await expect.poll(() => banner.textContent(), { timeout: 10_000 }).toBe('7 new — show them');
+      await banner.click();
+      expect((await feedIds()).slice(0, 7).sort()).toEqual(burst.map((b) => b.id).sort());
+    } finally {
+      release();
+      await page.unroute('**/v1/feeds/following/stream**');
+    }
+  });
+
+  it('publishes an item through the form: it has its own page and tops the following timeline of its author\'s followers', async () => {
+    await page.getByRole('link', { name: 'Publish' }).click();
+    await page.getByLabel('Id', { exact: true }).fill('ui_form_1');
+    await page.getByLabel('Author', { exact: true }).fill(followed[1]!);
+    await page.getByLabel('Title', { exact: true }).fill('Published from the explorer form');
+    await page.getByLabel('Tags', { exact: true }).fill('explorer, test');
+    // the server runs on the test's virtual clock; the form's default is the browser's
+    await page.getByLabel(/^Published at/).fill(String(Math.floor(t.clock.now() / 1000)));
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    await expect.poll(() => page.locator('main .status').textContent(), { timeout: 10_000 }).toContain('Published ui_form_1 (new)');
+    await page.screenshot({ path: `${OUT}publish-1440.png` });
+    await page.getByRole('link', { name: 'Open it' }).click();
+    await expect.poll(() => page.locator('main h2').first().textContent(), { timeout: 10_000 }).toBe('Published from the explorer form');
+    await t.f.following.queue.idle(20_000);
+    await page.getByRole('link', { name: 'Following' }).click();
+    expect((await feedIds())[0]).toBe('ui_form_1');
+  });
+
+  it('opens an item, records a view, and sees it in the hot ranking and the health page', async () => {
+    const id = (await cardIds())[0]!;
+    await page.locator(`li.card[data-id="${id}"] h3 a`).click();
+    await page.getByRole('button', { name: 'Record a view' }).click();
+    await expect.poll(() => page.locator('.counters').textContent(), { timeout: 10_000 }).toContain('PV1');
+    await page.screenshot({ path: `${OUT}item-1440.png` });
+    t.clock.advance(61_000); // the ranking is recomputed at most every refresh_s (60 s) of server time
+    await page.getByRole('link', { name: 'Hot' }).click();
+    await page.getByLabel('Published within').selectOption('30d');
+    await expect.poll(() => page.locator(`table.hot tr[data-id="${id}"]`).count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => page.locator('.params').textContent()).toContain('α = ');
+    await page.screenshot({ path: `${OUT}hot-1440.png` });
+    await page.getByRole('link', { name: 'Health' }).click();
+    await expect.poll(() => page.locator('.ready').textContent(), { timeout: 10_000 }).toContain('Ready');
+    await expect.poll(() => page.locator('.metric').count(), { timeout: 10_000 }).toBe(5);
+    // every card charts from the first sample (a zero baseline), not from the third
+    expect(await page.locator('.metric').evaluateAll((els) => els.map((e) => e.querySelectorAll('svg.chart polyline').length > 0))).toEqual([true, true, true, true, true]);
+    await page.screenshot({ path: `${OUT}health-1440.png` });
+  });
+
+  it('is keyboard-usable and readable at 375 px', async () => {
+    await page.getByRole('link', { name: 'For you' }).click();
+    await page.reload(); // the session survives a reload (sessionStorage)
+    await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBe(20);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await page.setViewportSize({ width: 375, height: 812 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await page.screenshot({ path: `${OUT}for-you-375.png` });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.getByRole('link', { name: 'Discover' }).click();
+    await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await page.screenshot({ path: `${OUT}discover-1440.png` });
+  });
+
+  it('signs in with a reader token too: the header names its reader, a wrong token is refused', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    try {
+      const p = await ctx.newPage();
+      await p.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+      await p.goto(`${base}/ui/`);
+      await p.getByLabel('Sign in with').selectOption('reader');
+      await p.getByLabel('Key or token').fill('not-a-token');
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => p.getByRole('alert').textContent()).toContain('not a reader token');
+      await p.getByLabel('Key or token').fill(await t.token(READER));
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await expect.poll(() => p.locator('header .picker').textContent(), { timeout: 10_000 }).toBe(`Reader ${READER} (token)`);
+      await expect.poll(() => p.locator('ul.feed > li.card').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
