@@ -278,4 +278,21 @@ describe('MemoryVectorIndex', () => {
       index.close();
     }
   });
+
+  it('answers min(k, size) in HNSW mode even where the graph cannot reach that many (far-apart clusters), so a short answer means exhausted', async () => {
+    // 24 tight clusters on orthogonal axes, 2 links a node: a graph search from the entry point reaches
+    // only part of the graph (usearch alone returned 362 of 500 asked on this set)
+    const index = new MemoryVectorIndex(DIM, { exactMax: 50, connectivity: 2, expansionAdd: 8, expansionSearch: 8 });
+    const axis = (c: number) => Float32Array.from({ length: DIM }, (_, d) => (d === c ? 1 : d === (c + 1) % DIM ? rnd() * 0.06 : 0));
+    for (let c = 0; c < 24; c++) for (let j = 0; j < 100; j++) index.upsert(`c${c}-${j}`, quantize(normalize(Array.from(axis(c)))));
+    await index.built();
+    expect(index.mode).toBe('hnsw');
+    for (const k of [100, 500, 590, 2400, 5000]) {
+      const hits = index.search(axis(0), k);
+      expect(hits).toHaveLength(Math.min(k, 2400));
+      expect(new Set(hits.map((h) => h.itemId)).size).toBe(hits.length);
+      expect(hits.slice(0, 100).every((h) => h.itemId.startsWith('c0-'))).toBe(true);
+    }
+    index.close();
+  });
 });

@@ -124,20 +124,29 @@ export class MemoryVectorIndex {
 
   /**
    * The `k` nearest held embeddings to `query` by cosine, best first by the index's own (int8)
-   * distance: exact in the exact mode, approximate in HNSW mode. Returns copies of the codes.
+   * distance: exact in the exact mode, approximate in HNSW mode. Returns copies of the codes, and
+   * min(k, size) of them: a graph search that reaches fewer nodes than asked (a graph of far-apart
+   * clusters can leave some unreachable from the entry point at a given `ef`) falls back to the exact
+   * scan, as does a search for a quarter of the index or more — so a short answer always means the
+   * index holds no more, and the caller may call it exhausted.
    */
   search(query: Float32Array, k: number): { itemId: string; vector: Int8Array }[] {
     if (query.length !== this.dim) throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
-    const used = this.ids.length;
     if (this.size === 0 || k <= 0) return [];
     const q = quantize(query);
-    let keys: BigUint64Array;
-    if (this.mode === 'hnsw') keys = this.hnsw!.search(q, Math.min(k, this.size), 1).keys;
-    else {
-      // free slots are zero vectors (cosine distance 1): ask for enough to cover them, drop them below
-      const want = Math.min(used, k + this.free.length);
-      keys = (exactSearch(this.codes.subarray(0, used * this.dim), q, this.dim, want, MetricKind.Cos, 1) as Matches).keys;
+    const want = Math.min(k, this.size);
+    if (this.mode === 'hnsw' && want * 4 < this.size) {
+      const found = this.hitsOf(this.hnsw!.search(q, want, 1).keys, want);
+      if (found.length === want) return found;
     }
+    // free slots are zero vectors (cosine distance 1): ask for enough to cover them, dropped by hitsOf
+    const used = this.ids.length;
+    const keys = (exactSearch(this.codes.subarray(0, used * this.dim), q, this.dim, Math.min(used, want + this.free.length), MetricKind.Cos, 1) as Matches).keys;
+    return this.hitsOf(keys, want);
+  }
+
+  /** The held embeddings of slots `keys`, in order, skipping free slots, at most `k`. */
+  private hitsOf(keys: BigUint64Array, k: number): { itemId: string; vector: Int8Array }[] {
     const out: { itemId: string; vector: Int8Array }[] = [];
     for (const key of keys) {
       const s = Number(key);
