@@ -21,27 +21,12 @@ beforeAll(async () => {
   server = await startRedisServer(['--maxmemory', '2mb', '--maxmemory-policy', 'noeviction']);
   t = await openFaultApp({ FRESHET_REDIS_URL: server.url });
   expect((await t.request({ method: 'POST', url: '/v1/items', payload: [item('m1', HOUR_MS)] })).status).toBe(200);
-  await overTheLimit();
+  await fillUntilOom(server.url, 'junk:');
 });
 afterAll(async () => {
   await t?.close();
   await server?.stop();
 });
-
-/**
- * Fills Redis, then lowers `maxmemory` to 3/4 of what it uses: every write is refused, whatever a key
- * expiring or a refused write frees meanwhile (right at the limit, one write may fit again).
- */
-async function overTheLimit(): Promise<void> {
-  await fillUntilOom(server.url, 'junk:');
-  const admin = new Redis(server.url);
-  try {
-    const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
-    await admin.config('SET', 'maxmemory', String(Math.floor(used * 0.75)));
-  } finally {
-    admin.disconnect();
-  }
-}
 
 const view = (visitor: string) => t.request({ method: 'POST', url: '/v1/views', payload: { item_id: 'm1', visitor_id: visitor } });
 

@@ -95,7 +95,10 @@ async function stop(proc: ChildProcess, exited: Promise<void>): Promise<void> {
 /**
  * Fills the server until its `maxmemory` is reached under `noeviction`: 256 KiB values until one is
  * refused, then 64-byte values until even those are (a big value refused only says that IT would not
- * fit: its query buffer counted; small ones are refused once the data alone is over the limit).
+ * fit: its query buffer counted; small ones are refused once the data alone is over the limit). Then
+ * lowers `maxmemory` to 3/4 of what the server uses, so every write stays refused whatever is freed
+ * meanwhile — the filling connection's query buffer when it closes, a key expiring — which would let
+ * a small write fit again right at the limit. Raising `maxmemory` (or freeing most data) recovers.
  * @returns how many values it wrote.
  * @throws Error when no OOM came after 50 MiB.
  */
@@ -117,6 +120,8 @@ export async function fillUntilOom(url: string, prefix: string): Promise<number>
   try {
     await fill('x'.repeat(256 * 1024), 200);
     await fill('x'.repeat(64), 800_000);
+    const used = Number(/used_memory:(\d+)/.exec(await client.info('memory'))![1]);
+    await client.config('SET', 'maxmemory', String(Math.floor(used * 0.75)));
     return written;
   } finally {
     client.disconnect();
