@@ -16,8 +16,9 @@
  *   random items), MIND-history readers and item queries (100 each; 50 at 1M); an item tied with the
  *   exact 20th counts as found. Targets: ≥ 0.95 at 20k and 200k, ≥ 0.9 at 1M;
  * - **pages** through the service (`DiscoverFeed.page`, limit 20): a phase-2 first page of readers with
- *   20 signals (target p50 ≤ 10 ms, p99 ≤ 25 ms at 200k), the next page of the same sessions (the pool
- *   cache), a phase-3 page; then each part of a page alone (bench/discover-parts.ts).
+ *   20 signals (target p50 ≤ 10 ms, p99 ≤ 25 ms at 200k) — their first session, which also creates their
+ *   per-reader seen filters, and a new session of the same readers a minute later — the next page of the
+ *   first sessions (the pool cache), a phase-3 page; then each part of a page alone (bench/discover-parts.ts).
  */
 import { mkdtempSync, rmSync, statSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -49,13 +50,16 @@ const PROGRESS_MS = 30_000;
 
 const label = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1000}k`);
 
-/** Phase-2 first pages of readers `reader(i)` (20 warm-up), with each session's next cursor. */
-async function firstPages(f: Freshet, reader: (i: number) => string): Promise<Summary & { cursors: (string | null)[] }> {
+/**
+ * Phase-2 first pages of readers `reader(i)` (20 warm-up) at `nowMs` (a new session each), with each
+ * session's next cursor.
+ */
+async function firstPages(f: Freshet, reader: (i: number) => string, nowMs = NOW): Promise<Summary & { cursors: (string | null)[] }> {
   const samples: number[] = [];
   const cursors: (string | null)[] = [];
   for (let i = 0; i < PAGES + 20; i++) {
     const t = performance.now();
-    const page = await f.discover.feed.page(reader(i), 20, undefined, NOW);
+    const page = await f.discover.feed.page(reader(i), 20, undefined, nowMs);
     if (i >= 20) samples.push(performance.now() - t);
     cursors.push(page.nextCursor);
   }
@@ -216,10 +220,14 @@ async function oneSize(n: number): Promise<{ index: string[][]; recall: string[]
     await f.discover.embeddings.addSignals(signals);
     const p2 = await firstPages(f, (i) => `r${i}`);
     const p2next = await nextPages(f, (i) => `r${i}`, p2.cursors);
+    // the same readers a minute later: a new session (no cached pool: a full vector search), but their
+    // seen filters exist — a returning reader, where the first session's row includes creating them
+    const p2again = await firstPages(f, (i) => `r${i}`, NOW + 60_000);
     const p3 = await firstPages(f, (i) => `cold${i}`);
     const targets = n === 200_000 ? { p50: 10, p99: 25 } : { p99: 25 };
     const pages = [
       timingRow(`${label(n)}: phase-2 first page (${mode()})`, p2, targets),
+      timingRow(`${label(n)}: phase-2 first page, returning reader (new session)`, p2again, targets),
       timingRow(`${label(n)}: phase-2 next page (pool cached)`, p2next, { p99: 25 }),
       timingRow(`${label(n)}: phase-3 page`, p3, { p99: 25 }),
     ];

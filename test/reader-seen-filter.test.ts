@@ -46,6 +46,23 @@ describe('per-reader seen filter: memory and Redis agree', () => {
     expect(scalableLevels(300, 0.01).slice(0, 3).map((l) => l.offset % 8)).toEqual([0, 0, 0]);
   });
 
+  it('allocates a sub-filter at exactly its bytes on Redis: no preallocated slack, new or grown', async () => {
+    const keys = new Keys(nextPrefix());
+    const big = { ...settings, initialCapacity: 100_000 }; // note 3's n0: a 138 KB first sub-filter
+    const red = new RedisReaderSeenFilter(redis, keys, big);
+    await red.markSeen('fresh', ['a', 'b'], T);
+    const first = (await red.describe('fresh', T)).bytes;
+    expect(await redis.strlen(keys.readerSeen('fresh'))).toBe(first);
+    // sds preallocation would double a string grown below 1 MB; the allocation keeps what Redis holds
+    // within a small overhead of the bitmap itself
+    expect(Number(await redis.memory('USAGE', keys.readerSeen('fresh')))).toBeLessThan(first * 1.25);
+    const small = new RedisReaderSeenFilter(redis, keys, settings);
+    await small.markSeen('grown', Array.from({ length: 400 }, (_, i) => `g${i}`), T); // opens the second sub-filter
+    const grown = await small.describe('grown', T);
+    expect(grown.filters.length).toBe(2);
+    expect(await redis.strlen(keys.readerSeen('grown'))).toBe(grown.bytes);
+  });
+
   it('is one round trip per call on Redis, whatever the batch', async () => {
     const red = new RedisReaderSeenFilter(redis, new Keys(nextPrefix()), settings);
     const before = commands();

@@ -110,7 +110,8 @@ interface Run {
   readerId: string;
   nowMs: number;
   s: CursorState;
-  ex: ReaderExclusions;
+  /** The reader's exclusions, read while the phases start fetching; awaited by the first clean. */
+  ex: Promise<ReaderExclusions>;
   picked: { id: string; source: DiscoverSource }[];
   pickedIds: Set<string>;
   stats: DiscoverStats;
@@ -148,18 +149,19 @@ export class DiscoverFeed {
     let s = cursor === undefined ? null : this.deps.cursors.decode(readerId, cursor, nowMs);
     const restarted = cursor !== undefined && s === null;
     s ??= { t0: nowMs, phase: 1, p1: null, trending: 0, p2: null, p3: null, factor: this.settings.overFetch };
-    // independent reads, in parallel: exclusions, the reader query (cached per session, so started
-    // on a phase-1 page it serves the later phase-2 pages; not needed when the session's pool is
-    // cached) and the trending list
+    // independent reads, in parallel: exclusions (needed first by a clean, after the phase's first
+    // fetch), the reader query (cached per session, so started on a phase-1 page it serves the later
+    // phase-2 pages; not needed when the session's pool is cached) and the trending list
     const cachedPool = s.phase === 2 ? this.deps.pool?.get(readerId, s.t0) : undefined;
     const query = s.phase === 1 || (s.phase === 2 && !cachedPool) ? started(this.deps.embeddings.readerQuery(readerId, s.t0)) : null;
     const slots = Math.floor(limit / this.settings.trendingEvery);
     const trending = s.phase === 1 && slots > 0 ? started(this.deps.trending.trending(nowMs, this.settings.trendingDepth)) : null;
-    const ex = await this.deps.exclusions.forReader(readerId, nowMs);
+    const ex = started(this.deps.exclusions.forReader(readerId, nowMs));
     const run: Run = { readerId, nowMs, s: { ...s }, ex, picked: [], pickedIds: new Set(), stats: { fetched: 0, seenDropped: 0, excluded: {} }, query, trending, cachedPool, deferred: false };
     if (run.s.phase === 1) await this.phase1(run, limit);
     if (run.s.phase === 2) await this.phase2(run, limit);
     if (run.s.phase === 3 || run.deferred) await this.phase3(run, limit);
+    await ex; // a failed read fails the page, even one that had nothing to clean
     const ids = run.picked.map((p) => p.id);
     const [items] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
     const sourceOf = new Map(run.picked.map((p) => [p.id, p.source]));
@@ -329,10 +331,11 @@ export class DiscoverFeed {
   /** Drops picked, excluded and seen candidates (one seen round trip); adapts the over-fetch factor. */
   private async clean(run: Run, rows: readonly Candidate[]): Promise<Candidate[]> {
     if (rows.length === 0) return [];
+    const ex = await run.ex;
     const open: Candidate[] = [];
     for (const r of rows) {
       if (run.pickedIds.has(r.id)) continue;
-      const reason = run.ex.reason(r.id, r.authorId);
+      const reason = ex.reason(r.id, r.authorId);
       if (reason) run.stats.excluded[reason] = (run.stats.excluded[reason] ?? 0) + 1;
       else open.push(r);
     }

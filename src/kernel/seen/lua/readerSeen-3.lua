@@ -59,12 +59,20 @@ if mode == 'd' then
   if not live then return { '', '', 0 } end
   return { state[1], c, call('STRLEN', bitmap) }
 end
--- the bitmap grown, exactly, to the end of sub-filter i (its bytes zero)
+-- the bitmap grown, exactly, to the end of sub-filter i (its bytes zero). A new bitmap is created by
+-- SETRANGE at its last byte: Redis allocates it zeroed at exactly that length, with no Lua string built
+-- (138 KB at n0 = 100,000: ~0.2 ms instead of ~0.4-1.2 ms). Growing one is GET + SET of the longer
+-- string, because SETRANGE on an existing string preallocates (sds doubles strings below 1 MB).
 local function allocate(i)
   local lv = levels[i]
   local want = math.ceil((lv[1] + lv[2]) / 8)
-  local cur = call('GET', bitmap) or ''
-  if #cur < want then call('SET', bitmap, cur .. string.rep('\0', want - #cur)) end
+  local have = call('STRLEN', bitmap)
+  if have >= want then return end
+  if have == 0 then
+    call('SETRANGE', bitmap, want - 1, '\0')
+  else
+    call('SET', bitmap, call('GET', bitmap) .. string.rep('\0', want - have))
+  end
 end
 
 if not live then
