@@ -192,6 +192,24 @@ describe('the web explorer at /ui', () => {
     expect(await cardsOf.count()).toBe(0);
   });
 
+  it('following: unfollowing an author on the page takes their waiting entries off the "N new" banner at once', async () => {
+    await page.getByRole('link', { name: 'For you' }).click();
+    await page.getByRole('link', { name: 'Following' }).click();
+    await feedIds();
+    const gone = await page.locator('ul.feed > li.card').first().getAttribute('data-author');
+    const stays = followed.find((a) => a !== gone)!;
+    const at = t.clock.now();
+    const post = (id: string, authorId: string) => ({ id, authorId, title: id, text: '', url: null, tags: [], popularity: 1, publishedAt: at });
+    await t.f.useCases.publishItems([post('ui_wait_1', gone!), post('ui_wait_2', stays), post('ui_wait_3', stays)], at);
+    const banner = page.getByTestId('new-banner');
+    await expect.poll(() => banner.textContent(), { timeout: 10_000 }).toBe('3 new — show them');
+    await page.locator(`ul.feed li.card[data-author="${gone}"]`).first().getByRole('button', { name: `Unfollow ${gone}`, exact: true }).click();
+    await expect.poll(() => banner.textContent(), { timeout: 10_000 }).toBe('2 new — show them');
+    await banner.click();
+    expect((await feedIds()).slice(0, 2).sort()).toEqual(['ui_wait_2', 'ui_wait_3']);
+    await t.f.useCases.follow(READER, gone!, t.clock.now()); // as before, for the tests after this one
+  });
+
   it('following: entries missed beyond the stream\'s replay (a reset) are counted on the banner, not shown as "1 new"', async () => {
     await page.getByRole('link', { name: 'For you' }).click();
     // hold the page's stream request until more than FRESHET_STREAM_REPLAY_MAX (5) entries have arrived

@@ -165,12 +165,21 @@ export const discoverPage: Page = (root, ctx) => {
 /**
  * Counts the timeline entries newer than the top shown and reports them to `show`: from the SSE stream
  * (through the client) while the server offers it, else by `since_id` polls every {@link POLL_MS}.
- * `how` says which. `watch(newest)` (re)starts from a new top; `stop()` ends both.
+ * `how` says which. `watch(newest)` (re)starts from a new top; `stop()` ends both; `forget(author)` drops
+ * an unfollowed author's entries from the count at once (the server leaves them out of later pages).
  */
 function newEntries(ctx: Ctx, how: HTMLElement, show: (n: number, capped?: boolean) => void) {
   let live: AbortController | null = null;
   let timer: ReturnType<typeof setInterval> | undefined;
   let useStream = true;
+  /** The streamed entries newer than the top shown: timeline id → author. */
+  const fresh = new Map<string, string>();
+  let capped = false;
+  const forget = (author: string) => {
+    let dropped = false;
+    for (const [tid, a] of fresh) if (a === author) dropped = fresh.delete(tid) || dropped;
+    if (dropped) show(fresh.size, capped);
+  };
   const stop = () => {
     live?.abort();
     clearInterval(timer);
@@ -187,18 +196,17 @@ function newEntries(ctx: Ctx, how: HTMLElement, show: (n: number, capped?: boole
     stop();
     if (useStream) {
       const ctl = (live = new AbortController());
-      /** Timeline ids of the entries newer than the top shown. */
-      const fresh = new Set<string>();
-      let capped = false;
+      fresh.clear();
+      capped = false;
       how.textContent = 'live';
       try {
         for await (const ev of ctx.client.following.stream({ ...(newest ? { sinceId: newest } : {}), signal: ctl.signal, maxReconnects: 3 })) {
           if (ctl.signal.aborted) return; // an entry already buffered when the page reloaded
-          if (ev.type === 'item') fresh.add(ev.timeline_id);
+          if (ev.type === 'item') fresh.set(ev.timeline_id, ev.item.author_id);
           else {
             // a reset: more came than the server replays, and its id is not one entry — count them instead
             const p = await ctx.client.following.page({ limit: NEWS_MAX, ...(newest ? { sinceId: newest } : {}), signal: ctl.signal });
-            for (const it of p.items) fresh.add(it.timeline_id);
+            for (const it of p.items) fresh.set(it.timeline_id, it.author_id);
             capped = p.items.length === NEWS_MAX;
           }
           show(fresh.size, capped);
@@ -212,7 +220,7 @@ function newEntries(ctx: Ctx, how: HTMLElement, show: (n: number, capped?: boole
     how.textContent = `checked every ${POLL_MS / 1000} s`;
     timer = setInterval(() => void poll(newest), POLL_MS);
   };
-  return { watch, stop };
+  return { watch, stop, forget };
 }
 
 /** Following: the chronological timeline, max_id paging, "N new" banner (live stream, else polls). */
@@ -255,7 +263,10 @@ export const followingPage: Page = (root, ctx) => {
   banner.addEventListener('click', () => void start());
   // the timeline keeps only followed authors: an unfollow here takes the author's cards out at once
   const off = ctx.follows.onChange((author, following) => {
-    if (!following) list.removeAuthor(author);
+    if (!following) {
+      list.removeAuthor(author);
+      news.forget(author);
+    }
   });
   replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Following'), list.count, how), banner, status, list.ul, more.el);
   void start();
