@@ -188,6 +188,25 @@ describe('seen-filter checkpoints', () => {
     expect(await p.readerSeen.seen('newcomer', ['x', 'y'], T0)).toEqual([true, false]);
   });
 
+  it('warm restores a reader lost with Redis before its first check, which is then one round trip; a newcomer gets an empty state', async () => {
+    const p = process(await database(), nextPrefix());
+    const a = ids('w1', 25);
+    await p.readerSeen.markSeen('w1', a, T0);
+    await p.cp.checkpoint();
+    await lose(p);
+    await p.readerSeen.warm('w1', T0 + HOUR_MS);
+    expect((await p.readerSeen.describe('w1', T0 + HOUR_MS)).members).toBe(25);
+    const before = commands();
+    expect(allTrue(await p.readerSeen.seen('w1', a, T0 + HOUR_MS))).toBe(true);
+    expect(commands() - before).toBe(1);
+    await p.readerSeen.warm('newcomer', T0);
+    expect(await p.readerSeen.describe('newcomer', T0)).toMatchObject({ members: 0, bytes: 0, lastActiveMs: T0 });
+    const again = commands();
+    await p.readerSeen.warm('newcomer', T0); // already there: one round trip, nothing restored
+    expect(commands() - again).toBe(1);
+    expect(await p.readerSeen.seen('newcomer', ['x'], T0)).toEqual([false]);
+  });
+
   it('restores a checkpointed day key found missing while the shard stands; a day never checkpointed is just empty', async () => {
     const p = process(await database(), nextPrefix());
     await p.cp.ensureShards(T0);

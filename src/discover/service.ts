@@ -157,6 +157,9 @@ export class DiscoverFeed {
     const slots = Math.floor(limit / this.settings.trendingEvery);
     const trending = s.phase === 1 && slots > 0 ? started(this.deps.trending.trending(nowMs, this.settings.trendingDepth)) : null;
     const ex = started(this.deps.exclusions.forReader(readerId, nowMs));
+    // a session's first page readies the reader's seen filter beside these reads (a reader new to Redis
+    // is restored from its checkpoint now, not in the first clean)
+    if (cursor === undefined && this.deps.seen.warm) started(this.deps.seen.warm(readerId, nowMs));
     const run: Run = { readerId, nowMs, s: { ...s }, ex, picked: [], pickedIds: new Set(), stats: { fetched: 0, seenDropped: 0, excluded: {} }, query, trending, cachedPool, deferred: false };
     if (run.s.phase === 1) await this.phase1(run, limit);
     if (run.s.phase === 2) await this.phase2(run, limit);

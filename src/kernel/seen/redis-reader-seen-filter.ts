@@ -32,6 +32,9 @@ export interface RedisReaderSeenFilterOptions {
   checkpoints?: ReaderRestorer;
 }
 
+/** The packed members of a check of none (`warm`). */
+const NO_MEMBERS = Buffer.alloc(0);
+
 /** {@link ReaderSeenFilter} on Redis. The client is the caller's (not closed here). */
 export class RedisReaderSeenFilter implements ReaderSeenFilter {
   private readonly levels: SubFilterGeometry[];
@@ -67,6 +70,17 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
     const reply = await this.guarded('c', readerId, nowMs, packPairs(hashPairs(readerId, itemIds)));
     if (typeof reply !== 'string' || reply.length !== itemIds.length) throw READER_SEEN_SCRIPTS.unexpected('readerSeen', reply);
     return itemIds.map((_, i) => reply.charCodeAt(i) === 49); // '1'
+  }
+
+  /**
+   * With checkpoints: a check of no members, which restores the reader's filter from PostgreSQL when
+   * Redis has no state for it (a new reader gets an empty state). Without checkpoints there is nothing
+   * to ready. One round trip (three when it restores).
+   */
+  async warm(readerId: string, nowMs: number): Promise<void> {
+    assertId(readerId, 'reader id');
+    if (!this.checkpoints) return;
+    await this.guarded('c', readerId, nowMs, NO_MEMBERS);
   }
 
   /**

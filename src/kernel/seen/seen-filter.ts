@@ -19,6 +19,13 @@ export interface SeenFilter {
   seen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<boolean[]>;
   /** Records impressions: adds every `{readerId}:{itemId}` to the filter of the day of `nowMs`. */
   markSeen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<void>;
+  /**
+   * Optional: readies `readerId`'s filter for its first check of a session, so that check needs no
+   * extra round trips — an adapter that restores an absent filter from its checkpoints does it now
+   * (one check of no members; at once when already there). A feed calls it without waiting, beside
+   * its first reads; a failure is ignored here and surfaces in the check.
+   */
+  warm?(readerId: string, nowMs: number): Promise<void>;
   /** Releases connections or persists state. */
   close(): Promise<void>;
 }
