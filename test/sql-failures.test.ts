@@ -111,6 +111,29 @@ describe('PostgreSQL failures', () => {
     }
   });
 
+  it('relaxedQuery: its own sessions commit asynchronously with the same schema and deadline; the others stay synchronous', async () => {
+    const timed = await openPostgres(TEST_DATABASE_URL, { schema, timeoutMs: 300, max: 1 });
+    try {
+      expect(await timed.relaxedQuery('SHOW synchronous_commit')).toEqual([{ synchronous_commit: 'off' }]);
+      expect(await timed.query('SHOW synchronous_commit')).toEqual([{ synchronous_commit: 'on' }]);
+      expect((await timed.relaxedQuery<{ search_path: string }>('SHOW search_path'))[0]!.search_path).toBe(schema);
+      await timed.exec('CREATE TABLE IF NOT EXISTS relaxed_rows (n int PRIMARY KEY)');
+      await timed.relaxedQuery('INSERT INTO relaxed_rows VALUES ($1), ($2) ON CONFLICT DO NOTHING', [1, 2]);
+      expect(await timed.query('SELECT n FROM relaxed_rows ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }]); // committed, seen by the others
+      expectUnavailable(await failure(timed.relaxedQuery('SELECT pg_sleep(5)')), 'no answer within the deadline (57014 statement_timeout)');
+    } finally {
+      await timed.close(); // ends both pools
+    }
+    const pglite = await openTestPglite();
+    try {
+      await pglite.exec('CREATE TABLE relaxed_rows (n int)');
+      await pglite.relaxedQuery('INSERT INTO relaxed_rows VALUES ($1)', [7]);
+      expect(await pglite.query('SELECT n FROM relaxed_rows')).toEqual([{ n: 7 }]);
+    } finally {
+      await pglite.close();
+    }
+  });
+
   it('a server that accepts connections and never answers (a stalled PostgreSQL): STORE_UNAVAILABLE at the deadline', async () => {
     const sockets = new Set<Socket>();
     const silent = createServer((socket) => void sockets.add(socket)); // accepts, answers nothing

@@ -31,7 +31,8 @@ export async function openPgliteWithVector(): Promise<Sql> {
   });
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= db.close().finally(() => rmSync(dir, { recursive: true, force: true })));
-  return { kind: 'pglite', ...wrap(db), transaction: (fn) => db.transaction((tx) => fn(wrap(tx))), close };
+  const direct = wrap(db);
+  return { kind: 'pglite', ...direct, relaxedQuery: direct.query, transaction: (fn) => db.transaction((tx) => fn(wrap(tx))), close };
 }
 
 /** The pgvector-on-PGlite engine (see the module doc). */

@@ -211,7 +211,8 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
    * (`synchronous_commit = off`): views are the hottest write path, and a WAL flush per statement queued
    * them behind the disk until the pool's connect timeout under load. A server crash can lose the last
    * ~0.6 s of signals (3 × `wal_writer_delay`, PostgreSQL manual "Asynchronous Commit") — soft evidence
-   * of taste, never an item, a follow or a seen mark.
+   * of taste, never an item, a follow or a seen mark. One round trip (`Sql.relaxedQuery`: sessions set
+   * up for it), where a transaction with `SET LOCAL` took four.
    */
   private async insertSignals(chunk: readonly Signal[]): Promise<void> {
     const params: unknown[] = [];
@@ -220,10 +221,7 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
       params.push(s.readerId, Math.floor(s.atMs), s.itemId, s.weight);
       return `($${p + 1}::text, $${p + 2}::bigint, $${p + 3}::text, $${p + 4}::real)`;
     });
-    await this.sql.transaction(async (tx) => {
-      await tx.exec('SET LOCAL synchronous_commit = off');
-      await tx.query(`INSERT INTO reader_signals (reader_id, at, item_id, weight) VALUES ${tuples.join(',')} ON CONFLICT DO NOTHING`, params);
-    });
+    await this.sql.relaxedQuery(`INSERT INTO reader_signals (reader_id, at, item_id, weight) VALUES ${tuples.join(',')} ON CONFLICT DO NOTHING`, params);
   }
 
   /**
