@@ -251,34 +251,26 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     throw fail('INVALID_INPUT', `schema name must match [a-z_][a-z0-9_]{0,62}`);
   }
   const { url: connectTo, options } = sessionOptions(url, opts);
-  const pool = new pg.Pool({
-    connectionString: connectTo,
-    max: opts.max ?? 10,
-    connectionTimeoutMillis: opts.timeoutMs ?? 5_000,
-    idleTimeoutMillis: 30_000,
-    ...(opts.timeoutMs ? { query_timeout: opts.timeoutMs + CLIENT_DEADLINE_SLACK_MS } : {}),
-    // `-c` sets the parameter for the whole session, on every connection the pool opens.
-    ...(options ? { options } : {}),
-  });
-  // An idle client losing its server emits here; without a listener the process would crash.
-  // The next query fails (and is mapped to STORE_UNAVAILABLE) instead.
-  pool.on('error', () => undefined);
-  // `relaxedQuery`'s sessions: a small pool of their own, opened on first use, whose every session
-  // commits asynchronously (set per session, so no pooled session of `pool` is ever changed)
-  let relaxed: pg.Pool | null = null;
-  const relaxedPool = (): pg.Pool => {
-    if (relaxed) return relaxed;
-    relaxed = new pg.Pool({
+  /** A pool of at most `max` sessions, each opened with `options` (`-c` sets a parameter for the whole session). */
+  const newPool = (max: number, sessionOpts: string | undefined): pg.Pool => {
+    const p = new pg.Pool({
       connectionString: connectTo,
-      max: RELAXED_POOL_MAX,
+      max,
       connectionTimeoutMillis: opts.timeoutMs ?? 5_000,
       idleTimeoutMillis: 30_000,
       ...(opts.timeoutMs ? { query_timeout: opts.timeoutMs + CLIENT_DEADLINE_SLACK_MS } : {}),
-      options: [options, '-c synchronous_commit=off'].filter(Boolean).join(' '),
+      ...(sessionOpts ? { options: sessionOpts } : {}),
     });
-    relaxed.on('error', () => undefined);
-    return relaxed;
+    // An idle client losing its server emits here; without a listener the process would crash.
+    // The next query fails (and is mapped to STORE_UNAVAILABLE) instead.
+    p.on('error', () => undefined);
+    return p;
   };
+  const pool = newPool(opts.max ?? 10, options);
+  // `relaxedQuery`'s sessions: a small pool of their own, opened on first use, whose every session
+  // commits asynchronously (set per session, so no pooled session of `pool` is ever changed)
+  let relaxed: pg.Pool | null = null;
+  const relaxedPool = (): pg.Pool => (relaxed ??= newPool(RELAXED_POOL_MAX, [options, '-c synchronous_commit=off'].filter(Boolean).join(' ')));
   const wrap = (q: pg.Pool | pg.PoolClient): SqlTx => ({
     query: async <T>(text: string, params: readonly unknown[] = []) =>
       (await mapped(q.query(text, params as unknown[]))).rows as T[],
