@@ -124,6 +124,12 @@ describe('PostgreSQL failures', () => {
     } finally {
       await timed.close(); // ends both pools
     }
+    // closed before its first relaxed write: a late write (a group commit flushing after close) fails, as a
+    // query does, instead of opening a new pool whose sessions would outlive the handle
+    const late = await openPostgres(TEST_DATABASE_URL, { schema, max: 1 });
+    await late.close();
+    await expect(late.query('SELECT 1')).rejects.toThrow();
+    await expect(late.relaxedQuery('SELECT 1')).rejects.toThrow();
     const pglite = await openTestPglite();
     try {
       await pglite.exec('CREATE TABLE relaxed_rows (n int)');

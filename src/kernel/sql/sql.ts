@@ -268,12 +268,16 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   };
   const pool = newPool(opts.max ?? 10, options);
   // `relaxedQuery`'s sessions: a small pool of their own, opened on first use, whose every session
-  // commits asynchronously (set per session, so no pooled session of `pool` is ever changed)
+  // commits asynchronously (set per session, so no pooled session of `pool` is ever changed). Once the
+  // handle is closed the ended `pool` answers instead, failing as every other query then does.
   let relaxed: pg.Pool | null = null;
-  const relaxedPool = (): pg.Pool => (relaxed ??= newPool(RELAXED_POOL_MAX, [options, '-c synchronous_commit=off'].filter(Boolean).join(' ')));
+  let closed = false;
+  const relaxedPool = (): pg.Pool =>
+    closed ? pool : (relaxed ??= newPool(RELAXED_POOL_MAX, [options, '-c synchronous_commit=off'].filter(Boolean).join(' ')));
+  const rowsOf = async <T>(q: pg.Pool | pg.PoolClient, text: string, params: readonly unknown[]): Promise<T[]> =>
+    (await mapped(q.query(text, params as unknown[]))).rows as T[];
   const wrap = (q: pg.Pool | pg.PoolClient): SqlTx => ({
-    query: async <T>(text: string, params: readonly unknown[] = []) =>
-      (await mapped(q.query(text, params as unknown[]))).rows as T[],
+    query: <T>(text: string, params: readonly unknown[] = []) => rowsOf<T>(q, text, params),
     exec: async (text: string) => {
       await mapped(q.query(text));
     },
@@ -281,8 +285,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   const sql: Sql = {
     kind: 'postgres',
     ...wrap(pool),
-    relaxedQuery: async <T>(text: string, params: readonly unknown[] = []) =>
-      (await mapped(relaxedPool().query(text, params as unknown[]))).rows as T[],
+    relaxedQuery: <T>(text: string, params: readonly unknown[] = []) => rowsOf<T>(relaxedPool(), text, params),
     async transaction<R>(fn: (tx: SqlTx) => Promise<R>): Promise<R> {
       const client = await mapped(pool.connect());
       let broken: Error | undefined;
@@ -307,6 +310,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
       }
     },
     close: once(async () => {
+      closed = true;
       await Promise.all([pool.end(), relaxed?.end()]);
     }),
   };
