@@ -9,6 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PostgresContentStore } from '../src/kernel/items/postgres-content-store.js';
+import { CachedContentStore } from '../src/kernel/items/cached-content-store.js';
+import { LocalItemChanges } from '../src/kernel/items/item-changes.js';
+import { systemClock } from '../src/kernel/clock.js';
 import { PostgresRecall } from '../src/for-you/adapters/postgres-recall.js';
 import { appliedMigrations, migrate, MIGRATIONS } from '../src/app/migrations.js';
 import { openPglite, openPostgres } from '../src/kernel/sql/sql.js';
@@ -28,8 +31,16 @@ function contentStore({ sql }: SqlPlace): ContentStoreUnderTest {
   return Object.assign(new PostgresContentStore(sql, { ownsSql: false }), { recall: recall.recall.bind(recall) });
 }
 
+/** The same, behind the item cache (src/kernel/items/cached-content-store.ts): it must keep the contract. */
+function cachedContentStore(place: SqlPlace): ContentStoreUnderTest {
+  const recall = new PostgresRecall(place.sql);
+  const cached = new CachedContentStore(new PostgresContentStore(place.sql, { ownsSql: false }), new LocalItemChanges(), { maxItems: 1000, ttlMs: 60_000 }, systemClock);
+  return Object.assign(cached, { recall: recall.recall.bind(recall) });
+}
+
 for (const engine of sqlEngines()) {
   adopt(contentStoreContract, engine, contentStore);
+  adopt(contentStoreContract, engine, cachedContentStore, `${engine.name} behind the item cache`);
 
   describe(`the SQL layer on ${engine.name}`, () => {
     it('migrate is idempotent and recorded', async () => {

@@ -16,6 +16,7 @@ import type { HotSettings } from '../hot/wire.js';
 import type { ExclusionSettings } from '../exclusions/wire.js';
 import type { FollowingSettings } from '../following/wire.js';
 import type { DiscoverSettings } from '../discover/wire.js';
+import type { ItemCacheSettings } from '../kernel/items/cached-content-store.js';
 
 // the service key and token secret of the data folder (src/app/secrets.ts), read with the configuration
 export { ensureSecrets, readSecrets, secretsPath } from './secrets.js';
@@ -43,6 +44,9 @@ const EnvSchema = z.object({
   FRESHET_TOKEN_TTL_S: int(60, 365 * 86400, 86400),
   FRESHET_FUTURE_SKEW_S: int(0, 366 * 86400, DEFAULT_FUTURE_SKEW_MS / 1000),
   FRESHET_SHUTDOWN_GRACE_S: num(0.1, 600, 10),
+  // 0 = no item cache: every hydration reads the database (docs/operations.md "Item cache")
+  FRESHET_ITEM_CACHE_SIZE: int(0, 10_000_000, 20_000),
+  FRESHET_ITEM_CACHE_TTL_S: int(1, 86_400, 60),
   FRESHET_RECALL_LIMIT: int(1, 5000, 500),
   FRESHET_DECAY_SCALE_HOURS: num(0.01, 24 * 365, 48),
   FRESHET_DECAY_OFFSET_HOURS: num(0, 24 * 365, 6),
@@ -169,6 +173,8 @@ export interface Config {
   futureSkewMs: number;
   /** How long `freshet serve` may take to close on a signal before it exits 1 (`FRESHET_SHUTDOWN_GRACE_S`), ms. */
   shutdownGraceMs: number;
+  /** The in-process cache of hydrated items (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
+  itemCache: ItemCacheSettings;
   /** The for-you feed (note 1). */
   forYou: ForYouSettings;
   /** Note 1's rolling seen filters. */
@@ -230,6 +236,7 @@ function processSettings(e: Env): Omit<Config, 'forYou' | 'seen' | 'hot' | 'seen
     tokenTtlS: e.FRESHET_TOKEN_TTL_S,
     futureSkewMs: e.FRESHET_FUTURE_SKEW_S * 1000,
     shutdownGraceMs: Math.round(e.FRESHET_SHUTDOWN_GRACE_S * 1000),
+    itemCache: { maxItems: e.FRESHET_ITEM_CACHE_SIZE, ttlMs: e.FRESHET_ITEM_CACHE_TTL_S * 1000 },
   };
 }
 

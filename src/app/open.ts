@@ -20,7 +20,7 @@ import type { ReaderSeenFilter } from '../kernel/seen/reader-seen-filter.js';
 import { PromMetrics } from '../kernel/metrics.js';
 import { openPglite, openPostgres, type Sql } from '../kernel/sql/sql.js';
 import { lockDataDir, type DataDirLock } from '../kernel/data-dir-lock.js';
-import { PostgresContentStore } from '../kernel/items/postgres-content-store.js';
+import { wireContent } from '../kernel/items/wire.js';
 import { createRedis, type RedisClient } from '../kernel/redis/client.js';
 import { Keys } from '../kernel/redis/keys.js';
 import { probeRedis } from '../kernel/redis/health.js';
@@ -260,7 +260,7 @@ export async function openFreshet(configOrOptions: Config | FreshetOptions = {},
   if (opts.sql) await migrate(sqlJobs);
   const redis = openRedis(config, log);
   const stores: Stores = { sql, sqlJobs, redis, dataDir: config.dataDir, log, registry: metrics.registry, clock };
-  const content = new PostgresContentStore(sql, { ownsSql: false });
+  const { content, changes, close: closeContent } = wireContent(config.itemCache, stores, metrics);
   const seen = await wireSeen(config.seen, config.readerSeen, stores);
   const exclusions = wireExclusions(config.exclusions, stores);
   const forYou = wireForYou(config.forYou, stores, {
@@ -289,6 +289,8 @@ export async function openFreshet(configOrOptions: Config | FreshetOptions = {},
     log,
     itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
   });
+  // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
+  changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
   let closed: Promise<void> | undefined;
   const freshet: Freshet = {
     config,
@@ -320,6 +322,7 @@ export async function openFreshet(configOrOptions: Config | FreshetOptions = {},
         await following.close();
         await discover.close(); // stops the vector index's background work and snapshots it
         await seen.close();
+        await closeContent();
         redis?.redis.disconnect();
         if (redis?.jobs && redis.jobs !== redis.redis) redis.jobs.disconnect();
         await sql.close();

@@ -66,7 +66,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
 
   r.get('/hot/items/:id', { schema: { tags: ['hot'], summary: "One item's counters (service key)", params: IdParams, response: { 200: HotItemResult, ...errors } } }, async (req) => {
     requireService(principalOf(req));
-    const [item] = await deps.content.getItems([req.params.id]);
+    const [item] = await deps.content.getItems([req.params.id], { fresh: true });
     if (!item) throw fail('NOT_FOUND', `no item ${req.params.id}`);
     const [c] = await deps.counters.counters([item.id]);
     return ok({ item: itemToJson(item), pv: c!.pv, uv: c!.uv, score: c!.score, suspicious: c!.suspicious });

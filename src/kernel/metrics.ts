@@ -7,13 +7,16 @@
  * - `freshet_seen_filter_dropped_total{feed}` counter — candidates the seen filter removed
  * - `freshet_feed_cache_total{feed,result="hit|short|fallback"}` counter — load_more outcomes
  * - `freshet_impression_write_failures_total{feed}` counter
+ * - `freshet_item_cache_lookups_total{result="hit|miss|bypass"}` counter — ids hydrated from the item
+ *   cache, read from the database, or read while the cache was bypassed (src/kernel/items/cached-content-store.ts)
  * plus prom-client's default process metrics under `freshet_`.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FeedMetrics } from './observability.js';
+import type { ItemCacheMetrics, ItemCacheResult } from './items/cached-content-store.js';
 
 /** The metrics of one Freshet instance. */
-export class PromMetrics implements FeedMetrics {
+export class PromMetrics implements FeedMetrics, ItemCacheMetrics {
   readonly registry = new Registry();
   readonly httpDuration = new Histogram({
     name: 'freshet_http_request_duration_seconds',
@@ -48,6 +51,13 @@ export class PromMetrics implements FeedMetrics {
     registers: [this.registry],
   });
 
+  private readonly itemLookups = new Counter({
+    name: 'freshet_item_cache_lookups_total',
+    help: 'Item ids hydrated: hit (from the item cache), miss (read from the database), bypass (cache not live)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'freshet_' });
   }
@@ -63,5 +73,8 @@ export class PromMetrics implements FeedMetrics {
   }
   impressionWriteFailed(feed: string): void {
     this.impressionFailures.inc({ feed });
+  }
+  lookups(result: ItemCacheResult, ids: number): void {
+    if (ids > 0) this.itemLookups.inc({ result }, ids);
   }
 }

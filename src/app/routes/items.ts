@@ -95,7 +95,7 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
 
   r.get('/items/:id', { schema: { tags: ['items'], summary: 'One live item', params: IdParams, response: { 200: ItemResult, ...errors } } }, async (req) => {
     principalOf(req);
-    const [item] = await content.getItems([req.params.id]);
+    const [item] = await content.getItems([req.params.id], { fresh: true }); // the item API reads the store of record
     if (!item) throw fail('NOT_FOUND', `no item ${req.params.id}`);
     return ok(itemToJson(item));
   });

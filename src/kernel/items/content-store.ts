@@ -7,6 +7,16 @@ import type { Item } from './item.js';
 /** An item as written by the application; Freshet sets `updateTime` itself. */
 export type ItemInput = Omit<Item, 'updateTime'>;
 
+/** How `getItems` reads. */
+export interface GetItemsOptions {
+  /**
+   * Read the store of record even when an item cache is in front of it (cached-content-store.ts): for
+   * an application's read of one item, which must see every write acknowledged before it in any
+   * process. Feeds hydrate without it.
+   */
+  fresh?: boolean;
+}
+
 /**
  * Contract (test/contracts/content-store.contract.ts, against PGlite and a PostgreSQL server):
  * - `upsertItems` is idempotent by id and all-or-nothing (one transaction); a batch naming a
@@ -20,7 +30,7 @@ export interface ContentStore {
   /** Soft-deletes an item; false when it is unknown or already deleted. */
   deleteItem(id: string, nowMs: number): Promise<boolean>;
   /** Hydrates ids into live items, in the order given; deleted and unknown ids are skipped. */
-  getItems(ids: readonly string[]): Promise<Item[]>;
+  getItems(ids: readonly string[], opts?: GetItemsOptions): Promise<Item[]>;
   /** Replaces a reader's explicit interest terms (lower-cased words). */
   setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<void>;
   /** A reader's interest terms, [] when none. */

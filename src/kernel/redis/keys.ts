@@ -277,6 +277,14 @@ export class Keys {
     return `${this.prefix}tl:signal`;
   }
 
+  /**
+   * Pub/sub channel of item writes and deletes (src/kernel/items/redis-item-changes.ts): every process
+   * drops its cached copies of the ids a message names. A channel, not a key.
+   */
+  itemChanges(): string {
+    return `${this.prefix}items:changes`;
+  }
+
   /** BullMQ prefix of the fan-out queue: one hash tag ({@link shardTag}), so BullMQ's scripts work on a Cluster. */
   fanoutQueuePrefix(): string {
     return `${this.prefix}{${shardTag('fanout', 0, 1)}}`;
