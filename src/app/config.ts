@@ -1,6 +1,6 @@
 /**
  * Configuration from the environment: every variable, its default (the seed notes' values where
- * they give one) and its range. The README's "Configuration" table mirrors this file.
+ * they give one) and its range. The "Configuration" table of docs/operations.md mirrors this file.
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';

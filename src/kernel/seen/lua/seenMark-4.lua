@@ -18,10 +18,14 @@
   such a member, so replaying the checkpointed journals rebuilds the bitmap exactly. The journal gets
   the day's time to live; the index is extended (never shortened) to it, so a late write to an old
   day cannot make it expire before today's journal is taken.
-  A missing bitmap is created at its full size, ceil(m/8) zero bytes, with one SET: grown by SETBIT
+  A missing bitmap is created at its full size, ceil(m/8) zero bytes, with one SET: grown bit by bit
   at random offsets, Redis's greedy string growth (double below 1 MB, +1 MB above) leaves it much
   larger than its bits (measured, Redis 7.0 MEMORY USAGE of the default 1.7 MB filter: 3.1 MB grown
   by SETBIT, 1.8 MB created full size).
+  Bits are set with BITFIELD ... SET u1 <offset> 1, which answers each bit's old value: one
+  redis.call per 1,000 bits instead of one SETBIT each (a redis.call costs ~0.5-1 us; measured, Redis
+  7.0 on a 2-core VM, 20 members x 7 bits: 140-159 us a call against 197-211 us with SETBIT, same bits
+  and journal).
   Bit layout and hashing: see seenCheck-1+2D.lua.
 ]]
 local key = KEYS[1]
@@ -32,29 +36,48 @@ local packed = ARGV[4]
 local day = ARGV[6]
 local n = #packed / 8
 local call = redis.call
+-- BITFIELD operations per call: 4 arguments each, under Lua's 8,000-value unpack limit
+local CHUNK = 1000
 if call('EXISTS', key) == 0 then call('SET', key, string.rep('\0', math.ceil(m / 8))) end
-local unpack = struct.unpack
+local sunpack = struct.unpack
 local fmt = string.format
 local sub = string.sub
 local journal = day ~= ''
-local fresh = {}
-local added = 0
+-- every bit of the batch: BITFIELD ... SET u1 <offset> 1 answers each bit's old value
+local old = {}
+local ops = {}
+local nops = 0
+local function flush()
+  local got = call('BITFIELD', key, unpack(ops, 1, nops * 4))
+  for i = 1, nops do old[#old + 1] = got[i] end
+  nops = 0
+end
 local at = 1
 local h1, h2
 for c = 1, n do
-  local from = at
-  h1, h2, at = unpack('<I4I4', packed, at)
+  h1, h2, at = sunpack('<I4I4', packed, at)
   local g = h1 % m
   local step = h2 % m
-  local new = false
   for i = 1, k do
-    if call('SETBIT', key, fmt('%d', g), 1) == 0 then new = true end
+    local j = nops * 4
+    ops[j + 1] = 'SET'; ops[j + 2] = 'u1'; ops[j + 3] = fmt('%d', g); ops[j + 4] = 1
+    nops = nops + 1
+    if nops == CHUNK then flush() end
     g = g + step
     if g >= m then g = g - m end
   end
-  if new then
-    added = added + 1
-    if journal then fresh[added] = sub(packed, from, from + 7) end
+end
+if nops > 0 then flush() end
+local fresh = {}
+local added = 0
+for c = 1, n do
+  local base = (c - 1) * k
+  for i = 1, k do
+    if old[base + i] == 0 then
+      added = added + 1
+      if journal then fresh[added] = sub(packed, (c - 1) * 8 + 1, c * 8) end
+      break
+    end
   end
 end
 if added > 0 and call('INCR', KEYS[2]) == 1 then call('SET', KEYS[2], ARGV[5]) end
