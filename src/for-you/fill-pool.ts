@@ -10,16 +10,17 @@
  * rebuild runs in the background (stale-while-revalidate, one build at a time) once the build is
  * `intervalMs` old on the injected clock (wall time in production; tests inject a manual one).
  *
- * Publishes and deletes of this process (`invalidate`, called by the use cases) **patch** the pool and
- * never rebuild it: a deleted id is skipped at once; a published item is read back by id and placed where
+ * Publishes and deletes (`invalidate`: this process's from the use cases, other processes' from their
+ * change messages) **patch** the pool and never rebuild it: a deleted id is skipped at once; a published item is read back by id and placed where
  * a build would put it, before the next request is served — by score inside the window; by
  * (`published_at`, id) among the older entries when the pool holds the whole window and the item is not
  * older than where the keyset walk continues; nowhere otherwise, since the keyset walk below the pool then
  * meets it. (An edit that moves an item is the same: its old entry goes first.) A patch that lands while a
  * build runs is applied to that build too. What a patch cannot express, and only the interval rebuild
  * brings: the passing of time (every score is the decay at the build's `now`, and the window's lower edge
- * moves) and writes made by other processes (a new item shows there within the interval; delivery drops a
- * deleted item in every process, so it never appears).
+ * moves) and other processes' writes whose change message was lost (src/app/open.ts passes the messages
+ * of src/kernel/items/item-changes.ts to `invalidate`; a new item shows within the interval at worst, and
+ * delivery drops a deleted item in every process, so it never appears).
  * Entries published after a request's `now` are skipped by the feed (a request may be slightly earlier
  * than the build).
  */
@@ -93,7 +94,7 @@ export class FillPool {
   }
 
   /**
-   * Items were published (`publishedIds`, new or edited) or deleted (`deletedIds`) by this process: deleted
+   * Items were published (`publishedIds`, new or edited) or deleted (`deletedIds`), here or in another process: deleted
    * ids leave the served pool at once; published ones are read back (one primary-key lookup) and placed
    * (see the module doc) before the next request is served. Never starts a build.
    */
