@@ -1,17 +1,13 @@
 /**
- * ItemChanges over Redis pub/sub: a writer `PUBLISH`es `{o, w, d}` (its origin token, written ids,
- * deleted ids) on `Keys.itemChanges()`; every process SUBSCRIBEs on a connection of its own, opened at
- * construction (a subscribed connection can run no other command).
- *
- * Liveness: the subscription is confirmed by the reply to our own `SUBSCRIBE`, sent on every `ready`
- * (the first connect and each reconnect); only then is `live` true, and listeners are told `reset` at
- * that moment, since messages published while the connection was down are gone (pub/sub keeps nothing).
- * The connection closing makes `live` false at once. A process ignores its own messages (it applied the
- * change before publishing).
+ * ItemChanges over Redis pub/sub (kernel/redis/pubsub-channel.ts): a writer publishes `{o, w, d}` (its
+ * origin token, written ids, deleted ids) on `Keys.itemChanges()`; every process listens from construction
+ * on. `live` and `reset` are the channel's: false and told while messages may be lost. A process ignores
+ * its own messages (it applied the change before publishing).
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability.js';
-import { closeRedis, type RedisClient } from '../redis/client.js';
+import type { RedisClient } from '../redis/client.js';
+import { PubSubChannel } from '../redis/pubsub-channel.js';
 import type { ItemChangeListener, ItemChanges } from './item-changes.js';
 
 /** The message on the channel. */
@@ -27,43 +23,34 @@ interface Message {
 export class RedisItemChanges implements ItemChanges {
   private readonly origin = randomUUID();
   private readonly listeners = new Set<ItemChangeListener>();
-  private readonly sub: RedisClient;
-  private confirmed = false;
-  private closed = false;
+  private readonly channel: PubSubChannel;
 
   /**
    * @param redis the shared request-path connection (publishes, with its command deadline);
    * @param connect opens the dedicated subscriber connection (called once, now);
    * @param channel `Keys.itemChanges()`.
    */
-  constructor(
-    private readonly redis: RedisClient,
-    connect: () => RedisClient,
-    private readonly channel: string,
-    private readonly log: Logger,
-  ) {
-    const sub = (this.sub = connect());
-    sub.on('message', (ch: string, raw: string) => {
-      if (ch === this.channel) this.deliver(raw);
+  constructor(redis: RedisClient, connect: () => RedisClient, channel: string, log: Logger) {
+    this.channel = new PubSubChannel(redis, connect, channel, log, {
+      publish: 'other processes drop their copies at the item cache ttl',
+      subscribe: 'hydration reads the database until it succeeds',
     });
-    sub.on('ready', () => this.confirm());
-    sub.on('close', () => this.lost());
-    sub.on('error', () => {}); // the request-path client logs outages; this one only follows them
-    if (sub.status === 'ready') this.confirm();
+    this.channel.listen({
+      message: (raw) => this.deliver(raw),
+      reset: () => {
+        for (const l of this.listeners) l.reset();
+      },
+    });
   }
 
   get live(): boolean {
-    return this.confirmed && !this.closed;
+    return this.channel.live;
   }
 
-  async publish(writtenIds: readonly string[], deletedIds: readonly string[]): Promise<void> {
-    if (writtenIds.length === 0 && deletedIds.length === 0) return;
+  publish(writtenIds: readonly string[], deletedIds: readonly string[]): Promise<void> {
+    if (writtenIds.length === 0 && deletedIds.length === 0) return Promise.resolve();
     const message: Message = { o: this.origin, w: [...writtenIds], d: [...deletedIds] };
-    try {
-      await this.redis.publish(this.channel, JSON.stringify(message));
-    } catch (err) {
-      this.log.warn({ err, written: writtenIds.length, deleted: deletedIds.length }, 'item change publish failed; other processes drop their copies at the item cache ttl');
-    }
+    return this.channel.publish(JSON.stringify(message));
   }
 
   subscribe(listener: ItemChangeListener): void {
@@ -71,27 +58,8 @@ export class RedisItemChanges implements ItemChanges {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     this.listeners.clear();
-    await closeRedis(this.sub);
-  }
-
-  /** Sends our SUBSCRIBE; its reply means every later message reaches us: reset, then live. */
-  private confirm(): void {
-    this.sub.subscribe(this.channel).then(
-      () => {
-        if (this.closed || this.sub.status !== 'ready') return;
-        for (const l of this.listeners) l.reset();
-        this.confirmed = true;
-      },
-      (err: unknown) => this.log.warn({ err }, 'item change subscribe failed; hydration reads the database until it succeeds'),
-    );
-  }
-
-  private lost(): void {
-    if (!this.confirmed) return;
-    this.confirmed = false;
-    for (const l of this.listeners) l.reset();
+    await this.channel.close();
   }
 
   private deliver(raw: string): void {
