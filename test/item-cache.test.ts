@@ -126,12 +126,12 @@ describe('item cache, two processes over one database and Redis pub/sub', () => 
   const opened: { changes: RedisItemChanges; publisher: RedisClient }[] = [];
 
   /** One "process": its store and its change channel (own publisher and subscriber connections). */
-  function processOver(sql: Sql): { store: CachedContentStore; changes: RedisItemChanges } {
+  function processOver(sql: Sql, settings = SETTINGS): { store: CachedContentStore; changes: RedisItemChanges } {
     const publisher = createRedis({ url: server.url, commandTimeoutMs: 500 });
     publisher.on('error', () => {}); // the outage test stops the server: reconnect attempts are expected
     const changes = new RedisItemChanges(publisher, () => new Redis(server.url, { maxRetriesPerRequest: null, retryStrategy: reconnectDelayMs }), CHANNEL, silentLogger);
     opened.push({ changes, publisher });
-    return { store: new CachedContentStore(new PostgresContentStore(sql, { ownsSql: false }), changes, SETTINGS, new ManualClock(NOW)), changes };
+    return { store: new CachedContentStore(new PostgresContentStore(sql, { ownsSql: false }), changes, settings, new ManualClock(NOW)), changes };
   }
 
   beforeAll(async () => {
@@ -166,6 +166,21 @@ describe('item cache, two processes over one database and Redis pub/sub', () => 
     const ms = await until(async () => (await b.store.getItems(['d1', 'd2'])).length === 1, 1000, 1);
     expect((await b.store.getItems(['d1', 'd2'])).map((i) => i.id)).toEqual(['d2']);
     console.log(`[item-cache] a delete reached the other process in ${ms.toFixed(1)} ms`);
+  });
+
+  it('a process that keeps no copies (maxItems 0) reads the database every time, and still tells the others', async () => {
+    const w = watched(db);
+    const a = processOver(w.sql, { ...SETTINGS, maxItems: 0 });
+    const b = processOver(db);
+    await until(async () => a.changes.live && b.changes.live, 2000);
+    await new PostgresContentStore(db, { ownsSql: false }).upsertItems([item('z1')], NOW); // no message
+    await a.store.getItems(['z1']);
+    await a.store.getItems(['z1']);
+    expect(w.reads()).toBe(2);
+    expect(a.store.size).toBe(0);
+    await b.store.getItems(['z1']);
+    expect(await a.store.deleteItem('z1', NOW + 1)).toBe(true);
+    await until(async () => (await b.store.getItems(['z1'])).length === 0, 1000, 1);
   });
 
   it("an edit replaces the other process's copy", async () => {

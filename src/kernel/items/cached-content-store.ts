@@ -7,7 +7,7 @@
  * Freshness: the cache holds only live items, as the store returned them. This process's writes and
  * deletes drop their ids before they resolve (after the commit), and are published through
  * {@link ItemChanges} to the other processes, which drop them when the message arrives (Redis pub/sub:
- * well under a millisecond on a LAN). While the subscription is down or unconfirmed (`live` false) the
+ * 1–3 ms between two processes on loopback, test/item-cache.test.ts). While the subscription is down or unconfirmed (`live` false) the
  * cache is bypassed, and it is emptied when it comes back (messages may have been lost meanwhile). Every
  * entry also lapses `ttlMs` after it was read from the store: the bound on a stale copy when a writer
  * dies between its commit and its publish, or when a Redis Cluster moves the subscription to another
@@ -25,7 +25,10 @@ import type { ItemChanges } from './item-changes.js';
 
 /** Settings of the item cache (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
 export interface ItemCacheSettings {
-  /** Items kept at most (LRU). 0 turns the cache off (the store is returned as it is by `withItemCache`). */
+  /**
+   * Items kept at most (LRU). 0 keeps none: every hydration reads the store, while writes still drop and
+   * publish their ids (other processes' caches and fill pools hear them all the same).
+   */
   maxItems: number;
   /** How long an entry may be served after it was read from the store, ms. */
   ttlMs: number;
@@ -41,6 +44,8 @@ export interface ItemCacheMetrics {
 
 export class CachedContentStore implements ContentStore {
   private readonly items: LRUCache<string, Item>;
+  /** False when `maxItems` is 0: nothing is kept, every hydration reads the store. */
+  private readonly keeps: boolean;
   /** Bumped on every change heard or made; a read caches only ids not changed since it started. */
   private seq = 0;
   /** The `seq` of the last reset: reads started before it cache nothing. */
@@ -61,6 +66,7 @@ export class CachedContentStore implements ContentStore {
     clock: Clock,
     private readonly metrics?: ItemCacheMetrics,
   ) {
+    this.keeps = settings.maxItems > 0;
     this.items = new LRUCache<string, Item>({ max: Math.max(1, settings.maxItems), ttl: settings.ttlMs, ttlResolution: 0, perf: { now: () => clock.now() } });
     changes.subscribe({ changed: (w, d) => this.forget([...w, ...d]), reset: () => this.reset() });
   }
@@ -68,12 +74,12 @@ export class CachedContentStore implements ContentStore {
   /**
    * Live items for `ids` in their order (the store's contract: unknown and deleted ids skipped, a
    * repeated id once): cached ones from memory, the rest in one store read, which are then cached.
-   * `fresh`: all from the store, the cache neither read nor filled.
+   * `fresh` (or `maxItems` 0): all from the store, the cache neither read nor filled.
    * @throws store errors, as the store throws them (nothing is cached then).
    */
   async getItems(ids: readonly string[], opts: GetItemsOptions = {}): Promise<Item[]> {
     const unique = [...new Set(ids)];
-    if (opts.fresh) return this.store.getItems(unique);
+    if (opts.fresh || !this.keeps) return this.store.getItems(unique);
     if (!this.changes.live) {
       this.metrics?.lookups('bypass', unique.length);
       return this.store.getItems(unique);
@@ -180,17 +186,4 @@ export class CachedContentStore implements ContentStore {
     this.resetSeq = this.seq;
     this.items.clear();
   }
-}
-
-/**
- * The store with an item cache in front of `getItems`, or `store` itself when `settings.maxItems` is 0.
- */
-export function withItemCache(
-  store: ContentStore,
-  changes: ItemChanges,
-  settings: ItemCacheSettings,
-  clock: Clock,
-  metrics?: ItemCacheMetrics,
-): ContentStore {
-  return settings.maxItems > 0 ? new CachedContentStore(store, changes, settings, clock, metrics) : store;
 }

@@ -7,7 +7,7 @@
 import type { Stores } from '../stores.js';
 import { PostgresContentStore } from './postgres-content-store.js';
 import type { ContentStore } from './content-store.js';
-import { withItemCache, type ItemCacheMetrics, type ItemCacheSettings } from './cached-content-store.js';
+import { CachedContentStore, type ItemCacheMetrics, type ItemCacheSettings } from './cached-content-store.js';
 import { LocalItemChanges, type ItemChanges } from './item-changes.js';
 import { RedisItemChanges } from './redis-item-changes.js';
 
@@ -23,6 +23,7 @@ export interface WiredContent {
 export function wireContent(settings: ItemCacheSettings, stores: Stores, metrics?: ItemCacheMetrics): WiredContent {
   const r = stores.redis;
   const changes: ItemChanges = r ? new RedisItemChanges(r.redis, r.connectBlocking, r.keys.itemChanges(), stores.log) : new LocalItemChanges();
-  const content = withItemCache(new PostgresContentStore(stores.sql, { ownsSql: false }), changes, settings, stores.clock, metrics);
+  // also with maxItems 0: its writes still tell the other processes (their caches and fill pools listen)
+  const content = new CachedContentStore(new PostgresContentStore(stores.sql, { ownsSql: false }), changes, settings, stores.clock, metrics);
   return { content, changes, close: () => changes.close() };
 }
