@@ -151,12 +151,20 @@ export function discoverIndexContract(name: string, open: () => Promise<Discover
 
       it('filters exactly after the search, over-fetching: the reader’s own items, later items, deleted items', async () => {
         // a0 wrote every 50th c: around centre 0 the reader's own items are many of the nearest
+        // The graph is approximate and its multi-threaded build is not repeatable, so the filter is
+        // checked against the same graph's unfiltered answer (a search is deterministic on one graph,
+        // and both searches here stay within ef_search, so one answer is a prefix of the other), and
+        // the graph against the exact scan only as recall.
         const q = centres[0]!;
-        const truth = exact(q).filter((r) => authorOf(r.id) !== 'a0');
+        const unfiltered = await near(h, q, { limit: 60 });
+        expect(unfiltered.filter((r) => authorOf(r.id) === 'a0').length).toBeGreaterThanOrEqual(5);
         const found = await near(h, q, { readerId: 'a0', limit: 30 });
         expect(found.every((r) => authorOf(r.id) !== 'a0')).toBe(true);
-        expect(found.map((r) => r.id).slice(0, 10)).toEqual(truth.slice(0, 10).map((r) => r.id));
         expect(found).toHaveLength(30);
+        const others = unfiltered.filter((r) => authorOf(r.id) !== 'a0');
+        expect(found.map((r) => r.id).slice(0, 10)).toEqual(others.slice(0, 10).map((r) => r.id));
+        const truth = exact(q).filter((r) => authorOf(r.id) !== 'a0').slice(0, 10).map((r) => r.id);
+        expect(found.slice(0, 10).filter((r) => truth.includes(r.id)).length).toBeGreaterThanOrEqual(8);
         // published after untilMs: c<i> is at NOW - 1005 - i, so untilMs = NOW - 1005 - 1000 keeps c1000…
         const early = await near(h, q, { untilMs: NOW - 1005 - 1000, limit: 20 });
         expect(early).toHaveLength(20);
