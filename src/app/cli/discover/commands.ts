@@ -7,17 +7,16 @@
  */
 import type { Command } from 'commander';
 import { ensureSecrets, forJobs, loadConfig } from '../../config.js';
-import { openFreshet } from '../../open.js';
 import { intArg, limitArg } from '../args.js';
 import { cliLogger } from '../log.js';
 import { Progress } from '../progress.js';
 import { refuseBesideServer } from '../server.js';
-import { runSimulateDiscover } from './simulate.js';
 
 /** `freshet discover embed`: prints how many items it embedded. */
 async function runEmbed(): Promise<void> {
   const { config } = ensureSecrets(loadConfig());
   refuseBesideServer(config, 'discover embed', 'stop it first (items written through its API or `freshet import` are embedded as they are written)');
+  const { openFreshet } = await import('../../open.js'); // loaded once the command is chosen (main.ts)
   const f = await openFreshet(forJobs(config), { recoverHot: false, log: cliLogger(config), warmDiscover: false }); // serves no feed
   const progress = new Progress({ label: 'discover embed', total: 0 });
   try {
@@ -58,6 +57,7 @@ export function registerDiscoverCommands(program: Command): void {
     .option('--limit <n>', 'items per page (1..100)', limitArg, 20)
     .action(async (o: { hn: string; behaviors: string; ratings: string; sessions: number; movielensReaders: number; items?: number; pages: number; limit: number }) => {
       const { config } = ensureSecrets(loadConfig());
+      const { runSimulateDiscover } = await import('./simulate.js');
       const report = await runSimulateDiscover(config, {
         hnPath: o.hn,
         behaviorsPath: o.behaviors,

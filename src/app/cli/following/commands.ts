@@ -8,10 +8,8 @@
  */
 import type { Command } from 'commander';
 import { ensureSecrets, forJobs, loadConfig } from '../../config.js';
-import { openFreshet } from '../../open.js';
 import { intArg } from '../args.js';
 import { serverLogger } from '../log.js';
-import { runSimulateFollowing } from './simulate.js';
 
 /** The graph `simulate following` imports into its scratch stores by default (README of ../shared/data). */
 export const DEFAULT_GRAPH = '../shared/data/graph/slashdot0902_follow_edges.tsv.gz';
@@ -32,6 +30,7 @@ async function runFanoutWorker(opts: { concurrency?: number }): Promise<void> {
         'single-process and belongs to `freshet serve`, which runs the fan-out itself (FRESHET_SERVE_FANOUT=on)',
     );
   }
+  const { openFreshet } = await import('../../open.js'); // loaded once the command is chosen (main.ts)
   const f = await openFreshet(forJobs(config), { recoverHot: false, log: serverLogger(config) });
   const worker = f.following.startWorker(opts.concurrency ?? config.following.fanoutConcurrency);
   f.log.info({ concurrency: opts.concurrency ?? config.following.fanoutConcurrency }, 'fan-out worker running');
@@ -75,6 +74,7 @@ export function registerFollowingCommands(program: Command): void {
     .option('--in-place', 'run on the configured stores (their imported graph) instead of scratch ones; it publishes, deletes, unfollows and blocks there')
     .action(async (o: { postsFile: string; posts?: number; readers: number; meanGapHours: number; pages: number; check: number; celebrityThreshold: number; concurrency?: number; graph?: string; inPlace?: boolean }) => {
       const { config } = ensureSecrets(loadConfig());
+      const { runSimulateFollowing } = await import('./simulate.js');
       const report = await runSimulateFollowing(config, {
         postsPath: o.postsFile,
         posts: o.posts,
