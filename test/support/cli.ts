@@ -4,13 +4,14 @@
  * a pipe, so pino writes JSON), instead of a copy in every test file.
  *
  * The child runs the compiled CLI in dist/ (what `bin/freshet.js` runs; `npm install` builds it) when
- * dist/ is at least as new as every file under src/, and the sources through tsx otherwise, so an edit
- * not yet built is still what is tested. The compiled start costs about half the CPU of tsx's (1.4 s
- * against 2.9 s for `--help` on the 2-core test machine), and the suite starts a few dozen children.
+ * every compiled file there is at least as new as its source under src/, and the sources through tsx
+ * otherwise, so an edit not yet built is still what is tested. The compiled start costs about half the
+ * CPU of tsx's (1.4 s against 2.9 s for `--help` on the 2-core test machine), and the suite starts a few
+ * dozen children.
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Readable } from 'node:stream';
 
@@ -21,23 +22,28 @@ export const MAIN = join(ROOT, 'src/app/cli/main.ts');
 /** The compiled CLI entry (`npm run build`). */
 const BUILT_MAIN = join(ROOT, 'dist/app/cli/main.js');
 
-/** The newest modification time (ms) of any file under `dir`. */
-function newestUnder(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (e.isFile()) newest = Math.max(newest, statSync(join(e.parentPath, e.name)).mtimeMs);
+/**
+ * Whether every compiled file in dist/ is at least as new as its source: each `.ts` under src/ has its
+ * `.js` and each `.lua` its copy (the explorer's sources, bundled by scripts/build-ui.mjs, are not tsc's).
+ * File by file, so a rebuilt explorer bundle never passes for a rebuilt CLI.
+ */
+function distIsCurrent(): boolean {
+  const src = join(ROOT, 'src');
+  for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {
+    const path = join(e.parentPath, e.name);
+    if (!e.isFile() || path.startsWith(join(src, 'app/ui/web'))) continue;
+    const built = e.name.endsWith('.lua') ? path : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? path.replace(/\.ts$/, '.js') : null;
+    if (built === null) continue;
+    const target = join(ROOT, 'dist', relative(src, built));
+    if (!existsSync(target) || statSync(target).mtimeMs < statSync(path).mtimeMs) return false;
   }
-  return newest;
+  return true;
 }
 
 let argvCache: string[] | undefined;
 /** Node's arguments before the CLI's own: the built entry when dist/ is current, else tsx on the sources. */
-function cliArgv(): string[] {
-  if (!argvCache) {
-    // the explorer's sources are bundled by their own step (scripts/build-ui.mjs), not by tsc
-    const current = existsSync(BUILT_MAIN) && newestUnder(join(ROOT, 'src')) <= newestUnder(join(ROOT, 'dist'));
-    argvCache = current ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
-  }
+export function cliArgv(): string[] {
+  argvCache ??= distIsCurrent() ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
   return argvCache;
 }
 
