@@ -20,8 +20,8 @@
  */
 import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { Keys } from '../src/kernel/redis/keys.js';
-import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
-import { MemorySeenFilter } from '../src/kernel/seen/memory-seen-filter.js';
+import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
+import { MemorySeenFilter } from '../src/seen/memory-seen-filter.js';
 import {
   expectedRate,
   expectedWindowRate,
@@ -29,9 +29,9 @@ import {
   seenWindow,
   sizeWindow,
   type BloomGeometry,
-} from '../src/kernel/seen/bloom.js';
+} from '../src/seen/bloom.js';
 import { dayStamp } from '../src/kernel/clock.js';
-import type { SeenFilter } from '../src/kernel/seen/seen-filter.js';
+import type { SeenFilter } from '../src/kernel/seen-filter.js';
 import { fmtInt, fmtPct, fmtRatio, printNotes, printTable } from './stats.js';
 import {
   SCRATCH_TTL_MS,

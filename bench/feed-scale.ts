@@ -26,8 +26,8 @@ import { Keys } from '../src/kernel/redis/keys.js';
 import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { loadConfig } from '../src/app/config.js';
 import { openFreshet, type Freshet } from '../src/app/open.js';
-import { seenGeometry } from '../src/kernel/seen/wire.js';
-import { seenWindow } from '../src/kernel/seen/bloom.js';
+import { seenGeometry } from '../src/seen/wire.js';
+import { seenWindow } from '../src/seen/bloom.js';
 import { DAY_MS, ManualClock, dayStamp } from '../src/kernel/clock.js';
 import { TIMING_COLUMNS, fmtInt, fmtMs, fmtRatio, printNotes, printTable, timeLoop, timingRow, type Summary, type Targets } from './stats.js';
 import {

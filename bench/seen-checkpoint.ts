@@ -4,7 +4,7 @@
  * minute (virtual minutes: the impressions of a minute are marked, then each option checkpoints).
  *
  * Options, each writing what it needs to restore the same filters:
- * - `journal` (chosen, src/kernel/seen/seen-checkpointer.ts): the packed hash pairs (8 bytes) of the
+ * - `journal` (chosen, src/seen/seen-checkpointer.ts): the packed hash pairs (8 bytes) of the
  *   members each mark added, rolling day and reader alike, taken from Redis and appended as rows;
  * - `full bitmap`: today's rolling day bitmap (1.7 MB at the default geometry) rewritten every minute;
  * - `dirty chunks 4 KiB` / `512 B`: today's bitmap read, diffed against the last one, changed chunks upserted;
@@ -22,14 +22,14 @@ import { DAY_MS, MINUTE_MS, ManualClock, dayStamp } from '../src/kernel/clock.js
 import { silentLogger } from '../src/kernel/observability.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import type { RedisClient } from '../src/kernel/redis/client.js';
-import { sizeWindow } from '../src/kernel/seen/bloom.js';
-import { PostgresSeenCheckpoints } from '../src/kernel/seen/postgres-seen-checkpoints.js';
-import type { ReaderSeenSettings } from '../src/kernel/seen/reader-seen-filter.js';
-import { RedisReaderSeenFilter } from '../src/kernel/seen/redis-reader-seen-filter.js';
-import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
-import { bitmapBytes, scalableLevels } from '../src/kernel/seen/scalable-bloom.js';
-import { SeenCheckpointer } from '../src/kernel/seen/seen-checkpointer.js';
-import { daySubject } from '../src/kernel/seen/seen-fold.js';
+import { sizeWindow } from '../src/seen/bloom.js';
+import { PostgresSeenCheckpoints } from '../src/seen/postgres-seen-checkpoints.js';
+import type { ReaderSeenSettings } from '../src/kernel/reader-seen-filter.js';
+import { RedisReaderSeenFilter } from '../src/seen/redis-reader-seen-filter.js';
+import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
+import { bitmapBytes, scalableLevels } from '../src/seen/scalable-bloom.js';
+import { SeenCheckpointer } from '../src/seen/seen-checkpointer.js';
+import { daySubject } from '../src/seen/seen-fold.js';
 import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { fmtInt, fmtMs, printNotes, printTable, summarize } from './stats.js';
 import {

@@ -25,9 +25,10 @@
  */
 import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { Keys } from '../src/kernel/redis/keys.js';
-import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
-import { MemorySeenFilter } from '../src/kernel/seen/memory-seen-filter.js';
-import { hashPair, hashPairs, positions, seenMember, seenWindow, sizeWindow, type BloomGeometry } from '../src/kernel/seen/bloom.js';
+import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
+import { MemorySeenFilter } from '../src/seen/memory-seen-filter.js';
+import { hashPair } from '../src/kernel/hash.js';
+import { hashPairs, positions, seenMember, seenWindow, sizeWindow, type BloomGeometry } from '../src/seen/bloom.js';
 import { DAY_MS, dayStamp } from '../src/kernel/clock.js';
 import { TIMING_COLUMNS, fmtInt, fmtPct, fmtRatio, printNotes, printTable, timeLoop, timingRow, type Summary } from './stats.js';
 import {

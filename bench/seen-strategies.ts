@@ -20,11 +20,11 @@ import { createGunzip } from 'node:zlib';
 import { createInterface } from 'node:readline';
 import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { Keys } from '../src/kernel/redis/keys.js';
-import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
-import { RedisReaderSeenFilter } from '../src/kernel/seen/redis-reader-seen-filter.js';
-import { sizeWindow } from '../src/kernel/seen/bloom.js';
+import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
+import { RedisReaderSeenFilter } from '../src/seen/redis-reader-seen-filter.js';
+import { sizeWindow } from '../src/seen/bloom.js';
 import { DAY_MS, HOUR_MS } from '../src/kernel/clock.js';
-import type { SeenFilter } from '../src/kernel/seen/seen-filter.js';
+import type { SeenFilter } from '../src/kernel/seen-filter.js';
 import { fmtInt, fmtMs, fmtPct, printNotes, printTable } from './stats.js';
 import { dropPrefix, openRedis, printTitle, range, runIfMain, uniquePrefix, withCleanup } from './support.js';
 

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { createRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { openPostgres } from '../src/kernel/sql/sql.js';
 import { DAY_MS } from '../src/kernel/clock.js';
-import type { SeenFilter } from '../src/kernel/seen/seen-filter.js';
+import type { SeenFilter } from '../src/kernel/seen-filter.js';
 import { fmtMs, timeLoop, type LoopOptions, type Summary } from './stats.js';
 export { prng } from '../src/kernel/prng.js';
 

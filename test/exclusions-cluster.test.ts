@@ -4,7 +4,7 @@
  * one reader in one slot, different readers spread over the nodes.
  */
 import { describe, expect, it } from 'vitest';
-import { RedisReaderSeenFilter } from '../src/kernel/seen/redis-reader-seen-filter.js';
+import { RedisReaderSeenFilter } from '../src/seen/redis-reader-seen-filter.js';
 import { RedisExclusionCache } from '../src/exclusions/adapters/redis-exclusion-cache.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { fileCluster } from './support/redis-cluster.js';

@@ -1,7 +1,6 @@
 /** The kernel's small hashes keep their published values, so simulations and replays pick the same readers and posts. */
 import { describe, expect, it } from 'vitest';
-import { fmix32, fnv1a } from '../src/kernel/hash.js';
-import { murmur3 } from '../src/kernel/seen/bloom.js';
+import { fmix32, fnv1a, murmur3 } from '../src/kernel/hash.js';
 
 describe('kernel hashes', () => {
   it('fnv1a is 32-bit FNV-1a (the reference test vectors); a seed gives another hash', () => {

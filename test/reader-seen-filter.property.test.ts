@@ -9,8 +9,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../src/kernel/clock.js';
-import { MemoryReaderSeenFilter } from '../src/kernel/seen/memory-reader-seen-filter.js';
-import { RedisReaderSeenFilter } from '../src/kernel/seen/redis-reader-seen-filter.js';
+import { MemoryReaderSeenFilter } from '../src/seen/memory-reader-seen-filter.js';
+import { RedisReaderSeenFilter } from '../src/seen/redis-reader-seen-filter.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { deleteByPrefix, fileRedis } from './support/redis.js';
 

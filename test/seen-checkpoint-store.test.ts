@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../src/app/migrations.js';
 import { openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { openTestPglite } from './support/pglite.js';
-import { PostgresSeenCheckpoints, type SubjectCheckpoint } from '../src/kernel/seen/postgres-seen-checkpoints.js';
+import { PostgresSeenCheckpoints, type SubjectCheckpoint } from '../src/seen/postgres-seen-checkpoints.js';
 import { TEST_DATABASE_URL, uniqueSchema } from './support/env.js';
 
 const engines: { name: string; open: () => Promise<Sql>; cleanup?: (sql: Sql) => Promise<void> }[] = [

@@ -1,5 +1,5 @@
 /**
- * The Redis seen filter's cache of past days (src/kernel/seen/redis-seen-filter.ts): a check tests
+ * The Redis seen filter's cache of past days (src/seen/redis-seen-filter.ts): a check tests
  * today in Lua and the past days against local copies Redis confirms by version in the same script.
  * What must hold: one round trip per check, warm or cold; a late write to a past day (from this or
  * another instance) is seen by the next check; an expired day is dropped; a day recreated after
@@ -8,9 +8,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, HOUR_MS, dayStamp } from '../src/kernel/clock.js';
-import { sizeWindow } from '../src/kernel/seen/bloom.js';
-import { MemorySeenFilter } from '../src/kernel/seen/memory-seen-filter.js';
-import { RedisSeenFilter, type RedisSeenFilterOptions } from '../src/kernel/seen/redis-seen-filter.js';
+import { sizeWindow } from '../src/seen/bloom.js';
+import { MemorySeenFilter } from '../src/seen/memory-seen-filter.js';
+import { RedisSeenFilter, type RedisSeenFilterOptions } from '../src/seen/redis-seen-filter.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { fileRedis } from './support/redis.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, dayStamp } from '../src/kernel/clock.js';
-import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
+import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
 import { RedisFeedCache } from '../src/for-you/adapters/redis-feed-cache.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { fileCluster } from './support/redis-cluster.js';
@@ -54,7 +54,7 @@ describe('seen-filter keys on a Cluster', () => {
   it('checks and marks readers of every shard, each through the node owning its slot', async () => {
     const prefix = file.nextPrefix();
     const keys = new Keys(prefix, 4);
-    const { sizeWindow } = await import('../src/kernel/seen/bloom.js');
+    const { sizeWindow } = await import('../src/seen/bloom.js');
     const filter = new RedisSeenFilter(file.redis, keys, sizeWindow(1_000, 0.01, 7), { days: 7 });
     const now = Date.UTC(2026, 2, 5, 12);
     const readers = Array.from({ length: 12 }, (_, i) => `r${i}`);

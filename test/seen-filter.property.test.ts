@@ -13,9 +13,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, HOUR_MS, startOfDay } from '../src/kernel/clock.js';
-import { sizeWindow, type BloomGeometry } from '../src/kernel/seen/bloom.js';
-import { MemorySeenFilter } from '../src/kernel/seen/memory-seen-filter.js';
-import { RedisSeenFilter } from '../src/kernel/seen/redis-seen-filter.js';
+import { sizeWindow, type BloomGeometry } from '../src/seen/bloom.js';
+import { MemorySeenFilter } from '../src/seen/memory-seen-filter.js';
+import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { deleteByPrefix, fileRedis } from './support/redis.js';
 

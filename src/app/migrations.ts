@@ -9,7 +9,7 @@ import { FOLLOWING_MIGRATION } from '../following/adapters/schema.js';
 import { EXCLUSIONS_MIGRATION } from '../exclusions/adapters/schema.js';
 import { DISCOVER_INDEX_MIGRATION, DISCOVER_MIGRATION } from '../discover/adapters/schema.js';
 import { UNPUBLISHED_MIGRATION } from '../following/adapters/schema-unpublished.js';
-import { SEEN_CHECKPOINT_MIGRATION } from '../kernel/seen/checkpoint-schema.js';
+import { SEEN_CHECKPOINT_MIGRATION } from '../seen/checkpoint-schema.js';
 import { FOR_YOU_BAND_MIGRATION, FOR_YOU_KEYSET_MIGRATION } from '../for-you/adapters/schema.js';
 
 export { appliedMigrations } from '../kernel/sql/migrations.js';

@@ -5,7 +5,7 @@
  *
  * - PostgreSQL URL set → `pg`; else PGlite in `<dataDir>/pgdata` (the embedded default).
  * - Redis URL or cluster nodes set → the Redis adapters of every capability; else the in-process ones,
- *   whose seen filters are snapshotted to the data folder (src/kernel/seen/wire.ts). The feed cache is
+ *   whose seen filters are snapshotted to the data folder (src/seen/wire.ts). The feed cache is
  *   not persisted (a 30-minute buffer).
  */
 import { join } from 'node:path';
@@ -15,8 +15,8 @@ import { pino, type Logger as Pino } from 'pino';
 import { ensureSecrets, loadConfig, type Config } from './config.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
-import type { SeenFilter } from '../kernel/seen/seen-filter.js';
-import type { ReaderSeenFilter } from '../kernel/seen/reader-seen-filter.js';
+import type { SeenFilter } from '../kernel/seen-filter.js';
+import type { ReaderSeenFilter } from '../kernel/reader-seen-filter.js';
 import { PromMetrics } from '../kernel/metrics.js';
 import { openPglite, openPostgres, type Sql } from '../kernel/sql/sql.js';
 import { lockDataDir, type DataDirLock } from '../kernel/data-dir-lock.js';
@@ -26,8 +26,8 @@ import { Keys } from '../kernel/redis/keys.js';
 import { probeRedis } from '../kernel/redis/health.js';
 import { TokenVerifier } from '../kernel/http/tokens.js';
 import type { RedisHandle, Stores } from '../kernel/stores.js';
-import { wireSeen } from '../kernel/seen/wire.js';
-import type { SeenCheckpointer } from '../kernel/seen/seen-checkpointer.js';
+import { wireSeen } from '../seen/wire.js';
+import type { SeenCheckpointer } from '../seen/seen-checkpointer.js';
 import type { CandidateRecall } from '../for-you/recall.js';
 import type { FeedCache } from '../for-you/feed-cache.js';
 import type { ForYouFeed } from '../for-you/service.js';

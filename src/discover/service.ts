@@ -29,7 +29,7 @@ import type { ExclusionReason, ExclusionSource, ReaderExclusions } from '../kern
 import type { Item } from '../kernel/items/item.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import { rankedAfter, type After, type DiscoverIndex, type StreamRow } from './discover-index.js';
-import { markSeenBestEffort, type SeenFilter } from '../kernel/seen/seen-filter.js';
+import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
 import type { Logger } from '../kernel/observability.js';
 import { CursorCodec, type CursorState, type Phase, type Position } from './cursor.js';
 import type { DiscoverEmbeddings, ReaderQuery } from './embeddings.js';

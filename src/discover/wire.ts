@@ -7,7 +7,7 @@
 import type { Stores } from '../kernel/stores.js';
 import type { Sql } from '../kernel/sql/sql.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
-import type { SeenFilter } from '../kernel/seen/seen-filter.js';
+import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
 import type { FeedMetrics } from '../kernel/observability.js';
 import { PostgresDiscoverIndex } from './adapters/postgres-discover-index.js';

@@ -61,7 +61,7 @@ export interface ExclusionCacheSettings {
  * ExclusionCache port: the hot state — recent-views LISTs (note 5's layout, `rv:{u:<reader>}`) and a
  * cache of each reader's {@link DurableExclusions}. Adapters: memory (embedded default), Redis.
  *
- * Contract (test/contracts/exclusion-cache.contract.ts, against every adapter):
+ * Contract (test/contracts/exclusions.contract.ts `exclusionCacheContract`, against every adapter):
  * - `pushViews` is LPUSH + LTRIM to N + expiry `recentViewsTtlMs` after the view (virtual time), per reader;
  *   `read` returns them newest first, de-duplicated, [] once expired.
  * - `read` is one round trip for everything of one reader (its keys share the hash tag `{u:<reader>}`).
@@ -84,7 +84,7 @@ export interface ExclusionCache {
  * ExclusionStore port: the durable part in PostgreSQL (engagements, feedback; blocks come from the
  * note 4 graph tables). One SQL code path on PGlite and PostgreSQL.
  *
- * Contract (test/contracts/exclusion-store.contract.ts):
+ * Contract (test/contracts/exclusions.contract.ts `exclusionStoreContract`):
  * - `recordEngagement` / `setFeedback` are idempotent per (reader, item, kind); the first time is kept.
  *   Both refuse unknown and deleted items (FreshetError `NOT_FOUND`) and write nothing then.
  * - `deleteFeedback` removes it; `removed` false when there was none.

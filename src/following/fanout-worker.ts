@@ -30,6 +30,7 @@
  * `staleMs` (wall clock), and runs at start and every `sweepEveryMs`.
  */
 import type { FanoutConsumer, FanoutJob, JobContext } from './fanout-queue.js';
+import { publishToTimeline } from './publish.js';
 import type { TimelineDeps } from './service.js';
 
 /** Tunables of the fan-out; durations in ms. */
@@ -158,9 +159,7 @@ export class FanoutWorker {
       const rows = await this.deps.index.unpublished(SWEEP_BATCH);
       if (rows.length === 0) break;
       const nowMs = Math.max(...rows.map((r) => r.updateTimeMs));
-      const published = await this.deps.index.publish(rows.map((r) => r.itemId), nowMs);
-      const enqueuedAtMs = Date.now();
-      await this.deps.queue.enqueue(published.map((p) => ({ ...p, nowMs, enqueuedAtMs })));
+      const published = await publishToTimeline({ deps: this.deps, ...this.settings }, rows.map((r) => r.itemId), nowMs);
       total += published.length;
       if (rows.length < SWEEP_BATCH) break;
       await new Promise((resolve) => setImmediate(resolve)); // let requests run between rounds

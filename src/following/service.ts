@@ -27,6 +27,7 @@ import type { TimelineStore } from './timeline-store.js';
 import type { TimelineMetrics } from './timeline-metrics.js';
 import { HOUR_MS } from '../kernel/clock.js';
 import { mergeSlices, nextMaxId, outboxFloor, overFetch } from './domain.js';
+import { publishToTimeline } from './publish.js';
 
 /** Tunables; durations in ms (config.ts has their defaults and sources). */
 export interface TimelineSettings {
@@ -86,22 +87,11 @@ export class FollowingTimeline {
   }
 
   /**
-   * Publishes items already committed to the content store (the items route calls this after its
-   * upsert): assigns tids to those never published, writes the outboxes and enqueues the fan-out jobs.
-   * A failure after the tids are committed is logged, not thrown: the pending rows make the worker's
-   * sweep finish the job. @returns the items published by this call (none for re-sent ones).
+   * Publishes items already committed to the content store (the `publishItems` use case calls this after
+   * its commit): {@link publishToTimeline}. @returns the items published by this call (none for re-sent ones).
    */
-  async publish(itemIds: readonly string[], nowMs: number): Promise<Published[]> {
-    const published = await this.deps.index.publish(itemIds, nowMs);
-    if (published.length === 0) return published;
-    const enqueuedAtMs = Date.now();
-    try {
-      await Promise.all(published.map((p) => this.deps.store.appendToOutbox(p.authorId, p.tid, this.settings.outboxLength, this.settings.activeWindowMs)));
-      await this.deps.queue.enqueue(published.map((p) => ({ ...p, nowMs, enqueuedAtMs })));
-    } catch (err) {
-      this.deps.log.warn({ err, items: published.length }, 'publish: outbox or enqueue failed; the fan-out sweep will retry');
-    }
-    return published;
+  publish(itemIds: readonly string[], nowMs: number): Promise<Published[]> {
+    return publishToTimeline({ deps: this.deps, ...this.settings }, itemIds, nowMs);
   }
 
   /** Registers users in the graph (idempotent). @returns how many were new. @throws FreshetError INVALID_ID. */

@@ -32,7 +32,7 @@ import type { FillPool } from './fill-pool.js';
 import { matchPool, parseCursor, walk } from './walk.js';
 import type { Pool } from './fill-pool.js';
 import type { FeedCache } from './feed-cache.js';
-import { markSeenBestEffort, type SeenFilter } from '../kernel/seen/seen-filter.js';
+import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
 import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { FeedMetrics, Logger } from '../kernel/observability.js';
 

@@ -21,7 +21,7 @@
  * item stays recallable for ever, so without it an item served more than 7 days ago could come back.
  */
 import type { ReaderExclusions } from '../kernel/exclusion-source.js';
-import type { SeenFilter } from '../kernel/seen/seen-filter.js';
+import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { Pool } from './fill-pool.js';
 import type { Candidate, CandidateRecall, KeysetCursor } from './recall.js';
 import { gaussDecay, type GaussDecay } from './decay.js';

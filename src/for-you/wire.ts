@@ -6,7 +6,7 @@
  */
 import type { Stores } from '../kernel/stores.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
-import type { SeenFilter } from '../kernel/seen/seen-filter.js';
+import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
 import type { FeedMetrics } from '../kernel/observability.js';
 import type { GaussDecay } from './decay.js';

@@ -1,10 +1,10 @@
 /**
- * The ReaderSeenFilter port contract (src/kernel/seen/reader-seen-filter.ts), one suite run against every
+ * The ReaderSeenFilter port contract (src/kernel/reader-seen-filter.ts), one suite run against every
  * adapter: a test file adopts it through test/support/contract.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../src/kernel/clock.js';
-import type { ReaderSeenFilter, ReaderSeenSettings } from '../../src/kernel/seen/reader-seen-filter.js';
+import type { ReaderSeenFilter, ReaderSeenSettings } from '../../src/kernel/reader-seen-filter.js';
 
 /** What a factory hands the contract: a fresh, empty filter with its own keys. */
 export interface ReaderSeenHarness {

@@ -1,11 +1,11 @@
 /**
- * The SeenFilter port contract (src/kernel/seen/seen-filter.ts), one suite run against every adapter:
+ * The SeenFilter port contract (src/kernel/seen-filter.ts), one suite run against every adapter:
  * a test file adopts it through test/support/contract.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, HOUR_MS } from '../../src/kernel/clock.js';
-import { sizeWindow, type BloomGeometry } from '../../src/kernel/seen/bloom.js';
-import type { SeenFilter } from '../../src/kernel/seen/seen-filter.js';
+import { sizeWindow, type BloomGeometry } from '../../src/seen/bloom.js';
+import type { SeenFilter } from '../../src/kernel/seen-filter.js';
 
 /** What a factory hands the contract: a fresh, empty filter with its own keys. */
 export interface SeenFilterHarness {

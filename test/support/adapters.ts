@@ -8,8 +8,8 @@ import { MemoryHotCounters } from '../../src/hot/adapters/memory-hot-counters.js
 import { RedisHotCounters } from '../../src/hot/adapters/redis-hot-counters.js';
 import { dayStamp } from '../../src/kernel/clock.js';
 import { Keys } from '../../src/kernel/redis/keys.js';
-import type { BloomGeometry } from '../../src/kernel/seen/bloom.js';
-import { RedisSeenFilter, type RedisSeenFilterOptions } from '../../src/kernel/seen/redis-seen-filter.js';
+import type { BloomGeometry } from '../../src/seen/bloom.js';
+import { RedisSeenFilter, type RedisSeenFilterOptions } from '../../src/seen/redis-seen-filter.js';
 import type { HotCountersHarness } from '../contracts/hot-counters.contract.js';
 import type { SeenFilterHarness } from '../contracts/seen-filter.contract.js';
 import type { RedisPlace } from './contract.js';

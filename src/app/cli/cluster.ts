@@ -7,7 +7,7 @@
  * are its own copies of store data).
  *
  * - **Which worker runs what.** Every worker runs what is per process: the HTTP app, the hot snapshot
- *   refresh, the seen-filter checkpoints of its own journal takes (leased: src/kernel/seen/seen-checkpointer.ts),
+ *   refresh, the seen-filter checkpoints of its own journal takes (leased: src/seen/seen-checkpointer.ts),
  *   final checkpoints on close. Worker 1 also runs the store-wide jobs: hot rescoring and archiving
  *   (safe in several processes, but redundant) and the fan-out worker with its crash sweep (BullMQ jobs
  *   by id; unless `FRESHET_SERVE_FANOUT=off`). A replacement of worker 1 takes them over.

@@ -12,7 +12,7 @@
  * Ids must already be validated (`assertId`), so no `:`, `{` or `}` can appear inside them.
  */
 import calculateSlot from 'cluster-key-slot';
-import { murmur3 } from '../seen/bloom.js';
+import { murmur3 } from '../hash.js';
 
 /** Hash slots of a Redis Cluster. */
 export const CLUSTER_SLOTS = 16_384;
@@ -102,7 +102,7 @@ export class Keys {
   /**
    * The journal of a day's filter: a string of the packed hash pairs (8 bytes each) of the members
    * whose mark set a new bit, appended by the mark script and taken by the PostgreSQL checkpoint
-   * (src/kernel/seen/seen-checkpointer.ts). Same hash tag as the day, with the day's time to live.
+   * (src/seen/seen-checkpointer.ts). Same hash tag as the day, with the day's time to live.
    */
   seenDayJournal(shard: number, day: string): string {
     return `${this.seenShardDay(shard, day)}:j`;

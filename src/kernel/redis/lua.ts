@@ -4,7 +4,7 @@
  *
  * Files:
  * - One script per file, `<name>-<keys>.lua`, in a `lua/` folder of the capability that owns it
- *   (`src/hot/lua/hotView-9.lua`; the kernel's seen filters: `src/kernel/seen/lua/`). `<keys>` is the
+ *   (`src/hot/lua/hotView-9.lua`; the kernel's seen filters: `src/seen/lua/`). `<keys>` is the
  *   number of KEYS (`seenMark-4`) or, for a script that takes a batch, a formula in N (items) or D
  *   (days): `hotCounters-1+4N` = 1 key, then 4 per item; `seenCheck-1+2D` = 1 key, then 2 per day. Every call's key
  *   count is checked against it before anything is sent.

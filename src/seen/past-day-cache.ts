@@ -24,7 +24,7 @@
  * ({@link PastDayCache.claim}): while one check waits for a bitmap, concurrent checks of that day have
  * it tested in Lua (no burst of 1.7 MB replies at midnight).
  */
-import { DAY_MS } from '../clock.js';
+import { DAY_MS } from '../kernel/clock.js';
 
 /** Default cache size (`RedisSeenFilterOptions.cacheBytes`, `FRESHET_SEEN_CACHE_MB`): 256 MiB. */
 export const DEFAULT_SEEN_CACHE_BYTES = 256 * 2 ** 20;

@@ -28,7 +28,7 @@
   remaining days.
   Layout (note 1's rolling daily Bloom filters on stock Redis): each filter is a plain bitmap
   string, written with SETBIT (seenMark-4) and read with BITFIELD_RO ... GET u1 (Redis >= 6.2); the
-  engine hashes members (MurmurHash3 pair, src/kernel/seen/bloom.ts) and sends, per member, its two
+  engine hashes members (MurmurHash3 pair, src/seen/bloom.ts) and sends, per member, its two
   32-bit hashes packed as 8 little-endian bytes in ONE argument. Lua decodes them with struct.unpack
   and walks the k positions g_i = (h1 + i*h2) mod m (Kirsch & Mitzenmacher 2006) incrementally:
   g_0 = h1 mod m, g_(i+1) = g_i + (h2 mod m), minus m when it reaches m -- every value stays below

@@ -4,18 +4,18 @@
  * every call is ONE `EVALSHA` of `readerSeen-3` (lua/readerSeen-3.lua) on one slot. With checkpoints
  * (seen-checkpointer.ts) a mark also journals the members it adds, and a reader with no state in Redis
  * (new, expired, or lost with Redis) is restored from PostgreSQL before it is answered. Hashing and
- * geometry are the engine's (src/kernel/seen/bloom.ts, src/kernel/seen/scalable-bloom.ts); Lua only walks bits.
- * Same bits, same answers as the in-process adapter (src/kernel/seen/memory-reader-seen-filter.ts).
+ * geometry are the engine's (src/seen/bloom.ts, src/seen/scalable-bloom.ts); Lua only walks bits.
+ * Same bits, same answers as the in-process adapter (src/seen/memory-reader-seen-filter.ts).
  */
-import { assertId } from '../ids.js';
+import { assertId } from '../kernel/ids.js';
 import { hashPairs, packPairs } from './bloom.js';
 import { compoundRate, geometrySignature, scalableLevels, type SubFilterGeometry } from './scalable-bloom.js';
-import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from './reader-seen-filter.js';
-import type { RedisClient } from '../redis/client.js';
-import { redisCall } from '../redis/errors.js';
-import type { Keys } from '../redis/keys.js';
-import { LuaScripts } from '../redis/lua.js';
-import { fail } from '../errors.js';
+import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
+import type { RedisClient } from '../kernel/redis/client.js';
+import { redisCall } from '../kernel/redis/errors.js';
+import type { Keys } from '../kernel/redis/keys.js';
+import { LuaScripts } from '../kernel/redis/lua.js';
+import { fail } from '../kernel/errors.js';
 import type { ReaderRestorer } from './seen-checkpointer.js';
 import { MAX_RESTORES } from './redis-seen-filter.js';
 

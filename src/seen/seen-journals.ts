@@ -9,11 +9,11 @@
  *   reader is acknowledged (`seenAck-2`), then, last, the dirty set.
  * A take another process holds under a live lease is skipped (that process writes it).
  */
-import { isId } from '../ids.js';
-import type { RedisClient } from '../redis/client.js';
-import { redisCall } from '../redis/errors.js';
-import type { Keys } from '../redis/keys.js';
-import { LuaScripts } from '../redis/lua.js';
+import { isId } from '../kernel/ids.js';
+import type { RedisClient } from '../kernel/redis/client.js';
+import { redisCall } from '../kernel/redis/errors.js';
+import type { Keys } from '../kernel/redis/keys.js';
+import { LuaScripts } from '../kernel/redis/lua.js';
 import type { CheckpointAppend } from './postgres-seen-checkpoints.js';
 
 /** The scripts of taking and acknowledging journals (./lua/). */

@@ -11,7 +11,7 @@
  * tightening r = 0.5 as in RedisBloom): sub-filter i holds n_i = n_0·s^i members at error p_i = p_0·r^i,
  * p_0 = P·(1 − r), so the compound rate of all sub-filters stays ≤ P = Σ p_i < p_0 / (1 − r). Each
  * sub-filter is sized by Broder & Mitzenmacher 2004 (m = −n ln p / ln²2, k = (m/n) ln 2) and hashed by
- * Kirsch–Mitzenmacher double hashing of the member `{reader}:{item}` (src/kernel/seen/bloom.ts; the same
+ * Kirsch–Mitzenmacher double hashing of the member `{reader}:{item}` (src/seen/bloom.ts; the same
  * MurmurHash3 pair as note 1's filters). A new member goes into the newest sub-filter; a member already
  * answered "seen" is not added again; when the newest holds n_i members, sub-filter i + 1 is opened.
  *

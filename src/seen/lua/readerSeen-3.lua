@@ -21,7 +21,7 @@
   present when all its k_i bits are set in any open sub-filter; a mark adds a member that is not
   present to the newest one, and opens the next sub-filter when that one holds its capacity (past the
   last level given, the last one keeps filling). t only grows. The journal gets the members added, in
-  the order they were added, so replaying the checkpointed journals (src/kernel/seen/seen-restore.ts)
+  the order they were added, so replaying the checkpointed journals (src/seen/seen-fold.ts)
   rebuilds the same bits and counts; it gets the reader's time to live.
   A live state may have no bitmap (a reader restored with nothing checkpointed gets its state only):
   it answers '0' for all, and its first mark allocates the bitmap.
@@ -30,7 +30,7 @@
   instead of 138 KB for the first sub-filter at n0 = 100,000 (bench/README.md).
   Layout: no RedisBloom, a plain bitmap string per reader written with SETBIT and read with GETBIT,
   hashing done by the engine (MurmurHash3 pairs packed as 8 little-endian bytes per member, as in
-  seenCheck-1+2D). Sub-filter geometry comes from the engine (src/kernel/seen/scalable-bloom.ts) in
+  seenCheck-1+2D). Sub-filter geometry comes from the engine (src/seen/scalable-bloom.ts) in
   every call, so Lua computes nothing but positions: g_0 = h1 mod m_i, g_(j+1) = g_j + (h2 mod m_i),
   minus m_i once it reaches m_i -- exact in Lua's doubles and equal to the in-process adapter's walk.
 ]]

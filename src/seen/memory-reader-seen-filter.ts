@@ -3,17 +3,17 @@
  * spec the Redis adapter is tested against).
  *
  * Same layout as Redis, bit for bit: one bitmap per reader holding every sub-filter at its offset
- * (src/kernel/seen/scalable-bloom.ts), Redis's bit order (bit 0 = most significant bit of byte 0), each
+ * (src/seen/scalable-bloom.ts), Redis's bit order (bit 0 = most significant bit of byte 0), each
  * sub-filter's bytes allocated whole when it opens (as the Redis script does). Time is the caller's `nowMs`: a filter whose
  * last activity is `ttlMs` or more in the past is gone (dropped at the next touch, or by a sweep every
  * {@link SWEEP_EVERY} marks). {@link MemoryReaderSeenFilter.snapshot} / {@link MemoryReaderSeenFilter.restore}
  * keep the filters across restarts (reader-seen-snapshot.ts).
  */
-import { assertId } from '../ids.js';
+import { assertId } from '../kernel/ids.js';
 import { hasAllBits, hashPairs } from './bloom.js';
 import { bitmapBytes, compoundRate, geometrySignature, scalableLevels, type SubFilterGeometry } from './scalable-bloom.js';
 import { readReaderSeenSnapshot, writeReaderSeenSnapshot } from './reader-seen-snapshot.js';
-import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from './reader-seen-filter.js';
+import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
 
 /** Marks between two sweeps of expired readers. */
 export const SWEEP_EVERY = 1024;
@@ -70,7 +70,7 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
 
   /**
    * {@link markSeen} of members given by their hash pairs ([h1, h2, …], {@link hashPairs}): how a
-   * checkpointed journal is replayed (src/kernel/seen/seen-restore.ts). A filter idle for the TTL at
+   * checkpointed journal is replayed (src/seen/seen-fold.ts). A filter idle for the TTL at
    * `nowMs` starts again empty, exactly as a mark at that time would.
    */
   markPairs(readerId: string, pairs: Uint32Array, nowMs: number): void {

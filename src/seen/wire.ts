@@ -9,13 +9,13 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { sizeWindow, type BloomGeometry } from './bloom.js';
-import type { SeenFilter } from './seen-filter.js';
-import type { ReaderSeenFilter, ReaderSeenSettings, SeenStrategy } from './reader-seen-filter.js';
+import type { SeenFilter } from '../kernel/seen-filter.js';
+import type { ReaderSeenFilter, ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';
 import { MemorySeenFilter } from './memory-seen-filter.js';
 import { RedisSeenFilter } from './redis-seen-filter.js';
 import { MemoryReaderSeenFilter } from './memory-reader-seen-filter.js';
 import { RedisReaderSeenFilter } from './redis-reader-seen-filter.js';
-import type { Stores } from '../stores.js';
+import type { Stores } from '../kernel/stores.js';
 import { SeenCheckpointer } from './seen-checkpointer.js';
 import { PostgresSeenCheckpoints } from './postgres-seen-checkpoints.js';
 

@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL side of the seen-filter checkpoints (tables of migration 8, checkpoint-schema.ts): an
  * append-only log of journalled hash pairs per subject, folded now and then into a compacted base.
- * It knows rows and bytes, not Bloom filters: the folding is the caller's (seen-restore.ts).
+ * It knows rows and bytes, not Bloom filters: the folding is the caller's (seen-fold.ts, run by seen-checkpointer.ts).
  *
  * Safe with any number of processes: appends are plain inserts (the subject's row is upserted, its
  * expiry and activity only grow); a compaction locks the subject's row (`FOR UPDATE`), so two never
@@ -10,7 +10,7 @@
  * Works the same on PGlite and a PostgreSQL server. Every method may throw FreshetError
  * `STORE_UNAVAILABLE` (database unreachable).
  */
-import type { Sql, SqlTx } from '../sql/sql.js';
+import type { Sql, SqlTx } from '../kernel/sql/sql.js';
 
 /** One journal taken from Redis, to append. */
 export interface CheckpointAppend {

@@ -11,8 +11,8 @@
  * dropped when ANY of them answers "maybe", so the rate of the whole check is 1-(1-p)^D. With D = 7
  * filters at 1 % each that is 6.8 %; {@link sizeWindow} instead sizes each day for the whole check.
  */
-import { DAY_MS, startOfDay } from '../clock.js';
-import { fmix32 } from '../hash.js';
+import { DAY_MS, startOfDay } from '../kernel/clock.js';
+import { murmur3PairInto } from '../kernel/hash.js';
 
 /** The shape of one day's filter and what it promises. */
 export interface BloomGeometry {
@@ -62,28 +62,6 @@ export function expectedWindowRate(g: BloomGeometry, members: number): number {
   return 1 - Math.pow(1 - expectedRate(g, members), g.days);
 }
 
-const SEED_1 = 0;
-const SEED_2 = 0x9747b28c;
-
-/**
- * The two 32-bit MurmurHash3 (x86_32) values of a member, seeds 0 and 0x9747b28c; h2 is forced odd
- * so the k positions never collapse to one. Same code as {@link hashPairs} (one implementation).
- */
-export function hashPair(member: string): [number, number] {
-  const out = new Uint32Array(2);
-  const len = encode(member); // first: it may replace `scratch`
-  murmur3Pair(scratch, len, out, 0);
-  return [out[0]!, out[1]!];
-}
-
-/**
- * MurmurHash3 (x86_32, seed 0) of a string's UTF-8 bytes, unsigned: the h1 of {@link hashPair}. The
- * engine's one MurmurHash3 — the key builder picks seen and hot shards with it (src/kernel/redis/keys.ts).
- */
-export function murmur3(text: string): number {
-  return hashPair(text)[0];
-}
-
 /** The k bit positions of a member, from its hash pair: g_i = (h1 + i·h2) mod m, i = 0..k-1. */
 export function positions(g: BloomGeometry, h1: number, h2: number): number[] {
   const out = new Array<number>(g.hashes);
@@ -112,12 +90,8 @@ export function seenWindow(nowMs: number, days: number): number[] {
   return out;
 }
 
-const C1 = 0xcc9e2d51;
-const C2 = 0x1b873593;
-let scratch = new Uint8Array(256);
-
 /**
- * {@link hashPair} of every `{readerId}:{itemId}` member, as [h1, h2, h1, h2, …] (2 per item).
+ * MurmurHash3 pair ({@link hashPair}, src/kernel/hash.ts) of every `{readerId}:{itemId}` member, as [h1, h2, h1, h2, …] (2 per item).
  * Each member is encoded once into a reused buffer (UTF-8; a plain byte copy for ASCII ids) and both
  * MurmurHash3 seeds run in one pass — about 4× faster than the `murmurhash` package, which allocates
  * a TextEncoder and an array per call (the test suite checks the values against MurmurHash3's
@@ -127,8 +101,7 @@ let scratch = new Uint8Array(256);
 export function hashPairs(readerId: string, itemIds: readonly string[]): Uint32Array {
   const out = new Uint32Array(2 * itemIds.length);
   for (let n = 0; n < itemIds.length; n++) {
-    const len = encode(seenMember(readerId, itemIds[n]!));
-    murmur3Pair(scratch, len, out, 2 * n);
+    murmur3PairInto(seenMember(readerId, itemIds[n]!), out, 2 * n);
   }
   return out;
 }
@@ -193,53 +166,4 @@ export function unpackPairs(packed: Uint8Array): Uint32Array {
   const out = new Uint32Array(packed.length / 4);
   for (let i = 0; i < out.length; i++) out[i] = view.getUint32(4 * i, true);
   return out;
-}
-
-const encoder = new TextEncoder();
-
-/** Encodes `member` as UTF-8 into `scratch` (grown when needed). @returns its length in bytes. */
-function encode(member: string): number {
-  const len = member.length;
-  if (scratch.length < 3 * len) scratch = new Uint8Array(4 * len);
-  const bytes = scratch;
-  for (let i = 0; i < len; i++) {
-    const c = member.charCodeAt(i);
-    if (c > 0x7f) return encoder.encodeInto(member, bytes).written;
-    bytes[i] = c;
-  }
-  return len;
-}
-
-/** MurmurHash3 x86_32 of bytes[0..len) with seeds SEED_1 and SEED_2 at once; h2 forced odd. */
-function murmur3Pair(bytes: Uint8Array, len: number, out: Uint32Array, at: number): void {
-  let h1 = SEED_1 | 0;
-  let h2 = SEED_2 | 0;
-  const blocks = len & ~3;
-  let i = 0;
-  for (; i < blocks; i += 4) {
-    let k = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
-    k = Math.imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, C2);
-    h1 ^= k;
-    h1 = (h1 << 13) | (h1 >>> 19);
-    h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
-    h2 ^= k;
-    h2 = (h2 << 13) | (h2 >>> 19);
-    h2 = (Math.imul(h2, 5) + 0xe6546b64) | 0;
-  }
-  const rest = len & 3;
-  if (rest > 0) {
-    let k = 0;
-    if (rest === 3) k ^= bytes[i + 2]! << 16;
-    if (rest >= 2) k ^= bytes[i + 1]! << 8;
-    k ^= bytes[i]!;
-    k = Math.imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, C2);
-    h1 ^= k;
-    h2 ^= k;
-  }
-  out[at] = fmix32(h1 ^ len);
-  out[at + 1] = (fmix32(h2 ^ len) | 1) >>> 0;
 }

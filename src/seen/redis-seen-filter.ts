@@ -6,7 +6,7 @@
  * member is `{reader}:{item}` (note 1). A reader's `days` day keys and their versions share one hash
  * tag, so both scripts touch a single Cluster slot. Each bitmap is sized by the injected
  * {@link BloomGeometry} (m bits, k hashes), positions by Kirsch–Mitzenmacher double hashing of a
- * MurmurHash3 pair computed here, in the engine (src/kernel/seen/bloom.ts); the Lua side only walks the
+ * MurmurHash3 pair computed here, in the engine (src/seen/bloom.ts); the Lua side only walks the
  * positions, so it sets and tests exactly the bits of the memory adapter.
  *
  * Past days are cached in process (past-day-cache.ts): in steady state only today's bitmap is written,
@@ -36,14 +36,14 @@
  * Redis `TIME`.
  */
 import { randomInt } from 'node:crypto';
-import { assertId } from '../ids.js';
-import { dayStamp, startOfDay } from '../clock.js';
+import { assertId } from '../kernel/ids.js';
+import { dayStamp, startOfDay } from '../kernel/clock.js';
 import { hasAllBits, hashPairs, packPairs, seenDayEnd, seenWindow, type BloomGeometry } from './bloom.js';
-import type { SeenFilter } from './seen-filter.js';
-import type { Keys } from '../redis/keys.js';
-import type { RedisClient } from '../redis/client.js';
-import { LuaScriptError, LuaScripts } from '../redis/lua.js';
-import { fail } from '../errors.js';
+import type { SeenFilter } from '../kernel/seen-filter.js';
+import type { Keys } from '../kernel/redis/keys.js';
+import type { RedisClient } from '../kernel/redis/client.js';
+import { LuaScriptError, LuaScripts } from '../kernel/redis/lua.js';
+import { fail } from '../kernel/errors.js';
 import type { RollingRestorer } from './seen-checkpointer.js';
 import { DEFAULT_SEEN_CACHE_BYTES, PastDayCache, type SeenCacheStats } from './past-day-cache.js';
 

@@ -1,5 +1,5 @@
 /**
- * Migration 8: the PostgreSQL checkpoints of the Redis seen filters (src/kernel/seen/seen-checkpointer.ts).
+ * Migration 8: the PostgreSQL checkpoints of the Redis seen filters (src/seen/seen-checkpointer.ts).
  * Version 8, not the next free number at the time of writing, so that a discover migration written
  * at the same time can take 7 without a clash (the runner applies the list in order; gaps are fine).
  *
@@ -14,7 +14,7 @@
  *   rows into its base and deletes exactly the rows it folded.
  * Rows of an expired subject go with it (`ON DELETE CASCADE`). Times are epoch ms (`bigint`).
  */
-import type { Migration } from '../sql/migrations.js';
+import type { Migration } from '../kernel/sql/migrations.js';
 
 /** Migration 8: seen-filter checkpoints. Never edit it: append a new version. */
 export const SEEN_CHECKPOINT_MIGRATION: Migration = {

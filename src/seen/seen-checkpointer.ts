@@ -35,15 +35,15 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { DAY_MS, dayStamp } from '../clock.js';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../observability.js';
-import type { RedisClient } from '../redis/client.js';
-import { redisCall } from '../redis/errors.js';
-import type { Keys } from '../redis/keys.js';
-import { LuaScripts } from '../redis/lua.js';
+import { DAY_MS, dayStamp } from '../kernel/clock.js';
+import type { Clock } from '../kernel/clock.js';
+import type { Logger } from '../kernel/observability.js';
+import type { RedisClient } from '../kernel/redis/client.js';
+import { redisCall } from '../kernel/redis/errors.js';
+import type { Keys } from '../kernel/redis/keys.js';
+import { LuaScripts } from '../kernel/redis/lua.js';
 import { seenDayEnd, seenWindow, type BloomGeometry } from './bloom.js';
-import type { ReaderSeenSettings } from './reader-seen-filter.js';
+import type { ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
 import { bitmapBytes, geometrySignature, scalableLevels } from './scalable-bloom.js';
 import { daySubject, foldDay, foldDayBase, foldReader, foldReaderBase, readerSubject } from './seen-fold.js';
 import type { PostgresSeenCheckpoints, SubjectBytes } from './postgres-seen-checkpoints.js';

@@ -4,7 +4,7 @@
  *
  * Same layout as Redis, bit for bit: one bitmap per UTC day and shard, named by the same
  * `Keys.seenDay` (with an empty prefix), same geometry, same MurmurHash3 pair and Kirsch–Mitzenmacher
- * positions (src/kernel/seen/bloom.ts), and Redis's bit order (bit 0 = most significant bit of byte 0),
+ * positions (src/seen/bloom.ts), and Redis's bit order (bit 0 = most significant bit of byte 0),
  * so a bitmap here equals the Redis string of the same day. Bitmaps are allocated on the first mark.
  *
  * Time is the caller's `nowMs` (virtual time works): a day's bitmap dies once
@@ -12,11 +12,11 @@
  * {@link MemorySeenFilter.snapshot} / {@link MemorySeenFilter.restore} keep the bitmaps across restarts.
  */
 import { open, readFile, rename } from 'node:fs/promises';
-import { assertId } from '../ids.js';
-import { dayStamp } from '../clock.js';
+import { assertId } from '../kernel/ids.js';
+import { dayStamp } from '../kernel/clock.js';
 import { hasAllBits, hashPairs, seenDayEnd, seenWindow, setAllBits, type BloomGeometry } from './bloom.js';
-import type { SeenFilter } from './seen-filter.js';
-import { Keys } from '../redis/keys.js';
+import type { SeenFilter } from '../kernel/seen-filter.js';
+import { Keys } from '../kernel/redis/keys.js';
 
 /** Options of {@link MemorySeenFilter}. */
 export interface MemorySeenFilterOptions {

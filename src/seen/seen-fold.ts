@@ -12,7 +12,7 @@
  */
 import { setAllBits, unpackPairs, type BloomGeometry } from './bloom.js';
 import { MemoryReaderSeenFilter, type SavedReaderFilter } from './memory-reader-seen-filter.js';
-import type { ReaderSeenSettings } from './reader-seen-filter.js';
+import type { ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
 import { geometrySignature } from './scalable-bloom.js';
 import type { FoldedBase, SubjectCheckpoint } from './postgres-seen-checkpoints.js';
 
