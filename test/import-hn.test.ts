@@ -82,6 +82,25 @@ describe('parseHn on a fixture', () => {
     expect(skipped[2]!.reason).toMatch(/duplicate id hn_101 \(first on line 2\)/);
   });
 
+  it('refuses the rows the one item check refuses, with the reason it gives the library and the HTTP API', async () => {
+    const header = 'id,title,url,num_points,num_comments,author,created_at,created_at_unix';
+    const future = Math.floor(Date.now() / 1000) + 7 * 86_400;
+    const rows = [
+      `201,${'x'.repeat(1001)},,1,0,a,9/6/2015 10:03,1441533780`,
+      `202,Long url,https://e.com/${'a'.repeat(2040)},1,0,a,9/6/2015 10:03,1441533780`,
+      `203,From the future,,1,0,a,9/6/2015 10:03,${future}`,
+      `204,Fine,,1,0,a,9/6/2015 10:03,1441533780`,
+    ];
+    const { items, skipped } = await parseAll(writeFixture('refused.csv.gz', [header, ...rows].join('\n') + '\n'));
+    expect(items.map((i) => i.id)).toEqual(['hn_204']);
+    expect(skipped.map((s) => [s.line, s.reason.split(' ')[0]])).toEqual([
+      [2, 'title'],
+      [3, 'url'],
+      [4, 'publishedAt'],
+    ]);
+    expect(skipped[0]!.reason).toMatch(/^title must be at most 1000 characters/);
+  });
+
   it('yields batches of the asked size and reads plain CSV too', async () => {
     const { items, batches } = await parseAll(file, 2);
     expect(items).toHaveLength(5);

@@ -287,6 +287,8 @@ export async function openFreshet(configOrOptions: Config | FreshetOptions = {},
     timeline: following.timeline,
     exclusions,
     log,
+    clock,
+    futureSkewMs: config.futureSkewMs,
     itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
   });
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)

@@ -24,6 +24,8 @@
 import { FreshetError, fail } from '../kernel/errors.js';
 import type { Logger } from '../kernel/observability.js';
 import type { ContentStore, ItemInput } from '../kernel/items/content-store.js';
+import { validateItems, type PublishInput } from '../kernel/items/validate.js';
+import type { Clock } from '../kernel/clock.js';
 import type { HotRanking } from '../hot/service.js';
 import type { ViewInput, ViewResult } from '../hot/hot-counters.js';
 import type { DiscoverEmbeddings } from '../discover/embeddings.js';
@@ -32,11 +34,7 @@ import type { FollowingTimeline } from '../following/service.js';
 import type { Exclusions } from '../exclusions/service.js';
 import type { EngagementKind, FeedbackKind } from '../exclusions/domain.js';
 
-/** An item to publish: the item, and optionally its embedding (else computed from its text). */
-export interface PublishInput extends ItemInput {
-  /** The item embedding (`FRESHET_EMBEDDING_DIM` finite numbers, not all zero); absent → from the text. */
-  embedding?: readonly number[];
-}
+export type { PublishInput } from '../kernel/items/validate.js';
 
 /** What the verbs need: one service per capability. */
 export interface UseCaseDeps {
@@ -46,6 +44,10 @@ export interface UseCaseDeps {
   timeline: FollowingTimeline;
   exclusions: Exclusions;
   log: Logger;
+  /** The wall clock: the upper bound of a published item's time is its now + `futureSkewMs`. */
+  clock: Clock;
+  /** How far past the clock a published item's time may be, ms (`FRESHET_FUTURE_SKEW_S`). */
+  futureSkewMs: number;
   /**
    * Told after items were published or deleted (their ids): the for-you feed's shared fill pool takes
    * them in or drops them (src/for-you/fill-pool.ts). Absent: nothing to tell.
@@ -63,18 +65,19 @@ export class UseCases {
   /**
    * Publishes a batch: upsert by id (idempotent, all-or-nothing in PostgreSQL), then the hot counters
    * and the following timeline (new items get a timeline id, their author's outbox and a fan-out job).
-   * Every item and embedding is checked before anything is written.
+   * Every item is checked by the one check of published input ({@link validateItems}, the same for every
+   * edge) before anything is written.
    * @param nowMs the publish time (epoch ms; virtual in replays): the items' `update_time`, the tid's time.
    * @returns counts of the content store: `inserted` new ids, `updated` existing live ones.
-   * @throws FreshetError `INVALID_INPUT` (an id twice in the batch, a bad embedding or row — nothing
-   *   written), `STORE_UNAVAILABLE` (PostgreSQL down before the commit — nothing written).
+   * @throws FreshetError `INVALID_INPUT` / `INVALID_ID` naming the field (`items[3].embedding`; an id
+   *   twice in the batch — nothing written), `ITEM_DELETED`, `STORE_UNAVAILABLE` (PostgreSQL down before
+   *   the commit — nothing written).
    */
   async publishItems(items: readonly PublishInput[], nowMs: number): Promise<{ inserted: number; updated: number }> {
     if (items.length === 0) return { inserted: 0, updated: 0 };
-    const twice = items.find((item, i) => items.findIndex((other) => other.id === item.id) !== i);
-    if (twice) throw fail('INVALID_INPUT', `body holds item id ${twice.id} twice; send each id at most once per request`);
-    const { embeddings, content, hot, timeline } = this.deps;
-    const records = embeddings.records(items, items.map((i) => i.embedding)); // checks every embedding first
+    const { embeddings, content, hot, timeline, clock, futureSkewMs } = this.deps;
+    validateItems(items, { embeddingDim: embeddings.settings.dim, clockMs: clock.now(), futureSkewMs });
+    const records = embeddings.records(items, items.map((i) => i.embedding));
     const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }) => item);
     // note 3: embeddings are written before their items (an orphan embedding row is invisible)
     await embeddings.store(records, nowMs);

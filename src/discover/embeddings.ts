@@ -10,8 +10,7 @@
  *   with ({@link decayedMean}: half-life configured), as of the session start `t0`, from its newest
  *   `signalLimit` signals. Cached per (reader, t0), so every page of a session ranks phase 2 alike.
  */
-import { decayedMean, embedText, isZero, normalize, quantize } from './embedding.js';
-import { fail } from '../kernel/errors.js';
+import { decayedMean, embedText, normalize, quantize } from './embedding.js';
 import type { Item } from '../kernel/items/item.js';
 import type { DiscoverIndex, EmbeddingRecord } from './discover-index.js';
 
@@ -47,21 +46,16 @@ export class DiscoverEmbeddings {
   ) {}
 
   /**
-   * Checks client embeddings and builds every item's record (client or text). Pure apart from nothing:
-   * call it before writing anything, then {@link store} the result.
+   * Builds every item's record: the client's embedding, normalised, or one computed from the text. Pure:
+   * call it before writing anything, then {@link store} the result. Client embeddings must have passed
+   * the one check of published input first (src/kernel/items/validate.ts: length, finite, normalisable).
    * @param given client embeddings aligned with `items` (undefined = compute from text).
-   * @throws FreshetError `INVALID_INPUT` when an embedding has the wrong length, a non-finite
-   *   component, or is all zeros (naming its index in the batch).
    */
   records(items: readonly Pick<Item, 'id' | 'title' | 'text' | 'tags'>[], given: readonly (readonly number[] | undefined)[] = []): EmbeddingRecord[] {
     const { dim } = this.settings;
     return items.map((item, i) => {
       const raw = given[i];
-      if (raw !== undefined) {
-        if (raw.length !== dim) throw fail('INVALID_INPUT', `body/${i}/embedding must have ${dim} components`);
-        if (!raw.every(Number.isFinite) || isZero(raw)) throw fail('INVALID_INPUT', `body/${i}/embedding must be finite and not all zeros`);
-        return this.record(item.id, normalize(raw), 'client');
-      }
+      if (raw !== undefined) return this.record(item.id, normalize(raw), 'client');
       return this.record(item.id, embedText(item, dim), 'text');
     });
   }

@@ -77,10 +77,12 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
         expect(await store.getItems(['a'])).toEqual([{ ...next, updateTime: NOW + 60_000 }]);
       });
 
-      it('an id repeated inside one batch is written once, the last one winning', async () => {
-        const r = await store.upsertItems([item('a', { title: 'first' }), item('a', { title: 'second' })], NOW);
-        expect(r).toEqual({ inserted: 1, updated: 0 });
-        expect((await store.getItems(['a']))[0]?.title).toBe('second');
+      it('an id repeated inside one batch refuses the batch (the one batch rule), writing nothing', async () => {
+        await expect(store.upsertItems([item('a', { title: 'first' }), item('b'), item('a', { title: 'second' })], NOW)).rejects.toMatchObject({
+          ...invalidInput,
+          message: expect.stringMatching(/^items\[2\]\.id "a" repeats items\[0\]\.id/),
+        });
+        expect(await store.countItems()).toBe(0);
       });
 
       it('is all-or-nothing: one row with a missing required field writes nothing', async () => {

@@ -163,7 +163,7 @@ describe('time inputs are checked against one range (issue 10.5)', () => {
   it('published_at in milliseconds is refused with a hint, not read as the year 58,000', async () => {
     const res = await send({ method: 'POST', url: '/v1/items', payload: [item('ms_1', 0, { published_at: T0 })], headers: svc });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({ code: 40001, msg: expect.stringMatching(/^body\/0\/published_at is .*outside the accepted time range .*it looks like milliseconds/) });
+    expect(res.json()).toMatchObject({ code: 40001, msg: expect.stringMatching(/^body\/0\/published_at is .*outside the accepted time range .*check the unit \(epoch seconds in the JSON API/) });
     expect(await stored('ms_1')).toEqual([]);
   });
 

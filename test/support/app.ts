@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/kernel/clock.js';
 import { buildApp } from '../../src/app/http.js';
 import { mintReaderToken } from '../../src/kernel/http/tokens.js';
 import { FreshetClient, type FreshetClientOptions } from '../../src/client/index.js';
-import { openPostgres } from '../../src/kernel/sql/sql.js';
+import { openPostgres, type Sql } from '../../src/kernel/sql/sql.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix, uniqueSchema } from './env.js';
 import { deleteByPrefix } from './redis.js';
 import { openTestPglite, seedPgliteDataDir } from './pglite.js';
@@ -31,6 +31,8 @@ export interface TestApp {
   config: Config;
   /** The PostgreSQL schema of this app (`db: 'postgres'` only). */
   schema?: string;
+  /** The app's SQL store (PGlite, or the server under `schema`): tests read the truth through it. */
+  sql: Sql;
   /**
    * A `freshet/client` on this app through `app.inject` (no port): the service key unless `token` is
    * given; `reader`/`now` as in FreshetClientOptions.
@@ -75,6 +77,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     f,
     clock,
     config,
+    sql,
     ...(opts.db === 'postgres' ? { schema } : {}),
     token: (reader, ttlS = 3600) => mintReaderToken(SECRET, reader, ttlS),
     client: (o = {}) => new FreshetClient({ baseUrl: 'http://inject', fetch: injectFetch(app), ...(o.token ? {} : { serviceKey: SERVICE_KEY }), ...o }),

@@ -17,9 +17,11 @@
  * - `num_points`  → `popularity` (integer ≥ 0)
  *
  * A row that cannot be mapped (wrong number of fields, malformed quoting, bad id, empty title, bad
- * time or points, a title over 1,000 or a URL over 2,048 characters (the API's limits), an id
- * already seen earlier in the file) is counted and reported with its line
- * number and reason; it never aborts the import. (An opening quote that is never closed swallows
+ * time or points, an id already seen earlier in the file) or whose item the one check of published input
+ * refuses (src/kernel/items/validate.ts, the same check as `POST /v1/items` and the library: a title over
+ * 1,000 or a URL over 2,048 characters, a NUL character, a time past the clock + skew; the reason names
+ * the field as that check does) is counted and reported with its line number and reason; it never
+ * aborts the import. (An opening quote that is never closed swallows
  * the rest of the file into one field: that is CSV, and it shows as one skipped row at the end.)
  * A file whose header lacks a needed column is rejected before any row is read. A file that cannot be
  * read to its end (a truncated gzip) ends the iteration with an ImportReadError naming the last line
@@ -27,6 +29,9 @@
  */
 import { parse } from 'csv-parse';
 import type { ItemInput } from '../../kernel/items/content-store.js';
+import { MAX_URL_CHARS, validateItems, type ItemRules } from '../../kernel/items/validate.js';
+import { DEFAULT_FUTURE_SKEW_MS } from '../../kernel/time-range.js';
+import { FreshetError } from '../../kernel/errors.js';
 import { openInput, pipeInto, readErrorsAs } from './input-file.js';
 
 /** A row that was skipped: 1-based line of the file (the header is line 1) and why. */
@@ -53,14 +58,16 @@ export interface ParsedBatch {
 export interface ParseOptions {
   /** Items per batch (default 500). */
   batchSize?: number;
+  /**
+   * The one item check's settings (src/kernel/items/validate.ts); default: the wall clock and the default
+   * skew (items carry no embedding here, so the dimension is not read).
+   */
+  rules?: ItemRules;
 }
 
 /** The columns the HN file must have. */
 export const HN_COLUMNS = ['id', 'title', 'url', 'num_points', 'author', 'created_at_unix'] as const;
 
-/** Limits of the items API (`POST /v1/items`), checked here so one row cannot fail a whole batch. */
-const MAX_TITLE = 1000;
-const MAX_URL = 2048;
 const INVALID_ID_CHARS = /[^A-Za-z0-9_.-]/g;
 const TAG_PREFIXES: ReadonlyArray<[RegExp, string]> = [
   [/^ask hns?\b/i, 'ask'],
@@ -106,14 +113,13 @@ export function mapHnRecord(rec: Readonly<Record<string, string | undefined>>): 
   if (!/^\d{1,60}$/.test(id)) return `id ${JSON.stringify(id)} is not a number`;
   const title = (rec.title ?? '').trim();
   if (title.length === 0) return 'empty title';
-  if (title.length > MAX_TITLE) return `title longer than ${MAX_TITLE} characters`;
-  if ((rec.url ?? '').trim().length > MAX_URL) return `url longer than ${MAX_URL} characters`;
   const seconds = Number((rec.created_at_unix ?? '').trim());
   if (!Number.isSafeInteger(seconds) || seconds <= 0) return `created_at_unix ${JSON.stringify(rec.created_at_unix)} is not epoch seconds`;
   const pointsRaw = (rec.num_points ?? '').trim();
   const points = Number(pointsRaw);
   if (pointsRaw === '' || !Number.isSafeInteger(points) || points < 0) return `num_points ${JSON.stringify(pointsRaw)} is not an integer ≥ 0`;
-  const url = httpUrl(rec.url ?? '');
+  const rawUrl = (rec.url ?? '').trim();
+  const url = rawUrl.length > MAX_URL_CHARS ? rawUrl : httpUrl(rawUrl); // an over-long URL is refused by the item check
   return {
     id: `hn_${id}`,
     authorId: sanitizeAuthor(rec.author ?? ''),
@@ -127,6 +133,20 @@ export function mapHnRecord(rec: Readonly<Record<string, string | undefined>>): 
 }
 
 /**
+ * Why the one check of published input refuses `item`, naming the field without the batch place
+ * (`title must be at most 1000 characters …`), or null when it passes.
+ */
+function itemRefusal(item: ItemInput, rules: ItemRules): string | null {
+  try {
+    validateItems([item], rules);
+    return null;
+  } catch (err) {
+    if (err instanceof FreshetError) return err.message.replace(/^items\[0\]\./, '');
+    throw err;
+  }
+}
+
+/**
  * Streams `file` (gzip when it ends in `.gz`) and yields batches of mapped items with the rows
  * skipped since the last batch. The last batch may be short, and may carry skips but no items.
  * @throws Error when the file cannot be read, is not gzip, or its header lacks {@link HN_COLUMNS};
@@ -134,6 +154,7 @@ export function mapHnRecord(rec: Readonly<Record<string, string | undefined>>): 
  */
 export async function* parseHn(file: string, opts: ParseOptions = {}): AsyncGenerator<ParsedBatch> {
   const batchSize = opts.batchSize ?? 500;
+  const rules = opts.rules ?? { embeddingDim: 0, clockMs: Date.now(), futureSkewMs: DEFAULT_FUTURE_SKEW_MS };
   const input = openInput(file);
   const { totalBytes } = input;
   // relax_quotes: a quote inside an unquoted field is kept as a character (`a "b" c`), as people
@@ -175,8 +196,9 @@ export async function* parseHn(file: string, opts: ParseOptions = {}): AsyncGene
     const rec: Record<string, string | undefined> = {};
     header.forEach((name, i) => (rec[name] = record[i]));
     const mapped = mapHnRecord(rec);
-    if (typeof mapped === 'string') {
-      skipped.push({ line: info.lines, reason: mapped });
+    const refused = typeof mapped === 'string' ? mapped : itemRefusal(mapped, rules);
+    if (typeof mapped === 'string' || refused !== null) {
+      skipped.push({ line: info.lines, reason: refused ?? String(mapped) });
       continue;
     }
     const first = firstLine.get(mapped.id);

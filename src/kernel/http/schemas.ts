@@ -6,6 +6,7 @@ import type { RouteOptions } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ID_PATTERN, ID_RULE } from '../ids.js';
 import { ErrorCodes, type ErrorName } from '../errors.js';
+import { MAX_EMBEDDING_DIM, MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS } from '../items/validate.js';
 
 /** An id: 1–64 of `[A-Za-z0-9_.-]`, not `.` or `..`. */
 export const Id = Type.String({ pattern: ID_PATTERN, description: ID_RULE });
@@ -43,18 +44,18 @@ export const ItemIn = Type.Object(
   {
     id: Id,
     author_id: Id,
-    title: Type.String({ maxLength: 1000 }),
-    text: Type.Optional(Type.String({ maxLength: 100_000 })),
+    title: Type.String({ maxLength: MAX_TITLE_CHARS }),
+    text: Type.Optional(Type.String({ maxLength: MAX_TEXT_CHARS })),
     url: Type.Optional(
-      Type.Union([Type.String({ maxLength: 2048, pattern: HTTP_URL_PATTERN, description: 'an http:// or https:// URL' }), Type.Null()]),
+      Type.Union([Type.String({ maxLength: MAX_URL_CHARS, pattern: HTTP_URL_PATTERN, description: 'an http:// or https:// URL' }), Type.Null()]),
     ),
-    tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 })),
+    tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: MAX_TAG_CHARS }), { maxItems: MAX_TAGS })),
     published_at: Type.Union([Type.Number({ minimum: 0 }), Type.String({ minLength: 1, maxLength: 40 })], {
       description: 'epoch SECONDS (not ms), or an ISO 8601 date-time; from 1970-01-01 to the server clock + FRESHET_FUTURE_SKEW_S (at most 2100-01-01)',
     }),
     popularity: Type.Optional(Type.Number({ minimum: 0, description: 'popularity prior (points, likes)' })),
     embedding: Type.Optional(
-      Type.Array(Type.Number(), { minItems: 1, maxItems: 4096, description: 'the item embedding (length FRESHET_EMBEDDING_DIM); computed from the text when absent' }),
+      Type.Array(Type.Number(), { minItems: 1, maxItems: MAX_EMBEDDING_DIM, description: 'the item embedding (length FRESHET_EMBEDDING_DIM); computed from the text when absent' }),
     ),
   },
   { additionalProperties: false },

@@ -11,6 +11,7 @@ import { fail } from '../errors.js';
 import { itemColumns, rowToItem, type ItemRow } from './item-rows.js';
 import { AutoAnalyze } from '../sql/auto-analyze.js';
 import { normalizeTerms } from './terms.js';
+import { assertUniqueIds } from './validate.js';
 
 /** Rows per INSERT statement in `upsertItems` (8 parameters a row; PostgreSQL allows 65,535). */
 export const UPSERT_CHUNK_ROWS = 500;
@@ -59,17 +60,16 @@ export class PostgresContentStore implements ContentStore {
   /**
    * Inserts or updates items by id in one transaction (multi-row `INSERT … ON CONFLICT (id) DO
    * UPDATE`, {@link UPSERT_CHUNK_ROWS} rows per statement); every written row gets
-   * `update_time = nowMs`. When an id appears twice in the batch, the last one wins and is
-   * counted once. A soft-deleted id is never reused: the batch is refused (issue 14.5; restoring would
+   * `update_time = nowMs`. A batch naming an id twice is refused (the one batch rule of
+   * src/kernel/items/validate.ts, which the use case has applied already). A soft-deleted id is never reused: the batch is refused (issue 14.5; restoring would
    * bring back an item its readers saw removed, with counters and feed entries already dropped).
    * @throws FreshetError `ITEM_DELETED` naming the deleted ids, `INVALID_INPUT` when any row is
    *   rejected (missing field, non-integer or negative `publishedAt`, negative/NaN/infinite
    *   `popularity`, id not `[A-Za-z0-9_.-]{1,64}`); nothing of the batch is written then.
    */
   async upsertItems(items: readonly ItemInput[], nowMs: number): Promise<{ inserted: number; updated: number }> {
-    const byId = new Map<string, ItemInput>();
-    for (const item of items) byId.set(item.id, item);
-    const rows = [...byId.values()];
+    assertUniqueIds(items);
+    const rows = items;
     if (rows.length === 0) return { inserted: 0, updated: 0 };
     return this.sql.transaction(async (tx) => {
       let inserted = 0;
