@@ -93,7 +93,9 @@ export async function run(): Promise<void> {
     printSpace(g, bytes);
     printNotes(
       `Redis day bitmaps equal the in-process ones byte for byte: ${identical ? 'yes (all 7 days)' : 'NO'}`,
-      ...subjects.map((s, i) => `fill through ${s.name} markSeen (batches of ${fmtInt(s.batch)}): ${fmtInt(fillTimes[i]!)} members/s`),
+      ...subjects.map(
+        (s, i) => `fill through ${s.name} markSeen (batches of ${fmtInt(s.batch)}): ${fmtInt(fillTimes[i]!)} members/s`,
+      ),
     );
   });
 }
@@ -118,7 +120,8 @@ function redisSubject(redis: RedisClient, keys: Keys, g: BloomGeometry): Subject
     name: 'Redis',
     filter: new RedisSeenFilter(redis, keys, g, { days: DAYS }),
     batch: REDIS_BATCH,
-    bitmaps: async () => (await Promise.all(dayKeys(keys).map((k) => redis.getBuffer(k)))).map((b) => b ?? new Uint8Array(0)),
+    bitmaps: async () =>
+      (await Promise.all(dayKeys(keys).map((k) => redis.getBuffer(k)))).map((b) => b ?? new Uint8Array(0)),
   };
 }
 
@@ -140,7 +143,11 @@ async function measureAll(subjects: readonly Subject[], g: BloomGeometry, probes
   for (const s of subjects) {
     const window = await windowRate(s, probes);
     const perDay = (await s.bitmaps()).map((b) => filterRate(g, b, pairs));
-    out.push({ window, perFilterMean: perDay.reduce((a, r) => a + r, 0) / perDay.length, perFilterWorst: Math.max(...perDay) });
+    out.push({
+      window,
+      perFilterMean: perDay.reduce((a, r) => a + r, 0) / perDay.length,
+      perFilterWorst: Math.max(...perDay),
+    });
   }
   return out;
 }
@@ -209,8 +216,24 @@ function rateRows(g: BloomGeometry, label: string, members: number, s: Subject, 
   const perFilter = members === CAPACITY ? g.perFilterRate : expectedRate(g, members);
   const fill = `${label} (${fmtInt(members)}/day)`;
   return [
-    [`whole window, ${s.name}`, fill, fmtPct(r.window), halfWidth(r.window), fmtPct(window), fmtRatio(r.window, window), ''],
-    [`per filter, ${s.name}`, fill, fmtPct(r.perFilterMean), halfWidth(r.perFilterMean), fmtPct(perFilter), fmtRatio(r.perFilterMean, perFilter), fmtPct(r.perFilterWorst)],
+    [
+      `whole window, ${s.name}`,
+      fill,
+      fmtPct(r.window),
+      halfWidth(r.window),
+      fmtPct(window),
+      fmtRatio(r.window, window),
+      '',
+    ],
+    [
+      `per filter, ${s.name}`,
+      fill,
+      fmtPct(r.perFilterMean),
+      halfWidth(r.perFilterMean),
+      fmtPct(perFilter),
+      fmtRatio(r.perFilterMean, perFilter),
+      fmtPct(r.perFilterWorst),
+    ],
   ];
 }
 
@@ -236,8 +259,18 @@ function printSpace(g: BloomGeometry, bytes: { grown: number; whole: number }): 
     ['what', 'bits per member', 'optimum', 'ratio'],
     [
       ['m/n of the geometry', perItem.toFixed(2), optimum.toFixed(2), fmtRatio(perItem, optimum)],
-      ['Redis MEMORY USAGE, day key grown by markSeen', perMember(bytes.grown).toFixed(2), optimum.toFixed(2), fmtRatio(perMember(bytes.grown), optimum)],
-      ['Redis MEMORY USAGE, same bitmap written by one SET', perMember(bytes.whole).toFixed(2), optimum.toFixed(2), fmtRatio(perMember(bytes.whole), optimum)],
+      [
+        'Redis MEMORY USAGE, day key grown by markSeen',
+        perMember(bytes.grown).toFixed(2),
+        optimum.toFixed(2),
+        fmtRatio(perMember(bytes.grown), optimum),
+      ],
+      [
+        'Redis MEMORY USAGE, same bitmap written by one SET',
+        perMember(bytes.whole).toFixed(2),
+        optimum.toFixed(2),
+        fmtRatio(perMember(bytes.whole), optimum),
+      ],
       ['k (hashes) vs (m/n)·ln 2', String(g.hashes), kOpt.toFixed(2), fmtRatio(g.hashes, kOpt)],
     ],
   );

@@ -33,7 +33,8 @@ export interface CorpusText {
 }
 
 async function* lines(path: string): AsyncGenerator<string> {
-  for await (const line of createInterface({ input: createReadStream(path).pipe(createGunzip()), crlfDelay: Infinity })) if (line) yield line;
+  for await (const line of createInterface({ input: createReadStream(path).pipe(createGunzip()), crlfDelay: Infinity }))
+    if (line) yield line;
 }
 
 /**
@@ -44,9 +45,11 @@ export async function realTexts(): Promise<CorpusText[]> {
   const out: CorpusText[] = [];
   for await (const line of lines(MIND_NEWS)) {
     const [id, category, sub, title, abstract] = line.split('\t');
-    if (id && title) out.push({ id: `mind_${id}`, title, text: abstract ?? '', tags: [category ?? '', sub ?? ''].filter(Boolean) });
+    if (id && title)
+      out.push({ id: `mind_${id}`, title, text: abstract ?? '', tags: [category ?? '', sub ?? ''].filter(Boolean) });
   }
-  for await (const batch of parseHn(HN, { batchSize: 5000 })) for (const i of batch.items) out.push({ id: i.id, title: i.title, text: '', tags: [] });
+  for await (const batch of parseHn(HN, { batchSize: 5000 }))
+    for (const i of batch.items) out.push({ id: i.id, title: i.title, text: '', tags: [] });
   return out;
 }
 
@@ -62,7 +65,12 @@ export function padded(real: readonly CorpusText[], n: number, seed = 1): Corpus
       if (rnd() >= 0.15) words.push(w);
       if (rnd() < 0.1) words.push(donor[Math.floor(rnd() * donor.length)]!);
     }
-    out.push({ id: `p${k}_${src.id}`, title: words.join(' '), text: src.text && rnd() < 0.5 ? src.text : '', tags: [...src.tags, `v${k % 97}`] });
+    out.push({
+      id: `p${k}_${src.id}`,
+      title: words.join(' '),
+      text: src.text && rnd() < 0.5 ? src.text : '',
+      tags: [...src.tags, `v${k % 97}`],
+    });
   }
   return out;
 }
@@ -91,20 +99,40 @@ const HOUR_MS = 3_600_000;
  * one an hour, newest last) and item queries (a random item's vector). Decayed as the service does
  * (half-life `halfLifeMs`).
  */
-export function benchQueries(ids: readonly string[], vectors: readonly Int8Array[], histories: readonly string[][], perKind: number, halfLifeMs: number, seed = 7): BenchQuery[] {
+export function benchQueries(
+  ids: readonly string[],
+  vectors: readonly Int8Array[],
+  histories: readonly string[][],
+  perKind: number,
+  halfLifeMs: number,
+  seed = 7,
+): BenchQuery[] {
   const rnd = prng(seed);
   const dim = vectors[0]!.length;
   const now = 1_000 * HOUR_MS;
   const slot = new Map(ids.map((id, i) => [id, i]));
   const mean = (picked: number[]) =>
-    decayedMean(picked.map((p, k) => ({ vector: vectors[p]!, atMs: now - (picked.length - k) * HOUR_MS, weight: 1 })), now, halfLifeMs, dim)!;
+    decayedMean(
+      picked.map((p, k) => ({ vector: vectors[p]!, atMs: now - (picked.length - k) * HOUR_MS, weight: 1 })),
+      now,
+      halfLifeMs,
+      dim,
+    )!;
   const out: BenchQuery[] = [];
-  for (let q = 0; q < perKind; q++) out.push({ kind: 'diffuse reader', vector: mean(Array.from({ length: 20 }, () => Math.floor(rnd() * ids.length))) });
+  for (let q = 0; q < perKind; q++)
+    out.push({
+      kind: 'diffuse reader',
+      vector: mean(Array.from({ length: 20 }, () => Math.floor(rnd() * ids.length))),
+    });
   for (const h of histories) {
     if (out.length >= 2 * perKind) break;
     const picked = h.map((n) => slot.get(`mind_${n}`)).filter((s): s is number => s !== undefined);
     if (picked.length >= 3) out.push({ kind: 'MIND-history reader', vector: mean(picked.slice(-50)) });
   }
-  for (let q = 0; q < perKind; q++) out.push({ kind: 'item query', vector: Float32Array.from(vectors[Math.floor(rnd() * ids.length)]!, (x) => x / 127) });
+  for (let q = 0; q < perKind; q++)
+    out.push({
+      kind: 'item query',
+      vector: Float32Array.from(vectors[Math.floor(rnd() * ids.length)]!, (x) => x / 127),
+    });
   return out;
 }

@@ -33,11 +33,17 @@ export async function discoverParts(f: Freshet, sql: Sql, n: number, now: number
     rows.push([label('floor: Redis PING'), ping], [label('floor: PostgreSQL SELECT 1'), select1]);
     await time('exclusions snapshot (forReader)', (i) => f.exclusions.forReader(reader(i), now));
     // a fresh t0 each call: the reader query is cached per (reader, t0)
-    await time('reader query, uncached (signals + decayed mean)', (i) => f.discover.embeddings.readerQuery(reader(i), now - 1000 - i));
-    const queries = await Promise.all(Array.from({ length: 200 }, (_, i) => f.discover.embeddings.readerQuery(reader(i), now)));
+    await time('reader query, uncached (signals + decayed mean)', (i) =>
+      f.discover.embeddings.readerQuery(reader(i), now - 1000 - i),
+    );
+    const queries = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => f.discover.embeddings.readerQuery(reader(i), now)),
+    );
     const q = (i: number) => queries[Math.abs(i) % 200]!.vector;
     const pool = f.discover.feed.settings.pool;
-    await time(`vector search alone (${f.discover.vectors.stats().kind}, k 200)`, (i) => f.discover.vectors.search(q(i), 200));
+    await time(`vector search alone (${f.discover.vectors.stats().kind}, k 200)`, (i) =>
+      f.discover.vectors.search(q(i), 200),
+    );
     await time(`phase-2 stream (nearest: search + re-rank + filter SQL, ${pool})`, (i) =>
       index.nearest({ vector: q(i), untilMs: now, readerId: reader(i), limit: pool, after: null, minSimilarity: 0 }),
     );
@@ -52,4 +58,3 @@ export async function discoverParts(f: Freshet, sql: Sql, n: number, now: number
     redis.disconnect();
   }
 }
-

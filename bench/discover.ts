@@ -34,13 +34,26 @@ import { PostgresDiscoverIndex } from '../src/discover/adapters/postgres-discove
 import { LazyVectorSearch } from '../src/discover/adapters/choose-search.js';
 import { embedText, quantize } from '../src/discover/embedding.js';
 import { vectorSearchSettings } from '../src/discover/wire.js';
-import { BENCH_DATABASE_URL, BENCH_REDIS_URL, dropSchema, printTitle, prng, runIfMain, uniquePrefix, uniqueSchema } from './support.js';
+import {
+  BENCH_DATABASE_URL,
+  BENCH_REDIS_URL,
+  dropSchema,
+  printTitle,
+  prng,
+  runIfMain,
+  uniquePrefix,
+  uniqueSchema,
+} from './support.js';
 import { printTable, summarize, timingRow, TIMING_COLUMNS, type Summary } from './stats.js';
 import { discoverParts } from './discover-parts.js';
 import { benchQueries, mindHistories, padded, realTexts, type BenchQuery } from './discover-corpus.js';
 
 const NOW = Date.UTC(2026, 0, 1);
-const SIZES = (process.env.FRESHET_BENCH_DISCOVER_SIZES ?? (process.argv.includes('--1m') ? '20000,200000,1000000' : '20000,200000')).split(',').map(Number);
+const SIZES = (
+  process.env.FRESHET_BENCH_DISCOVER_SIZES ?? (process.argv.includes('--1m') ? '20000,200000,1000000' : '20000,200000')
+)
+  .split(',')
+  .map(Number);
 const PAGES = 200;
 const DIM = 256;
 /** Longest the HNSW build of one size may take before the run goes on without it, s. */
@@ -54,7 +67,11 @@ const label = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1000}k`);
  * Phase-2 first pages of readers `reader(i)` (20 warm-up) at `nowMs` (a new session each), with each
  * session's next cursor.
  */
-async function firstPages(f: Freshet, reader: (i: number) => string, nowMs = NOW): Promise<Summary & { cursors: (string | null)[] }> {
+async function firstPages(
+  f: Freshet,
+  reader: (i: number) => string,
+  nowMs = NOW,
+): Promise<Summary & { cursors: (string | null)[] }> {
   const samples: number[] = [];
   const cursors: (string | null)[] = [];
   for (let i = 0; i < PAGES + 20; i++) {
@@ -67,7 +84,11 @@ async function firstPages(f: Freshet, reader: (i: number) => string, nowMs = NOW
 }
 
 /** Second pages of the same sessions (their ranked pool is cached: no vector search). */
-async function nextPages(f: Freshet, reader: (i: number) => string, cursors: readonly (string | null)[]): Promise<Summary> {
+async function nextPages(
+  f: Freshet,
+  reader: (i: number) => string,
+  cursors: readonly (string | null)[],
+): Promise<Summary> {
   const samples: number[] = [];
   for (let i = 0; i < cursors.length; i++) {
     const t = performance.now();
@@ -107,13 +128,25 @@ function exactCutoffs(codes: Int8Array, n: number, queries: readonly BenchQuery[
  * recall@20 of `index.nearest` per query kind, with its latency; `mode` says which search answers (read
  * before and after: an unfinished graph may complete meanwhile).
  */
-async function recall(index: PostgresDiscoverIndex, { queries, cutoffs }: { queries: BenchQuery[]; cutoffs: number[] }, n: number, mode: () => string): Promise<string[][]> {
+async function recall(
+  index: PostgresDiscoverIndex,
+  { queries, cutoffs }: { queries: BenchQuery[]; cutoffs: number[] },
+  n: number,
+  mode: () => string,
+): Promise<string[][]> {
   const before = mode();
   const byKind = new Map<string, { hits: number; total: number; ms: number[] }>();
   for (let i = 0; i < queries.length; i++) {
     const q = queries[i]!;
     const t = performance.now();
-    const found = await index.nearest({ vector: q.vector, untilMs: NOW + DAY_MS, readerId: 'nobody', limit: 20, after: null, minSimilarity: -1 });
+    const found = await index.nearest({
+      vector: q.vector,
+      untilMs: NOW + DAY_MS,
+      readerId: 'nobody',
+      limit: 20,
+      after: null,
+      minSimilarity: -1,
+    });
     const ms = performance.now() - t;
     const k = byKind.get(q.kind) ?? byKind.set(q.kind, { hits: 0, total: 0, ms: [] }).get(q.kind)!;
     k.hits += found.filter((r) => r.key >= cutoffs[i]! - 1e-9).length;
@@ -125,25 +158,49 @@ async function recall(index: PostgresDiscoverIndex, { queries, cutoffs }: { quer
   return [...byKind].map(([kind, k]) => {
     const s = summarize(k.ms);
     const r = k.hits / k.total;
-    return [label(n), `${kind} (${answered})`, String(k.ms.length), r.toFixed(3), `≥ ${target}${r >= target ? '' : ' MISSED'}`, s.p50.toFixed(2), s.p99.toFixed(2)];
+    return [
+      label(n),
+      `${kind} (${answered})`,
+      String(k.ms.length),
+      r.toFixed(3),
+      `≥ ${target}${r >= target ? '' : ' MISSED'}`,
+      s.p50.toFixed(2),
+      s.p99.toFixed(2),
+    ];
   });
 }
 
 /** Bytes of the files under `dir`. */
 function folderBytes(dir: string): number {
   let n = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) n += statSync(join(e.parentPath, e.name)).size;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) n += statSync(join(e.parentPath, e.name)).size;
   return n;
 }
 
-async function loadCorpus(f: Freshet, n: number): Promise<{ ids: string[]; codes: Int8Array; loadS: number; embedS: number }> {
+async function loadCorpus(
+  f: Freshet,
+  n: number,
+): Promise<{ ids: string[]; codes: Int8Array; loadS: number; embedS: number }> {
   const texts = padded(await realTexts(), n);
   const rnd = prng(n);
-  const items: ItemInput[] = texts.map((t, i) => ({ id: t.id, authorId: `a${i % 5000}`, title: t.title, text: t.text, url: null, tags: t.tags, publishedAt: NOW - Math.floor(rnd() * 30 * DAY_MS), popularity: 0 }));
+  const items: ItemInput[] = texts.map((t, i) => ({
+    id: t.id,
+    authorId: `a${i % 5000}`,
+    title: t.title,
+    text: t.text,
+    url: null,
+    tags: t.tags,
+    publishedAt: NOW - Math.floor(rnd() * 30 * DAY_MS),
+    popularity: 0,
+  }));
   const t0 = performance.now();
   for (let i = 0; i < n; i += 1000) {
     await f.content.upsertItems(items.slice(i, i + 1000), NOW);
-    if (i % 100_000 === 0 && i > 0) console.log(`  ${label(n)}: ${i.toLocaleString('en')} items written (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+    if (i % 100_000 === 0 && i > 0)
+      console.log(
+        `  ${label(n)}: ${i.toLocaleString('en')} items written (${((performance.now() - t0) / 1000).toFixed(0)} s)`,
+      );
   }
   const loadS = (performance.now() - t0) / 1000;
   const t1 = performance.now();
@@ -174,15 +231,35 @@ async function awaitGraph(vectors: InProcessSearch, n: number): Promise<boolean>
   }
 }
 
-async function oneSize(n: number): Promise<{ index: string[][]; recall: string[][]; pages: string[][]; parts: string[][] }> {
+async function oneSize(
+  n: number,
+): Promise<{ index: string[][]; recall: string[][]; pages: string[][]; parts: string[][] }> {
   const schema = uniqueSchema();
   const dataDir = mkdtempSync(join(tmpdir(), 'freshet-bench-discover-'));
   const sql: Sql = await openPostgres(BENCH_DATABASE_URL, { schema });
   // FRESHET_DISCOVER_* of the environment apply (e.g. FRESHET_DISCOVER_EXACT_MAX=5000 puts 20k on the graph)
-  const tuning = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('FRESHET_DISCOVER_') && e[1] !== undefined));
-  const config = loadConfig({ ...tuning, LOG_LEVEL: 'silent', FRESHET_SERVICE_KEY: 'bench-service-key-0123456789', FRESHET_SECRET: 'bench-secret-0123456789abcdef', FRESHET_REDIS_URL: BENCH_REDIS_URL, FRESHET_KEY_PREFIX: uniquePrefix('disc'), FRESHET_DATA_DIR: dataDir });
+  const tuning = Object.fromEntries(
+    Object.entries(process.env).filter(
+      (e): e is [string, string] => e[0].startsWith('FRESHET_DISCOVER_') && e[1] !== undefined,
+    ),
+  );
+  const config = loadConfig({
+    ...tuning,
+    LOG_LEVEL: 'silent',
+    FRESHET_SERVICE_KEY: 'bench-service-key-0123456789',
+    FRESHET_SECRET: 'bench-secret-0123456789abcdef',
+    FRESHET_REDIS_URL: BENCH_REDIS_URL,
+    FRESHET_KEY_PREFIX: uniquePrefix('disc'),
+    FRESHET_DATA_DIR: dataDir,
+  });
   // not warmed at open: the index is started below, after the load, to time its start
-  const f = await openFreshet(config, { sql, clock: new ManualClock(NOW), defaultMetrics: false, recoverHot: false, warmDiscover: false });
+  const f = await openFreshet(config, {
+    sql,
+    clock: new ManualClock(NOW),
+    defaultMetrics: false,
+    recoverHot: false,
+    warmDiscover: false,
+  });
   try {
     const { ids, codes, loadS, embedS } = await loadCorpus(f, n);
     await sql.exec('VACUUM ANALYZE');
@@ -191,32 +268,55 @@ async function oneSize(n: number): Promise<{ index: string[][]; recall: string[]
     global.gc?.();
     const rss0 = process.memoryUsage().rss;
     const t0 = performance.now();
-    const vectors = (await (f.discover.vectors as unknown as { get(): Promise<InProcessSearch> }).get());
+    const vectors = await (f.discover.vectors as unknown as { get(): Promise<InProcessSearch> }).get();
     await vectors.sync();
     const readMs = performance.now() - t0;
-    console.log(`  ${label(n)}: index started (${(readMs / 1000).toFixed(1)} s); HNSW build on ${BUILD_THREADS} threads`);
+    console.log(
+      `  ${label(n)}: index started (${(readMs / 1000).toFixed(1)} s); HNSW build on ${BUILD_THREADS} threads`,
+    );
     const complete = await awaitGraph(vectors, n);
     const buildMs = performance.now() - t0 - readMs;
     const stats = vectors.stats();
     const rssPerItem = (process.memoryUsage().rss - rss0) / n;
     const progress = stats.building ? `${((100 * stats.building.done) / stats.building.total).toFixed(1)} %` : '';
-    const build = stats.kind === 'hnsw' ? `${(buildMs / 1000).toFixed(1)} s` : complete ? `none (exact ≤ ${config.discover.exactMax})` : `unfinished after ${(buildMs / 1000).toFixed(0)} s (${progress}; exact scan serves below)`;
+    const build =
+      stats.kind === 'hnsw'
+        ? `${(buildMs / 1000).toFixed(1)} s`
+        : complete
+          ? `none (exact ≤ ${config.discover.exactMax})`
+          : `unfinished after ${(buildMs / 1000).toFixed(0)} s (${progress}; exact scan serves below)`;
     // another process writes 1,000 embeddings; this one catches up
     // (its own index is never searched, so never started: no second index competes for the CPU)
-    const writer = new PostgresDiscoverIndex(sql, new LazyVectorSearch(sql, DIM, vectorSearchSettings(config.discover, config.dataDir)));
+    const writer = new PostgresDiscoverIndex(
+      sql,
+      new LazyVectorSearch(sql, DIM, vectorSearchSettings(config.discover, config.dataDir)),
+    );
     const rnd = prng(3);
     // item j takes the embedding of item (j × 7919) mod n
-    const changed = Array.from({ length: 1000 }, () => Math.floor(rnd() * n)).map((j) => ({ j, vector: codes.slice(((j * 7919) % n) * DIM, ((j * 7919) % n + 1) * DIM) }));
-    await writer.putEmbeddings(changed.map((c) => ({ itemId: ids[c.j]!, vector: c.vector, source: 'client' as const })), NOW);
+    const changed = Array.from({ length: 1000 }, () => Math.floor(rnd() * n)).map((j) => ({
+      j,
+      vector: codes.slice(((j * 7919) % n) * DIM, (((j * 7919) % n) + 1) * DIM),
+    }));
+    await writer.putEmbeddings(
+      changed.map((c) => ({ itemId: ids[c.j]!, vector: c.vector, source: 'client' as const })),
+      NOW,
+    );
     const t1 = performance.now();
     await vectors.sync();
     const catchUpMs = performance.now() - t1;
     for (const c of changed) codes.set(c.vector, c.j * DIM);
     const mode = () => vectors.stats().kind;
-    const recallRows = await recall(new PostgresDiscoverIndex(sql, vectors), await queriesFor(ids, codes, n, config.discover.halfLifeMs), n, mode);
+    const recallRows = await recall(
+      new PostgresDiscoverIndex(sql, vectors),
+      await queriesFor(ids, codes, n, config.discover.halfLifeMs),
+      n,
+      mode,
+    );
     // pages through the service: readers with 20 signals, then readers with none
     const signals = [];
-    for (let r = 0; r < PAGES + 20; r++) for (let k = 0; k < 20; k++) signals.push({ readerId: `r${r}`, itemId: ids[Math.floor(rnd() * n)]!, atMs: NOW - k * 3_600_000, weight: 1 });
+    for (let r = 0; r < PAGES + 20; r++)
+      for (let k = 0; k < 20; k++)
+        signals.push({ readerId: `r${r}`, itemId: ids[Math.floor(rnd() * n)]!, atMs: NOW - k * 3_600_000, weight: 1 });
     await f.discover.embeddings.addSignals(signals);
     const p2 = await firstPages(f, (i) => `r${i}`);
     const p2next = await nextPages(f, (i) => `r${i}`, p2.cursors);
@@ -241,10 +341,22 @@ async function oneSize(n: number): Promise<{ index: string[][]; recall: string[]
     await restarted.close();
     const index = [
       [label(n), 'start: read every embedding from PostgreSQL', `${(readMs / 1000).toFixed(2)} s`],
-      [label(n), `HNSW build (M ${config.discover.hnswM}, ef_construction ${config.discover.hnswEfConstruction}, ${BUILD_THREADS} threads; exact scan serves meanwhile)`, build],
-      [label(n), 'memory per item: index estimate / process RSS growth / snapshot on disk', `${(stats.bytes / n).toFixed(0)} / ${rssPerItem.toFixed(0)} / ${(snapBytes / n).toFixed(0)} B`],
+      [
+        label(n),
+        `HNSW build (M ${config.discover.hnswM}, ef_construction ${config.discover.hnswEfConstruction}, ${BUILD_THREADS} threads; exact scan serves meanwhile)`,
+        build,
+      ],
+      [
+        label(n),
+        'memory per item: index estimate / process RSS growth / snapshot on disk',
+        `${(stats.bytes / n).toFixed(0)} / ${rssPerItem.toFixed(0)} / ${(snapBytes / n).toFixed(0)} B`,
+      ],
       [label(n), 'catch-up of 1,000 embeddings another process wrote', `${catchUpMs.toFixed(1)} ms`],
-      [label(n), `restart: snapshot loaded + ${rs.rows} changed rows caught up (from ${rs.from})`, `${(rs.ms / 1000).toFixed(2)} s`],
+      [
+        label(n),
+        `restart: snapshot loaded + ${rs.rows} changed rows caught up (from ${rs.from})`,
+        `${(rs.ms / 1000).toFixed(2)} s`,
+      ],
     ];
     return { index, recall: recallRows, pages, parts };
   } finally {
@@ -256,18 +368,39 @@ async function oneSize(n: number): Promise<{ index: string[][]; recall: string[]
 }
 
 /** The benchmark's queries of the three kinds with their exact top-20 cutoffs (a scan of every code). */
-async function queriesFor(ids: string[], codes: Int8Array, n: number, halfLifeMs: number): Promise<{ queries: BenchQuery[]; cutoffs: number[] }> {
-  const queries = benchQueries(ids, Array.from({ length: n }, (_, i) => codes.subarray(i * DIM, (i + 1) * DIM)), await mindHistories(), n >= 1e6 ? 50 : 100, halfLifeMs);
+async function queriesFor(
+  ids: string[],
+  codes: Int8Array,
+  n: number,
+  halfLifeMs: number,
+): Promise<{ queries: BenchQuery[]; cutoffs: number[] }> {
+  const queries = benchQueries(
+    ids,
+    Array.from({ length: n }, (_, i) => codes.subarray(i * DIM, (i + 1) * DIM)),
+    await mindHistories(),
+    n >= 1e6 ? 50 : 100,
+    halfLifeMs,
+  );
   return { queries, cutoffs: exactCutoffs(codes, n, queries) };
 }
 
 export async function run(): Promise<void> {
-  printTitle('Discover phase 2: in-process usearch index, real-text corpus (HN + MIND, padded), PostgreSQL 15 + Redis on loopback');
+  printTitle(
+    'Discover phase 2: in-process usearch index, real-text corpus (HN + MIND, padded), PostgreSQL 15 + Redis on loopback',
+  );
   // each size's tables as soon as it is done (a 1M run takes long)
   for (const n of SIZES) {
     const r = await oneSize(n);
-    printTable(`${label(n)}: vector index: start, build, memory, catch-up, restart`, ['items', 'what', 'value'], r.index);
-    printTable(`${label(n)}: recall@20 of nearest() vs an exact cosine scan (same run), latency of nearest()`, ['items', 'queries', 'n', 'recall@20', 'target', 'p50 ms', 'p99 ms'], r.recall);
+    printTable(
+      `${label(n)}: vector index: start, build, memory, catch-up, restart`,
+      ['items', 'what', 'value'],
+      r.index,
+    );
+    printTable(
+      `${label(n)}: recall@20 of nearest() vs an exact cosine scan (same run), latency of nearest()`,
+      ['items', 'queries', 'n', 'recall@20', 'target', 'p50 ms', 'p99 ms'],
+      r.recall,
+    );
     printTable(`${label(n)}: discover page (limit 20)`, TIMING_COLUMNS, r.pages);
     printTable(`${label(n)}: discover page, each part alone (ratios vs Redis PING)`, TIMING_COLUMNS, r.parts);
   }

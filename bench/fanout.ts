@@ -25,7 +25,18 @@ import type { ItemInput } from '../src/kernel/items/content-store.js';
 import { FanoutWorker } from '../src/following/fanout-worker.js';
 import { noTimelineMetrics } from '../src/following/timeline-metrics.js';
 import { silentLogger } from '../src/kernel/observability.js';
-import { BENCH_DATABASE_URL, BENCH_REDIS_URL, dropPrefix, dropSchema, openRedis, printTitle, runIfMain, uniquePrefix, uniqueSchema, withCleanup } from './support.js';
+import {
+  BENCH_DATABASE_URL,
+  BENCH_REDIS_URL,
+  dropPrefix,
+  dropSchema,
+  openRedis,
+  printTitle,
+  runIfMain,
+  uniquePrefix,
+  uniqueSchema,
+  withCleanup,
+} from './support.js';
 import { TIMING_COLUMNS, fmtInt, fmtPct, printNotes, printTable, timeLoop, timingRow, type Summary } from './stats.js';
 
 const NOW = Date.UTC(2026, 2, 6, 12);
@@ -67,7 +78,14 @@ async function rate(tids: number[], readers: number, push: (tid: number) => Prom
   return (tids.length * readers * 1000) / (performance.now() - t0);
 }
 
-async function scenario(redis: RedisClient, prefix: string, name: string, nReaders: number, fill: number, nTids: number): Promise<string[]> {
+async function scenario(
+  redis: RedisClient,
+  prefix: string,
+  name: string,
+  nReaders: number,
+  fill: number,
+  nTids: number,
+): Promise<string[]> {
   const keys = new Keys(`${prefix}${name}:`);
   const bareKeys = new Keys(`${prefix}${name}-bare:`);
   const store = new RedisTimelineStore(redis, keys);
@@ -97,43 +115,89 @@ async function scenario(redis: RedisClient, prefix: string, name: string, nReade
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[1]!;
   const s = med(storeRates);
   const b = med(bareRates);
-  return [name, fmtInt(nReaders), fmtInt(nTids * nReaders * 3), fmtInt(b), fmtInt(s), fmtPct(s / b), s / b >= 0.7 ? '≥ 70 % ✓' : '≥ 70 % ✗'];
+  return [
+    name,
+    fmtInt(nReaders),
+    fmtInt(nTids * nReaders * 3),
+    fmtInt(b),
+    fmtInt(s),
+    fmtPct(s / b),
+    s / b >= 0.7 ? '≥ 70 % ✓' : '≥ 70 % ✗',
+  ];
 }
 
 async function workerRate(f: Freshet, sql: Sql): Promise<string[]> {
   const g = f.following.graph;
   const fans = Array.from({ length: 5_000 }, (_, i) => `wf${i}`);
   await g.ensureUsers(['w_author', ...fans], NOW);
-  await insertEdges(sql, fans.map((fan) => [fan, 'w_author'] as const), NOW);
+  await insertEdges(
+    sql,
+    fans.map((fan) => [fan, 'w_author'] as const),
+    NOW,
+  );
   await recountFollows(sql);
   await Promise.all(fans.map((fan) => g.touch(fan, NOW)));
   await prepare(f.following.store as RedisTimelineStore, fans, 0, 800);
-  const items: ItemInput[] = Array.from({ length: 20 }, (_, i) => ({ id: `w${i}`, authorId: 'w_author', title: 'w', text: '', url: null, tags: [], publishedAt: NOW, popularity: 0 }));
+  const items: ItemInput[] = Array.from({ length: 20 }, (_, i) => ({
+    id: `w${i}`,
+    authorId: 'w_author',
+    title: 'w',
+    text: '',
+    url: null,
+    tags: [],
+    publishedAt: NOW,
+    popularity: 0,
+  }));
   await f.content.upsertItems(items, NOW);
-  const published = await f.following.index.publish(items.map((i) => i.id), NOW);
+  const published = await f.following.index.publish(
+    items.map((i) => i.id),
+    NOW,
+  );
   const ctx = { checkpoint: async () => {} };
   // The app's worker runs with the read benchmark's threshold (3): this author is an ordinary one here.
   const { graph, index, store, queue } = f.following;
   const worker = new FanoutWorker(
     { graph, index, store, queue, metrics: noTimelineMetrics, log: silentLogger },
-    { activeWindowMs: TTL, inboxLength: 800, outboxLength: 800, celebrityThreshold: 10_000, chunkSize: CHUNK, staleMs: 60_000, sweepEveryMs: 60_000 },
+    {
+      activeWindowMs: TTL,
+      inboxLength: 800,
+      outboxLength: 800,
+      celebrityThreshold: 10_000,
+      chunkSize: CHUNK,
+      staleMs: 60_000,
+      sweepEveryMs: 60_000,
+    },
   );
   const t0 = performance.now();
   let deliveries = 0;
-  for (const p of published) deliveries += (await worker.handle({ ...p, nowMs: NOW, enqueuedAtMs: Date.now() }, ctx)).deliveries;
+  for (const p of published)
+    deliveries += (await worker.handle({ ...p, nowMs: NOW, enqueuedAtMs: Date.now() }, ctx)).deliveries;
   const perS = (deliveries * 1000) / (performance.now() - t0);
   return ['whole job (FanoutWorker.handle, PostgreSQL + Redis)', '5,000', fmtInt(deliveries), '', fmtInt(perS), '', ''];
 }
 
 async function fanoutThroughput(redis: RedisClient, prefix: string): Promise<void> {
-  const rows = [await scenario(redis, prefix, 'fresh inboxes', 5_000, 0, 40), await scenario(redis, prefix, 'full inboxes (800, trim)', 500, 800, 200)];
-  printTable('(a) fan-out deliveries per second into Redis inboxes (median of 3 interleaved rounds)', ['scenario', 'readers', 'deliveries', 'bare ZADD/s', 'tlPush/s', 'of bare', 'target'], rows);
-  printNotes('bare = pipelined `ZADD inbox tid tid` of the same entries, 1,000 per pipeline; tlPush = one EVALSHA per 500 readers (state check, ZADD, ZCARD, trim)');
+  const rows = [
+    await scenario(redis, prefix, 'fresh inboxes', 5_000, 0, 40),
+    await scenario(redis, prefix, 'full inboxes (800, trim)', 500, 800, 200),
+  ];
+  printTable(
+    '(a) fan-out deliveries per second into Redis inboxes (median of 3 interleaved rounds)',
+    ['scenario', 'readers', 'deliveries', 'bare ZADD/s', 'tlPush/s', 'of bare', 'target'],
+    rows,
+  );
+  printNotes(
+    'bare = pipelined `ZADD inbox tid tid` of the same entries, 1,000 per pipeline; tlPush = one EVALSHA per 500 readers (state check, ZADD, ZCARD, trim)',
+  );
 }
 
 // ---------------------------------------------------------------- (b) reads
 
-async function timelineReads(prefix: string, schema: string, onCleanup: (step: () => Promise<unknown>) => void): Promise<void> {
+async function timelineReads(
+  prefix: string,
+  schema: string,
+  onCleanup: (step: () => Promise<unknown>) => void,
+): Promise<void> {
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     FRESHET_SERVICE_KEY: 'bench-service-key-0123456789',
@@ -155,11 +219,23 @@ async function timelineReads(prefix: string, schema: string, onCleanup: (step: (
   await f.following.timeline.page('reader', { limit: 20 }, NOW); // active, inbox built
   let t = NOW;
   for (let round = 0; round < 20; round++) {
-    const items: ItemInput[] = authors.map((a) => ({ id: `${a}_${round}`, authorId: a, title: `${a} ${round}`, text: '', url: null, tags: [], publishedAt: t, popularity: 0 }));
+    const items: ItemInput[] = authors.map((a) => ({
+      id: `${a}_${round}`,
+      authorId: a,
+      title: `${a} ${round}`,
+      text: '',
+      url: null,
+      tags: [],
+      publishedAt: t,
+      popularity: 0,
+    }));
     for (let i = 0; i < items.length; i += 100) {
       t += 60_000;
       await f.content.upsertItems(items.slice(i, i + 100), t);
-      await f.following.timeline.publish(items.slice(i, i + 100).map((x) => x.id), t);
+      await f.following.timeline.publish(
+        items.slice(i, i + 100).map((x) => x.id),
+        t,
+      );
     }
   }
   await f.following.queue.idle(300_000);
@@ -172,18 +248,34 @@ async function timelineReads(prefix: string, schema: string, onCleanup: (step: (
   const loop = { warmup: 50, iterations: 2_000, seconds: 10 };
   const rows: [string, Summary][] = [
     ['first page (20)', await timeLoop(() => read({ limit: 20 }), loop)],
-    ['page inside the inbox (random max_id)', await timeLoop((i) => read({ limit: 20, maxId: inInbox[Math.abs(i * 7919) % inInbox.length] }), loop)],
-    ['deep page below the floor (SQL)', await timeLoop((i) => read({ limit: 20, maxId: deep[Math.abs(i * 7919) % (deep.length - 40)] }), loop)],
+    [
+      'page inside the inbox (random max_id)',
+      await timeLoop((i) => read({ limit: 20, maxId: inInbox[Math.abs(i * 7919) % inInbox.length] }), loop),
+    ],
+    [
+      'deep page below the floor (SQL)',
+      await timeLoop((i) => read({ limit: 20, maxId: deep[Math.abs(i * 7919) % (deep.length - 40)] }), loop),
+    ],
     ['since_id poll (nothing new)', await timeLoop(() => read({ limit: 20, sinceId: first.items[0]!.tid }), loop)],
   ];
   const base = await timeLoop(() => sql.query('SELECT 1'), loop);
-  printTable('(b) following-timeline read, 500 followed authors of which 5 celebrities, 10,000 items (ms; ratios against PostgreSQL SELECT 1)', TIMING_COLUMNS, [
-    ...rows.map(([what, s]) => timingRow(what, s, { p99: 10 }, base)),
-    timingRow('floor: PostgreSQL SELECT 1', base, {}, base),
-  ]);
-  printNotes(`inbox holds ${inbox.tids.length} tids, floor ${inbox.floor > 0 ? 'set' : 'none'}; each read = 1 PostgreSQL statement (reader state + watermark), then inbox + 5 outboxes in parallel, then 1 hydrate query`);
+  printTable(
+    '(b) following-timeline read, 500 followed authors of which 5 celebrities, 10,000 items (ms; ratios against PostgreSQL SELECT 1)',
+    TIMING_COLUMNS,
+    [
+      ...rows.map(([what, s]) => timingRow(what, s, { p99: 10 }, base)),
+      timingRow('floor: PostgreSQL SELECT 1', base, {}, base),
+    ],
+  );
+  printNotes(
+    `inbox holds ${inbox.tids.length} tids, floor ${inbox.floor > 0 ? 'set' : 'none'}; each read = 1 PostgreSQL statement (reader state + watermark), then inbox + 5 outboxes in parallel, then 1 hydrate query`,
+  );
   const rowsA = [await workerRate(f, sql)];
-  printTable('(a′) fan-out including PostgreSQL', ['scenario', 'readers', 'deliveries', 'bare ZADD/s', 'deliveries/s', 'of bare', 'target'], rowsA);
+  printTable(
+    '(a′) fan-out including PostgreSQL',
+    ['scenario', 'readers', 'deliveries', 'bare ZADD/s', 'deliveries/s', 'of bare', 'target'],
+    rowsA,
+  );
 }
 
 runIfMain(import.meta.url, run);

@@ -29,7 +29,18 @@ import { openFreshet, type Freshet } from '../src/app/open.js';
 import { seenGeometry } from '../src/seen/wire.js';
 import { seenWindow } from '../src/seen/bloom.js';
 import { DAY_MS, ManualClock, dayStamp } from '../src/kernel/clock.js';
-import { TIMING_COLUMNS, fmtInt, fmtMs, fmtRatio, printNotes, printTable, timeLoop, timingRow, type Summary, type Targets } from './stats.js';
+import {
+  TIMING_COLUMNS,
+  fmtInt,
+  fmtMs,
+  fmtRatio,
+  printNotes,
+  printTable,
+  timeLoop,
+  timingRow,
+  type Summary,
+  type Targets,
+} from './stats.js';
 import {
   BENCH_DATABASE_URL,
   BENCH_REDIS_URL,
@@ -74,11 +85,15 @@ function interestsOf(words: readonly string[], n: number): string[] {
 function sizesArg(name: string, fallback: number[]): number[] {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
   if (!arg) return fallback;
-  return arg.slice(name.length + 3).split(',').filter(Boolean).map((s) => {
-    const m = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(s.trim());
-    if (!m) throw new Error(`--${name}: cannot read ${s}`);
-    return Math.round(Number(m[1]) * (m[2]?.toLowerCase() === 'm' ? 1e6 : m[2]?.toLowerCase() === 'k' ? 1e3 : 1));
-  });
+  return arg
+    .slice(name.length + 3)
+    .split(',')
+    .filter(Boolean)
+    .map((s) => {
+      const m = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(s.trim());
+      if (!m) throw new Error(`--${name}: cannot read ${s}`);
+      return Math.round(Number(m[1]) * (m[2]?.toLowerCase() === 'm' ? 1e6 : m[2]?.toLowerCase() === 'k' ? 1e3 : 1));
+    });
 }
 
 /**
@@ -105,7 +120,8 @@ async function loadChunk(sql: Sql, words: readonly string[], start: number, coun
 
 export async function load(sql: Sql, words: readonly string[], size: number): Promise<number> {
   const t = performance.now();
-  for (let from = 0; from < size; from += LOAD_CHUNK) await loadChunk(sql, words, from, Math.min(LOAD_CHUNK, size - from));
+  for (let from = 0; from < size; from += LOAD_CHUNK)
+    await loadChunk(sql, words, from, Math.min(LOAD_CHUNK, size - from));
   await sql.query('ANALYZE items');
   return (performance.now() - t) / 1000;
 }
@@ -126,14 +142,23 @@ interface Row {
 }
 
 /** Loads `size` items into a fresh stack and measures it. */
-async function measure(f: Freshet, sql: Sql, size: number, stack: string, floor: () => Promise<unknown>, floorName: string): Promise<Row> {
+async function measure(
+  f: Freshet,
+  sql: Sql,
+  size: number,
+  stack: string,
+  floor: () => Promise<unknown>,
+  floorName: string,
+): Promise<Row> {
   const words = vocabulary();
   const loadS = await load(sql, words, size);
   const tag = `${stack[0]}${size}_`;
   const withInterests = range(READERS, (i) => `${tag}i${i}`);
   const without = range(READERS, (i) => `${tag}n${i}`);
-  for (let i = 0; i < withInterests.length; i++) await f.content.setInterests(withInterests[i]!, interestsOf(words, i), NOW);
-  const refresh = (ids: readonly string[]) => timeLoop((i) => f.forYou.page(ids[i]!, 'refresh', PAGE, NOW), { iterations: ids.length, seconds: SECONDS });
+  for (let i = 0; i < withInterests.length; i++)
+    await f.content.setInterests(withInterests[i]!, interestsOf(words, i), NOW);
+  const refresh = (ids: readonly string[]) =>
+    timeLoop((i) => f.forYou.page(ids[i]!, 'refresh', PAGE, NOW), { iterations: ids.length, seconds: SECONDS });
   await refresh(range(WARMUP, (i) => `${tag}w${i}`));
   const interests = await refresh(withInterests);
   const none = await refresh(without);
@@ -145,14 +170,39 @@ async function measure(f: Freshet, sql: Sql, size: number, stack: string, floor:
   const rare = await Promise.all(range(READERS, (i) => f.recall.interestLexemes([words[880 + (i % 100)]!], [])));
   const rareMatches = await timeLoop((i) => f.recall.matches({ ...q(i), lexemes: rare[i % READERS]! }), loop);
   const lexemes = await timeLoop((i) => f.recall.interestLexemes(interestsOf(words, i), []), loop);
-  const poolBuild = await timeLoop(() => f.recall.fill({ nowMs: NOW, decay: r.decay, horizonMs: r.horizonMs, size: f.config.forYou.pool.size }), { warmup: 1, iterations: 10, seconds: 5 });
-  const keyset = await timeLoop((i) => f.recall.older(NOW, [NOW - (i % 20) * DAY_MS, ''], r.limit, lexemesOf[i % READERS]), loop);
+  const poolBuild = await timeLoop(
+    () => f.recall.fill({ nowMs: NOW, decay: r.decay, horizonMs: r.horizonMs, size: f.config.forYou.pool.size }),
+    { warmup: 1, iterations: 10, seconds: 5 },
+  );
+  const keyset = await timeLoop(
+    (i) => f.recall.older(NOW, [NOW - (i % 20) * DAY_MS, ''], r.limit, lexemesOf[i % READERS]),
+    loop,
+  );
   const floorS = await timeLoop(floor, { warmup: 50, iterations: 3000, seconds: 3 });
-  return { size, stack, interests, none, matches, rareMatches, lexemes, poolBuild, keyset, floor: floorS, floorName, loadS };
+  return {
+    size,
+    stack,
+    interests,
+    none,
+    matches,
+    rareMatches,
+    lexemes,
+    poolBuild,
+    keyset,
+    floor: floorS,
+    floorName,
+    loadS,
+  };
 }
 
 function env(dataDir: string, extra: Record<string, string>): Record<string, string> {
-  return { LOG_LEVEL: 'silent', FRESHET_DATA_DIR: dataDir, FRESHET_SERVICE_KEY: 'bench-service-key-0123456789', FRESHET_SECRET: 'bench-secret-0123456789abcdef', ...extra };
+  return {
+    LOG_LEVEL: 'silent',
+    FRESHET_DATA_DIR: dataDir,
+    FRESHET_SERVICE_KEY: 'bench-service-key-0123456789',
+    FRESHET_SECRET: 'bench-secret-0123456789abcdef',
+    ...extra,
+  };
 }
 
 async function open(sql: Sql, extra: Record<string, string>, cleanup: Cleanup): Promise<Freshet> {
@@ -196,10 +246,19 @@ function print(rows: readonly Row[]): void {
     for (const r of mine) {
       const s = `${fmtInt(r.size)}`;
       const vs20 = (x: Summary, b: Summary) => `${fmtRatio(x.p50, b.p50)} / ${fmtRatio(x.p99, b.p99)}`;
-      out.push(timingRow(`${s}: refresh, interests`, r.interests, REFRESH_TARGETS, r.floor, vs20(r.interests, base.interests)));
+      out.push(
+        timingRow(`${s}: refresh, interests`, r.interests, REFRESH_TARGETS, r.floor, vs20(r.interests, base.interests)),
+      );
       out.push(timingRow(`${s}: refresh, no interests`, r.none, REFRESH_TARGETS, r.floor, vs20(r.none, base.none)));
       out.push(timingRow(`${s}:   part: interest lexemes SQL (both modes)`, r.lexemes, {}, r.floor));
-      out.push(timingRow(`${s}:   part: banded matches SQL, 3 words (FRESHET_FOR_YOU_INTERESTS=index)`, r.matches, {}, r.floor));
+      out.push(
+        timingRow(
+          `${s}:   part: banded matches SQL, 3 words (FRESHET_FOR_YOU_INTERESTS=index)`,
+          r.matches,
+          {},
+          r.floor,
+        ),
+      );
       out.push(timingRow(`${s}:   part: banded matches SQL, 1 rare word (index)`, r.rareMatches, {}, r.floor));
       out.push(timingRow(`${s}:   part: keyset round (500) with the reader's lexemes`, r.keyset, {}, r.floor));
       out.push(timingRow(`${s}:   shared pool build (per interval)`, r.poolBuild, {}, r.floor));
@@ -210,7 +269,9 @@ function print(rows: readonly Row[]): void {
       [...TIMING_COLUMNS, `vs ${fmtInt(base.size)}`],
       out,
     );
-    printNotes(...mine.map((r) => `${stack}: ${fmtInt(r.size)} items bulk-loaded and analyzed in ${r.loadS.toFixed(1)} s`));
+    printNotes(
+      ...mine.map((r) => `${stack}: ${fmtInt(r.size)} items bulk-loaded and analyzed in ${r.loadS.toFixed(1)} s`),
+    );
   }
 }
 

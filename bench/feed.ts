@@ -157,16 +157,19 @@ function makeCorpus(): Corpus {
   const words = vocabulary();
   const zipf = () => words[Math.floor(Math.pow(VOCABULARY, rnd())) - 1]!; // P(rank r) ∝ 1/r
   const phrase = (n: number) => range(n, zipf).join(' ');
-  const items = range(ITEMS, (i): ItemInput => ({
-    id: `it${i}`,
-    authorId: `a${i % AUTHORS}`,
-    title: phrase(6),
-    text: phrase(24),
-    url: null,
-    tags: range(2, zipf),
-    publishedAt: Math.floor(NOW - rnd() * SPREAD_DAYS * DAY_MS),
-    popularity: Math.floor(Math.exp(rnd() * 7)),
-  }));
+  const items = range(
+    ITEMS,
+    (i): ItemInput => ({
+      id: `it${i}`,
+      authorId: `a${i % AUTHORS}`,
+      title: phrase(6),
+      text: phrase(24),
+      url: null,
+      tags: range(2, zipf),
+      publishedAt: Math.floor(NOW - rnd() * SPREAD_DAYS * DAY_MS),
+      popularity: Math.floor(Math.exp(rnd() * 7)),
+    }),
+  );
   return { items, words };
 }
 
@@ -191,7 +194,8 @@ async function prepare(stack: Stack, corpus: Corpus): Promise<void> {
   const before = await timeQueries(stack);
   await stack.sql.query('ANALYZE items');
   const after = await timeQueries(stack);
-  const p50s = (q: { hydrate: Summary; recall: Summary }) => `hydrate 20 ${fmtMs(q.hydrate.p50)} ms, recall ${fmtMs(q.recall.p50)} ms`;
+  const p50s = (q: { hydrate: Summary; recall: Summary }) =>
+    `hydrate 20 ${fmtMs(q.hydrate.p50)} ms, recall ${fmtMs(q.recall.p50)} ms`;
   printNotes(
     `${stack.name}: loaded ${fmtInt(corpus.items.length)} items in ${seconds.toFixed(1)} s ` +
       `(${fmtInt(corpus.items.length / seconds)} items/s); ${fmtInt(inHorizon)} inside the ` +
@@ -250,7 +254,11 @@ async function openServerStack(cleanup: Cleanup): Promise<Stack> {
   const keys = new Keys(uniquePrefix('feed'));
   cleanup.add(() => dropPrefix(redis, keys.prefix));
   const sql = await openPostgres(BENCH_DATABASE_URL, { schema });
-  const f = await openFreshetOn(sql, benchEnv(dataDir, { FRESHET_REDIS_URL: BENCH_REDIS_URL, FRESHET_KEY_PREFIX: keys.prefix }), cleanup);
+  const f = await openFreshetOn(
+    sql,
+    benchEnv(dataDir, { FRESHET_REDIS_URL: BENCH_REDIS_URL, FRESHET_KEY_PREFIX: keys.prefix }),
+    cleanup,
+  );
   await fillSeenDays(redis, keys, f);
   return { name: 'PostgreSQL + Redis', f, sql, redis, keys };
 }
@@ -337,22 +345,44 @@ async function refreshParts(stack: Stack, corpus: Corpus, readers: readonly stri
   const { f } = stack;
   const reader = readers[0]!;
   const terms = readers.map((_, i) => interestsOf(corpus, i));
-  const query = (i: number, interests: readonly string[]) => ({ ...f.config.forYou.recall, readerId: cyclic(readers, i), interests, nowMs: NOW });
+  const query = (i: number, interests: readonly string[]) => ({
+    ...f.config.forYou.recall,
+    readerId: cyclic(readers, i),
+    interests,
+    nowMs: NOW,
+  });
   const recalled = await f.recall.recall(query(0, terms[0]!));
   const page = recalled.slice(0, PAGE);
   const rest = recalled.slice(PAGE);
   return [
-    ['lease SET NX PX + release', await timeLoop(async () => {
-      await f.cache.acquireLease('lease_probe', 'token', 5000);
-      await f.cache.releaseLease('lease_probe', 'token');
-    }, PART_LOOP)],
+    [
+      'lease SET NX PX + release',
+      await timeLoop(async () => {
+        await f.cache.acquireLease('lease_probe', 'token', 5000);
+        await f.cache.releaseLease('lease_probe', 'token');
+      }, PART_LOOP),
+    ],
     ['getInterests (SQL)', await timeLoop(() => f.content.getInterests(reader), PART_LOOP)],
     ['recall SQL, interests', await timeLoop((i) => f.recall.recall(query(i, cyclic(terms, i))), PART_LOOP)],
     ['recall SQL, no interests', await timeLoop((i) => f.recall.recall(query(i, [])), PART_LOOP)],
     [`seen check, ${recalled.length} × 7 days`, await timeLoop(() => f.seen.seen(reader, recalled, NOW), PART_LOOP)],
-    [`cache replace (${rest.length} ids)`, await timeLoop(() => f.cache.replace('replace_probe', rest, 60_000), PART_LOOP)],
+    [
+      `cache replace (${rest.length} ids)`,
+      await timeLoop(() => f.cache.replace('replace_probe', rest, 60_000), PART_LOOP),
+    ],
     ['hydrate 20 items (SQL)', await timeLoop(() => f.content.getItems(page), PART_LOOP)],
-    ['markSeen 20', await timeLoop((i) => f.seen.markSeen('mark_probe', page.map((id) => `${id}_${i}`), NOW), PART_LOOP)],
+    [
+      'markSeen 20',
+      await timeLoop(
+        (i) =>
+          f.seen.markSeen(
+            'mark_probe',
+            page.map((id) => `${id}_${i}`),
+            NOW,
+          ),
+        PART_LOOP,
+      ),
+    ],
   ];
 }
 
@@ -366,7 +396,11 @@ async function listen(stack: Stack, cleanup: Cleanup): Promise<string> {
 }
 
 /** One session per reader: `times` × the feed request with `action`, under the reader's token. */
-async function feedSessions(ids: readonly string[], action: 'refresh' | 'load_more', times: number): Promise<LoadSession[]> {
+async function feedSessions(
+  ids: readonly string[],
+  action: 'refresh' | 'load_more',
+  times: number,
+): Promise<LoadSession[]> {
   return Promise.all(
     ids.map(async (id) => ({
       headers: { authorization: `Bearer ${await mintReaderToken(SECRET, id, 3600)}` },
@@ -395,7 +429,8 @@ async function serve(stack: Stack, plan: LoadPlan): Promise<Served> {
   histogram.reset();
   const load = await runLoad(plan);
   const { values } = await histogram.get();
-  const total = (suffix: string) => values.filter((v) => v.metricName?.endsWith(suffix)).reduce((a, v) => a + v.value, 0);
+  const total = (suffix: string) =>
+    values.filter((v) => v.metricName?.endsWith(suffix)).reduce((a, v) => a + v.value, 0);
   return { load, serverMeanMs: (total('_sum') * 1000) / total('_count') };
 }
 
@@ -408,9 +443,23 @@ async function loadMoreOverHttp(
   shape: typeof HTTP_C1,
 ): Promise<{ refresh: Served; loadMore: Served }> {
   const ids = readers.take(Math.ceil(shape.iterations / LOAD_MORES_PER_READER) + shape.concurrency);
-  await giveInterests(stack, corpus, ids.filter((_, i) => i % 2 === 0));
-  const refresh = await serve(stack, { url, ...shape, iterations: ids.length, seconds: 30, sessions: await feedSessions(ids, 'refresh', 1) });
-  const loadMore = await serve(stack, { url, ...shape, sessions: await feedSessions(ids, 'load_more', LOAD_MORES_PER_READER) });
+  await giveInterests(
+    stack,
+    corpus,
+    ids.filter((_, i) => i % 2 === 0),
+  );
+  const refresh = await serve(stack, {
+    url,
+    ...shape,
+    iterations: ids.length,
+    seconds: 30,
+    sessions: await feedSessions(ids, 'refresh', 1),
+  });
+  const loadMore = await serve(stack, {
+    url,
+    ...shape,
+    sessions: await feedSessions(ids, 'load_more', LOAD_MORES_PER_READER),
+  });
   return { refresh, loadMore };
 }
 
@@ -425,7 +474,8 @@ async function timeServiceLoadMore(stack: Stack, readers: Readers): Promise<Summ
 async function timeBareLpop(stack: Stack): Promise<Summary> {
   const key = `${stack.keys!.prefix}bare:list`;
   const ids = range(PAGE * (FAST_LOOP.iterations + (FAST_LOOP.warmup ?? 0)), (i) => `it${i % ITEMS}`);
-  for (let from = 0; from < ids.length; from += 10_000) await stack.redis!.rpush(key, ...ids.slice(from, from + 10_000));
+  for (let from = 0; from < ids.length; from += 10_000)
+    await stack.redis!.rpush(key, ...ids.slice(from, from + 10_000));
   return timeLoop(() => stack.redis!.multi().lpop(key, PAGE).llen(key).exec(), FAST_LOOP);
 }
 
@@ -440,7 +490,14 @@ async function measureHttp(stack: Stack, corpus: Corpus, floors: Floors, cleanup
   const lpop = await timeBareLpop(stack);
   const parts = await loadMoreParts(stack);
   const row = (what: string, r: Served, base: Served, targets: Targets = {}) =>
-    timingRow(what, r.load.summary, targets, base.load.summary, `${fmtInt(throughput(r.load.summary))}/s`, fmtMs(r.serverMeanMs));
+    timingRow(
+      what,
+      r.load.summary,
+      targets,
+      base.load.summary,
+      `${fmtInt(throughput(r.load.summary))}/s`,
+      fmtMs(r.serverMeanMs),
+    );
   const plain = (what: string, s: Summary) => timingRow(what, s, {}, health1.load.summary);
   printTable(
     '(b) over HTTP on loopback, PostgreSQL + Redis (ms; ratios against GET /healthz at the same concurrency)',
@@ -469,7 +526,9 @@ function printHttpNotes(results: readonly LoadResult[]): void {
     for (const [s, n] of Object.entries(r.statuses)) statuses[s] = (statuses[s] ?? 0) + n;
     refreshed += r.refreshed;
   }
-  const list = Object.entries(statuses).map(([s, n]) => `${s}: ${fmtInt(n)}`).join(', ');
+  const list = Object.entries(statuses)
+    .map(([s, n]) => `${s}: ${fmtInt(n)}`)
+    .join(', ');
   printNotes(
     `HTTP statuses: ${list}; load_mores that fell back to a refresh: ${fmtInt(refreshed)}`,
     `client: a child process, keep-alive node:http, reader tokens (HS256 JWT checked on every request); ` +
@@ -483,12 +542,27 @@ function printHttpNotes(results: readonly LoadResult[]): void {
 async function loadMoreParts(stack: Stack): Promise<[string, Summary][]> {
   const { f } = stack;
   const page = range(PAGE, (i) => `it${i}`);
-  await f.cache.replace('pop_probe', range(PAGE * (PART_LOOP.iterations + 100), (i) => `it${i % ITEMS}`), 600_000);
+  await f.cache.replace(
+    'pop_probe',
+    range(PAGE * (PART_LOOP.iterations + 100), (i) => `it${i % ITEMS}`),
+    600_000,
+  );
   const bearer = `Bearer ${await mintReaderToken(SECRET, 'token_probe', 3600)}`;
   return [
     ['cache pop 20 (EVALSHA LPOP + LLEN)', await timeLoop(() => f.cache.pop('pop_probe', PAGE), PART_LOOP)],
     ['hydrate 20 items (SQL)', await timeLoop(() => f.content.getItems(page), PART_LOOP)],
-    ['markSeen 20', await timeLoop((i) => f.seen.markSeen('mark_probe', page.map((id) => `${id}_m${i}`), NOW), PART_LOOP)],
+    [
+      'markSeen 20',
+      await timeLoop(
+        (i) =>
+          f.seen.markSeen(
+            'mark_probe',
+            page.map((id) => `${id}_m${i}`),
+            NOW,
+          ),
+        PART_LOOP,
+      ),
+    ],
     ['reader token check (JWT HS256)', await timeLoop(() => f.tokens.verify(bearer), FAST_LOOP)],
   ];
 }
@@ -499,13 +573,19 @@ async function measureEmbedded(stack: Stack, corpus: Corpus): Promise<void> {
   const select1 = await timeLoop(() => stack.sql.query('SELECT 1'), FAST_LOOP);
   const { interests, none, withInterests } = await timeRefreshes(stack, corpus, new Readers('e'));
   const loadMore = await timeLoadMores(stack, withInterests, interests.n);
-  printTable('(c) embedded default: PGlite + in-process stores, service level (ms; ratios against PGlite SELECT 1)', TIMING_COLUMNS, [
-    timingRow('refresh, reader with interests', interests, REFRESH_TARGETS, select1),
-    timingRow('refresh, reader without interests', none, REFRESH_TARGETS, select1),
-    timingRow('load_more', loadMore, LOAD_MORE_TARGETS, select1),
-    timingRow('floor: PGlite SELECT 1', select1, {}, select1),
-  ]);
-  printNotes(`embedded seen filters start empty (in process, a check costs no I/O); ${fmtMs(select1.p50)} ms is one PGlite query`);
+  printTable(
+    '(c) embedded default: PGlite + in-process stores, service level (ms; ratios against PGlite SELECT 1)',
+    TIMING_COLUMNS,
+    [
+      timingRow('refresh, reader with interests', interests, REFRESH_TARGETS, select1),
+      timingRow('refresh, reader without interests', none, REFRESH_TARGETS, select1),
+      timingRow('load_more', loadMore, LOAD_MORE_TARGETS, select1),
+      timingRow('floor: PGlite SELECT 1', select1, {}, select1),
+    ],
+  );
+  printNotes(
+    `embedded seen filters start empty (in process, a check costs no I/O); ${fmtMs(select1.p50)} ms is one PGlite query`,
+  );
 }
 
 runIfMain(import.meta.url, run);

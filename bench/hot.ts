@@ -25,8 +25,31 @@ import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { openPostgres } from '../src/kernel/sql/sql.js';
 import { HOT_SCRIPTS } from '../src/hot/adapters/redis-hot-counters.js';
 import { buildApp } from '../src/app/http.js';
-import { closedLoop, fmtInt, fmtMs, fmtPct, printNotes, printTable, throughput, timeLoop, type Summary } from './stats.js';
-import { BENCH_DATABASE_URL, BENCH_REDIS_URL, dropPrefix, dropSchema, openRedis, printTitle, range, runIfMain, uniquePrefix, uniqueSchema, withCleanup, type Cleanup } from './support.js';
+import {
+  closedLoop,
+  fmtInt,
+  fmtMs,
+  fmtPct,
+  printNotes,
+  printTable,
+  throughput,
+  timeLoop,
+  type Summary,
+} from './stats.js';
+import {
+  BENCH_DATABASE_URL,
+  BENCH_REDIS_URL,
+  dropPrefix,
+  dropSchema,
+  openRedis,
+  printTitle,
+  range,
+  runIfMain,
+  uniquePrefix,
+  uniqueSchema,
+  withCleanup,
+  type Cleanup,
+} from './support.js';
 import { runLoad, type LoadSession } from './http-load.js';
 
 const NOW = Date.UTC(2016, 8, 22, 12);
@@ -48,12 +71,16 @@ export async function run(): Promise<void> {
     const http = await httpViews(url);
     const bare2 = await bareEvalsha(redis, keys, f, 'b2');
     const bare = Math.max(throughput(bare1.s), throughput(bare2.s));
-    printTable('(a) accepted views per second, 50 concurrent callers, distinct visitors', ['path', 'views', 'counted', 'views/s', 'vs bare', 'p50 ms', 'p99 ms'], [
-      row('bare EVALSHA hotView-9 (before)', bare1, bare),
-      row('service HotRanking.recordView', service, bare),
-      row('HTTP POST /v1/views (service key)', http, bare),
-      row('bare EVALSHA hotView-9 (after)', bare2, bare),
-    ]);
+    printTable(
+      '(a) accepted views per second, 50 concurrent callers, distinct visitors',
+      ['path', 'views', 'counted', 'views/s', 'vs bare', 'p50 ms', 'p99 ms'],
+      [
+        row('bare EVALSHA hotView-9 (before)', bare1, bare),
+        row('service HotRanking.recordView', service, bare),
+        row('HTTP POST /v1/views (service key)', http, bare),
+        row('bare EVALSHA hotView-9 (after)', bare2, bare),
+      ],
+    );
     printNotes(
       `"vs bare" divides by the faster of the two bare runs (${fmtInt(bare)}/s); target for the service path: ≥ 60 %.`,
       'Each view is one EVALSHA round trip whichever way it comes in; the service adds id checks, key building, verdict mapping and a Prometheus counter.',
@@ -69,7 +96,15 @@ interface Measured {
 }
 
 function row(what: string, m: Measured, bare: number): string[] {
-  return [what, fmtInt(m.s.n), fmtInt(m.counted), fmtInt(throughput(m.s)), fmtPct(throughput(m.s) / bare), fmtMs(m.s.p50), fmtMs(m.s.p99)];
+  return [
+    what,
+    fmtInt(m.s.n),
+    fmtInt(m.counted),
+    fmtInt(throughput(m.s)),
+    fmtPct(throughput(m.s) / bare),
+    fmtMs(m.s.p50),
+    fmtMs(m.s.p99),
+  ];
 }
 
 async function openStack(cleanup: Cleanup): Promise<{ f: Freshet; redis: RedisClient; keys: Keys }> {
@@ -82,12 +117,31 @@ async function openStack(cleanup: Cleanup): Promise<{ f: Freshet; redis: RedisCl
   const keys = new Keys(uniquePrefix('hot'));
   cleanup.add(() => dropPrefix(redis, keys.prefix));
   const sql = await openPostgres(BENCH_DATABASE_URL, { schema });
-  const env = { LOG_LEVEL: 'silent', FRESHET_DATA_DIR: dataDir, FRESHET_SERVICE_KEY: SERVICE_KEY, FRESHET_SECRET: SECRET, FRESHET_REDIS_URL: BENCH_REDIS_URL, FRESHET_KEY_PREFIX: keys.prefix };
+  const env = {
+    LOG_LEVEL: 'silent',
+    FRESHET_DATA_DIR: dataDir,
+    FRESHET_SERVICE_KEY: SERVICE_KEY,
+    FRESHET_SECRET: SECRET,
+    FRESHET_REDIS_URL: BENCH_REDIS_URL,
+    FRESHET_KEY_PREFIX: keys.prefix,
+  };
   const f = await openFreshet(loadConfig(env), { clock: new ManualClock(NOW), sql, defaultMetrics: false });
   cleanup.add(() => f.close());
-  const items = range(ITEMS, (i) => ({ id: itemId(i), authorId: 'bench', title: `Hot item ${i}`, text: '', url: null, tags: [], publishedAt: NOW - (i % 60) * HOUR_MS, popularity: 0 }));
+  const items = range(ITEMS, (i) => ({
+    id: itemId(i),
+    authorId: 'bench',
+    title: `Hot item ${i}`,
+    text: '',
+    url: null,
+    tags: [],
+    publishedAt: NOW - (i % 60) * HOUR_MS,
+    popularity: 0,
+  }));
   await f.content.upsertItems(items, NOW);
-  await f.hot.resolve(items.map((i) => i.id), NOW);
+  await f.hot.resolve(
+    items.map((i) => i.id),
+    NOW,
+  );
   return { f, redis, keys };
 }
 
@@ -105,8 +159,30 @@ async function bareEvalsha(redis: RedisClient, keys: Keys, f: Freshet, tag: stri
       const n = seq++;
       const id = itemId(n);
       const visitor = `${tag}_${n}`;
-      const reply = (await redis.evalsha(hotView.sha, 9, k.views(id), k.uv(id), k.score(), k.meta(id), k.rateMark(id, visitor), k.budget(visitor, minute), k.suspicious(id), k.suspiciousTotal(), k.dirty(),
-        id, visitor, NOW, p.alpha, p.beta, p.base, p.gamma, rateWindowMs, visitorBudgetPerMinute, '0', retentionMs)) as [number];
+      const reply = (await redis.evalsha(
+        hotView.sha,
+        9,
+        k.views(id),
+        k.uv(id),
+        k.score(),
+        k.meta(id),
+        k.rateMark(id, visitor),
+        k.budget(visitor, minute),
+        k.suspicious(id),
+        k.suspiciousTotal(),
+        k.dirty(),
+        id,
+        visitor,
+        NOW,
+        p.alpha,
+        p.beta,
+        p.base,
+        p.gamma,
+        rateWindowMs,
+        visitorBudgetPerMinute,
+        '0',
+        retentionMs,
+      )) as [number];
       if (reply[0] === 1 && i >= 0) counted++;
     },
     { concurrency: CONCURRENCY, iterations: MAX_VIEWS, seconds: SECONDS, warmup: 20 },
@@ -136,8 +212,19 @@ async function listen(f: Freshet, cleanup: Cleanup): Promise<string> {
 
 async function httpViews(url: string): Promise<Measured> {
   const headers = { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-now': String(NOW) };
-  const sessions: LoadSession[] = range(60_000, (n) => ({ headers, request: { method: 'POST', path: '/v1/views', body: { item_id: itemId(n), visitor_id: `http_${n}` } }, times: 1 }));
-  const load = await runLoad({ url, concurrency: CONCURRENCY, iterations: sessions.length, seconds: SECONDS, warmup: 5, sessions });
+  const sessions: LoadSession[] = range(60_000, (n) => ({
+    headers,
+    request: { method: 'POST', path: '/v1/views', body: { item_id: itemId(n), visitor_id: `http_${n}` } },
+    times: 1,
+  }));
+  const load = await runLoad({
+    url,
+    concurrency: CONCURRENCY,
+    iterations: sessions.length,
+    seconds: SECONDS,
+    warmup: 5,
+    sessions,
+  });
   return { s: load.summary, counted: load.statuses['200'] ?? 0 };
 }
 
@@ -145,21 +232,80 @@ async function httpViews(url: string): Promise<Measured> {
 async function hotFromCache(f: Freshet, url: string): Promise<void> {
   const refresh = await timeLoop(() => f.hot.refresh(NOW), { warmup: 2, iterations: 20, seconds: 10 });
   const snap = await f.hot.snapshotAt(NOW);
-  const service1 = await timeLoop(() => f.hot.top(72 * HOUR_MS, 20, NOW), { warmup: 100, iterations: 20_000, seconds: 3 });
-  const service50 = await closedLoop(() => f.hot.top(72 * HOUR_MS, 20, NOW), { concurrency: CONCURRENCY, iterations: 50_000, seconds: 3, warmup: 10 });
+  const service1 = await timeLoop(() => f.hot.top(72 * HOUR_MS, 20, NOW), {
+    warmup: 100,
+    iterations: 20_000,
+    seconds: 3,
+  });
+  const service50 = await closedLoop(() => f.hot.top(72 * HOUR_MS, 20, NOW), {
+    concurrency: CONCURRENCY,
+    iterations: 50_000,
+    seconds: 3,
+    warmup: 10,
+  });
   const headers = { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-now': String(NOW) };
   const get = { method: 'GET' as const, path: '/v1/hot?range=72h&limit=20' };
   // one session per caller: the load generator hands each session to one worker
-  const http1 = await runLoad({ url, concurrency: 1, iterations: 5_000, seconds: 3, warmup: 5, sessions: [{ headers, request: get, times: 5_000 }] });
-  const http = await runLoad({ url, concurrency: CONCURRENCY, iterations: 30_000, seconds: SECONDS, warmup: 5, sessions: range(CONCURRENCY, () => ({ headers, request: get, times: 600 })) });
-  printTable(`(b) GET /v1/hot?range=72h&limit=20 from the cached snapshot (${snap.entries.length} ranked items)`, ['what', 'n', 'p50 ms', 'p99 ms', 'per second'], [
-    ['service HotRanking.top, 1 caller', fmtInt(service1.n), fmtMs(service1.p50), fmtMs(service1.p99), fmtInt(throughput(service1))],
-    ['service HotRanking.top, 50 callers', fmtInt(service50.n), fmtMs(service50.p50), fmtMs(service50.p99), fmtInt(throughput(service50))],
-    [`HTTP, 1 caller (${JSON.stringify(http1.statuses)})`, fmtInt(http1.summary.n), fmtMs(http1.summary.p50), fmtMs(http1.summary.p99), fmtInt(throughput(http1.summary))],
-    [`HTTP, 50 callers (${JSON.stringify(http.statuses)})`, fmtInt(http.summary.n), fmtMs(http.summary.p50), fmtMs(http.summary.p99), fmtInt(throughput(http.summary))],
-    ['one snapshot refresh (top 1000 + counters + hydrate)', fmtInt(refresh.n), fmtMs(refresh.p50), fmtMs(refresh.p99), ''],
-  ]);
-  printNotes('A refresh runs at most once per FRESHET_HOT_CACHE_REFRESH_S (and in the background worker under `serve`), never per request.');
+  const http1 = await runLoad({
+    url,
+    concurrency: 1,
+    iterations: 5_000,
+    seconds: 3,
+    warmup: 5,
+    sessions: [{ headers, request: get, times: 5_000 }],
+  });
+  const http = await runLoad({
+    url,
+    concurrency: CONCURRENCY,
+    iterations: 30_000,
+    seconds: SECONDS,
+    warmup: 5,
+    sessions: range(CONCURRENCY, () => ({ headers, request: get, times: 600 })),
+  });
+  printTable(
+    `(b) GET /v1/hot?range=72h&limit=20 from the cached snapshot (${snap.entries.length} ranked items)`,
+    ['what', 'n', 'p50 ms', 'p99 ms', 'per second'],
+    [
+      [
+        'service HotRanking.top, 1 caller',
+        fmtInt(service1.n),
+        fmtMs(service1.p50),
+        fmtMs(service1.p99),
+        fmtInt(throughput(service1)),
+      ],
+      [
+        'service HotRanking.top, 50 callers',
+        fmtInt(service50.n),
+        fmtMs(service50.p50),
+        fmtMs(service50.p99),
+        fmtInt(throughput(service50)),
+      ],
+      [
+        `HTTP, 1 caller (${JSON.stringify(http1.statuses)})`,
+        fmtInt(http1.summary.n),
+        fmtMs(http1.summary.p50),
+        fmtMs(http1.summary.p99),
+        fmtInt(throughput(http1.summary)),
+      ],
+      [
+        `HTTP, 50 callers (${JSON.stringify(http.statuses)})`,
+        fmtInt(http.summary.n),
+        fmtMs(http.summary.p50),
+        fmtMs(http.summary.p99),
+        fmtInt(throughput(http.summary)),
+      ],
+      [
+        'one snapshot refresh (top 1000 + counters + hydrate)',
+        fmtInt(refresh.n),
+        fmtMs(refresh.p50),
+        fmtMs(refresh.p99),
+        '',
+      ],
+    ],
+  );
+  printNotes(
+    'A refresh runs at most once per FRESHET_HOT_CACHE_REFRESH_S (and in the background worker under `serve`), never per request.',
+  );
 }
 
 runIfMain(import.meta.url, run);

@@ -66,7 +66,12 @@ export function runLoad(plan: LoadPlan): Promise<LoadResult> {
 }
 
 /** Sends one request on `agent`; resolves with the status and whether it was a silent refresh. */
-function send(agent: Agent, url: URL, headers: Record<string, string>, req: LoadRequest): Promise<{ status: number; refreshed: boolean }> {
+function send(
+  agent: Agent,
+  url: URL,
+  headers: Record<string, string>,
+  req: LoadRequest,
+): Promise<{ status: number; refreshed: boolean }> {
   const body = req.body === undefined ? undefined : JSON.stringify(req.body);
   return new Promise((resolve, reject) => {
     const r = request(
@@ -74,11 +79,16 @@ function send(agent: Agent, url: URL, headers: Record<string, string>, req: Load
       {
         method: req.method,
         agent,
-        headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+        headers:
+          body === undefined
+            ? headers
+            : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
       },
       (res) => {
         res.on('data', () => undefined);
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, refreshed: res.headers['x-freshet-refreshed'] === '1' }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, refreshed: res.headers['x-freshet-refreshed'] === '1' }),
+        );
         res.on('error', reject);
       },
     );
@@ -107,7 +117,10 @@ async function execute(plan: LoadPlan): Promise<LoadResult> {
   const statuses: Record<string, number> = {};
   let refreshed = 0;
   const take = sessionCursor(plan.sessions);
-  const workers = Array.from({ length: plan.concurrency }, () => ({ session: undefined as LoadSession | undefined, left: 0 }));
+  const workers = Array.from({ length: plan.concurrency }, () => ({
+    session: undefined as LoadSession | undefined,
+    left: 0,
+  }));
   const total = plan.sessions.reduce((n, s) => n + s.times, 0);
   const summary = await closedLoop(
     async (w, i) => {
@@ -118,7 +131,12 @@ async function execute(plan: LoadPlan): Promise<LoadResult> {
       statuses[r.status] = (statuses[r.status] ?? 0) + 1;
       if (r.refreshed) refreshed++;
     },
-    { concurrency: plan.concurrency, iterations: Math.min(plan.iterations, total), seconds: plan.seconds, warmup: plan.warmup },
+    {
+      concurrency: plan.concurrency,
+      iterations: Math.min(plan.iterations, total),
+      seconds: plan.seconds,
+      warmup: plan.warmup,
+    },
   );
   agent.destroy();
   return { summary, statuses, refreshed };

@@ -33,7 +33,20 @@ import { openPostgres } from '../src/kernel/sql/sql.js';
 import { HOT_SCRIPTS } from '../src/hot/adapters/redis-hot-counters.js';
 import { mintReaderToken } from '../src/kernel/http/tokens.js';
 import { closedLoop, fmtInt, fmtMs, fmtPct, printNotes, printTable, throughput, type Summary } from './stats.js';
-import { BENCH_DATABASE_URL, BENCH_REDIS_URL, dropPrefix, dropSchema, openRedis, printTitle, range, runIfMain, uniquePrefix, uniqueSchema, withCleanup, type Cleanup } from './support.js';
+import {
+  BENCH_DATABASE_URL,
+  BENCH_REDIS_URL,
+  dropPrefix,
+  dropSchema,
+  openRedis,
+  printTitle,
+  range,
+  runIfMain,
+  uniquePrefix,
+  uniqueSchema,
+  withCleanup,
+  type Cleanup,
+} from './support.js';
 import { runLoad, type LoadResult, type LoadSession } from './http-load.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -63,7 +76,9 @@ interface Setup {
 /** Runs the benchmark for each worker count (default: the command line's, else 1 and the number of cores). */
 export async function run(workerCounts = defaultWorkerCounts()): Promise<void> {
   await withCleanup(async (cleanup) => {
-    printTitle(`HTTP throughput of \`freshet serve --workers N\` (N = ${workerCounts.join(', ')}), PostgreSQL + Redis, ${ROUNDS} interleaved rounds`);
+    printTitle(
+      `HTTP throughput of \`freshet serve --workers N\` (N = ${workerCounts.join(', ')}), PostgreSQL + Redis, ${ROUNDS} interleaved rounds`,
+    );
     const setup = await prepare(cleanup);
     const rows: string[][] = [];
     for (const workers of workerCounts) rows.push(...(await measure(setup, workers)));
@@ -80,7 +95,10 @@ export async function run(workerCounts = defaultWorkerCounts()): Promise<void> {
 }
 
 function defaultWorkerCounts(): number[] {
-  const fromArgs = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  const fromArgs = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
   if (fromArgs.length > 0) return fromArgs;
   const cores = availableParallelism();
   return cores > 1 ? [1, cores] : [1];
@@ -111,9 +129,22 @@ async function prepare(cleanup: Cleanup): Promise<Setup> {
   };
   const f = await openFreshet(loadConfig(env), { sql, defaultMetrics: false });
   try {
-    const items = range(ITEMS, (i) => ({ id: itemId(i), authorId: `a${i % 100}`, title: `Bench item ${i} word${i % 50}`, text: `text of item ${i}`, url: null, tags: [`t${i % 20}`], publishedAt: NOW - (i % 48) * HOUR_MS, popularity: i % 97 }));
-    for (let from = 0; from < items.length; from += 500) await f.content.upsertItems(items.slice(from, from + 500), NOW);
-    await f.hot.resolve(items.map((i) => i.id), NOW);
+    const items = range(ITEMS, (i) => ({
+      id: itemId(i),
+      authorId: `a${i % 100}`,
+      title: `Bench item ${i} word${i % 50}`,
+      text: `text of item ${i}`,
+      url: null,
+      tags: [`t${i % 20}`],
+      publishedAt: NOW - (i % 48) * HOUR_MS,
+      popularity: i % 97,
+    }));
+    for (let from = 0; from < items.length; from += 500)
+      await f.content.upsertItems(items.slice(from, from + 500), NOW);
+    await f.hot.resolve(
+      items.map((i) => i.id),
+      NOW,
+    );
     await sql.exec('ANALYZE items');
   } finally {
     await f.close();
@@ -134,8 +165,30 @@ async function bareEvalsha({ redis, keys, env }: Setup, tag: string): Promise<Su
       const n = seq++;
       const id = itemId(n);
       const visitor = `bare_${tag}_${n}`;
-      await redis.evalsha(hotView.sha, 9, k.views(id), k.uv(id), k.score(), k.meta(id), k.rateMark(id, visitor), k.budget(visitor, minute), k.suspicious(id), k.suspiciousTotal(), k.dirty(),
-        id, visitor, NOW, p.alpha, p.beta, p.base, p.gamma, rateWindowMs, visitorBudgetPerMinute, '0', retentionMs);
+      await redis.evalsha(
+        hotView.sha,
+        9,
+        k.views(id),
+        k.uv(id),
+        k.score(),
+        k.meta(id),
+        k.rateMark(id, visitor),
+        k.budget(visitor, minute),
+        k.suspicious(id),
+        k.suspiciousTotal(),
+        k.dirty(),
+        id,
+        visitor,
+        NOW,
+        p.alpha,
+        p.beta,
+        p.base,
+        p.gamma,
+        rateWindowMs,
+        visitorBudgetPerMinute,
+        '0',
+        retentionMs,
+      );
     },
     { concurrency: 50, iterations: 300_000, seconds: ROUND_S, warmup: 20 },
   );
@@ -162,8 +215,22 @@ async function measure(setup: Setup, workers: number): Promise<string[][]> {
     for (let i = 0; i < ROUNDS; i++) {
       const tag = `w${workers}r${i}`;
       r.bare.push(await bareEvalsha(setup, tag));
-      r.health.push(await runLoad({ url, concurrency: 10, iterations: 200_000, seconds: ROUND_S, warmup: 20, sessions: range(10, () => ({ headers: {}, request: { method: 'GET' as const, path: '/healthz' }, times: 20_000 })) }));
-      if (runs('load_more')) r.loadMore.push(await loadMores(url, tokens.slice(i * READERS_PER_ROUND, (i + 1) * READERS_PER_ROUND)));
+      r.health.push(
+        await runLoad({
+          url,
+          concurrency: 10,
+          iterations: 200_000,
+          seconds: ROUND_S,
+          warmup: 20,
+          sessions: range(10, () => ({
+            headers: {},
+            request: { method: 'GET' as const, path: '/healthz' },
+            times: 20_000,
+          })),
+        }),
+      );
+      if (runs('load_more'))
+        r.loadMore.push(await loadMores(url, tokens.slice(i * READERS_PER_ROUND, (i + 1) * READERS_PER_ROUND)));
       if (runs('views')) r.views.push(await viewLoad(url, `v${tag}`, 1));
       if (runs('batched')) r.batched.push(await viewLoad(url, `b${tag}`, BATCH));
     }
@@ -174,7 +241,8 @@ async function measure(setup: Setup, workers: number): Promise<string[][]> {
 }
 
 /** Requests a second over several runs. */
-const perSecond = (ss: readonly Summary[], per = 1) => (ss.reduce((n, s) => n + s.n, 0) * per * 1000) / ss.reduce((t, s) => t + s.elapsedMs, 0);
+const perSecond = (ss: readonly Summary[], per = 1) =>
+  (ss.reduce((n, s) => n + s.n, 0) * per * 1000) / ss.reduce((t, s) => t + s.elapsedMs, 0);
 
 /** Median [min–max] of the per-round ratios `load / floor`. */
 function ratios(load: readonly Summary[], floor: readonly Summary[], per = 1): string {
@@ -185,14 +253,40 @@ function ratios(load: readonly Summary[], floor: readonly Summary[], per = 1): s
 
 function rows(w: string, r: Rounds): string[][] {
   const last = <T>(xs: readonly T[]) => xs[xs.length - 1];
-  const row = (what: string, loads: readonly LoadResult[], floor: readonly Summary[], target: string, per = 1): string[] => {
+  const row = (
+    what: string,
+    loads: readonly LoadResult[],
+    floor: readonly Summary[],
+    target: string,
+    per = 1,
+  ): string[] => {
     const ss = loads.map((l) => l.summary);
     const tail = last(ss);
-    return [w, what, fmtInt(ss.reduce((n, s) => n + s.n, 0) * per), ss.length ? fmtInt(perSecond(ss, per)) : '–', ratios(ss, floor, per), target, tail ? fmtMs(tail.p50) : '–', tail ? fmtMs(tail.p99) : '–', statuses(loads)];
+    return [
+      w,
+      what,
+      fmtInt(ss.reduce((n, s) => n + s.n, 0) * per),
+      ss.length ? fmtInt(perSecond(ss, per)) : '–',
+      ratios(ss, floor, per),
+      target,
+      tail ? fmtMs(tail.p50) : '–',
+      tail ? fmtMs(tail.p99) : '–',
+      statuses(loads),
+    ];
   };
   const health = r.health.map((h) => h.summary);
   return [
-    [w, 'bare EVALSHA hotView-9, 50 callers (views floor)', fmtInt(r.bare.reduce((n, s) => n + s.n, 0)), fmtInt(perSecond(r.bare)), '100 %', '', fmtMs(last(r.bare)!.p50), fmtMs(last(r.bare)!.p99), ''],
+    [
+      w,
+      'bare EVALSHA hotView-9, 50 callers (views floor)',
+      fmtInt(r.bare.reduce((n, s) => n + s.n, 0)),
+      fmtInt(perSecond(r.bare)),
+      '100 %',
+      '',
+      fmtMs(last(r.bare)!.p50),
+      fmtMs(last(r.bare)!.p99),
+      '',
+    ],
     row('GET /healthz, 10 connections (HTTP floor)', r.health, health, ''),
     row('  the same GET /healthz against the bare EVALSHA (ceiling of single views)', r.health, r.bare, ''),
     row('load_more of 20, 10 connections', r.loadMore, health, '≥ 50 %'),
@@ -209,23 +303,45 @@ function statuses(loads: readonly LoadResult[]): string {
     for (const [s, n] of Object.entries(l.statuses)) counts[s] = (counts[s] ?? 0) + n;
     refreshed += l.refreshed;
   }
-  return Object.entries(counts).map(([s, n]) => `${s}:${n}`).join(' ') + (refreshed ? ` refreshed:${refreshed}` : '');
+  return (
+    Object.entries(counts)
+      .map(([s, n]) => `${s}:${n}`)
+      .join(' ') + (refreshed ? ` refreshed:${refreshed}` : '')
+  );
 }
 
 /** Mints tokens for `count` new readers and refreshes each once (untimed); returns their bearer headers. */
 async function refreshReaders(url: string, tag: string, count: number): Promise<string[]> {
   const tokens = await Promise.all(range(count, (i) => mintReaderToken(SECRET, `${tag}_${i}`, 3600)));
-  await runLoad({ url, concurrency: 10, iterations: count, seconds: 120, warmup: 0, sessions: feedSessions(tokens, 'refresh', 1) });
+  await runLoad({
+    url,
+    concurrency: 10,
+    iterations: count,
+    seconds: 120,
+    warmup: 0,
+    sessions: feedSessions(tokens, 'refresh', 1),
+  });
   return tokens;
 }
 
 function feedSessions(tokens: readonly string[], action: 'refresh' | 'load_more', times: number): LoadSession[] {
-  return tokens.map((t) => ({ headers: { authorization: `Bearer ${t}` }, request: { method: 'POST', path: '/v1/feeds/for-you', body: { action, limit: PAGE } }, times }));
+  return tokens.map((t) => ({
+    headers: { authorization: `Bearer ${t}` },
+    request: { method: 'POST', path: '/v1/feeds/for-you', body: { action, limit: PAGE } },
+    times,
+  }));
 }
 
 /** 20 load_mores of 20 for each of the given (refreshed) readers, 10 connections. */
 function loadMores(url: string, tokens: readonly string[]): Promise<LoadResult> {
-  return runLoad({ url, concurrency: 10, iterations: tokens.length * LOAD_MORES_PER_READER, seconds: ROUND_S, warmup: 0, sessions: feedSessions(tokens, 'load_more', LOAD_MORES_PER_READER) });
+  return runLoad({
+    url,
+    concurrency: 10,
+    iterations: tokens.length * LOAD_MORES_PER_READER,
+    seconds: ROUND_S,
+    warmup: 0,
+    sessions: feedSessions(tokens, 'load_more', LOAD_MORES_PER_READER),
+  });
 }
 
 /** Views with the service key, each by a distinct visitor, `per` views a request (1: a single object). */

@@ -33,7 +33,17 @@ import { daySubject } from '../src/seen/seen-fold.js';
 import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { fmtInt, fmtMs, printNotes, printTable, summarize } from './stats.js';
 import {
-  BENCH_DATABASE_URL, dropPrefix, dropSchema, openRedis, printTitle, prng, randomBitmap, runIfMain, uniquePrefix, uniqueSchema, withCleanup,
+  BENCH_DATABASE_URL,
+  dropPrefix,
+  dropSchema,
+  openRedis,
+  printTitle,
+  prng,
+  randomBitmap,
+  runIfMain,
+  uniquePrefix,
+  uniqueSchema,
+  withCleanup,
 } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 6, 0, 0, 0);
@@ -43,7 +53,13 @@ const READERS = 1_000;
 const PAGE = 20;
 const RATES = [1_000, 10_000];
 const MINUTES = Number(process.env.FRESHET_BENCH_CHECKPOINT_MINUTES ?? 3);
-const OPTIONS = ['journal (chosen)', 'full bitmap', 'dirty chunks 4 KiB', 'dirty chunks 512 B', 'changed readers, full'] as const;
+const OPTIONS = [
+  'journal (chosen)',
+  'full bitmap',
+  'dirty chunks 4 KiB',
+  'dirty chunks 512 B',
+  'changed readers, full',
+] as const;
 type Option = (typeof OPTIONS)[number];
 /** Journal bytes a minute that are readers' (the rest: rolling days), by engine and rate. */
 const readerShare = new Map<string, number>();
@@ -77,7 +93,12 @@ async function rig(sql: Sql, redis: RedisClient, prefix: string): Promise<Rig> {
   const store = new PostgresSeenCheckpoints(sql);
   const cp = new SeenCheckpointer({ redis, keys, store, geometry: GEOMETRY, reader: READER, clock, log: silentLogger });
   return {
-    sql, redis, keys, clock, cp, store,
+    sql,
+    redis,
+    keys,
+    clock,
+    cp,
+    store,
     rolling: new RedisSeenFilter(redis, keys, GEOMETRY, { days: 7, checkpoints: cp }),
     readerSeen: new RedisReaderSeenFilter(redis, keys, READER, { checkpoints: cp }),
   };
@@ -161,7 +182,10 @@ async function upsert(sql: Sql, table: string, cols: string[], rows: readonly (r
       const part = rows.slice(s, s + 500);
       const params: unknown[] = [];
       const tuples = part.map((row) => `(${row.map((v) => `$${params.push(v)}`).join(', ')})`);
-      await tx.query(`INSERT INTO ${table} (${cols.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (${keyCols}) DO UPDATE SET ${value} = excluded.${value}`, params);
+      await tx.query(
+        `INSERT INTO ${table} (${cols.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (${keyCols}) DO UPDATE SET ${value} = excluded.${value}`,
+        params,
+      );
     }
   });
 }
@@ -187,13 +211,16 @@ async function runEngine(name: string, sql: Sql, redis: RedisClient): Promise<Ma
           const sample = await measure(sql, () => runOption(r, option, readers, b));
           if (m === 0) continue;
           results.set(`${rate}|${option}`, [...(results.get(`${rate}|${option}`) ?? []), sample]);
-          if (option === 'journal (chosen)') readerShare.set(`${name}|${rate}`, (readerShare.get(`${name}|${rate}`) ?? 0) + b.readerBytes / MINUTES);
+          if (option === 'journal (chosen)')
+            readerShare.set(`${name}|${rate}`, (readerShare.get(`${name}|${rate}`) ?? 0) + b.readerBytes / MINUTES);
         }
       }
       const [sized] = await sql.query<{ size: number | string }>(
         `SELECT pg_total_relation_size('seen_checkpoint_log') + pg_total_relation_size('seen_checkpoints') AS size`,
       );
-      console.log(`  ${name} @ ${fmtInt(rate)}/min: checkpoint tables hold ${fmtInt(Number(sized!.size))} B after ${MINUTES + 1} minutes`);
+      console.log(
+        `  ${name} @ ${fmtInt(rate)}/min: checkpoint tables hold ${fmtInt(Number(sized!.size))} B after ${MINUTES + 1} minutes`,
+      );
     } finally {
       await dropPrefix(redis, prefix);
     }
@@ -211,8 +238,13 @@ function printOptions(pglite: Map<string, Sample[]>, server: Map<string, Sample[
       const payload = mean(lite.map((s) => s.payload));
       const wal = mean(lite.map((s) => s.wal));
       rows.push([
-        fmtInt(rate), option, fmtInt(payload), fmtInt(wal), `${((wal * 1440) / 2 ** 20).toFixed(1)} MiB`,
-        fmtMs(summarize(pg.map((s) => s.ms)).p50), fmtMs(summarize(lite.map((s) => s.ms)).p50),
+        fmtInt(rate),
+        option,
+        fmtInt(payload),
+        fmtInt(wal),
+        `${((wal * 1440) / 2 ** 20).toFixed(1)} MiB`,
+        fmtMs(summarize(pg.map((s) => s.ms)).p50),
+        fmtMs(summarize(lite.map((s) => s.ms)).p50),
       ]);
     }
   }
@@ -240,7 +272,11 @@ async function restoreFigures(sql: Sql, redis: RedisClient): Promise<void> {
     // six past days at capacity (half their bits set), compacted bases as a checkpoint leaves them
     for (let d = 1; d < 7; d++) {
       const subject = daySubject(GEOMETRY, 1, 0, dayStamp(now - d * DAY_MS));
-      await sql.query(`INSERT INTO seen_checkpoints (subject, expires_at, at_ms, bitmap) VALUES ($1, $2, 0, $3)`, [subject, now + DAY_MS, randomBitmap(GEOMETRY.bits, 0.5)]);
+      await sql.query(`INSERT INTO seen_checkpoints (subject, expires_at, at_ms, bitmap) VALUES ($1, $2, 0, $3)`, [
+        subject,
+        now + DAY_MS,
+        randomBitmap(GEOMETRY.bits, 0.5),
+      ]);
     }
     const next = prng(7);
     for (let m = 0; m < 10; m++) {
@@ -267,9 +303,12 @@ async function restoreFigures(sql: Sql, redis: RedisClient): Promise<void> {
       const reader = performance.now() - t;
       // the baseline: read the 7 bitmaps from PostgreSQL and SET them
       await sql.exec(`TRUNCATE bench_full`);
-      for (let d = 0; d < 7; d++) await upsert(sql, 'bench_full', ['subject', 'bitmap'], [[`d${d}`, randomBitmap(GEOMETRY.bits, 0.5)]]);
+      for (let d = 0; d < 7; d++)
+        await upsert(sql, 'bench_full', ['subject', 'bitmap'], [[`d${d}`, randomBitmap(GEOMETRY.bits, 0.5)]]);
       t = performance.now();
-      const bitmaps = await sql.query<{ subject: string; bitmap: Uint8Array }>(`SELECT subject, bitmap FROM bench_full`);
+      const bitmaps = await sql.query<{ subject: string; bitmap: Uint8Array }>(
+        `SELECT subject, bitmap FROM bench_full`,
+      );
       for (const bm of bitmaps) await redis.set(`${prefix}full:${bm.subject}`, Buffer.from(bm.bitmap));
       const full = performance.now() - t;
       rows.push([String(round + 1), fmtMs(lost), fmtMs(read), fmtMs(warm), fmtMs(reader), fmtMs(full)]);
@@ -279,7 +318,14 @@ async function restoreFigures(sql: Sql, redis: RedisClient): Promise<void> {
     );
     printTable(
       'Restore after a Redis loss (a check of 500 candidates on the lost shard: 6 compacted past days + today)',
-      ['round', 'first check: restore + check, ms', 'PostgreSQL read alone, ms', 'next check, ms', 'a reader: restore + check, ms', 'baseline: read 7 bitmaps + SET, ms'],
+      [
+        'round',
+        'first check: restore + check, ms',
+        'PostgreSQL read alone, ms',
+        'next check, ms',
+        'a reader: restore + check, ms',
+        'baseline: read 7 bitmaps + SET, ms',
+      ],
       rows,
     );
     const todayBytes = Number(today!.bytes);
@@ -322,13 +368,24 @@ async function requestPathFigures(sql: Sql, redis: RedisClient): Promise<void> {
           await f.seen('u1', candidates, T0 + i);
           s.seen.push(performance.now() - t);
           t = performance.now();
-          await f.markSeen('u1', Array.from({ length: PAGE }, (_, j) => `m${i}_${j}`), T0 + i);
+          await f.markSeen(
+            'u1',
+            Array.from({ length: PAGE }, (_, j) => `m${i}_${j}`),
+            T0 + i,
+          );
           s.mark.push(performance.now() - t);
         }
       }
       for (const [name, s] of samples) {
         const [seen, mark] = [summarize(s.seen), summarize(s.mark)];
-        rows.push([strategy === 'rolling' ? 'rolling' : 'per_reader', name, fmtMs(seen.p50), fmtMs(seen.p99), fmtMs(mark.p50), fmtMs(mark.p99)]);
+        rows.push([
+          strategy === 'rolling' ? 'rolling' : 'per_reader',
+          name,
+          fmtMs(seen.p50),
+          fmtMs(seen.p99),
+          fmtMs(mark.p50),
+          fmtMs(mark.p99),
+        ]);
       }
     }
     printTable(

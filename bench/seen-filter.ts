@@ -30,7 +30,17 @@ import { MemorySeenFilter } from '../src/seen/memory-seen-filter.js';
 import { hashPair } from '../src/kernel/hash.js';
 import { hashPairs, positions, seenMember, seenWindow, sizeWindow, type BloomGeometry } from '../src/seen/bloom.js';
 import { DAY_MS, dayStamp } from '../src/kernel/clock.js';
-import { TIMING_COLUMNS, fmtInt, fmtPct, fmtRatio, printNotes, printTable, timeLoop, timingRow, type Summary } from './stats.js';
+import {
+  TIMING_COLUMNS,
+  fmtInt,
+  fmtPct,
+  fmtRatio,
+  printNotes,
+  printTable,
+  timeLoop,
+  timingRow,
+  type Summary,
+} from './stats.js';
 import {
   dropPrefix,
   fillDays,
@@ -93,13 +103,18 @@ export async function run(): Promise<void> {
       row('seen(): 500 × 7, days at capacity', await timeSeen(redis, full), TARGETS),
       row('seen(): 500, no day key exists (fixed cost)', await timeSeen(redis, empty), TARGETS),
       row('(a) pipeline of 3,500 BITFIELD (k GETs each)', await timePerMemberPipeline(redis, g, partial)),
-      row(`(b) 7 × BITFIELD of ${fmtInt(CANDIDATES * g.hashes)} GETs, pipelined`, await timePerDayPipeline(redis, g, partial)),
+      row(
+        `(b) 7 × BITFIELD of ${fmtInt(CANDIDATES * g.hashes)} GETs, pipelined`,
+        await timePerDayPipeline(redis, g, partial),
+      ),
       timingRow('(c) PING (one round trip, the floor)', ping),
       timingRow('hashPairs of 500 members in JS (no I/O)', await timeHashing(), {}, ping),
       row('markSeen(): 20 new ids', await timeMarkSeen(redis, partial.seen)),
     ];
     printTable('seen filter (ms; ratios against PING, same run)', [...TIMING_COLUMNS, 'Redis ms/iter'], rows);
-    printNotes('Redis ms/iter: time Redis itself spent per iteration (INFO commandstats); ~ = other clients ran the command too');
+    printNotes(
+      'Redis ms/iter: time Redis itself spent per iteration (INFO commandstats); ~ = other clients ran the command too',
+    );
     await printAgreement(redis, g, partial);
     await printGrownKey(redis, new Keys(`${prefix}g:`), g, partial.dayKeys[1]!);
   });
@@ -143,7 +158,11 @@ async function fullFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Pr
 
 /** No day key at all (a fresh deployment): what a check costs besides reading bits. */
 function emptyFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Fixture {
-  return { seen: new RedisSeenFilter(redis, keys, g, { days: DAYS }), dayKeys: dayKeys(keys), candidates: candidates() };
+  return {
+    seen: new RedisSeenFilter(redis, keys, g, { days: DAYS }),
+    dayKeys: dayKeys(keys),
+    candidates: candidates(),
+  };
 }
 
 async function readerFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Promise<Fixture> {
@@ -214,7 +233,13 @@ function timeHashing(): Promise<Summary> {
 }
 
 function timeMarkSeen(redis: RedisClient, seen: RedisSeenFilter): Promise<ServerTimed> {
-  return timeLoopOnServer(redis, 'evalsha', 1, FAST, (i) => seen.markSeen('bench_marker', range(PAGE, (j) => `m${i}_${j}`), NOW));
+  return timeLoopOnServer(redis, 'evalsha', 1, FAST, (i) =>
+    seen.markSeen(
+      'bench_marker',
+      range(PAGE, (j) => `m${i}_${j}`),
+      NOW,
+    ),
+  );
 }
 
 /**
@@ -242,7 +267,11 @@ async function printAgreement(redis: RedisClient, g: BloomGeometry, f: Fixture):
  */
 async function printGrownKey(redis: RedisClient, keys: Keys, g: BloomGeometry, written: string): Promise<void> {
   const seen = new RedisSeenFilter(redis, keys, g, { days: DAYS });
-  await seen.markSeen('grow', range(1000, (i) => `g${i}`), NOW);
+  await seen.markSeen(
+    'grow',
+    range(1000, (i) => `g${i}`),
+    NOW,
+  );
   const grown = Number(await redis.memory('USAGE', keys.seenDay('grow', dayStamp(NOW))));
   const whole = Number(await redis.memory('USAGE', written));
   const size = Math.ceil(g.bits / 8);

@@ -83,7 +83,14 @@ async function memoryOf(redis: RedisClient, prefix: string): Promise<{ bytes: nu
 /** Fraction of never-shown ids a filter answers "seen" for, over every reader. */
 async function measuredRate(filter: SeenFilter, readers: string[], at: number): Promise<number> {
   let hits = 0;
-  for (const r of readers) hits += (await filter.seen(r, range(PROBES, (i) => `probe-${i}`), at)).filter(Boolean).length;
+  for (const r of readers)
+    hits += (
+      await filter.seen(
+        r,
+        range(PROBES, (i) => `probe-${i}`),
+        at,
+      )
+    ).filter(Boolean).length;
   return hits / (readers.length * PROBES);
 }
 
@@ -104,7 +111,11 @@ async function forgetting(filter: SeenFilter, perReader: boolean): Promise<strin
   const t0 = Date.UTC(2026, 2, 6, 12);
   await filter.markSeen('f_reader', ['f_item'], t0);
   const out: string[] = [];
-  for (const [label, at] of [['6d23h', t0 + 6 * DAY_MS + 11 * HOUR_MS], ['7d12h', t0 + 7 * DAY_MS], ['29d', t0 + 29 * DAY_MS]] as const) {
+  for (const [label, at] of [
+    ['6d23h', t0 + 6 * DAY_MS + 11 * HOUR_MS],
+    ['7d12h', t0 + 7 * DAY_MS],
+    ['29d', t0 + 29 * DAY_MS],
+  ] as const) {
     if (perReader) await filter.markSeen('f_reader', [`other-${label}`], at - HOUR_MS); // the reader stays active
     out.push(`${label}: ${(await filter.seen('f_reader', ['f_item'], at))[0] ? 'seen' : 'forgotten'}`);
   }
@@ -119,18 +130,33 @@ export async function run(): Promise<void> {
   const readers = [...new Set(replay.map((i) => i.reader))];
   const impressions = replay.reduce((n, i) => n + i.items.length, 0);
   const perDay = new Map<number, number>();
-  for (const i of replay) perDay.set(Math.floor(i.at / DAY_MS), (perDay.get(Math.floor(i.at / DAY_MS)) ?? 0) + i.items.length);
+  for (const i of replay)
+    perDay.set(Math.floor(i.at / DAY_MS), (perDay.get(Math.floor(i.at / DAY_MS)) ?? 0) + i.items.length);
   const busiest = Math.max(...perDay.values());
   const end = replay[replay.length - 1]!.at;
-  console.log(`replay: ${fmtInt(readers.length)} MIND readers, ${fmtInt(replay.length)} impression lists, ${fmtInt(impressions)} impressions, busiest day ${fmtInt(busiest)}`);
+  console.log(
+    `replay: ${fmtInt(readers.length)} MIND readers, ${fmtInt(replay.length)} impression lists, ${fmtInt(impressions)} impressions, busiest day ${fmtInt(busiest)}`,
+  );
 
   await withCleanup(async (cleanup) => {
     const redis = openRedis();
     cleanup.add(() => closeRedis(redis));
     const strategies: { name: string; make: (k: Keys) => SeenFilter; perReader: boolean }[] = [
-      { name: `rolling (7 days, ${fmtInt(Math.ceil(busiest / 1000) * 1000)}/day, 1 %)`, perReader: false, make: (k) => new RedisSeenFilter(redis, k, sizeWindow(Math.ceil(busiest / 1000) * 1000, 0.01, 7), { days: 7 }) },
-      { name: 'per_reader (n0 100,000, 1 %)', perReader: true, make: (k) => new RedisReaderSeenFilter(redis, k, { initialCapacity: 100_000, errorRate: 0.01, ttlMs: TTL }) },
-      { name: 'per_reader (n0 1,000, 1 %)', perReader: true, make: (k) => new RedisReaderSeenFilter(redis, k, { initialCapacity: 1_000, errorRate: 0.01, ttlMs: TTL }) },
+      {
+        name: `rolling (7 days, ${fmtInt(Math.ceil(busiest / 1000) * 1000)}/day, 1 %)`,
+        perReader: false,
+        make: (k) => new RedisSeenFilter(redis, k, sizeWindow(Math.ceil(busiest / 1000) * 1000, 0.01, 7), { days: 7 }),
+      },
+      {
+        name: 'per_reader (n0 100,000, 1 %)',
+        perReader: true,
+        make: (k) => new RedisReaderSeenFilter(redis, k, { initialCapacity: 100_000, errorRate: 0.01, ttlMs: TTL }),
+      },
+      {
+        name: 'per_reader (n0 1,000, 1 %)',
+        perReader: true,
+        make: (k) => new RedisReaderSeenFilter(redis, k, { initialCapacity: 1_000, errorRate: 0.01, ttlMs: TTL }),
+      },
     ];
     const rows: string[][] = [];
     const forgets: string[] = [];
@@ -142,7 +168,15 @@ export async function run(): Promise<void> {
       const mem = await memoryOf(redis, prefix);
       const rate = await measuredRate(filter, readers, end);
       const p50 = await seenP50(filter, readers[0]!, end);
-      rows.push([s.name, fmtInt(mem.keys), `${(mem.bytes / 2 ** 20).toFixed(1)} MB`, `${fmtInt(Math.round(mem.bytes / readers.length))} B`, `${(((mem.bytes / impressions) * 1e6) / 2 ** 20).toFixed(1)} MB`, fmtPct(rate), fmtMs(p50)]);
+      rows.push([
+        s.name,
+        fmtInt(mem.keys),
+        `${(mem.bytes / 2 ** 20).toFixed(1)} MB`,
+        `${fmtInt(Math.round(mem.bytes / readers.length))} B`,
+        `${(((mem.bytes / impressions) * 1e6) / 2 ** 20).toFixed(1)} MB`,
+        fmtPct(rate),
+        fmtMs(p50),
+      ]);
       await dropPrefix(redis, prefix);
       const fprefix = uniquePrefix('seenstrat');
       cleanup.add(() => dropPrefix(redis, fprefix));
@@ -151,23 +185,58 @@ export async function run(): Promise<void> {
     }
     printTable(
       `Same replay (${fmtInt(readers.length)} readers, ${fmtInt(impressions)} impressions), Redis MEMORY USAGE`,
-      ['strategy', 'keys', 'memory', 'per active reader', 'per 1M impressions', `measured FPR (${fmtInt(readers.length * PROBES)} probes)`, 'seen() 500 p50'],
+      [
+        'strategy',
+        'keys',
+        'memory',
+        'per active reader',
+        'per 1M impressions',
+        `measured FPR (${fmtInt(readers.length * PROBES)} probes)`,
+        'seen() 500 p50',
+      ],
       rows,
     );
     printNotes(...forgets);
 
     const hprefix = uniquePrefix('seenstrat');
     cleanup.add(() => dropPrefix(redis, hprefix));
-    const heavy = new RedisReaderSeenFilter(redis, new Keys(hprefix), { initialCapacity: 100_000, errorRate: 0.01, ttlMs: TTL });
+    const heavy = new RedisReaderSeenFilter(redis, new Keys(hprefix), {
+      initialCapacity: 100_000,
+      errorRate: 0.01,
+      ttlMs: TTL,
+    });
     const t0 = Date.UTC(2026, 2, 1);
-    for (let i = 0; i < HEAVY; i += 1000) await heavy.markSeen('heavy', range(1000, (j) => `h${i + j}`), t0 + Math.floor((i / HEAVY) * 25 * DAY_MS));
+    for (let i = 0; i < HEAVY; i += 1000)
+      await heavy.markSeen(
+        'heavy',
+        range(1000, (j) => `h${i + j}`),
+        t0 + Math.floor((i / HEAVY) * 25 * DAY_MS),
+      );
     const d = await heavy.describe('heavy', t0 + 25 * DAY_MS);
     let fp = 0;
-    for (let i = 0; i < 50_000; i += 1000) fp += (await heavy.seen('heavy', range(1000, (j) => `never${i + j}`), t0 + 25 * DAY_MS)).filter(Boolean).length;
+    for (let i = 0; i < 50_000; i += 1000)
+      fp += (
+        await heavy.seen(
+          'heavy',
+          range(1000, (j) => `never${i + j}`),
+          t0 + 25 * DAY_MS,
+        )
+      ).filter(Boolean).length;
     const p50 = await seenP50(heavy, 'heavy', t0 + 25 * DAY_MS);
-    printTable(`A heavy reader: ${fmtInt(HEAVY)} impressions in 25 days on per_reader (n0 100,000, 1 %)`, ['sub-filters', 'members', 'bitmap', 'expected rate', 'measured FPR (50,000 probes)', 'seen() 500 p50'], [
-      [d.filters.map((f) => fmtInt(f.capacity)).join(' + '), fmtInt(d.members), `${(d.bytes / 2 ** 20).toFixed(2)} MB`, fmtPct(d.expectedRate), fmtPct(fp / 50_000), fmtMs(p50)],
-    ]);
+    printTable(
+      `A heavy reader: ${fmtInt(HEAVY)} impressions in 25 days on per_reader (n0 100,000, 1 %)`,
+      ['sub-filters', 'members', 'bitmap', 'expected rate', 'measured FPR (50,000 probes)', 'seen() 500 p50'],
+      [
+        [
+          d.filters.map((f) => fmtInt(f.capacity)).join(' + '),
+          fmtInt(d.members),
+          `${(d.bytes / 2 ** 20).toFixed(2)} MB`,
+          fmtPct(d.expectedRate),
+          fmtPct(fp / 50_000),
+          fmtMs(p50),
+        ],
+      ],
+    );
     const fixed = sizeWindow(100_000, 0.01, 1);
     printNotes(
       `a single fixed filter (note 3 as written: 100,000 at 1 %) holding ${fmtInt(HEAVY)} would answer ${fmtPct(Math.pow(1 - Math.exp((-fixed.hashes * HEAVY) / fixed.bits), fixed.hashes))} (expected)`,

@@ -86,9 +86,11 @@ export async function closedLoop(
   opts: LoopOptions & { concurrency: number },
 ): Promise<Summary> {
   const workers = Array.from({ length: opts.concurrency }, (_, w) => w);
-  await Promise.all(workers.map(async (w) => {
-    for (let i = 0; i < (opts.warmup ?? 0); i++) await fn(w, -1 - i);
-  }));
+  await Promise.all(
+    workers.map(async (w) => {
+      for (let i = 0; i < (opts.warmup ?? 0); i++) await fn(w, -1 - i);
+    }),
+  );
   const samples: number[] = [];
   const start = performance.now();
   const deadline = start + opts.seconds * 1000;
@@ -146,13 +148,28 @@ export interface Targets {
 }
 
 /** Header of tables made of {@link timingRow}s. */
-export const TIMING_COLUMNS = ['what', 'n', 'p50 ms', 'p99 ms', 'target p50', 'target p99', 'p50 vs base', 'p99 vs base'];
+export const TIMING_COLUMNS = [
+  'what',
+  'n',
+  'p50 ms',
+  'p99 ms',
+  'target p50',
+  'target p99',
+  'p50 vs base',
+  'p99 vs base',
+];
 
 /**
  * One row of a timing table: a summary, its targets, and its ratios against `base` (same run);
  * `extra` cells go after the {@link TIMING_COLUMNS}.
  */
-export function timingRow(what: string, s: Summary, targets: Targets = {}, base?: Summary, ...extra: string[]): string[] {
+export function timingRow(
+  what: string,
+  s: Summary,
+  targets: Targets = {},
+  base?: Summary,
+  ...extra: string[]
+): string[] {
   return [
     what,
     fmtInt(s.n),
@@ -177,7 +194,11 @@ export function printTable(title: string, columns: readonly string[], rows: read
   const widths = cols.map((h, c) => Math.max(h.length, ...body.map((r) => r[c]!.length)));
   const numeric = (s: string) => /^[×≤~]?[-\d.,]+( ?[%a-zµ/]+)?( [✓✗])?$/.test(s);
   const line = (cells: readonly string[]) =>
-    '  ' + cells.map((s, c) => (numeric(s) ? s.padStart(widths[c]!) : s.padEnd(widths[c]!))).join('  ').trimEnd();
+    '  ' +
+    cells
+      .map((s, c) => (numeric(s) ? s.padStart(widths[c]!) : s.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd();
   console.log(`\n${title}`);
   console.log(line(cols));
   console.log('  ' + widths.map((w) => '-'.repeat(w)).join('  '));

@@ -198,11 +198,11 @@ export function randomBitmap(bits: number, ones: number): Buffer {
 /** `SET key bitmap PX` {@link SCRATCH_TTL_MS} for each pair, in one pipeline. */
 export async function putBitmaps(redis: RedisClient, bitmaps: ReadonlyMap<string, Uint8Array>): Promise<void> {
   const pipe = redis.pipeline();
-  for (const [key, bitmap] of bitmaps) pipe.set(key, Buffer.from(bitmap.buffer, bitmap.byteOffset, bitmap.byteLength), 'PX', SCRATCH_TTL_MS);
+  for (const [key, bitmap] of bitmaps)
+    pipe.set(key, Buffer.from(bitmap.buffer, bitmap.byteOffset, bitmap.byteLength), 'PX', SCRATCH_TTL_MS);
   const results = (await pipe.exec()) ?? [];
   for (const [err] of results) if (err) throw err;
 }
-
 
 /** `list[i mod n]` for any integer i (loop indices are negative during warm-up). */
 export function cyclic<T>(list: readonly T[], i: number): T {
@@ -239,7 +239,11 @@ export async function fillDays(filter: SeenFilter, plan: FillPlan): Promise<void
     const dayMs = plan.nowMs - d * DAY_MS;
     for (let from = 0; from < plan.perDay; from += plan.batch) {
       const n = Math.min(plan.batch, plan.perDay - from);
-      await filter.markSeen(`fill${d}`, range(n, (i) => `x${offset + from + i}`), dayMs);
+      await filter.markSeen(
+        `fill${d}`,
+        range(n, (i) => `x${offset + from + i}`),
+        dayMs,
+      );
     }
   }
 }
@@ -276,7 +280,10 @@ export async function withServerTime<T>(
   const calls = after.calls - before.calls;
   return {
     result,
-    server: { perCallMs: calls > 0 ? (after.usec - before.usec) / calls / 1000 : NaN, foreignCalls: calls - expectedCalls(result) },
+    server: {
+      perCallMs: calls > 0 ? (after.usec - before.usec) / calls / 1000 : NaN,
+      foreignCalls: calls - expectedCalls(result),
+    },
   };
 }
 

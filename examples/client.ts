@@ -1,11 +1,20 @@
 import { FreshetClient, FreshetClientError } from 'freshet/client';
 
 // A running server (`npx freshet serve`) and its service key.
-const client = new FreshetClient({ baseUrl: process.env.FRESHET_URL ?? 'http://127.0.0.1:8080', serviceKey: process.env.FRESHET_SERVICE_KEY! });
+const client = new FreshetClient({
+  baseUrl: process.env.FRESHET_URL ?? 'http://127.0.0.1:8080',
+  serviceKey: process.env.FRESHET_SERVICE_KEY!,
+});
 
 const now = Date.now();
 await client.items.publish([
-  { id: 'c1', author_id: 'ada', title: 'Rust in production', tags: ['rust'], published_at: Math.floor(now / 1000) - 60 },
+  {
+    id: 'c1',
+    author_id: 'ada',
+    title: 'Rust in production',
+    tags: ['rust'],
+    published_at: Math.floor(now / 1000) - 60,
+  },
   { id: 'c2', author_id: 'bob', title: 'Postgres tuning', tags: ['sql'], published_at: Math.floor(now / 1000) - 30 },
 ]);
 await client.follows.follow('reader_1', 'ada');
@@ -22,5 +31,15 @@ try {
   await reader.forYou.refresh({ limit: 500 }); // out of 1..100
 } catch (err) {
   if (!(err instanceof FreshetClientError)) throw err;
-  console.log('for you:', first.items.map((i) => i.id), '| following:', timeline, '| hot:', hot.items.map((i) => i.id), '| error:', err.status, err.code);
+  console.log(
+    'for you:',
+    first.items.map((i) => i.id),
+    '| following:',
+    timeline,
+    '| hot:',
+    hot.items.map((i) => i.id),
+    '| error:',
+    err.status,
+    err.code,
+  );
 }

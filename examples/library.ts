@@ -6,8 +6,26 @@ try {
   const now = Date.now();
   await freshet.useCases.publishItems(
     [
-      { id: 'p1', authorId: 'ada', title: 'Rust in production', text: '', url: null, tags: ['rust'], publishedAt: now - 60_000, popularity: 12 },
-      { id: 'p2', authorId: 'bob', title: 'Postgres tuning', text: '', url: null, tags: ['sql'], publishedAt: now - 30_000, popularity: 3 },
+      {
+        id: 'p1',
+        authorId: 'ada',
+        title: 'Rust in production',
+        text: '',
+        url: null,
+        tags: ['rust'],
+        publishedAt: now - 60_000,
+        popularity: 12,
+      },
+      {
+        id: 'p2',
+        authorId: 'bob',
+        title: 'Postgres tuning',
+        text: '',
+        url: null,
+        tags: ['sql'],
+        publishedAt: now - 30_000,
+        popularity: 3,
+      },
     ],
     now,
   );
@@ -15,7 +33,12 @@ try {
   const forYou = await freshet.forYou.page('reader_1', 'refresh', 10, now);
   const following = await freshet.following.timeline.page('reader_1', { limit: 10 }, now);
   await freshet.useCases.recordViews([{ itemId: 'p2', visitorId: 'reader_1', nowMs: now }]);
-  console.log('for you:', forYou.items.map((i) => i.id), '| following:', following.items.map((e) => e.item.id));
+  console.log(
+    'for you:',
+    forYou.items.map((i) => i.id),
+    '| following:',
+    following.items.map((e) => e.item.id),
+  );
 } finally {
   await freshet.close();
 }

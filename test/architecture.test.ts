@@ -58,10 +58,12 @@ export function violations(edges: readonly [string, string][]): string[] {
     const [a, ...restFrom] = from.split('/');
     const [b] = to.split('/');
     if (a === 'kernel' && b !== 'kernel') out.push(`${from} → ${to}: the kernel imports only the kernel`);
-    if (CAPABILITIES.includes(a!) && b !== a && b !== 'kernel') out.push(`${from} → ${to}: a room imports only itself and the kernel`);
+    if (CAPABILITIES.includes(a!) && b !== a && b !== 'kernel')
+      out.push(`${from} → ${to}: a room imports only itself and the kernel`);
     if (CAPABILITIES.includes(a!) && b === a && to.split('/')[1] === 'adapters') {
       const inside = restFrom.join('/');
-      if (inside !== 'wire.ts' && !inside.startsWith('adapters/')) out.push(`${from} → ${to}: only wire.ts and adapters import adapters`);
+      if (inside !== 'wire.ts' && !inside.startsWith('adapters/'))
+        out.push(`${from} → ${to}: only wire.ts and adapters import adapters`);
     }
   }
   return out;

@@ -34,14 +34,20 @@ function contentStore({ sql }: SqlPlace): ContentStoreUnderTest {
 /** The same, behind the item cache (src/kernel/items/cached-content-store.ts): it must keep the contract. */
 function cachedContentStore(place: SqlPlace): ContentStoreUnderTest {
   const recall = new PostgresRecall(place.sql);
-  const cached = new CachedContentStore(new PostgresContentStore(place.sql, { ownsSql: false }), new LocalItemChanges(), { maxItems: 1000, ttlMs: 60_000 }, systemClock);
+  const cached = new CachedContentStore(
+    new PostgresContentStore(place.sql, { ownsSql: false }),
+    new LocalItemChanges(),
+    { maxItems: 1000, ttlMs: 60_000 },
+    systemClock,
+  );
   return Object.assign(cached, { recall: recall.recall.bind(recall) });
 }
 
 for (const engine of sqlEngines()) {
   adopt(contentStoreContract, engine, contentStore);
   // the cache's logic does not depend on the engine: once, on the embedded default's
-  if (engine.name === 'PGlite') adopt(contentStoreContract, engine, cachedContentStore, `${engine.name} behind the item cache`);
+  if (engine.name === 'PGlite')
+    adopt(contentStoreContract, engine, cachedContentStore, `${engine.name} behind the item cache`);
 
   describe(`the SQL layer on ${engine.name}`, () => {
     it('migrate is idempotent and recorded', async () => {
@@ -56,8 +62,26 @@ for (const engine of sqlEngines()) {
       const store = contentStore(await engine.place());
       await store.upsertItems(
         [
-          { id: 'a', authorId: 'x', title: 'Running databases', text: '', url: null, tags: [], publishedAt: NOW - HOUR, popularity: 0 },
-          { id: 'b', authorId: 'x', title: 'Gardening', text: 'the and of', url: null, tags: ['ran'], publishedAt: NOW, popularity: 0 },
+          {
+            id: 'a',
+            authorId: 'x',
+            title: 'Running databases',
+            text: '',
+            url: null,
+            tags: [],
+            publishedAt: NOW - HOUR,
+            popularity: 0,
+          },
+          {
+            id: 'b',
+            authorId: 'x',
+            title: 'Gardening',
+            text: 'the and of',
+            url: null,
+            tags: ['ran'],
+            publishedAt: NOW,
+            popularity: 0,
+          },
         ],
         NOW,
       );
@@ -106,7 +130,16 @@ describe('PGlite data folder', () => {
       const first = await openPglite(join(dir, 'pgdata'));
       await migrate(first);
       const store = new PostgresContentStore(first);
-      const it0 = { id: 'p', authorId: 'a', title: 'kept', text: '', url: null, tags: ['t'], publishedAt: NOW, popularity: 1 };
+      const it0 = {
+        id: 'p',
+        authorId: 'a',
+        title: 'kept',
+        text: '',
+        url: null,
+        tags: ['t'],
+        publishedAt: NOW,
+        popularity: 1,
+      };
       await store.upsertItems([it0], NOW);
       await store.close();
 
@@ -130,14 +163,26 @@ describe('PGlite statistics', () => {
       await migrate(sql);
       const store = new PostgresContentStore(sql, { ownsSql: false });
       const stats = async () =>
-        Number((await sql.query<{ n: number | string }>(`SELECT count(*) AS n FROM pg_stats WHERE tablename = 'items'`))[0]?.n);
+        Number(
+          (await sql.query<{ n: number | string }>(`SELECT count(*) AS n FROM pg_stats WHERE tablename = 'items'`))[0]
+            ?.n,
+        );
       expect(await stats()).toBe(0);
-      await store.upsertItems([{ id: 'one', authorId: 'a', title: 't', text: '', url: null, tags: [], publishedAt: NOW, popularity: 0 }], NOW);
+      await store.upsertItems(
+        [{ id: 'one', authorId: 'a', title: 't', text: '', url: null, tags: [], publishedAt: NOW, popularity: 0 }],
+        NOW,
+      );
       expect(await stats()).toBe(0); // 1 row is under the trigger (50 + 10 % of the table)
 
       const items = Array.from({ length: 3000 }, (_, i) => ({
-        id: `i${i}`, authorId: `a${i % 50}`, title: `title ${i}`, text: 'body', url: null, tags: [],
-        publishedAt: NOW - i * 1000, popularity: i % 7,
+        id: `i${i}`,
+        authorId: `a${i % 50}`,
+        title: `title ${i}`,
+        text: 'body',
+        url: null,
+        tags: [],
+        publishedAt: NOW - i * 1000,
+        popularity: i % 7,
       }));
       await store.upsertItems(items, NOW);
       expect(await stats()).toBeGreaterThan(0);

@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../src/kernel/clock.js';
-import { GAUSS_MAX_EXPONENT, gaussDecay, gaussDecaySql, gaussExponentFactor, gaussHorizonMs, type GaussDecay } from '../src/for-you/decay.js';
+import {
+  GAUSS_MAX_EXPONENT,
+  gaussDecay,
+  gaussDecaySql,
+  gaussExponentFactor,
+  gaussHorizonMs,
+  type GaussDecay,
+} from '../src/for-you/decay.js';
 import { pglite } from './support/contract.js';
 
 const engine = pglite();
@@ -22,7 +29,20 @@ const SETTINGS: GaussDecay[] = [
 /** Ages (ms; negative = published after now) around every edge of one setting. */
 function ages(p: GaussDecay): number[] {
   const { offsetMs: o, scaleMs: s } = p;
-  const edges = [0, 1, o - 1, o, o + 1, o + s / 2, o + s, o + 2 * s, gaussHorizonMs(p, 0.01), o + 10 * s, o + 1_000 * s, 400 * DAY_MS];
+  const edges = [
+    0,
+    1,
+    o - 1,
+    o,
+    o + 1,
+    o + s / 2,
+    o + s,
+    o + 2 * s,
+    gaussHorizonMs(p, 0.01),
+    o + 10 * s,
+    o + 1_000 * s,
+    400 * DAY_MS,
+  ];
   return [...edges, ...edges.map((a) => -a)].map(Math.round).filter((a) => Math.abs(a) <= NOW);
 }
 
@@ -44,7 +64,10 @@ describe('Gaussian decay: TypeScript and SQL', () => {
       const inSql = await sqlDecay(p, published);
       published.forEach((t, i) => {
         const ts = gaussDecay(p, NOW, t);
-        expect(Math.abs(inSql[i]! - ts), `${JSON.stringify(p)} at age ${NOW - t} ms: SQL ${inSql[i]} vs TS ${ts}`).toBeLessThanOrEqual(ts * 1e-12 + 1e-300);
+        expect(
+          Math.abs(inSql[i]! - ts),
+          `${JSON.stringify(p)} at age ${NOW - t} ms: SQL ${inSql[i]} vs TS ${ts}`,
+        ).toBeLessThanOrEqual(ts * 1e-12 + 1e-300);
       });
     }
   });

@@ -52,7 +52,11 @@ adopt(discoverIndexContract, vectorEngine, ({ sql }) => {
 });
 
 describe('which vector search a deployment gets on PGlite with pgvector', () => {
-  const choose = (choice: VectorSearchSettings['choice']): VectorSearchSettings => ({ choice, memory: memorySettings(null), pgvector: pgvectorSettings });
+  const choose = (choice: VectorSearchSettings['choice']): VectorSearchSettings => ({
+    choice,
+    memory: memorySettings(null),
+    pgvector: pgvectorSettings,
+  });
 
   it('auto: pgvector (0.8), set up over what was written before and answering; memory: the in-process index', async () => {
     const { sql } = await vectorEngine.place();
@@ -111,4 +115,3 @@ for (const engine of [plainPglite, postgres()]) {
     `in-process (usearch) on ${engine.name}`,
   );
 }
-

@@ -50,7 +50,18 @@ describe.each([
   /** A feed over `f`'s stores with its own counting index and, optionally, a pool cache. */
   const feedOf = (pool?: DiscoverPoolCache) => {
     const c = counting(new PostgresDiscoverIndex(sql, f.discover.vectors));
-    const deps = { index: c.index, embeddings: f.discover.embeddings, content: f.content, seen: f.readerSeen, exclusions: f.exclusions, trending: hotTrending(f.hot), cursors: new CursorCodec(SECRET, 86_400_000), log: f.log, metrics: noDiscoverMetrics, pool };
+    const deps = {
+      index: c.index,
+      embeddings: f.discover.embeddings,
+      content: f.content,
+      seen: f.readerSeen,
+      exclusions: f.exclusions,
+      trending: hotTrending(f.hot),
+      cursors: new CursorCodec(SECRET, 86_400_000),
+      log: f.log,
+      metrics: noDiscoverMetrics,
+      pool,
+    };
     return { feed: new DiscoverFeed(deps, f.discover.feed.settings), calls: c.calls };
   };
   /** Every page of a session of `reader` (limit 10) as [ids, sources]. */
@@ -68,8 +79,21 @@ describe.each([
 
   beforeAll(async () => {
     sql = db === 'postgres' ? await openPostgres(TEST_DATABASE_URL, { schema }) : await openTestPglite();
-    const env = { LOG_LEVEL: 'silent', FRESHET_SERVICE_KEY: 'test-service-key-0123456789', FRESHET_SECRET: SECRET, FRESHET_KEY_PREFIX: prefix, FRESHET_DATA_DIR: dataDir, FRESHET_DISCOVER_POOL: '300', ...(db === 'postgres' ? { FRESHET_REDIS_URL: TEST_REDIS_URL } : {}) };
-    f = await openFreshet(loadConfig(env), { sql, clock: new ManualClock(NOW), defaultMetrics: false, recoverHot: false });
+    const env = {
+      LOG_LEVEL: 'silent',
+      FRESHET_SERVICE_KEY: 'test-service-key-0123456789',
+      FRESHET_SECRET: SECRET,
+      FRESHET_KEY_PREFIX: prefix,
+      FRESHET_DATA_DIR: dataDir,
+      FRESHET_DISCOVER_POOL: '300',
+      ...(db === 'postgres' ? { FRESHET_REDIS_URL: TEST_REDIS_URL } : {}),
+    };
+    f = await openFreshet(loadConfig(env), {
+      sql,
+      clock: new ManualClock(NOW),
+      defaultMetrics: false,
+      recoverHot: false,
+    });
     const items = Array.from({ length: 120 }, (_, i) => ({
       id: `i${String(i).padStart(3, '0')}`,
       authorId: `a${i % 7}`,
@@ -84,7 +108,9 @@ describe.each([
     await f.discover.embeddings.embedMissing(NOW);
     // readers with identical signals: the same reader embedding, hence the same ranked pool
     const signals = [];
-    for (const r of ['ra', 'rb', 'rc', 'rd']) for (const k of [0, 1, 2, 13]) signals.push({ readerId: r, itemId: items[k]!.id, atMs: NOW - (k + 1) * 3_600_000, weight: 1 });
+    for (const r of ['ra', 'rb', 'rc', 'rd'])
+      for (const k of [0, 1, 2, 13])
+        signals.push({ readerId: r, itemId: items[k]!.id, atMs: NOW - (k + 1) * 3_600_000, weight: 1 });
     await f.discover.embeddings.addSignals(signals);
     await until(async () => f.discover.vectors.isReady(), 60_000); // warmed at open: phase 2 is never deferred here
   });
@@ -133,7 +159,10 @@ describe.each([
   });
 
   it('holds its bounds: entries and bytes evict the least recently used; an expired entry is a miss', () => {
-    const pool = (n: number) => ({ entries: Array.from({ length: n }, (_, i) => ({ id: `item${i}`, authorId: 'author', key: 1 - i / n })), done: true });
+    const pool = (n: number) => ({
+      entries: Array.from({ length: n }, (_, i) => ({ id: `item${i}`, authorId: 'author', key: 1 - i / n })),
+      done: true,
+    });
     const byEntries = new DiscoverPoolCache({ entries: 2 });
     byEntries.set('r1', 1, pool(3), 0);
     byEntries.set('r2', 1, pool(3), 0);

@@ -52,7 +52,8 @@ describe('in-process vector index: snapshots, restarts and catch-up (PGlite)', (
   let sql: Sql;
   let writer: PostgresDiscoverIndex;
   let content: PostgresContentStore;
-  const put = (id: string, v: Float32Array) => writer.putEmbeddings([{ itemId: id, vector: quantize(v), source: 'client' }], NOW);
+  const put = (id: string, v: Float32Array) =>
+    writer.putEmbeddings([{ itemId: id, vector: quantize(v), source: 'client' }], NOW);
 
   beforeAll(async () => {
     sql = await openTestPglite(); // the index restarts, not the database: its snapshot lives in dataDir
@@ -60,8 +61,23 @@ describe('in-process vector index: snapshots, restarts and catch-up (PGlite)', (
     // another process: it writes, its own index is never started
     writer = new PostgresDiscoverIndex(sql, new InProcessSearch(sql, DIM, settings(null)));
     const ids = Array.from({ length: 1000 }, (_, i) => `x${i}`);
-    await writer.putEmbeddings(ids.map((id) => ({ itemId: id, vector: quantize(randomVec()), source: 'client' as const })), NOW);
-    await content.upsertItems(ids.map((id) => ({ id, authorId: 'a', title: id, text: '', url: null, tags: [], publishedAt: NOW - 1, popularity: 0 })), NOW);
+    await writer.putEmbeddings(
+      ids.map((id) => ({ itemId: id, vector: quantize(randomVec()), source: 'client' as const })),
+      NOW,
+    );
+    await content.upsertItems(
+      ids.map((id) => ({
+        id,
+        authorId: 'a',
+        title: id,
+        text: '',
+        url: null,
+        tags: [],
+        publishedAt: NOW - 1,
+        popularity: 0,
+      })),
+      NOW,
+    );
   }, 120_000);
   afterAll(async () => {
     await sql.close();
@@ -140,7 +156,21 @@ describe('in-process vector index: snapshots, restarts and catch-up (PGlite)', (
     const size = timed.stats().size;
     const v = randomVec();
     await put('timed', v);
-    await content.upsertItems([{ id: 'timed', authorId: 'a', title: 'timed', text: '', url: null, tags: [], publishedAt: NOW - 1, popularity: 0 }], NOW);
+    await content.upsertItems(
+      [
+        {
+          id: 'timed',
+          authorId: 'a',
+          title: 'timed',
+          text: '',
+          url: null,
+          tags: [],
+          publishedAt: NOW - 1,
+          popularity: 0,
+        },
+      ],
+      NOW,
+    );
     await until(async () => timed.stats().size === size + 1, 30_000); // nothing but the timer catches up here
     expect((await timed.search(v, 1))[0]!.itemId).toBe('timed');
     expect(await content.deleteItem('timed', NOW)).toBe(true);
@@ -190,7 +220,11 @@ describe('in-process vector index on the PostgreSQL server: catch-up around long
     const quick = randomVec();
     // a writer's transaction that stays open (it began first, so its xid is the older one)
     await whileHolding(
-      (tx) => tx.query(`INSERT INTO item_embeddings (item_id, dim, vec, source, update_time) VALUES ('slow', $1, $2, 'client', 0)`, [DIM, Buffer.from(quantize(slow).buffer)]),
+      (tx) =>
+        tx.query(
+          `INSERT INTO item_embeddings (item_id, dim, vec, source, update_time) VALUES ('slow', $1, $2, 'client', 0)`,
+          [DIM, Buffer.from(quantize(slow).buffer)],
+        ),
       async () => {
         await writer.putEmbeddings([{ itemId: 'quick', vector: quantize(quick), source: 'client' }], NOW);
         await reader.sync();
@@ -206,15 +240,27 @@ describe('in-process vector index on the PostgreSQL server: catch-up around long
 
   it('a search waits for a catch-up at most syncWaitMs: a catch-up held by a lock does not hold the search', async () => {
     let wall = 5_000_000;
-    const reader = new InProcessSearch(sql, DIM, settings(null, { syncMs: 1000, syncWaitMs: 20 }), undefined, () => wall);
+    const reader = new InProcessSearch(
+      sql,
+      DIM,
+      settings(null, { syncMs: 1000, syncWaitMs: 20 }),
+      undefined,
+      () => wall,
+    );
     await reader.ready();
     const v = randomVec();
-    await sql.query(`INSERT INTO item_embeddings (item_id, dim, vec, source, update_time) VALUES ('behind', $1, $2, 'client', 0)`, [DIM, Buffer.from(quantize(v).buffer)]);
+    await sql.query(
+      `INSERT INTO item_embeddings (item_id, dim, vec, source, update_time) VALUES ('behind', $1, $2, 'client', 0)`,
+      [DIM, Buffer.from(quantize(v).buffer)],
+    );
     await whileHolding(
       (tx) => tx.exec('LOCK TABLE item_embeddings IN ACCESS EXCLUSIVE MODE'),
       async () => {
         wall += 1000; // the last catch-up is due: the search asks for one, which waits for the lock
-        const answered = await Promise.race([reader.search(v, 1).then((hits) => hits.map((h) => h.itemId)), new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 20_000).unref())]);
+        const answered = await Promise.race([
+          reader.search(v, 1).then((hits) => hits.map((h) => h.itemId)),
+          new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 20_000).unref()),
+        ]);
         expect(answered).not.toBe('held');
         expect(answered).not.toContain('behind'); // served from the index as it was
       },
@@ -228,13 +274,27 @@ describe('in-process vector index on the PostgreSQL server: catch-up around long
     const auto = await resolveVectorSearch(sql, DIM, choose('auto'));
     expect(auto).toBeInstanceOf(InProcessSearch);
     await auto.close();
-    const want = { code: 50301, message: expect.stringMatching(/^FRESHET_DISCOVER_INDEX=pgvector, but the database has no vector extension \(pgvector\): install pgvector 0\.8 or later/) };
+    const want = {
+      code: 50301,
+      message: expect.stringMatching(
+        /^FRESHET_DISCOVER_INDEX=pgvector, but the database has no vector extension \(pgvector\): install pgvector 0\.8 or later/,
+      ),
+    };
     await expect(resolveVectorSearch(sql, DIM, choose('pgvector'))).rejects.toMatchObject(want);
     const dataDir = mkdtempSync(join(tmpdir(), 'freshet-pgvector-choice-'));
     try {
-      const env = { LOG_LEVEL: 'silent', FRESHET_DATA_DIR: dataDir, FRESHET_SERVICE_KEY: 'test-service-key-0123456789', FRESHET_SECRET: 'test-secret-0123456789abcdef', FRESHET_EMBEDDING_DIM: String(DIM), FRESHET_DISCOVER_INDEX: 'pgvector' };
+      const env = {
+        LOG_LEVEL: 'silent',
+        FRESHET_DATA_DIR: dataDir,
+        FRESHET_SERVICE_KEY: 'test-service-key-0123456789',
+        FRESHET_SECRET: 'test-secret-0123456789abcdef',
+        FRESHET_EMBEDDING_DIM: String(DIM),
+        FRESHET_DISCOVER_INDEX: 'pgvector',
+      };
       const own = await openPostgres(TEST_DATABASE_URL, { schema }); // openFreshet closes the store it was given
-      await expect(openFreshet(loadConfig(env), { sql: own, defaultMetrics: false, recoverHot: false })).rejects.toMatchObject(want);
+      await expect(
+        openFreshet(loadConfig(env), { sql: own, defaultMetrics: false, recoverHot: false }),
+      ).rejects.toMatchObject(want);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
@@ -242,13 +302,19 @@ describe('in-process vector index on the PostgreSQL server: catch-up around long
 });
 
 /** Vector-search settings choosing `choice`. */
-const choose = (choice: VectorSearchSettings['choice']): VectorSearchSettings => ({ choice, memory: settings(null), pgvector: { m: 16, efConstruction: 64, efSearch: 100 } });
+const choose = (choice: VectorSearchSettings['choice']): VectorSearchSettings => ({
+  choice,
+  memory: settings(null),
+  pgvector: { m: 16, efConstruction: 64, efSearch: 100 },
+});
 
 describe('which vector search a deployment gets: pgvector versions', () => {
   it('needs pgvector 0.8 (iterative index scans) and at most 4,000 dimensions; otherwise says why', () => {
     expect(PgvectorSearch.unusable('0.8.7', 256)).toBeNull();
     expect(PgvectorSearch.unusable('1.0.0', 256)).toBeNull();
-    expect(PgvectorSearch.unusable('0.7.4', 256)).toBe('the database has pgvector 0.7.4; 0.8 or later is needed (iterative index scans)');
+    expect(PgvectorSearch.unusable('0.7.4', 256)).toBe(
+      'the database has pgvector 0.7.4; 0.8 or later is needed (iterative index scans)',
+    );
     expect(PgvectorSearch.unusable(null, 256)).toBe('the database has no vector extension (pgvector)');
     expect(PgvectorSearch.unusable('0.8.0', 4096)).toMatch(/at most 4000 dimensions/);
   });
@@ -270,7 +336,10 @@ describe('MemoryVectorIndex', () => {
       index.upsert('n1', quantize(fresh)); // takes a freed slot
       expect(index.search(fresh, 1)[0]!.itemId).toBe('n1');
       index.upsert('i7', quantize(fresh));
-      const top = index.search(fresh, 2).map((h) => h.itemId).sort();
+      const top = index
+        .search(fresh, 2)
+        .map((h) => h.itemId)
+        .sort();
       expect(top).toEqual(['i7', 'n1']);
       expect(cosine(index.search(fresh, 1)[0]!.vector, quantize(fresh))).toBeCloseTo(1, 6);
       expect(() => index.upsert('bad', new Int8Array(DIM - 1))).toThrow(/components/);
@@ -283,8 +352,10 @@ describe('MemoryVectorIndex', () => {
     // 24 tight clusters on orthogonal axes, 2 links a node: a graph search from the entry point reaches
     // only part of the graph (usearch alone returned 362 of 500 asked on this set)
     const index = new MemoryVectorIndex(DIM, { exactMax: 50, connectivity: 2, expansionAdd: 8, expansionSearch: 8 });
-    const axis = (c: number) => Float32Array.from({ length: DIM }, (_, d) => (d === c ? 1 : d === (c + 1) % DIM ? rnd() * 0.06 : 0));
-    for (let c = 0; c < 24; c++) for (let j = 0; j < 100; j++) index.upsert(`c${c}-${j}`, quantize(normalize(Array.from(axis(c)))));
+    const axis = (c: number) =>
+      Float32Array.from({ length: DIM }, (_, d) => (d === c ? 1 : d === (c + 1) % DIM ? rnd() * 0.06 : 0));
+    for (let c = 0; c < 24; c++)
+      for (let j = 0; j < 100; j++) index.upsert(`c${c}-${j}`, quantize(normalize(Array.from(axis(c)))));
     await index.built();
     expect(index.mode).toBe('hnsw');
     for (const k of [100, 500, 590, 2400, 5000]) {

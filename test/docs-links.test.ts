@@ -9,7 +9,16 @@
  * into hyphens, and `-1`, `-2`, … appended to repeats. Links and anchors inside code (fenced blocks and
  * inline spans) are not links and are ignored; absolute URLs (`https:`, `mailto:`, …) are not checked.
  */
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  mkdtempSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,7 +96,8 @@ function linksOf(markdown: string): { target: string; line: number }[] {
   withoutCode(markdown)
     .split('\n')
     .forEach((line, i) => {
-      for (const m of line.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) found.push({ target: m[1]!, line: i + 1 });
+      for (const m of line.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g))
+        found.push({ target: m[1]!, line: i + 1 });
       const def = /^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$/.exec(line);
       if (def) found.push({ target: def[1]!, line: i + 1 });
     });
@@ -117,8 +127,10 @@ function brokenLinks(root: string, files: string[]): string[] {
       if (dest !== root && !dest.startsWith(root + sep)) problems.push(`${where} — points outside the repository`);
       else if (!existsSync(dest)) problems.push(`${where} — no such file`);
       else if (fragment !== null) {
-        if (!dest.endsWith('.md') || statSync(dest).isDirectory()) problems.push(`${where} — an anchor into a non-Markdown target`);
-        else if (!anchors(dest).has(fragment)) problems.push(`${where} — no heading with this anchor in ${relative(root, dest)}`);
+        if (!dest.endsWith('.md') || statSync(dest).isDirectory())
+          problems.push(`${where} — an anchor into a non-Markdown target`);
+        else if (!anchors(dest).has(fragment))
+          problems.push(`${where} — no heading with this anchor in ${relative(root, dest)}`);
       }
     }
   }
@@ -133,10 +145,16 @@ describe('documentation links', () => {
   });
 
   it('names GitHub heading ids as GitHub does', () => {
-    expect(slug('Checkpoints, retention, rebuild — what a loss can take')).toBe('checkpoints-retention-rebuild--what-a-loss-can-take');
+    expect(slug('Checkpoints, retention, rebuild — what a loss can take')).toBe(
+      'checkpoints-retention-rebuild--what-a-loss-can-take',
+    );
     expect(slug('Hot ranking: freshet replay views')).toBe('hot-ranking-freshet-replay-views');
-    expect(slug('Bloom accuracy (100,000/day × 7, window rate 1 %, k = 9, m/n = 13.63)')).toBe('bloom-accuracy-100000day--7-window-rate-1--k--9-mn--1363');
-    expect(slug('Seen filter: rolling daily Bloom filters on stock Redis')).toBe('seen-filter-rolling-daily-bloom-filters-on-stock-redis');
+    expect(slug('Bloom accuracy (100,000/day × 7, window rate 1 %, k = 9, m/n = 13.63)')).toBe(
+      'bloom-accuracy-100000day--7-window-rate-1--k--9-mn--1363',
+    );
+    expect(slug('Seen filter: rolling daily Bloom filters on stock Redis')).toBe(
+      'seen-filter-rolling-daily-bloom-filters-on-stock-redis',
+    );
   });
 
   describe('reports what is broken', () => {

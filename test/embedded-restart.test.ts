@@ -15,7 +15,14 @@ describe('embedded default across a restart', () => {
   it('keeps items and impressions: the same reader gets new items, another reader the same top items', async () => {
     const first = await open();
     const items = Array.from({ length: 12 }, (_, i) => ({
-      id: `r_${i}`, authorId: 'a', title: `t ${i}`, text: '', url: null, tags: [], publishedAt: T0 - i * HOUR_MS, popularity: 12 - i,
+      id: `r_${i}`,
+      authorId: 'a',
+      title: `t ${i}`,
+      text: '',
+      url: null,
+      tags: [],
+      publishedAt: T0 - i * HOUR_MS,
+      popularity: 12 - i,
     }));
     await first.content.upsertItems(items, T0);
     const before = (await first.forYou.page('alice', 'refresh', 3, T0)).items.map((i) => i.id);

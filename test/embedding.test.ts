@@ -9,7 +9,11 @@ import { cosine, decayedMean, embedText, normalize, quantize, words } from '../s
 const norm = (v: ArrayLike<number>) => Math.sqrt(Array.from(v).reduce((s, x) => s + x * x, 0));
 
 describe('embedText', () => {
-  const rust = { title: 'Rust compiler speeds up incremental builds', tags: ['rust'], text: 'The Rust compiler team made incremental builds faster.' };
+  const rust = {
+    title: 'Rust compiler speeds up incremental builds',
+    tags: ['rust'],
+    text: 'The Rust compiler team made incremental builds faster.',
+  };
 
   it('is deterministic', () => {
     expect(Array.from(embedText(rust, 256))).toEqual(Array.from(embedText({ ...rust }, 256)));
@@ -52,7 +56,15 @@ describe('decayedMean', () => {
   it('weighs recent signals more (half-life), ignores future ones, null when empty', () => {
     const x = [1, 0, 0, 0];
     const y = [0, 1, 0, 0];
-    const m = decayedMean([{ vector: x, atMs: 0, weight: 1 }, { vector: y, atMs: 10 * HOUR, weight: 1 }], 10 * HOUR, 10 * HOUR, 4)!;
+    const m = decayedMean(
+      [
+        { vector: x, atMs: 0, weight: 1 },
+        { vector: y, atMs: 10 * HOUR, weight: 1 },
+      ],
+      10 * HOUR,
+      10 * HOUR,
+      4,
+    )!;
     expect(m[1]! / m[0]!).toBeCloseTo(2, 5); // x is one half-life old
     expect(norm(m)).toBeCloseTo(1, 5);
     expect(decayedMean([{ vector: x, atMs: 11 * HOUR, weight: 1 }], 10 * HOUR, HOUR, 4)).toBeNull();

@@ -28,7 +28,10 @@ const server = postgres();
 const T = Date.UTC(2026, 2, 5);
 
 adopt(exclusionCacheContract, memory, (_, s) => ({ cache: new MemoryExclusionCache(s) }));
-adopt(exclusionCacheContract, redisEngine(file), ({ redis, keys, commands }, s) => ({ cache: new RedisExclusionCache(redis, keys, s), commands }));
+adopt(exclusionCacheContract, redisEngine(file), ({ redis, keys, commands }, s) => ({
+  cache: new RedisExclusionCache(redis, keys, s),
+  commands,
+}));
 
 function exclusionStore({ sql }: SqlPlace): StoreHarness {
   const graph = new PostgresSocialGraph(sql);
@@ -47,7 +50,11 @@ adopt(exclusionStoreContract, server, exclusionStore);
 
 describe('ReaderExclusions snapshot', () => {
   const penalty = { weight: 0.3, durationMs: 30 * DAY_MS };
-  const durable = { engaged: ['e'], notInterested: [{ itemId: 'n', authorId: 'meh', atMs: T }], blockedAuthors: ['bad'] };
+  const durable = {
+    engaged: ['e'],
+    notInterested: [{ itemId: 'n', authorId: 'meh', atMs: T }],
+    blockedAuthors: ['bad'],
+  };
 
   it('gives each rule its reason, own and blocked authors first', () => {
     const ex = buildReaderExclusions('me', ['v', 'v', 'w'], durable, T, penalty);
@@ -80,9 +87,19 @@ describe('Exclusions service on Redis + PostgreSQL', () => {
       },
     });
     const content = new PostgresContentStore(sql, { ownsSql: false });
-    await content.upsertItems([{ id: 'i1', authorId: 'a1', title: 't', text: '', url: null, tags: [], publishedAt: T, popularity: 0 }], T);
-    const cache = new RedisExclusionCache(redis, new Keys(file.nextPrefix()), { recentViews: 10, recentViewsTtlMs: 7 * DAY_MS, durableTtlMs: 60_000 });
-    const ex = new Exclusions({ store: new PostgresExclusionStore(counted), cache, log: silentLogger }, { penalty: { weight: 0.3, durationMs: DAY_MS }, cap: 100 });
+    await content.upsertItems(
+      [{ id: 'i1', authorId: 'a1', title: 't', text: '', url: null, tags: [], publishedAt: T, popularity: 0 }],
+      T,
+    );
+    const cache = new RedisExclusionCache(redis, new Keys(file.nextPrefix()), {
+      recentViews: 10,
+      recentViewsTtlMs: 7 * DAY_MS,
+      durableTtlMs: 60_000,
+    });
+    const ex = new Exclusions(
+      { store: new PostgresExclusionStore(counted), cache, log: silentLogger },
+      { penalty: { weight: 0.3, durationMs: DAY_MS }, cap: 100 },
+    );
 
     let [c0, q0] = [commands(), queries];
     expect((await ex.forReader('r', T)).itemIds.size).toBe(0); // cold: 1 round trip + 1 query (+ the fill)
@@ -113,12 +130,32 @@ describe('recall with exclusions pushed into SQL (PGlite)', () => {
     const recall = new PostgresRecall(sql);
     const H = 3_600_000;
     await content.upsertItems(
-      ['a', 'b', 'c', 'd', 'e'].map((id, i) => ({ id, authorId: `au_${id}`, title: id, text: '', url: null, tags: [], publishedAt: T - i * H, popularity: 10 })),
+      ['a', 'b', 'c', 'd', 'e'].map((id, i) => ({
+        id,
+        authorId: `au_${id}`,
+        title: id,
+        text: '',
+        url: null,
+        tags: [],
+        publishedAt: T - i * H,
+        popularity: 10,
+      })),
       T,
     );
-    const q = { readerId: 'r', interests: [], nowMs: T, limit: 10, decay: { scaleMs: 48 * H, offsetMs: 6 * H, decay: 0.5 }, horizonMs: 5 * DAY_MS };
+    const q = {
+      readerId: 'r',
+      interests: [],
+      nowMs: T,
+      limit: 10,
+      decay: { scaleMs: 48 * H, offsetMs: 6 * H, decay: 0.5 },
+      horizonMs: 5 * DAY_MS,
+    };
     expect(await recall.recall(q)).toEqual(['a', 'b', 'c', 'd', 'e']);
-    const exclusions = { authorIds: new Set(['au_b']), itemIds: new Set(['d']), authorWeights: new Map([['au_a', 0.3]]) };
+    const exclusions = {
+      authorIds: new Set(['au_b']),
+      itemIds: new Set(['d']),
+      authorWeights: new Map([['au_a', 0.3]]),
+    };
     expect(await recall.recall({ ...q, exclusions })).toEqual(['c', 'e', 'a']);
   });
 });

@@ -11,7 +11,12 @@ import { fanoutQueueContract } from './contracts/fanout-queue.contract.js';
 import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
 import { adopt, memory, redisEngine } from './support/contract.js';
 
-adopt(fanoutQueueContract, memory, () => ({ queue: new MemoryFanoutQueue({ attempts: 3, backoffMs: 5 }) }), 'in-process');
+adopt(
+  fanoutQueueContract,
+  memory,
+  () => ({ queue: new MemoryFanoutQueue({ attempts: 3, backoffMs: 5 }) }),
+  'in-process',
+);
 
 adopt(
   fanoutQueueContract,
@@ -46,7 +51,12 @@ describe('BullFanoutQueue producer', () => {
       });
       return c;
     };
-    const queue = new BullFanoutQueue({ connect: () => new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }), connectProducer, prefix, attempts: 1 });
+    const queue = new BullFanoutQueue({
+      connect: () => new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }),
+      connectProducer,
+      prefix,
+      attempts: 1,
+    });
     try {
       await queue.enqueue([{ tid: 1, itemId: 'i1', authorId: 'a', nowMs: 0, enqueuedAtMs: Date.now() }]);
       await queue.enqueue([{ tid: 2, itemId: 'i2', authorId: 'a', nowMs: 0, enqueuedAtMs: Date.now() }]);

@@ -69,13 +69,22 @@ for (const kind of ['in-process', 'redis'] as const) {
     const newQueue = (opts: { lockDurationMs?: number; stalledIntervalMs?: number } = {}): FanoutQueue => {
       const q =
         kind === 'redis'
-          ? new BullFanoutQueue({ connect: () => new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }), prefix: new Keys(`${prefix}q${n}:`).fanoutQueuePrefix(), attempts: 5, backoffMs: 20, ...opts })
+          ? new BullFanoutQueue({
+              connect: () => new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null }),
+              prefix: new Keys(`${prefix}q${n}:`).fanoutQueuePrefix(),
+              attempts: 5,
+              backoffMs: 20,
+              ...opts,
+            })
           : new MemoryFanoutQueue({ attempts: 5, backoffMs: 5 });
       queues.push(q);
       return q;
     };
     const worker = (q: FanoutQueue, s: TimelineStore = store) =>
-      new FanoutWorker({ graph: graph(), index: index(), store: s, queue: q, metrics: noTimelineMetrics, log: silentLogger }, SETTINGS);
+      new FanoutWorker(
+        { graph: graph(), index: index(), store: s, queue: q, metrics: noTimelineMetrics, log: silentLogger },
+        SETTINGS,
+      );
 
     /** A fresh author with 7 active followers with ready inboxes and one published item. */
     async function scenario(): Promise<{ author: string; job: FanoutJob }> {
@@ -89,12 +98,18 @@ for (const kind of ['in-process', 'redis'] as const) {
         await store.beginRebuild(reader, SETTINGS.activeWindowMs);
         await store.completeRebuild(reader, [], 0, 800, SETTINGS.activeWindowMs);
       }
-      await new PostgresContentStore(sql, { ownsSql: false }).upsertItems([{ id: `i${n}`, authorId: author, title: 't', text: '', url: null, tags: [], publishedAt: NOW, popularity: 0 }], NOW);
+      await new PostgresContentStore(sql, { ownsSql: false }).upsertItems(
+        [{ id: `i${n}`, authorId: author, title: 't', text: '', url: null, tags: [], publishedAt: NOW, popularity: 0 }],
+        NOW,
+      );
       const [p] = await index().publish([`i${n}`], NOW);
       return { author, job: { ...p!, nowMs: NOW, enqueuedAtMs: Date.now() } };
     }
 
-    const inboxHas = async (tid: number) => Promise.all(FOLLOWERS.map(async (f) => (await store.readInbox(`${f}_${n}`, ALL)).tids.filter((t) => t === tid).length));
+    const inboxHas = async (tid: number) =>
+      Promise.all(
+        FOLLOWERS.map(async (f) => (await store.readInbox(`${f}_${n}`, ALL)).tids.filter((t) => t === tid).length),
+      );
 
     beforeAll(async () => {
       if (kind === 'redis') {
@@ -159,7 +174,7 @@ for (const kind of ['in-process', 'redis'] as const) {
       expect(await index().pendingBefore(Date.now() + 1000, 10)).toEqual([]);
     });
 
-    it('pushes into every inbox that exists, whatever the job\'s time says of its reader (no trusted inbox misses an item)', async () => {
+    it("pushes into every inbox that exists, whatever the job's time says of its reader (no trusted inbox misses an item)", async () => {
       // The followers read at NOW (inboxes ready); the job carries a time past the active window (a publisher
       // whose clock runs ahead, or a read's last-active write landing after the job read the graph). A read
       // at NOW + 1 min trusts those inboxes, so the job must have pushed into them.
@@ -183,9 +198,15 @@ for (const kind of ['in-process', 'redis'] as const) {
       const author = `star${n}`;
       await graph().ensureUsers([author], NOW);
       for (let i = 0; i < 11; i++) await graph().follow(`fan${i}_${n}`, author, NOW);
-      await new PostgresContentStore(sql, { ownsSql: false }).upsertItems([{ id: `s${n}`, authorId: author, title: 't', text: '', url: null, tags: [], publishedAt: NOW, popularity: 0 }], NOW);
+      await new PostgresContentStore(sql, { ownsSql: false }).upsertItems(
+        [{ id: `s${n}`, authorId: author, title: 't', text: '', url: null, tags: [], publishedAt: NOW, popularity: 0 }],
+        NOW,
+      );
       const [p] = await index().publish([`s${n}`], NOW);
-      const out = await worker(newQueue()).handle({ ...p!, nowMs: NOW, enqueuedAtMs: Date.now() }, { checkpoint: async () => {} });
+      const out = await worker(newQueue()).handle(
+        { ...p!, nowMs: NOW, enqueuedAtMs: Date.now() },
+        { checkpoint: async () => {} },
+      );
       expect(out).toEqual({ deliveries: 0, pulled: true });
       expect((await graph().authorInfo(author)).pullTid).toBe(p!.tid);
       expect((await store.readOutboxes([author], ALL))[0]!.tids).toEqual([p!.tid]);

@@ -10,4 +10,7 @@ adopt(feedCacheContract, memory, () => {
   return { cache: new MemoryFeedCache(clock), elapse: async (ms) => clock.advance(ms) };
 });
 
-adopt(feedCacheContract, redisEngine(), ({ redis, keys, elapse }) => ({ cache: new RedisFeedCache(redis, keys), elapse }));
+adopt(feedCacheContract, redisEngine(), ({ redis, keys, elapse }) => ({
+  cache: new RedisFeedCache(redis, keys),
+  elapse,
+}));

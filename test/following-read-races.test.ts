@@ -65,21 +65,52 @@ for (const kind of ['in-process + PGlite', 'Redis + PostgreSQL'] as const) {
 
     const graph = () => new PostgresSocialGraph(sql);
     const index = () => new PostgresTimelineIndex(sql);
-    const deps = (s: TimelineStore) => ({ graph: graph(), index: index(), store: s, queue: new MemoryFanoutQueue(), metrics: noTimelineMetrics, log: silentLogger });
-    const timeline = (s: TimelineStore) => new FollowingTimeline(deps(s), { activeWindowMs: WINDOW, inboxLength: 800, outboxLength: 800, followBackfill: 200 });
+    const deps = (s: TimelineStore) => ({
+      graph: graph(),
+      index: index(),
+      store: s,
+      queue: new MemoryFanoutQueue(),
+      metrics: noTimelineMetrics,
+      log: silentLogger,
+    });
+    const timeline = (s: TimelineStore) =>
+      new FollowingTimeline(deps(s), {
+        activeWindowMs: WINDOW,
+        inboxLength: 800,
+        outboxLength: 800,
+        followBackfill: 200,
+      });
     const worker = (celebrityThreshold = 10_000) =>
-      new FanoutWorker(deps(store), { activeWindowMs: WINDOW, inboxLength: 800, outboxLength: 800, celebrityThreshold, chunkSize: 100, staleMs: 60_000, sweepEveryMs: 60_000 });
+      new FanoutWorker(deps(store), {
+        activeWindowMs: WINDOW,
+        inboxLength: 800,
+        outboxLength: 800,
+        celebrityThreshold,
+        chunkSize: 100,
+        staleMs: 60_000,
+        sweepEveryMs: 60_000,
+      });
 
     /**
      * Publishes one item by `author` at `nowMs` (and appends it to the outbox, as `publish` does); returns
      * its tid and a function running its fan-out (`celebrityThreshold` 0: the author is pulled).
      */
-    async function publish(author: string, id: string, nowMs: number): Promise<{ tid: number; fanout: (celebrityThreshold?: number) => Promise<void> }> {
-      await new PostgresContentStore(sql, { ownsSql: false }).upsertItems([{ id, authorId: author, title: id, text: '', url: null, tags: [], publishedAt: nowMs, popularity: 0 }], nowMs);
+    async function publish(
+      author: string,
+      id: string,
+      nowMs: number,
+    ): Promise<{ tid: number; fanout: (celebrityThreshold?: number) => Promise<void> }> {
+      await new PostgresContentStore(sql, { ownsSql: false }).upsertItems(
+        [{ id, authorId: author, title: id, text: '', url: null, tags: [], publishedAt: nowMs, popularity: 0 }],
+        nowMs,
+      );
       const [p] = await index().publish([id], nowMs);
       await store.appendToOutbox(author, p!.tid, 800, 3_600_000);
       const job = { ...p!, nowMs, enqueuedAtMs: Date.now() };
-      return { tid: p!.tid, fanout: async (threshold) => void (await worker(threshold).handle(job, { checkpoint: async () => {} })) };
+      return {
+        tid: p!.tid,
+        fanout: async (threshold) => void (await worker(threshold).handle(job, { checkpoint: async () => {} })),
+      };
     }
 
     /** A reader following two fresh authors, with two fanned-out items each; returns their ids. */
@@ -90,7 +121,8 @@ for (const kind of ['in-process + PGlite', 'Redis + PostgreSQL'] as const) {
       await graph().follow(r, a, NOW);
       await graph().follow(r, b, NOW);
       await timeline(store).page(r, { limit: 20 }, NOW); // active, inbox built
-      for (const [k, author] of [a, b, a, b].entries()) await (await publish(author, `${author}_${k}`, NOW + (k + 1) * 1000)).fanout();
+      for (const [k, author] of [a, b, a, b].entries())
+        await (await publish(author, `${author}_${k}`, NOW + (k + 1) * 1000)).fanout();
       return { r, a, b };
     }
 

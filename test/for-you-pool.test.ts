@@ -28,7 +28,17 @@ const engine = pglite();
 
 function item(id: string, o: Partial<ItemInput> & { ageH?: number } = {}): ItemInput {
   const { ageH = 1, ...rest } = o;
-  return { id, authorId: 'author', title: `title ${id}`, text: '', url: null, tags: [], publishedAt: NOW - ageH * HOUR, popularity: 1, ...rest };
+  return {
+    id,
+    authorId: 'author',
+    title: `title ${id}`,
+    text: '',
+    url: null,
+    tags: [],
+    publishedAt: NOW - ageH * HOUR,
+    popularity: 1,
+    ...rest,
+  };
 }
 
 describe('for-you fill pool and walk', () => {
@@ -57,9 +67,20 @@ describe('for-you fill pool and walk', () => {
     return walk(
       { recall, seen },
       {
-        readerId, nowMs, ex: buildReaderExclusions(readerId, [], NO_DURABLE, nowMs, { weight: 1, durationMs: 0 }),
-        matches: [], lexemes: [], decay: DECAY, pool: await pool.get(nowMs), cursor: null, resume: false,
-        want: 100, page: 100, chunk: 100, horizonMs: HORIZON, ...o,
+        readerId,
+        nowMs,
+        ex: buildReaderExclusions(readerId, [], NO_DURABLE, nowMs, { weight: 1, durationMs: 0 }),
+        matches: [],
+        lexemes: [],
+        decay: DECAY,
+        pool: await pool.get(nowMs),
+        cursor: null,
+        resume: false,
+        want: 100,
+        page: 100,
+        chunk: 100,
+        horizonMs: HORIZON,
+        ...o,
       },
     );
   }
@@ -75,7 +96,10 @@ describe('for-you fill pool and walk', () => {
   }
 
   it('publishes and deletes inside an interval patch the pool: no extra build, the new item served at once, a deleted one never', async () => {
-    await content.upsertItems(Array.from({ length: 50 }, (_, i) => item(`w${i}`, { ageH: i / 2 })), NOW);
+    await content.upsertItems(
+      Array.from({ length: 50 }, (_, i) => item(`w${i}`, { ageH: i / 2 })),
+      NOW,
+    );
     const pool = newPool(40);
     await pool.get(NOW);
     expect(pool.builds).toBe(1);
@@ -106,7 +130,10 @@ describe('for-you fill pool and walk', () => {
 
   it('an older item published into a pool holding the whole window takes its place by age; one below the pool is met by the keyset walk', async () => {
     await content.upsertItems(
-      [...Array.from({ length: 3 }, (_, i) => item(`w${i}`, { ageH: i })), ...Array.from({ length: 10 }, (_, i) => item(`o${i}`, { ageH: 200 + i * 10 }))],
+      [
+        ...Array.from({ length: 3 }, (_, i) => item(`w${i}`, { ageH: i })),
+        ...Array.from({ length: 10 }, (_, i) => item(`o${i}`, { ageH: 200 + i * 10 })),
+      ],
       NOW,
     );
     const pool = newPool(8); // the window's 3, then o0..o4; the keyset continues below o4
@@ -116,20 +143,42 @@ describe('for-you fill pool and walk', () => {
     // an edit that moves an item out of the window leaves its old place
     await publish(pool, [item('w1', { ageH: 235 })]);
     const { clean } = await walkOnce(pool, { chunk: 4 });
-    expect(clean).toEqual(['w0', 'w2', 'o0', 'o1', 'late-a', 'o2', 'o3', 'w1', 'o4', 'o5', 'o6', 'o7', 'o8', 'o9', 'late-b']);
+    expect(clean).toEqual([
+      'w0',
+      'w2',
+      'o0',
+      'o1',
+      'late-a',
+      'o2',
+      'o3',
+      'w1',
+      'o4',
+      'o5',
+      'o6',
+      'o7',
+      'o8',
+      'o9',
+      'late-b',
+    ]);
     expect(pool.builds).toBe(1);
   });
 
   it('a publish that races with a build is applied to the build it lands in', async () => {
-    await content.upsertItems(Array.from({ length: 10 }, (_, i) => item(`w${i}`, { ageH: i })), NOW);
+    await content.upsertItems(
+      Array.from({ length: 10 }, (_, i) => item(`w${i}`, { ageH: i })),
+      NOW,
+    );
     let open!: () => void;
     let gate: Promise<void> = Promise.resolve();
     // the build's statement runs before the publish commits; its result lands after the patch
-    const slow = { pooled: recall.pooled.bind(recall), fill: async (q: Parameters<CandidateRecall['fill']>[0]) => {
-      const r = await recall.fill(q);
-      await gate;
-      return r;
-    } };
+    const slow = {
+      pooled: recall.pooled.bind(recall),
+      fill: async (q: Parameters<CandidateRecall['fill']>[0]) => {
+        const r = await recall.fill(q);
+        await gate;
+        return r;
+      },
+    };
     const pool = newPool(20, slow);
     await pool.get(NOW);
     gate = new Promise((resolve) => (open = resolve));
@@ -144,7 +193,10 @@ describe('for-you fill pool and walk', () => {
   });
 
   it("a reader's deep-scroll cursor maps into a rebuilt pool by item id", async () => {
-    await content.upsertItems(Array.from({ length: 12 }, (_, i) => item(`e${i}`, { ageH: 1, popularity: 100 - i })), NOW);
+    await content.upsertItems(
+      Array.from({ length: 12 }, (_, i) => item(`e${i}`, { ageH: 1, popularity: 100 - i })),
+      NOW,
+    );
     const pool = newPool(20);
     const readerId = 'deep';
     const first = await walkOnce(pool, { readerId, want: 4, page: 4, chunk: 4 });
@@ -168,14 +220,21 @@ describe('for-you fill pool and walk', () => {
     expect(top.clean.slice(0, 2)).toEqual(['hot', 'e4']);
     // a cursor on an item the new build does not hold restarts the pool from the top
     const gone: WalkCursor = { p: 'not-in-this-build' };
-    expect((await walkOnce(pool, { readerId, want: 4, page: 4, chunk: 4, cursor: gone, resume: true })).clean[0]).toBe('hot');
+    expect((await walkOnce(pool, { readerId, want: 4, page: 4, chunk: 4, cursor: gone, resume: true })).clean[0]).toBe(
+      'hot',
+    );
   });
 
   it("past the decay window every round serves the reader's interest matches first, by relevance × decay", async () => {
     // a catalog older than the window (the HN sample read at wall time): pool rounds, then keyset rounds
     const rust = new Set(['o1', 'o3', 'o6', 'o7', 'o9']);
     await content.upsertItems(
-      Array.from({ length: 12 }, (_, i) => item(`o${i}`, { ageH: 200 + i, title: rust.has(`o${i}`) ? (i === 7 ? 'Rust compilers' : 'Rust') : `other ${i}` })),
+      Array.from({ length: 12 }, (_, i) =>
+        item(`o${i}`, {
+          ageH: 200 + i,
+          title: rust.has(`o${i}`) ? (i === 7 ? 'Rust compilers' : 'Rust') : `other ${i}`,
+        }),
+      ),
       NOW,
     );
     const pool = newPool(4); // o0..o3, then the keyset walk below o3
@@ -199,7 +258,13 @@ describe('for-you fill pool and walk', () => {
       NOW,
     );
     const pool = await newPool(10).get(NOW);
-    const q = { nowMs: NOW, decay: DECAY, horizonMs: HORIZON, limit: 10, weight: (a: string) => (a === 'dull' ? 0.3 : 1) };
+    const q = {
+      nowMs: NOW,
+      decay: DECAY,
+      horizonMs: HORIZON,
+      limit: 10,
+      weight: (a: string) => (a === 'dull' ? 0.3 : 1),
+    };
     // both: 2 × gauss(20 h) ≈ 1.77 beats one: 1 × 1; meh: 0.3; old is past the window
     expect(matchPool(pool, ['rust', 'compil'], q).map((c) => c.id)).toEqual(['both', 'one', 'meh']);
     expect(matchPool(pool, ['rust', 'compil'], { ...q, limit: 1 }).map((c) => c.id)).toEqual(['both']);

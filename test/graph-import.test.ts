@@ -21,7 +21,12 @@ import { follow, page, pageAll, publish, register, settle, truth, withWorker } f
 
 const dir = mkdtempSync(join(tmpdir(), 'freshet-graph-import-'));
 seedPgliteDataDir(dir);
-const config = loadConfig({ LOG_LEVEL: 'silent', FRESHET_DATA_DIR: dir, FRESHET_SERVICE_KEY: 'k'.repeat(20), FRESHET_SECRET: 's'.repeat(20) });
+const config = loadConfig({
+  LOG_LEVEL: 'silent',
+  FRESHET_DATA_DIR: dir,
+  FRESHET_SERVICE_KEY: 'k'.repeat(20),
+  FRESHET_SECRET: 's'.repeat(20),
+});
 const quiet = { progress: false, out: () => undefined };
 
 function file(name: string, text: string, gz = false): string {
@@ -36,7 +41,8 @@ describe('freshet import graph', () => {
   it('imports valid edges, skips and counts self-loops and bad rows, is idempotent, counts followers exactly', async () => {
     const edges = file(
       'edges.tsv.gz',
-      ['follower_id\tfollowee_id', '1\t2', '3\t2', '2\t1', '4\t4', '5', '6\t7\t8', 'a:b\t2', '', '1\t2'].join('\n') + '\n',
+      ['follower_id\tfollowee_id', '1\t2', '3\t2', '2\t1', '4\t4', '5', '6\t7\t8', 'a:b\t2', '', '1\t2'].join('\n') +
+        '\n',
       true,
     );
     const first = await runGraphImport(edges, config, { ...quiet, prefix: 'g', batchSize: 2 });
@@ -63,10 +69,19 @@ describe('freshet import graph', () => {
     writeFileSync(truncated, full.subarray(0, 15_000)); // the first bytes of the real graph: some 6,000 edges
     const truncatedDir = mkdtempSync(join(tmpdir(), 'freshet-graph-truncated-'));
     seedPgliteDataDir(truncatedDir);
-    const cfg = loadConfig({ LOG_LEVEL: 'silent', FRESHET_DATA_DIR: truncatedDir, FRESHET_SERVICE_KEY: 'k'.repeat(20), FRESHET_SECRET: 's'.repeat(20) });
-    const stopped = /^import graph stopped: (\S+): the gzip data ends early \(the file is truncated or still being written\) after line (\d+)\. committed before it: (\d+) edges of lines 2–(\d+) \((\d+) new, 0 across a block\); nothing after line \4\. The import is idempotent .*run the same command again to resume$/;
+    const cfg = loadConfig({
+      LOG_LEVEL: 'silent',
+      FRESHET_DATA_DIR: truncatedDir,
+      FRESHET_SERVICE_KEY: 'k'.repeat(20),
+      FRESHET_SECRET: 's'.repeat(20),
+    });
+    const stopped =
+      /^import graph stopped: (\S+): the gzip data ends early \(the file is truncated or still being written\) after line (\d+)\. committed before it: (\d+) edges of lines 2–(\d+) \((\d+) new, 0 across a block\); nothing after line \4\. The import is idempotent .*run the same command again to resume$/;
     try {
-      const message = await runGraphImport(truncated, cfg, { ...quiet, batchSize: 1000 }).then(() => 'no error', (err: Error) => err.message);
+      const message = await runGraphImport(truncated, cfg, { ...quiet, batchSize: 1000 }).then(
+        () => 'no error',
+        (err: Error) => err.message,
+      );
       const m = stopped.exec(message);
       expect(m, message).not.toBeNull();
       const [, named, readLine, committed, committedLine, fresh] = m!.map(String);
@@ -85,7 +100,12 @@ describe('freshet import graph', () => {
       };
       expect(await follows()).toBe(Number(fresh)); // what it says it committed is in the database
       // running it again adds nothing twice and stops at the same line
-      const again = stopped.exec(await runGraphImport(truncated, cfg, { ...quiet, batchSize: 1000 }).then(() => 'no error', (err: Error) => err.message));
+      const again = stopped.exec(
+        await runGraphImport(truncated, cfg, { ...quiet, batchSize: 1000 }).then(
+          () => 'no error',
+          (err: Error) => err.message,
+        ),
+      );
       expect(again?.slice(2, 5)).toEqual([readLine, committed, committedLine]);
       expect(again?.[5]).toBe('0');
       expect(await follows()).toBe(Number(fresh));
@@ -96,7 +116,9 @@ describe('freshet import graph', () => {
 
   it('refuses an empty file and a file that is not a follow-edge list, naming it', async () => {
     await expect(runGraphImport(file('empty.tsv', ''), config, quiet)).rejects.toThrow(/empty file/);
-    await expect(runGraphImport(file('other.tsv', 'user\titem\n1\t2\n'), config, quiet)).rejects.toThrow(/not a follow-edge list/);
+    await expect(runGraphImport(file('other.tsv', 'user\titem\n1\t2\n'), config, quiet)).rejects.toThrow(
+      /not a follow-edge list/,
+    );
   });
 });
 
@@ -117,10 +139,13 @@ for (const setup of [
         expect(await page(t, 'ir', T0 + 4_000)).toMatchObject({ ids: ['ia1'], rebuilt: true });
         expect(await page(t, 'ir', T0 + 5_000)).toMatchObject({ ids: ['ia1'], rebuilt: false }); // the inbox is built and trusted
         await t.client({ now: T0 + 5_000 }).blocks.block('ic', 'ir');
-        const edges = file(`import-${setup.opts.db ?? 'pglite'}.tsv`, 'follower_id\tfollowee_id\nir\tib\nir\tic\nir\tia\n');
+        const edges = file(
+          `import-${setup.opts.db ?? 'pglite'}.tsv`,
+          'follower_id\tfollowee_id\nir\tib\nir\tic\nir\tia\n',
+        );
         const r = await runGraphImport(edges, t.config, { ...quiet, freshet: t.f, nowMs: T0 + 6_000 });
         expect(r).toMatchObject({ edges: 3, inserted: 1, blocked: 1 });
-        expect(await page(t, 'ir', T0 + 7_000)).toMatchObject({ ids: ['ib2', 'ib1', 'ia1'], rebuilt: true }) // its inbox was dropped: rebuilt with the new author;
+        expect(await page(t, 'ir', T0 + 7_000)).toMatchObject({ ids: ['ib2', 'ib1', 'ia1'], rebuilt: true }); // its inbox was dropped: rebuilt with the new author;
         expect(await pageAll(t, 'ir', T0 + 7_000, 1)).toEqual(await truth(t, 'ir'));
         expect((await t.f.following.graph.authorInfo('ib')).followers).toBe(1); // counts stay exact
         expect((await t.f.following.graph.authorInfo('ic')).followers).toBe(0);

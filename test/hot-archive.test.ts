@@ -8,5 +8,8 @@ import { adopt, sqlEngines } from './support/contract.js';
 import { hotArchiveContract } from './contracts/hot-archive.contract.js';
 
 for (const engine of sqlEngines()) {
-  adopt(hotArchiveContract, engine, ({ sql }) => ({ archive: new PostgresHotArchive(sql), content: new PostgresContentStore(sql, { ownsSql: false }) }));
+  adopt(hotArchiveContract, engine, ({ sql }) => ({
+    archive: new PostgresHotArchive(sql),
+    content: new PostgresContentStore(sql, { ownsSql: false }),
+  }));
 }

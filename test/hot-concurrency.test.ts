@@ -34,19 +34,49 @@ afterAll(async () => {
 const oneItem = (id: string) =>
   ({
     getItems: async (ids: readonly string[]) =>
-      ids.includes(id) ? [{ id, authorId: 'a', title: id, text: '', url: null, tags: [], publishedAt: PUB, updateTime: PUB, popularity: 0 }] : [],
+      ids.includes(id)
+        ? [
+            {
+              id,
+              authorId: 'a',
+              title: id,
+              text: '',
+              url: null,
+              tags: [],
+              publishedAt: PUB,
+              updateTime: PUB,
+              popularity: 0,
+            },
+          ]
+        : [],
   }) as unknown as ContentStore;
 
 function services(stores: HotCounters[], itemId: string): HotRanking[] {
-  return stores.map((counters) => new HotRanking({ counters, content: oneItem(itemId), metrics: noHotMetrics, log: silentLogger }, { params: RULES.params, cacheRefreshMs: 60_000, cap: 1000, retentionMs: RULES.retentionMs }));
+  return stores.map(
+    (counters) =>
+      new HotRanking(
+        { counters, content: oneItem(itemId), metrics: noHotMetrics, log: silentLogger },
+        { params: RULES.params, cacheRefreshMs: 60_000, cap: 1000, retentionMs: RULES.retentionMs },
+      ),
+  );
 }
 
-async function hammer(hot: HotRanking[], itemId: string, visitors: (i: number) => string, n: number): Promise<ViewResult[]> {
-  return Promise.all(Array.from({ length: n }, (_, i) => hot[i % hot.length]!.recordView({ itemId, visitorId: visitors(i), nowMs: T0 })));
+async function hammer(
+  hot: HotRanking[],
+  itemId: string,
+  visitors: (i: number) => string,
+  n: number,
+): Promise<ViewResult[]> {
+  return Promise.all(
+    Array.from({ length: n }, (_, i) => hot[i % hot.length]!.recordView({ itemId, visitorId: visitors(i), nowMs: T0 })),
+  );
 }
 
 describe.each([
-  ['redis, 4 connections', (shards: number) => clients.map((c) => new RedisHotCounters(c, new Keys(`${prefix}${shards}:`, 1, shards), RULES))],
+  [
+    'redis, 4 connections',
+    (shards: number) => clients.map((c) => new RedisHotCounters(c, new Keys(`${prefix}${shards}:`, 1, shards), RULES)),
+  ],
   ['in-process', () => [new MemoryHotCounters(RULES)]],
 ] as const)('parallel views on %s', (_name, open) => {
   it(`${VIEWS} parallel views by distinct visitors: exact PV, UV within HLL error, no lost increment`, async () => {

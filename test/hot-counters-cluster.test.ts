@@ -15,7 +15,8 @@ import { RULES, T0, hotCountersContract, makeHealthy } from './contracts/hot-cou
 const file = fileCluster();
 const engine = redisClusterEngine(file);
 
-for (const shards of [1, 6]) adopt(hotCountersContract, engine, redisHotCounters(shards), `redis cluster, ${shardsLabel(shards)}`);
+for (const shards of [1, 6])
+  adopt(hotCountersContract, engine, redisHotCounters(shards), `redis cluster, ${shardsLabel(shards)}`);
 
 describe('hot shards on a cluster', () => {
   it('spreads 6 shards over the 3 nodes and merges their tops', async () => {

@@ -22,9 +22,21 @@ const VISITORS = Array.from({ length: 8 }, (_, i) => `v_${i}`);
 const rules = { ...RULES, visitorBudgetPerMinute: 4, cap: 3 };
 
 const op = fc.oneof(
-  { weight: 20, arbitrary: fc.record({ kind: fc.constant('view' as const), item: fc.nat({ max: ITEMS.length - 1 }), visitor: fc.nat({ max: VISITORS.length - 1 }), flagged: fc.nat({ max: 9 }).map((n) => n === 0), advanceMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 15 * MINUTE_MS })) }) },
+  {
+    weight: 20,
+    arbitrary: fc.record({
+      kind: fc.constant('view' as const),
+      item: fc.nat({ max: ITEMS.length - 1 }),
+      visitor: fc.nat({ max: VISITORS.length - 1 }),
+      flagged: fc.nat({ max: 9 }).map((n) => n === 0),
+      advanceMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 15 * MINUTE_MS })),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('rescore' as const) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const), item: fc.nat({ max: ITEMS.length - 1 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('forget' as const), item: fc.nat({ max: ITEMS.length - 1 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('checkpoint' as const) }) },
 );
 
@@ -67,14 +79,17 @@ describe('HotCounters: in-process and Redis agree', () => {
               const [a, b] = [await mem.beginCheckpoint(), await red.beginCheckpoint()];
               expect([...b].sort()).toEqual([...a].sort());
               const [sa, sb] = [await mem.snapshot(a), await red.snapshot(b)];
-              const view = (s: typeof sa) => s.snapshots.map(({ hll: _h, ...rest }) => rest).sort((x, y) => (x.itemId < y.itemId ? -1 : 1));
+              const view = (s: typeof sa) =>
+                s.snapshots.map(({ hll: _h, ...rest }) => rest).sort((x, y) => (x.itemId < y.itemId ? -1 : 1));
               expect(view(sb)).toEqual(view(sa));
               await mem.endCheckpoint(a);
               await red.endCheckpoint(b);
             }
           }
           const [a, b] = [await state(mem), await state(red)];
-          expect(b.counters.map((c) => ({ ...c, score: null }))).toEqual(a.counters.map((c) => ({ ...c, score: null })));
+          expect(b.counters.map((c) => ({ ...c, score: null }))).toEqual(
+            a.counters.map((c) => ({ ...c, score: null })),
+          );
           expect(b.suspicious).toEqual(a.suspicious);
           if (shards === 1) {
             expect(b.top.map((e) => e.itemId)).toEqual(a.top.map((e) => e.itemId));

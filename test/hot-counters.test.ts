@@ -15,7 +15,8 @@ const { redis, commands, nextPrefix } = file;
 const engine = redisEngine(file);
 
 adopt(hotCountersContract, memory, memoryHotCounters);
-for (const shards of [1, 4]) adopt(hotCountersContract, engine, redisHotCounters(shards), `redis, ${shardsLabel(shards)}`);
+for (const shards of [1, 4])
+  adopt(hotCountersContract, engine, redisHotCounters(shards), `redis, ${shardsLabel(shards)}`);
 
 describe('Redis layout of the hot counters', () => {
   it("with 1 shard, the keys are note 2's under `<prefix>{hot}:`", async () => {
@@ -56,7 +57,21 @@ describe('Redis layout of the hot counters', () => {
     await c.view({ itemId: 'it_1', visitorId: 'u_1', nowMs: T0 });
     expect(commands() - before).toBe(1);
     const k = keys.hot(keys.hotShard('it_1'));
-    const touched = [k.views('it_1'), k.uv('it_1'), k.score(), k.meta('it_1'), k.rateMark('it_1', 'u_1'), k.budget('u_1', 1), k.suspicious('it_1'), k.suspiciousTotal(), k.dirty(), k.inflight(), k.epoch(), k.restored(), k.uvRestore('it_1')];
+    const touched = [
+      k.views('it_1'),
+      k.uv('it_1'),
+      k.score(),
+      k.meta('it_1'),
+      k.rateMark('it_1', 'u_1'),
+      k.budget('u_1', 1),
+      k.suspicious('it_1'),
+      k.suspiciousTotal(),
+      k.dirty(),
+      k.inflight(),
+      k.epoch(),
+      k.restored(),
+      k.uvRestore('it_1'),
+    ];
     const slots = await Promise.all(touched.map((key) => redis.call('CLUSTER', 'KEYSLOT', key).catch(() => null)));
     if (slots.every((s) => s === null)) {
       // standalone without cluster support for KEYSLOT: check the hash tags instead

@@ -6,7 +6,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/app/config.js';
 import { DAY_MS, HOUR_MS } from '../src/kernel/clock.js';
 import { HLL_STANDARD_ERROR, HyperLogLog, hllPosition, murmurHash64A } from '../src/hot/hll.js';
-import { DEFAULT_HOT_PARAMS, MAX_RANGE_MS, RANGE_PATTERN, assertHotParams, hotScore, hoursSincePublish, parseRange } from '../src/hot/domain.js';
+import {
+  DEFAULT_HOT_PARAMS,
+  MAX_RANGE_MS,
+  RANGE_PATTERN,
+  assertHotParams,
+  hotScore,
+  hoursSincePublish,
+  parseRange,
+} from '../src/hot/domain.js';
 import { closeRedis, createRedis } from '../src/kernel/redis/client.js';
 import { TEST_REDIS_URL, uniquePrefix } from './support/env.js';
 import { deleteByPrefix } from './support/redis.js';
@@ -27,7 +35,7 @@ describe("note 2's score", () => {
     expect(hotScore(9, 0, 3, { alpha: 1, beta: 0, base: 2, gamma: 1.8 })).toBeCloseTo(9 / Math.pow(5, 1.8), 12);
   });
 
-  it('counts hours from publication in seconds, 0 before publication (as the note\'s Lua)', () => {
+  it("counts hours from publication in seconds, 0 before publication (as the note's Lua)", () => {
     const pubSec = 1_474_329_600;
     expect(hoursSincePublish(pubSec * 1000 + 90 * 60_000, pubSec * 1000)).toBe(1.5);
     expect(hoursSincePublish(pubSec * 1000 + 90 * 60_000, pubSec * 1000 + 999)).toBe(1.5); // whole seconds, as Redis keeps it
@@ -44,9 +52,25 @@ describe("note 2's score", () => {
 
   it('is configured from the environment within the same ranges', () => {
     const base = { FRESHET_SERVICE_KEY: 'k'.repeat(20), FRESHET_SECRET: 's'.repeat(20) };
-    expect(loadConfig(base).hot).toMatchObject({ params: DEFAULT_HOT_PARAMS, rateWindowMs: 600_000, cacheRefreshMs: 60_000, cap: 1000, shards: 1, retentionMs: 90 * DAY_MS });
-    expect(loadConfig({ ...base, FRESHET_HOT_GAMMA: '1.3', FRESHET_HOT_RATE_WINDOW_MIN: '15' }).hot).toMatchObject({ params: { gamma: 1.3 }, rateWindowMs: 900_000 });
-    for (const [k, v] of [['FRESHET_HOT_GAMMA', '2'], ['FRESHET_HOT_RATE_WINDOW_MIN', '9'], ['FRESHET_HOT_CACHE_REFRESH_S', '30'], ['FRESHET_HOT_CACHE_REFRESH_S', '121'], ['FRESHET_HOT_CAP', '0']]) {
+    expect(loadConfig(base).hot).toMatchObject({
+      params: DEFAULT_HOT_PARAMS,
+      rateWindowMs: 600_000,
+      cacheRefreshMs: 60_000,
+      cap: 1000,
+      shards: 1,
+      retentionMs: 90 * DAY_MS,
+    });
+    expect(loadConfig({ ...base, FRESHET_HOT_GAMMA: '1.3', FRESHET_HOT_RATE_WINDOW_MIN: '15' }).hot).toMatchObject({
+      params: { gamma: 1.3 },
+      rateWindowMs: 900_000,
+    });
+    for (const [k, v] of [
+      ['FRESHET_HOT_GAMMA', '2'],
+      ['FRESHET_HOT_RATE_WINDOW_MIN', '9'],
+      ['FRESHET_HOT_CACHE_REFRESH_S', '30'],
+      ['FRESHET_HOT_CACHE_REFRESH_S', '121'],
+      ['FRESHET_HOT_CAP', '0'],
+    ]) {
       expect(() => loadConfig({ ...base, [k!]: v })).toThrow(new RegExp(k!));
     }
     expect(() => loadConfig({ ...base, FRESHET_HOT_ALPHA: '0', FRESHET_HOT_BETA: '0' })).toThrow(/ALPHA/);
@@ -60,13 +84,17 @@ describe('range', () => {
     expect(parseRange('3d')).toBe(3 * DAY_MS);
     expect(parseRange('30d')).toBe(30 * DAY_MS);
     expect(parseRange('720h')).toBe(30 * DAY_MS);
-    for (const bad of ['0h', '721h', '31d', '72', 'h', '-3h', '3w', '1.5h', ' 72h', '72H', '', '072h', '00030d']) expect(parseRange(bad), bad).toBeNull();
+    for (const bad of ['0h', '721h', '31d', '72', 'h', '-3h', '3w', '1.5h', ' 72h', '72H', '', '072h', '00030d'])
+      expect(parseRange(bad), bad).toBeNull();
   });
 
   it("the query schema's pattern admits exactly the counts from 1h to 30d (MAX_RANGE_MS)", () => {
     const re = new RegExp(RANGE_PATTERN, 'u'); // as Ajv compiles it
     for (let n = 0; n <= 1000; n++) {
-      for (const [unit, ms] of [['h', HOUR_MS], ['d', DAY_MS]] as const) {
+      for (const [unit, ms] of [
+        ['h', HOUR_MS],
+        ['d', DAY_MS],
+      ] as const) {
         const inBounds = n >= 1 && n * ms <= MAX_RANGE_MS;
         expect(re.test(`${n}${unit}`), `${n}${unit}`).toBe(inBounds);
         expect(parseRange(`${n}${unit}`)).toBe(inBounds ? n * ms : null);

@@ -7,7 +7,10 @@ import { adopt, memory, pair, pglite, postgres, redisEngine } from './support/co
 import { memoryHotCounters, redisHotCounters, shardsLabel } from './support/adapters.js';
 import { hotRankingContract } from './contracts/hot-ranking.contract.js';
 
-adopt(hotRankingContract, pair(memory, pglite()), (place, rules) => ({ ...memoryHotCounters(place, rules), sql: place.sql }));
+adopt(hotRankingContract, pair(memory, pglite()), (place, rules) => ({
+  ...memoryHotCounters(place, rules),
+  sql: place.sql,
+}));
 
 const redisAndPostgres = pair(redisEngine(), postgres());
 for (const shards of [1, 3]) {

@@ -19,7 +19,12 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 function env(dataDir: string) {
-  return loadConfig({ LOG_LEVEL: 'silent', FRESHET_DATA_DIR: dataDir, FRESHET_SERVICE_KEY: 'k'.repeat(20), FRESHET_SECRET: 's'.repeat(20) });
+  return loadConfig({
+    LOG_LEVEL: 'silent',
+    FRESHET_DATA_DIR: dataDir,
+    FRESHET_SERVICE_KEY: 'k'.repeat(20),
+    FRESHET_SECRET: 's'.repeat(20),
+  });
 }
 
 async function open(dataDir: string, clock: ManualClock) {
@@ -34,13 +39,33 @@ describe('hot ranking lifecycle (embedded default)', () => {
     const clock = new ManualClock(T0);
     const f = await open(dir, clock);
     try {
-      await f.content.upsertItems([{ id: 'w1', authorId: 'a', title: 'w1', text: '', url: null, tags: [], publishedAt: T0 - HOUR_MS, popularity: 0 }], T0);
+      await f.content.upsertItems(
+        [
+          {
+            id: 'w1',
+            authorId: 'a',
+            title: 'w1',
+            text: '',
+            url: null,
+            tags: [],
+            publishedAt: T0 - HOUR_MS,
+            popularity: 0,
+          },
+        ],
+        T0,
+      );
       await f.hot.recordView({ itemId: 'w1', visitorId: 'v1', nowMs: T0 });
       const before = (await f.hotCounters.top(1))[0]!.score;
       clock.advance(10 * HOUR_MS);
       // The workers' interval timers run on a fake timer clock: each tick is due when the test says so.
       vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-      const workers = startHotWorkers(f.hot, f.hotMaintenance, clock, { rescoreMs: 20, checkpointMs: 20, cacheRefreshMs: 20 }, silentLogger);
+      const workers = startHotWorkers(
+        f.hot,
+        f.hotMaintenance,
+        clock,
+        { rescoreMs: 20, checkpointMs: 20, cacheRefreshMs: 20 },
+        silentLogger,
+      );
       expect(vi.getTimerCount()).toBe(3);
       vi.advanceTimersByTime(20); // one tick of each
       await expect.poll(async () => (await f.hotCounters.top(1))[0]!.score, { timeout: 10_000 }).toBeLessThan(before); // rescored at the later time
@@ -63,7 +88,19 @@ describe('hot ranking lifecycle (embedded default)', () => {
     seedPgliteDataDir(dir);
     const clock = new ManualClock(T0);
     const first = await open(dir, clock);
-    await first.content.upsertItems(['r1', 'r2'].map((id) => ({ id, authorId: 'a', title: id, text: '', url: null, tags: [], publishedAt: T0 - HOUR_MS, popularity: 0 })), T0);
+    await first.content.upsertItems(
+      ['r1', 'r2'].map((id) => ({
+        id,
+        authorId: 'a',
+        title: id,
+        text: '',
+        url: null,
+        tags: [],
+        publishedAt: T0 - HOUR_MS,
+        popularity: 0,
+      })),
+      T0,
+    );
     for (let i = 0; i < 25; i++) await first.hot.recordView({ itemId: 'r1', visitorId: `v${i}`, nowMs: T0 });
     await first.hot.recordView({ itemId: 'r2', visitorId: 'bot', nowMs: T0, flagged: true });
     first.startWorkers();

@@ -40,7 +40,10 @@ function writeFixture(name: string, text: string, gzip = true): string {
   return path;
 }
 
-async function parseAll(file: string, batchSize?: number): Promise<{ items: ItemInput[]; skipped: SkippedRow[]; batches: number }> {
+async function parseAll(
+  file: string,
+  batchSize?: number,
+): Promise<{ items: ItemInput[]; skipped: SkippedRow[]; batches: number }> {
   const items: ItemInput[] = [];
   const skipped: SkippedRow[] = [];
   let batches = 0;
@@ -68,7 +71,12 @@ describe('parseHn on a fixture', () => {
       publishedAt: 1441533780 * 1000,
       popularity: 34,
     });
-    expect(items[1]).toMatchObject({ title: 'Commas, "quotes", and more', authorId: 'some.one-2', popularity: 0, tags: ['blog.example.org'] });
+    expect(items[1]).toMatchObject({
+      title: 'Commas, "quotes", and more',
+      authorId: 'some.one-2',
+      popularity: 0,
+      tags: ['blog.example.org'],
+    });
     expect(items[2]).toMatchObject({ url: null, tags: ['ask'], publishedAt: 1474867020000 });
     expect(items[3]).toMatchObject({ authorId: 'bad_user_name', tags: ['show', 'github.com'] });
     expect(items[4]).toMatchObject({ authorId: 'hn_anon', url: null, tags: [] });
@@ -153,7 +161,11 @@ describe('runImport', () => {
     // text embeddings written with the items (discover feed), current for their last write
     const sql = await openPglite(join(dataDir, 'pgdata'));
     try {
-      expect(await sql.query(`SELECT count(*)::int AS n FROM item_embeddings e JOIN items i ON i.id = e.item_id AND e.update_time = i.update_time`)).toEqual([{ n: 5 }]);
+      expect(
+        await sql.query(
+          `SELECT count(*)::int AS n FROM item_embeddings e JOIN items i ON i.id = e.item_id AND e.update_time = i.update_time`,
+        ),
+      ).toEqual([{ n: 5 }]);
     } finally {
       await sql.close();
     }
@@ -168,9 +180,12 @@ describe('runImport', () => {
       req.on('end', () => {
         res.setHeader('content-type', 'application/json');
         const authorized = req.headers.authorization === `Bearer ${key}`;
-        if (req.url === '/healthz') return void res.end(JSON.stringify({ code: 0, msg: 'success', data: { status: 'ok' } }));
-        if (!authorized) return void res.writeHead(401).end(JSON.stringify({ code: 40101, msg: 'unauthenticated', data: null }));
-        if (req.method === 'GET') return void res.writeHead(404).end(JSON.stringify({ code: 40401, msg: 'no item', data: null }));
+        if (req.url === '/healthz')
+          return void res.end(JSON.stringify({ code: 0, msg: 'success', data: { status: 'ok' } }));
+        if (!authorized)
+          return void res.writeHead(401).end(JSON.stringify({ code: 40101, msg: 'unauthenticated', data: null }));
+        if (req.method === 'GET')
+          return void res.writeHead(404).end(JSON.stringify({ code: 40401, msg: 'no item', data: null }));
         const body = JSON.parse(text) as Record<string, unknown>[];
         received.push({ auth: req.headers.authorization, body });
         res.end(JSON.stringify({ code: 0, msg: 'success', data: { inserted: body.length, updated: 0 } }));
@@ -188,8 +203,17 @@ describe('runImport', () => {
     try {
       writeFileSync(join(dataDir, 'server.json'), JSON.stringify({ pid: process.pid, host: '127.0.0.1', port }));
       expect(liveServer(dataDir)).toEqual({ pid: process.pid, host: '127.0.0.1', port });
-      const summary = await runImport('hn', fixture, config, { progress: false, batchSize: 3, out: () => {}, warn: () => {} });
-      expect(summary).toMatchObject({ items: 5, inserted: 5, target: `http://127.0.0.1:${port} (running server, found by ${join(dataDir, 'server.json')} (pid ${process.pid}))` });
+      const summary = await runImport('hn', fixture, config, {
+        progress: false,
+        batchSize: 3,
+        out: () => {},
+        warn: () => {},
+      });
+      expect(summary).toMatchObject({
+        items: 5,
+        inserted: 5,
+        target: `http://127.0.0.1:${port} (running server, found by ${join(dataDir, 'server.json')} (pid ${process.pid}))`,
+      });
       expect(received.map((r) => r.body.length)).toEqual([3, 2]);
       expect(received.every((r) => r.auth === `Bearer ${config.serviceKey}`)).toBe(true);
       expect(received[0]!.body[0]).toEqual({
@@ -211,8 +235,15 @@ describe('runImport', () => {
     const config = ensureSecrets(loadConfig({ FRESHET_DATA_DIR: join(tmp, 'otherkey') })).config;
     const { received, port, close } = await fakeServer('another-key-of-20-chars');
     try {
-      const run = runImport('hn', fixture, config, { url: `http://127.0.0.1:${port}`, progress: false, out: () => {}, warn: () => {} });
-      await expect(run).rejects.toThrow(/does not accept this command's service key \(401\).*secrets\.json.*Set FRESHET_SERVICE_KEY/);
+      const run = runImport('hn', fixture, config, {
+        url: `http://127.0.0.1:${port}`,
+        progress: false,
+        out: () => {},
+        warn: () => {},
+      });
+      await expect(run).rejects.toThrow(
+        /does not accept this command's service key \(401\).*secrets\.json.*Set FRESHET_SERVICE_KEY/,
+      );
       expect(received).toEqual([]);
     } finally {
       await close();
@@ -227,8 +258,17 @@ describe('runImport', () => {
     const { received, port, close } = await fakeServer(config.serviceKey!);
     try {
       let message = '';
-      await runImport('hn', truncated, config, { url: `http://127.0.0.1:${port}`, batchSize: 1000, progress: false, out: () => {}, warn: () => {} }).catch((err: Error) => (message = err.message));
-      const m = /^import stopped: (\S+): the gzip data ends early \(the file is truncated or still being written\) after line (\d+)\. committed before it: (\d+) items of lines 2–(\d+) .*; nothing after line \4\. The import is idempotent \(upsert by id\): .*run the same command again/.exec(message);
+      await runImport('hn', truncated, config, {
+        url: `http://127.0.0.1:${port}`,
+        batchSize: 1000,
+        progress: false,
+        out: () => {},
+        warn: () => {},
+      }).catch((err: Error) => (message = err.message));
+      const m =
+        /^import stopped: (\S+): the gzip data ends early \(the file is truncated or still being written\) after line (\d+)\. committed before it: (\d+) items of lines 2–(\d+) .*; nothing after line \4\. The import is idempotent \(upsert by id\): .*run the same command again/.exec(
+          message,
+        );
       expect(m, message).not.toBeNull();
       const [, file, readLine, committed, committedLine] = m!;
       expect(file).toBe(truncated);
@@ -247,11 +287,16 @@ describe('runImport', () => {
   it('ignores a server.json whose process is gone', () => {
     const dataDir = join(tmp, 'stale');
     const config = ensureSecrets(loadConfig({ FRESHET_DATA_DIR: dataDir })).config;
-    writeFileSync(join(config.dataDir, 'server.json'), JSON.stringify({ pid: 2 ** 22 + 12345, host: '127.0.0.1', port: 9 }));
+    writeFileSync(
+      join(config.dataDir, 'server.json'),
+      JSON.stringify({ pid: 2 ** 22 + 12345, host: '127.0.0.1', port: 9 }),
+    );
     expect(liveServer(dataDir)).toBeNull();
   });
 
   it('rejects an unknown format', async () => {
-    await expect(runImport('nope', fixture, loadConfig({ FRESHET_DATA_DIR: join(tmp, 'x') }))).rejects.toThrow(/unknown import format "nope"/);
+    await expect(runImport('nope', fixture, loadConfig({ FRESHET_DATA_DIR: join(tmp, 'x') }))).rejects.toThrow(
+      /unknown import format "nope"/,
+    );
   });
 });

@@ -52,16 +52,26 @@ describe('input files', () => {
     expect(e.file).toBe(path);
     expect(e.lastLine).toBe(rows + 1); // the header, then one view per line
     expect(rows).toBeGreaterThan(1_000);
-    expect(e.message).toBe(`${path}: the gzip data ends early (the file is truncated or still being written) after line ${e.lastLine}`);
+    expect(e.message).toBe(
+      `${path}: the gzip data ends early (the file is truncated or still being written) after line ${e.lastLine}`,
+    );
   });
 
   it('replay views on a truncated log stops before recording anything, naming the file and line', async () => {
     const path = truncatedMind(20_000);
     // the log is read whole before the first view is sent, so the stores are never reached
     const noStores = {} as ReplayDeps;
-    const run = replayViews(noStores, { logPath: path, columns: MIND_COLUMNS, mapping: 'direct', progress: false, out: () => undefined });
+    const run = replayViews(noStores, {
+      logPath: path,
+      columns: MIND_COLUMNS,
+      mapping: 'direct',
+      progress: false,
+      out: () => undefined,
+    });
     await expect(run).rejects.toThrow(
-      new RegExp(`^replay views stopped: ${path.replace(/[.]/g, '\\.')}: the gzip data ends early \\(the file is truncated or still being written\\) after line \\d+\\. nothing was committed\\. The log is read whole before the first view is sent: fix the file and run the same command again$`),
+      new RegExp(
+        `^replay views stopped: ${path.replace(/[.]/g, '\\.')}: the gzip data ends early \\(the file is truncated or still being written\\) after line \\d+\\. nothing was committed\\. The log is read whole before the first view is sent: fix the file and run the same command again$`,
+      ),
     );
   });
 });

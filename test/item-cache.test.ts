@@ -26,7 +26,16 @@ const CHANNEL = 'test:items:changes';
 const SETTINGS = { maxItems: 100, ttlMs: 60_000 };
 
 function item(id: string, title = `title ${id}`): ItemInput {
-  return { id, authorId: 'author', title, text: 'text', url: null, tags: ['t'], publishedAt: NOW - 3_600_000, popularity: 1 };
+  return {
+    id,
+    authorId: 'author',
+    title,
+    text: 'text',
+    url: null,
+    tags: ['t'],
+    publishedAt: NOW - 3_600_000,
+    popularity: 1,
+  };
 }
 
 /** `sql` whose hydration reads (`SELECT … FROM items WHERE id = ANY`) are counted and may be held. */
@@ -34,7 +43,7 @@ function watched(sql: Sql): { sql: Sql; reads: () => number; hold: () => () => v
   let reads = 0;
   let gate: Promise<void> | null = null;
   const isRead = (text: string) => /FROM items WHERE id = ANY/.test(text);
-  const query = async <T,>(text: string, params?: readonly unknown[]): Promise<T[]> => {
+  const query = async <T>(text: string, params?: readonly unknown[]): Promise<T[]> => {
     if (isRead(text)) {
       reads++;
       const rows = await sql.query<T>(text, params);
@@ -67,7 +76,12 @@ describe('item cache, one process', () => {
 
   it('serves hydrated items from memory: the same ids again cost no read, in the order asked, each once', async () => {
     const w = watched(db);
-    const store = new CachedContentStore(new PostgresContentStore(w.sql, { ownsSql: false }), new LocalItemChanges(), SETTINGS, new ManualClock(NOW));
+    const store = new CachedContentStore(
+      new PostgresContentStore(w.sql, { ownsSql: false }),
+      new LocalItemChanges(),
+      SETTINGS,
+      new ManualClock(NOW),
+    );
     expect((await store.getItems(['a', 'b'])).map((i) => i.id)).toEqual(['a', 'b']);
     expect(w.reads()).toBe(1);
     expect((await store.getItems(['b', 'a', 'b', 'unknown'])).map((i) => i.id)).toEqual(['b', 'a']);
@@ -82,7 +96,12 @@ describe('item cache, one process', () => {
   it('an entry lapses after the ttl on the injected clock', async () => {
     const w = watched(db);
     const clock = new ManualClock(NOW);
-    const store = new CachedContentStore(new PostgresContentStore(w.sql, { ownsSql: false }), new LocalItemChanges(), SETTINGS, clock);
+    const store = new CachedContentStore(
+      new PostgresContentStore(w.sql, { ownsSql: false }),
+      new LocalItemChanges(),
+      SETTINGS,
+      clock,
+    );
     await store.getItems(['a']);
     clock.advance(SETTINGS.ttlMs - 1);
     await store.getItems(['a']);
@@ -96,7 +115,12 @@ describe('item cache, one process', () => {
     const own = await openTestPglite();
     try {
       const w = watched(own);
-      const store = new CachedContentStore(new PostgresContentStore(w.sql, { ownsSql: false }), new LocalItemChanges(), SETTINGS, new ManualClock(NOW));
+      const store = new CachedContentStore(
+        new PostgresContentStore(w.sql, { ownsSql: false }),
+        new LocalItemChanges(),
+        SETTINGS,
+        new ManualClock(NOW),
+      );
       await store.upsertItems([item('x', 'before')], NOW);
       const release = w.hold();
       const racing = store.getItems(['x']); // its rows are read now, before the edit
@@ -112,7 +136,12 @@ describe('item cache, one process', () => {
   });
 
   it('cached items are frozen: a caller cannot change what the next reader gets', async () => {
-    const store = new CachedContentStore(new PostgresContentStore(db, { ownsSql: false }), new LocalItemChanges(), SETTINGS, new ManualClock(NOW));
+    const store = new CachedContentStore(
+      new PostgresContentStore(db, { ownsSql: false }),
+      new LocalItemChanges(),
+      SETTINGS,
+      new ManualClock(NOW),
+    );
     await store.getItems(['a']);
     const [copy] = await store.getItems(['a']);
     expect(() => copy!.tags.push('mutated')).toThrow(TypeError);
@@ -129,9 +158,22 @@ describe('item cache, two processes over one database and Redis pub/sub', () => 
   function processOver(sql: Sql, settings = SETTINGS): { store: CachedContentStore; changes: RedisItemChanges } {
     const publisher = createRedis({ url: server.url, commandTimeoutMs: 500 });
     publisher.on('error', () => {}); // the outage test stops the server: reconnect attempts are expected
-    const changes = new RedisItemChanges(publisher, () => new Redis(server.url, { maxRetriesPerRequest: null, retryStrategy: reconnectDelayMs }), CHANNEL, silentLogger);
+    const changes = new RedisItemChanges(
+      publisher,
+      () => new Redis(server.url, { maxRetriesPerRequest: null, retryStrategy: reconnectDelayMs }),
+      CHANNEL,
+      silentLogger,
+    );
     opened.push({ changes, publisher });
-    return { store: new CachedContentStore(new PostgresContentStore(sql, { ownsSql: false }), changes, settings, new ManualClock(NOW)), changes };
+    return {
+      store: new CachedContentStore(
+        new PostgresContentStore(sql, { ownsSql: false }),
+        changes,
+        settings,
+        new ManualClock(NOW),
+      ),
+      changes,
+    };
   }
 
   beforeAll(async () => {

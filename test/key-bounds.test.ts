@@ -15,7 +15,12 @@ import { TEST_REDIS_URL } from './support/env.js';
 import { T0, startTestApp, type TestApp } from './support/app.js';
 import { MIN, follow, page, publish, register, settle, svc, withWorker } from './support/following.js';
 
-const ENV = { FRESHET_CELEBRITY_THRESHOLD: '2', FRESHET_INBOX_LENGTH: '12', FRESHET_OUTBOX_LENGTH: '12', FRESHET_FOLLOW_BACKFILL: '3' };
+const ENV = {
+  FRESHET_CELEBRITY_THRESHOLD: '2',
+  FRESHET_INBOX_LENGTH: '12',
+  FRESHET_OUTBOX_LENGTH: '12',
+  FRESHET_FOLLOW_BACKFILL: '3',
+};
 
 describe('Redis keys: a time to live or a documented bound for every key', () => {
   let t: TestApp;
@@ -31,8 +36,17 @@ describe('Redis keys: a time to live or a documented bound for every key', () =>
 
   /** One request as the service, asserting 200. */
   async function call(method: 'GET' | 'POST' | 'PUT', url: string, nowMs: number, payload?: unknown, reader?: string) {
-    const headers: Record<string, string> = { ...svc, 'x-freshet-now': String(nowMs), ...(reader ? { 'x-freshet-reader': reader } : {}) };
-    const res = await t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+    const headers: Record<string, string> = {
+      ...svc,
+      'x-freshet-now': String(nowMs),
+      ...(reader ? { 'x-freshet-reader': reader } : {}),
+    };
+    const res = await t.app.inject({
+      method,
+      url,
+      headers,
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
     expect(res.statusCode, `${method} ${url}: ${res.body}`).toBe(200);
     return res.json() as { data: unknown };
   }
@@ -88,10 +102,22 @@ describe('Redis keys: a time to live or a documented bound for every key', () =>
       }
       byFamily.set(family.name, n);
     }
-    console.log(`${keys.length} keys in ${byFamily.size} families: ${[...byFamily].map(([name, n]) => `${name} ${n.keys}${n.withoutTtl ? ` (${n.withoutTtl} bounded)` : ''}`).join(', ')}`);
+    console.log(
+      `${keys.length} keys in ${byFamily.size} families: ${[...byFamily].map(([name, n]) => `${name} ${n.keys}${n.withoutTtl ? ` (${n.withoutTtl} bounded)` : ''}`).join(', ')}`,
+    );
     expect(offenders).toEqual([]);
     // the workload reached the families that matter here (else the scan proves little)
-    for (const name of ['tl:in:{u:<r>}', 'tl:in:meta:{u:<r>}', 'tl:out:{u:<a>}', 'tl:out:meta:{u:<a>}', 'bf:{<s>}:<day>', 'rsf:{u:<r>}', 'rv:{u:<r>}', '{<h>}:counter:views:<item>', '{<q>}:fanout:<list>']) {
+    for (const name of [
+      'tl:in:{u:<r>}',
+      'tl:in:meta:{u:<r>}',
+      'tl:out:{u:<a>}',
+      'tl:out:meta:{u:<a>}',
+      'bf:{<s>}:<day>',
+      'rsf:{u:<r>}',
+      'rv:{u:<r>}',
+      '{<h>}:counter:views:<item>',
+      '{<q>}:fanout:<list>',
+    ]) {
       expect(byFamily.has(name), name).toBe(true);
     }
     expect(byFamily.get('tl:in:{u:<r>}')!.keys).toBeGreaterThanOrEqual(2); // the inboxes the pushes created

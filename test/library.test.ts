@@ -53,7 +53,10 @@ describe('the library example', () => {
 describe("import('freshet') through the package's exports", () => {
   it('resolves to dist/index.js and exposes openFreshet and every runtime value of src/index.ts; dist/index.d.ts declares the public types', async () => {
     const dist = join(ROOT, 'dist/index.js');
-    expect(existsSync(dist), `${dist} is missing: \`npm install\` builds dist/ (the prepare script); or run \`npm run build\``).toBe(true);
+    expect(
+      existsSync(dist),
+      `${dist} is missing: \`npm install\` builds dist/ (the prepare script); or run \`npm run build\``,
+    ).toBe(true);
     // a real Node process in the package folder: Node's own resolution of the bare name through `exports`
     const probe = `
       const m = await import('freshet');
@@ -64,7 +67,9 @@ describe("import('freshet') through the package's exports", () => {
         catalogue: m.ErrorCodes.NOT_FOUND.code,
         manual: new m.ManualClock(5).now(),
       }));`;
-    const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: ROOT, encoding: 'utf8' })) as {
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: ROOT, encoding: 'utf8' }),
+    ) as {
       resolved: string;
       kinds: Record<string, string>;
       notFound: number;
@@ -74,8 +79,23 @@ describe("import('freshet') through the package's exports", () => {
     expect(out.resolved).toBe(pathToFileURL(dist).href);
     const source = await import('../src/index.js');
     // the build of this source: no runtime export missing or stale
-    expect(out.kinds).toEqual(Object.fromEntries(Object.keys(source).sort().map((k) => [k, typeof (source as Record<string, unknown>)[k]])));
-    expect(out.kinds).toMatchObject({ openFreshet: 'function', configFromOptions: 'function', buildApp: 'function', UseCases: 'function', FreshetError: 'function', ErrorCodes: 'object', ManualClock: 'function', systemClock: 'object' });
+    expect(out.kinds).toEqual(
+      Object.fromEntries(
+        Object.keys(source)
+          .sort()
+          .map((k) => [k, typeof (source as Record<string, unknown>)[k]]),
+      ),
+    );
+    expect(out.kinds).toMatchObject({
+      openFreshet: 'function',
+      configFromOptions: 'function',
+      buildApp: 'function',
+      UseCases: 'function',
+      FreshetError: 'function',
+      ErrorCodes: 'object',
+      ManualClock: 'function',
+      systemClock: 'object',
+    });
     expect([out.notFound, out.catalogue, out.manual]).toEqual([40401, 40401, 5]);
 
     const declared = readFileSync(join(ROOT, 'dist/index.d.ts'), 'utf8');
@@ -85,6 +105,7 @@ describe("import('freshet') through the package's exports", () => {
       ...[...entry.matchAll(/export type \{([^}]+)\}/g)].flatMap((m) => m[1]!.split(',').map((n) => n.trim())),
     ];
     expect(typeNames).toEqual(expect.arrayContaining(['Freshet', 'Config', 'Item', 'FeedPage', 'ViewResult']));
-    for (const name of typeNames) expect(declared, `dist/index.d.ts does not declare ${name}`).toMatch(new RegExp(`\\b${name}\\b`));
+    for (const name of typeNames)
+      expect(declared, `dist/index.d.ts does not declare ${name}`).toMatch(new RegExp(`\\b${name}\\b`));
   }, 60_000);
 });

@@ -11,7 +11,14 @@ import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { LuaLoadError, LuaScriptError, LuaScripts, fitsKeyCount, loadLuaScript, parseKeyCount } from '../src/kernel/redis/lua.js';
+import {
+  LuaLoadError,
+  LuaScriptError,
+  LuaScripts,
+  fitsKeyCount,
+  loadLuaScript,
+  parseKeyCount,
+} from '../src/kernel/redis/lua.js';
 import { SEEN_SCRIPTS } from '../src/seen/redis-seen-filter.js';
 import { READER_SEEN_SCRIPTS } from '../src/seen/redis-reader-seen-filter.js';
 import { RESTORE_SCRIPTS } from '../src/seen/seen-checkpointer.js';
@@ -25,7 +32,16 @@ import { fileRedis } from './support/redis.js';
 import { startRedisServer, type RedisServer } from './support/redis-server.js';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
-const SETS = [SEEN_SCRIPTS, READER_SEEN_SCRIPTS, RESTORE_SCRIPTS, JOURNAL_SCRIPTS, HOT_SCRIPTS, TIMELINE_SCRIPTS, EXCLUSION_SCRIPTS, FEED_CACHE_SCRIPTS];
+const SETS = [
+  SEEN_SCRIPTS,
+  READER_SEEN_SCRIPTS,
+  RESTORE_SCRIPTS,
+  JOURNAL_SCRIPTS,
+  HOT_SCRIPTS,
+  TIMELINE_SCRIPTS,
+  EXCLUSION_SCRIPTS,
+  FEED_CACHE_SCRIPTS,
+];
 
 /** Every `.lua` file under src/, relative to it. */
 function luaFiles(): string[] {
@@ -48,7 +64,9 @@ describe('the shipped scripts', () => {
     }
     // no file is left out of a script set (includes aside)
     const scripts = luaFiles().filter((f) => !f.includes('/includes/'));
-    expect(scripts.map((f) => f.replace(/^.*\//, '').replace(/\.lua$/, '')).sort()).toEqual(loaded.map((s) => s.id).sort());
+    expect(scripts.map((f) => f.replace(/^.*\//, '').replace(/\.lua$/, '')).sort()).toEqual(
+      loaded.map((s) => s.id).sort(),
+    );
   });
 
   it("writes note 2's score once: includes/hot-score.lua, pulled in by every hot script that scores", () => {
@@ -86,7 +104,9 @@ describe('the shipped scripts', () => {
         uv,
       )) as string;
       const ts = hotScore(pv, uv, hoursSincePublish(nowMs, pub * 1000), p);
-      expect(Math.abs(Number(lua) - ts), `${pv} ${uv} ${nowMs}: ${lua} vs ${ts}`).toBeLessThanOrEqual(2 * Number.EPSILON * ts);
+      expect(Math.abs(Number(lua) - ts), `${pv} ${uv} ${nowMs}: ${lua} vs ${ts}`).toBeLessThanOrEqual(
+        2 * Number.EPSILON * ts,
+      );
     }
   });
 });
@@ -102,7 +122,10 @@ describe('file names and includes', () => {
     write('includes/base.lua', 'local function base(x) return x + 1 end\n');
     write('includes/left.lua', '--- @include "base"\nlocal function left(x) return base(x) * 2 end\n');
     write('includes/right.lua', "--- @include 'base.lua'\nlocal function right(x) return base(x) * 3 end\n");
-    write('diamond-0.lua', '--[[ diamond-0: returns left + right of ARGV[1] ]]\n--- @include "includes/left"\n--- @include "includes/right"\nreturn left(tonumber(ARGV[1])) + right(tonumber(ARGV[1]))\n');
+    write(
+      'diamond-0.lua',
+      '--[[ diamond-0: returns left + right of ARGV[1] ]]\n--- @include "includes/left"\n--- @include "includes/right"\nreturn left(tonumber(ARGV[1])) + right(tonumber(ARGV[1]))\n',
+    );
     write('missing-1.lua', '--[[ missing-1 ]]\n\n--- @include "includes/nope"\nreturn 1\n');
     write('includes/a.lua', '--- @include "b"\n');
     write('includes/b.lua', '--- @include "a"\n');
@@ -138,7 +161,9 @@ describe('file names and includes', () => {
   });
 
   it('refuses a missing include, a cycle and one file naming an include twice, naming file and line', () => {
-    expect(() => loadLuaScript(url(), 'missing-1')).toThrow(/cannot read includes\/nope\.lua \(included from missing-1\.lua:3\)/);
+    expect(() => loadLuaScript(url(), 'missing-1')).toThrow(
+      /cannot read includes\/nope\.lua \(included from missing-1\.lua:3\)/,
+    );
     expect(() => loadLuaScript(url(), 'cycle-1')).toThrow(/includes\/b\.lua:1: include cycle/);
     expect(() => loadLuaScript(url(), 'twice-1')).toThrow(/twice-1\.lua:2: "includes\/base" is included twice/);
     expect(() => loadLuaScript(url(), 'absent-1')).toThrow(/cannot read absent-1\.lua/);
@@ -152,7 +177,9 @@ describe('file names and includes', () => {
     const other = mkdtempSync(join(tmpdir(), 'freshet-lua-'));
     try {
       writeFileSync(join(other, 'diamond-0.lua'), 'return 0\n');
-      expect(() => new LuaScripts(pathToFileURL(`${other}/`), ['diamond-0']).on(redis)).toThrow(/another script named diamond/);
+      expect(() => new LuaScripts(pathToFileURL(`${other}/`), ['diamond-0']).on(redis)).toThrow(
+        /another script named diamond/,
+      );
     } finally {
       rmSync(other, { recursive: true, force: true });
     }
@@ -163,7 +190,9 @@ describe('file names and includes', () => {
     const p = nextPrefix();
     expect(await lua.echoKeys([`${p}a`, `${p}b`, `${p}c`], [])).toBe(3);
     const before = commands();
-    await expect(lua.echoKeys([`${p}a`, `${p}b`], [])).rejects.toThrow(new LuaScriptError('echoKeys-1+2N', 'called with 2 keys'));
+    await expect(lua.echoKeys([`${p}a`, `${p}b`], [])).rejects.toThrow(
+      new LuaScriptError('echoKeys-1+2N', 'called with 2 keys'),
+    );
     expect(commands()).toBe(before);
   });
 

@@ -10,7 +10,16 @@
  * checkout has none. No registry is contacted (`--offline`).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +28,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+const NPM_ENV = {
+  ...process.env,
+  npm_config_update_notifier: 'false',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
 
 interface PackResult {
   filename: string;
@@ -42,7 +56,11 @@ beforeAll(async () => {
   if (!existsSync(join(ROOT, 'dist/index.js')) || !existsSync(join(ROOT, 'dist/ui/index.html'))) {
     await run('npm', ['run', 'build'], { cwd: ROOT, env: NPM_ENV, timeout: 280_000 });
   }
-  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--offline', '--pack-destination', tmp], { cwd: ROOT, env: NPM_ENV, timeout: 60_000 });
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--offline', '--pack-destination', tmp], {
+    cwd: ROOT,
+    env: NPM_ENV,
+    timeout: 60_000,
+  });
   const [result] = JSON.parse(stdout.slice(stdout.indexOf('['))) as PackResult[];
   shipped = result!.files.map((f) => f.path);
   tarball = join(tmp, result!.filename);
@@ -52,7 +70,11 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('the npm package', () => {
   it('ships the library, the client, the CLI, the Lua scripts, the explorer bundle and the docs', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, Record<string, string> | string>; bin: Record<string, string>; scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      exports: Record<string, Record<string, string> | string>;
+      bin: Record<string, string>;
+      scripts: Record<string, string>;
+    };
     const wanted = [
       'dist/index.js',
       'dist/index.d.ts',
@@ -68,22 +90,35 @@ describe('the npm package', () => {
       'docs/client.md',
       'docs/ui.md',
       // every target of the exports map and of bin
-      ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e))).map((p) => p.replace(/^\.\//, '')),
+      ...Object.values(pkg.exports)
+        .flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))
+        .map((p) => p.replace(/^\.\//, '')),
       ...Object.values(pkg.bin),
     ];
     expect(wanted.filter((p) => !shipped.includes(p))).toEqual([]);
     const lua = luaInDist();
     expect(lua.length).toBeGreaterThan(10);
-    expect(lua.filter((p) => !shipped.includes(p)), 'a .lua file of src/ is missing from dist/: run `npm run build`').toEqual([]);
+    expect(
+      lua.filter((p) => !shipped.includes(p)),
+      'a .lua file of src/ is missing from dist/: run `npm run build`',
+    ).toEqual([]);
     // `npm pack` and `npm publish` run `prepare` first: it must be the whole build (tsc, Lua, UI bundle)
     expect(pkg.scripts.prepare).toBe('npm run build');
     expect(pkg.scripts.build).toMatch(/tsc .*copy-lua\.mjs.*build-ui\.mjs/);
   });
 
   it('ships no tests, benchmarks, sources, build scripts or source maps that point at unshipped sources', () => {
-    const stray = shipped.filter((p) => /^(test|bench|src|scripts|node_modules|\.ci)\//.test(p) || p.endsWith('.tsbuildinfo') || (p.endsWith('.js.map') && p !== 'dist/ui/app.js.map'));
+    const stray = shipped.filter(
+      (p) =>
+        /^(test|bench|src|scripts|node_modules|\.ci)\//.test(p) ||
+        p.endsWith('.tsbuildinfo') ||
+        (p.endsWith('.js.map') && p !== 'dist/ui/app.js.map'),
+    );
     expect(stray).toEqual([]);
-    expect(shipped.every((p) => /^(dist|bin|docs|examples)\/|^(README\.md|CHANGELOG\.md|LICENSE|package\.json)$/.test(p)), shipped.join(' ')).toBe(true);
+    expect(
+      shipped.every((p) => /^(dist|bin|docs|examples)\/|^(README\.md|CHANGELOG\.md|LICENSE|package\.json)$/.test(p)),
+      shipped.join(' '),
+    ).toBe(true);
   });
 
   it('the packed freshet/client imports by its package name and works with no dependency installed', async () => {

@@ -63,11 +63,13 @@ describe('per-reader seen filter: memory is the spec of Redis', () => {
                 if (marked.get(reader)?.has(it)) expect(r[i]).toBe(true);
               });
             }
-            if (items.length > 0 && (o.kind === 'mark' || marked.has(reader))) last.set(reader, Math.max(now, last.get(reader) ?? now));
+            if (items.length > 0 && (o.kind === 'mark' || marked.has(reader)))
+              last.set(reader, Math.max(now, last.get(reader) ?? now));
           }
           for (const reader of READERS) {
             const bytes = await redis.getBuffer(new Keys(prefix).readerSeen(reader));
-            const mem = (await inMemory.describe(reader, now)).lastActiveMs === null ? undefined : inMemory.bitmapOf(reader);
+            const mem =
+              (await inMemory.describe(reader, now)).lastActiveMs === null ? undefined : inMemory.bitmapOf(reader);
             if ((await onRedis.describe(reader, now)).lastActiveMs === null) continue; // gone on both (checked above)
             expect(Buffer.compare(bytes ?? Buffer.alloc(0), Buffer.from(mem ?? new Uint8Array(0)))).toBe(0);
           }

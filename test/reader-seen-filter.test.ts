@@ -20,7 +20,9 @@ const file = fileRedis();
 const { redis, commands, nextPrefix } = file;
 
 adopt(readerSeenFilterContract, memory, (_, s) => ({ filter: new MemoryReaderSeenFilter(s) }));
-adopt(readerSeenFilterContract, redisEngine(file), ({ redis, keys }, s) => ({ filter: new RedisReaderSeenFilter(redis, keys, s) }));
+adopt(readerSeenFilterContract, redisEngine(file), ({ redis, keys }, s) => ({
+  filter: new RedisReaderSeenFilter(redis, keys, s),
+}));
 
 describe('per-reader seen filter: memory and Redis agree', () => {
   const settings = { initialCapacity: 300, errorRate: 0.01, ttlMs: 30 * DAY_MS };
@@ -43,7 +45,11 @@ describe('per-reader seen filter: memory and Redis agree', () => {
     const bitmap = await redis.getBuffer(keys.readerSeen('u_10086'));
     expect(bitmap!.length).toBe(dm.bytes);
     expect(Buffer.compare(bitmap!, Buffer.from(mem.bitmapOf('u_10086')!))).toBe(0); // byte for byte
-    expect(scalableLevels(300, 0.01).slice(0, 3).map((l) => l.offset % 8)).toEqual([0, 0, 0]);
+    expect(
+      scalableLevels(300, 0.01)
+        .slice(0, 3)
+        .map((l) => l.offset % 8),
+    ).toEqual([0, 0, 0]);
   });
 
   it('allocates a sub-filter at exactly its bytes on Redis: no preallocated slack, new or grown', async () => {
@@ -57,7 +63,11 @@ describe('per-reader seen filter: memory and Redis agree', () => {
     // within a small overhead of the bitmap itself
     expect(Number(await redis.memory('USAGE', keys.readerSeen('fresh')))).toBeLessThan(first * 1.25);
     const small = new RedisReaderSeenFilter(redis, keys, settings);
-    await small.markSeen('grown', Array.from({ length: 400 }, (_, i) => `g${i}`), T); // opens the second sub-filter
+    await small.markSeen(
+      'grown',
+      Array.from({ length: 400 }, (_, i) => `g${i}`),
+      T,
+    ); // opens the second sub-filter
     const grown = await small.describe('grown', T);
     expect(grown.filters.length).toBe(2);
     expect(await redis.strlen(keys.readerSeen('grown'))).toBe(grown.bytes);
@@ -66,8 +76,16 @@ describe('per-reader seen filter: memory and Redis agree', () => {
   it('is one round trip per call on Redis, whatever the batch', async () => {
     const red = new RedisReaderSeenFilter(redis, new Keys(nextPrefix()), settings);
     const before = commands();
-    await red.markSeen('r', Array.from({ length: 500 }, (_, i) => `x${i}`), T);
-    await red.seen('r', Array.from({ length: 500 }, (_, i) => `y${i}`), T);
+    await red.markSeen(
+      'r',
+      Array.from({ length: 500 }, (_, i) => `x${i}`),
+      T,
+    );
+    await red.seen(
+      'r',
+      Array.from({ length: 500 }, (_, i) => `y${i}`),
+      T,
+    );
     await red.warm('r', T); // without checkpoints there is nothing to restore: no round trip
     expect(commands() - before).toBe(2);
   });
@@ -88,7 +106,11 @@ describe('per-reader seen filter: in-process snapshot', () => {
     try {
       const path = join(dir, 'reader-seen-filters.bin');
       const a = new MemoryReaderSeenFilter(settings);
-      await a.markSeen('heavy', Array.from({ length: 500 }, (_, i) => `h${i}`), T); // 200 + 400 sub-filters
+      await a.markSeen(
+        'heavy',
+        Array.from({ length: 500 }, (_, i) => `h${i}`),
+        T,
+      ); // 200 + 400 sub-filters
       await a.markSeen('light', ['x', 'y'], T + 1);
       await a.snapshot(path);
       const b = await MemoryReaderSeenFilter.restore(path, settings);
@@ -97,7 +119,9 @@ describe('per-reader seen filter: in-process snapshot', () => {
       expect(await b.describe('light', T + 1)).toEqual(await a.describe('light', T + 1));
       expect(await b.describe('heavy', T)).toEqual(await a.describe('heavy', T));
       const reasons: string[] = [];
-      const c = await MemoryReaderSeenFilter.restore(path, { ...settings, initialCapacity: 300 }, (r) => reasons.push(r));
+      const c = await MemoryReaderSeenFilter.restore(path, { ...settings, initialCapacity: 300 }, (r) =>
+        reasons.push(r),
+      );
       expect(await c.seen('light', ['x'], T + 1)).toEqual([false]);
       expect(reasons.join()).toMatch(/another geometry/);
       expect((await MemoryReaderSeenFilter.restore(join(dir, 'missing.bin'), settings)).size).toBe(0);
@@ -112,7 +136,12 @@ describe('per-reader seen filter: in-process snapshot', () => {
       const path = join(dir, 'reader-seen-filters.bin');
       const big = { initialCapacity: 100_000, errorRate: 0.01, ttlMs: 30 * DAY_MS }; // note 3's default
       const a = new MemoryReaderSeenFilter(big);
-      for (let r = 0; r < 20; r++) await a.markSeen(`r${r}`, Array.from({ length: 40 }, (_, i) => `i${r}-${i}`), T);
+      for (let r = 0; r < 20; r++)
+        await a.markSeen(
+          `r${r}`,
+          Array.from({ length: 40 }, (_, i) => `i${r}-${i}`),
+          T,
+        );
       await a.snapshot(path);
       const bitmaps = 20 * a.bitmapOf('r0')!.byteLength;
       expect((await stat(path)).size).toBeLessThan(bitmaps / 20);

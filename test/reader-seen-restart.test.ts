@@ -17,7 +17,14 @@ describe('per-reader seen filters across a restart of the embedded default', () 
   it('remembers what a reader was shown, and the for-you feed on per_reader does not repeat it', async () => {
     const first = await open();
     const items = Array.from({ length: 8 }, (_, i) => ({
-      id: `p_${i}`, authorId: 'a', title: `t ${i}`, text: '', url: null, tags: [], publishedAt: T0 - i * HOUR_MS, popularity: 8 - i,
+      id: `p_${i}`,
+      authorId: 'a',
+      title: `t ${i}`,
+      text: '',
+      url: null,
+      tags: [],
+      publishedAt: T0 - i * HOUR_MS,
+      popularity: 8 - i,
     }));
     await first.content.upsertItems(items, T0);
     const before = (await first.forYou.page('alice', 'refresh', 3, T0)).items.map((i) => i.id);

@@ -25,7 +25,13 @@ import { fillUntilOom, freePort, startRedisServer, type RedisServer } from './su
 
 const NOW = Date.UTC(2026, 2, 6, 12);
 const GEOMETRY = sizeWindow(1000, 0.01, 7);
-const RULES = { params: DEFAULT_HOT_PARAMS, rateWindowMs: 600_000, visitorBudgetPerMinute: 60, retentionMs: 90 * DAY_MS, cap: 1000 };
+const RULES = {
+  params: DEFAULT_HOT_PARAMS,
+  rateWindowMs: 600_000,
+  visitorBudgetPerMinute: 60,
+  retentionMs: 90 * DAY_MS,
+  cap: 1000,
+};
 
 /** The adapters a request touches, on one client. */
 function adapters(redis: RedisClient, prefix = 'fs:') {
@@ -51,7 +57,12 @@ async function failure(p: Promise<unknown>): Promise<Error> {
 
 function expectUnavailable(err: Error, reason: string): void {
   expect(err).toBeInstanceOf(FreshetError);
-  expect(err).toMatchObject({ name_: 'STORE_UNAVAILABLE', code: 50301, status: 503, message: `Redis unavailable: ${reason}` });
+  expect(err).toMatchObject({
+    name_: 'STORE_UNAVAILABLE',
+    code: 50301,
+    status: 503,
+    message: `Redis unavailable: ${reason}`,
+  });
 }
 
 const shared = fileRedis();
@@ -171,7 +182,12 @@ describe('a Redis that is not there, or goes away', () => {
       const cause = [...causes][0] as Error;
       expect(cause.name).toBe('MaxRetriesPerRequestError');
       expect(cause.message).toMatch(/^Reached the max retries per request limit/);
-      expect(errors.map((e) => (e as FreshetError).details)).toMatchObject([{ script: 'seenMark-4' }, { script: 'feedReplace-1' }, { script: 'seenMark-4' }, {}]);
+      expect(errors.map((e) => (e as FreshetError).details)).toMatchObject([
+        { script: 'seenMark-4' },
+        { script: 'feedReplace-1' },
+        { script: 'seenMark-4' },
+        {},
+      ]);
     } finally {
       redis.disconnect();
     }
@@ -188,7 +204,9 @@ describe('a Redis that is not there, or goes away', () => {
       const err = await failure(a.cache.pop('r1', 1));
       expect(err).toBeInstanceOf(FreshetError);
       expect((err as FreshetError).name_).toBe('STORE_UNAVAILABLE');
-      expect(err.message).toMatch(/^Redis unavailable: (connection refused|connection closed|no connection \(retries exhausted\))$/);
+      expect(err.message).toMatch(
+        /^Redis unavailable: (connection refused|connection closed|no connection \(retries exhausted\))$/,
+      );
       expect(await probeRedis(redis, a.keys, 500)).toMatchObject({ ready: false });
     } finally {
       redis.disconnect();
@@ -211,14 +229,33 @@ describe('a bug of ours stays a bug (HTTP 500)', () => {
   });
 
   it('reads the RESP error code, also inside Redis 6.2 script errors; passes typed errors through', () => {
-    expect(replyCode("OOM command not allowed when used memory > 'maxmemory'. script: 3f…, on @user_script:12.")).toBe('OOM');
-    expect(replyCode("ERR Error running script (call to f_3f…): @user_script:12: @user_script: 12: -OOM command not allowed when used memory > 'maxmemory'.")).toBe('OOM');
-    expect(replyCode('ERR Error running script (call to f_3f…): @user_script:1: user_script:1: attempt to index global')).toBe('ERR');
-    expect(outageReason({ name: 'ReplyError', message: 'LOADING Redis is loading the dataset in memory' })).toBe('loading its dataset (LOADING)');
-    expect(outageReason({ name: 'ReplyError', message: 'CLUSTERDOWN The cluster is down' })).toBe('the cluster is down (CLUSTERDOWN)');
-    expect(outageReason({ name: 'ReplyError', message: 'ERR max number of clients reached' })).toBe('too many clients (maxclients)');
+    expect(replyCode("OOM command not allowed when used memory > 'maxmemory'. script: 3f…, on @user_script:12.")).toBe(
+      'OOM',
+    );
+    expect(
+      replyCode(
+        "ERR Error running script (call to f_3f…): @user_script:12: @user_script: 12: -OOM command not allowed when used memory > 'maxmemory'.",
+      ),
+    ).toBe('OOM');
+    expect(
+      replyCode('ERR Error running script (call to f_3f…): @user_script:1: user_script:1: attempt to index global'),
+    ).toBe('ERR');
+    expect(outageReason({ name: 'ReplyError', message: 'LOADING Redis is loading the dataset in memory' })).toBe(
+      'loading its dataset (LOADING)',
+    );
+    expect(outageReason({ name: 'ReplyError', message: 'CLUSTERDOWN The cluster is down' })).toBe(
+      'the cluster is down (CLUSTERDOWN)',
+    );
+    expect(outageReason({ name: 'ReplyError', message: 'ERR max number of clients reached' })).toBe(
+      'too many clients (maxclients)',
+    );
     expect(outageReason({ name: 'ReplyError', message: 'BUSYKEY Target key name already exists.' })).toBeNull();
-    expect(outageReason({ name: 'ReplyError', message: 'WRONGTYPE Operation against a key holding the wrong kind of value' })).toBeNull();
+    expect(
+      outageReason({
+        name: 'ReplyError',
+        message: 'WRONGTYPE Operation against a key holding the wrong kind of value',
+      }),
+    ).toBeNull();
     const typed = new LuaScriptError('x-1', 'boom');
     expect(redisFailure(typed, 'y-2')).toBe(typed);
   });

@@ -34,7 +34,10 @@ describe('readiness on a 3-master Cluster', () => {
     await node.config('SET', 'maxmemory', '1');
     try {
       expect(await node.ping()).toBe('PONG');
-      expect(await probeRedis(cluster.redis, keys)).toEqual({ ready: false, reason: 'Redis unavailable: out of memory (OOM)' });
+      expect(await probeRedis(cluster.redis, keys)).toEqual({
+        ready: false,
+        reason: 'Redis unavailable: out of memory (OOM)',
+      });
     } finally {
       await node.config('SET', 'maxmemory', before);
     }

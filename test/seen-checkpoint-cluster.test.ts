@@ -36,7 +36,13 @@ describe('seen-filter checkpoints on a Redis Cluster', () => {
       const geometry = sizeWindow(10_000, 0.01, 7);
       const reader = { initialCapacity: 1_000, errorRate: 0.01, ttlMs: 30 * DAY_MS };
       const cp = new SeenCheckpointer({
-        redis: file.redis, keys, store: new PostgresSeenCheckpoints(sql), geometry, reader, clock: new ManualClock(T0), log: silentLogger,
+        redis: file.redis,
+        keys,
+        store: new PostgresSeenCheckpoints(sql),
+        geometry,
+        reader,
+        clock: new ManualClock(T0),
+        log: silentLogger,
       });
       expect(await cp.ensureShards(T0)).toBe(4);
       const rolling = new RedisSeenFilter(file.redis, keys, geometry, { days: 7, checkpoints: cp });

@@ -46,8 +46,15 @@ for (const engine of engines) {
         { subject: 'r:g:alice', expiresAt: 2_000, atMs: 20, pairs: pairs(2, 2) },
         { subject: 'r:g:empty', expiresAt: 2_000, atMs: 20, pairs: new Uint8Array(0) },
       ]);
-      expect(Object.fromEntries(bytes)).toEqual({ 'd:g:0:20260306': { log: 24, base: 0 }, 'r:g:alice': { log: 24, base: 0 } });
-      expect(Object.fromEntries(await store.append([{ subject: 'r:g:alice', expiresAt: 1_500, atMs: 15, pairs: pairs(1, 3) }]))).toEqual({
+      expect(Object.fromEntries(bytes)).toEqual({
+        'd:g:0:20260306': { log: 24, base: 0 },
+        'r:g:alice': { log: 24, base: 0 },
+      });
+      expect(
+        Object.fromEntries(
+          await store.append([{ subject: 'r:g:alice', expiresAt: 1_500, atMs: 15, pairs: pairs(1, 3) }]),
+        ),
+      ).toEqual({
         'r:g:alice': { log: 32, base: 0 },
       });
 
@@ -59,7 +66,9 @@ for (const engine of engines) {
         [20, [...pairs(1, 1), ...pairs(2, 2)]],
         [15, [...pairs(1, 3)]],
       ]);
-      expect(await store.known(['r:g:alice', 'd:g:0:20260306', 'r:g:nobody'])).toEqual(new Set(['r:g:alice', 'd:g:0:20260306']));
+      expect(await store.known(['r:g:alice', 'd:g:0:20260306', 'r:g:nobody'])).toEqual(
+        new Set(['r:g:alice', 'd:g:0:20260306']),
+      );
     });
 
     it('folds the rows into a base once and deletes exactly the rows it folded', async () => {
@@ -73,7 +82,11 @@ for (const engine of engines) {
       expect(await store.withLog(['d:g:0:20260306', 'r:g:alice'])).toEqual(['r:g:alice']);
       expect(await store.compact('d:g:0:20260306', () => ({ bitmap: new Uint8Array(), state: 'never' }))).toBe(0);
       // a row appended after the fold stays beside the base until the next fold
-      expect(Object.fromEntries(await store.append([{ subject: 'd:g:0:20260306', expiresAt: 5_000, atMs: 0, pairs: pairs(1, 4) }]))).toEqual({
+      expect(
+        Object.fromEntries(
+          await store.append([{ subject: 'd:g:0:20260306', expiresAt: 5_000, atMs: 0, pairs: pairs(1, 4) }]),
+        ),
+      ).toEqual({
         'd:g:0:20260306': { log: 8, base: 2 },
       });
       const day = (await store.load(['d:g:0:20260306'])).get('d:g:0:20260306')!;
@@ -83,7 +96,9 @@ for (const engine of engines) {
 
     it('two folds of one subject at once fold each row once (the second finds nothing left)', async () => {
       await store.append([{ subject: 'r:g:bob', expiresAt: 9_000, atMs: 1, pairs: pairs(2, 5) }]);
-      const counts = await Promise.all([0, 1].map(() => store.compact('r:g:bob', (c) => ({ bitmap: new Uint8Array([c.log.length]), state: 's' }))));
+      const counts = await Promise.all(
+        [0, 1].map(() => store.compact('r:g:bob', (c) => ({ bitmap: new Uint8Array([c.log.length]), state: 's' }))),
+      );
       expect(counts.sort()).toEqual([0, 1]);
       expect((await store.load(['r:g:bob'])).get('r:g:bob')!.base!.bitmap).toEqual(new Uint8Array([1]));
     });
@@ -94,7 +109,9 @@ for (const engine of engines) {
       expect((await store.load(['r:g:alice'])).size).toBe(0);
       await store.forget('r:g:bob');
       expect(await store.known(['r:g:bob', 'd:g:0:20260306'])).toEqual(new Set(['d:g:0:20260306']));
-      const orphans = await sql.query<{ n: number | string }>(`SELECT count(*) AS n FROM seen_checkpoint_log WHERE subject NOT IN (SELECT subject FROM seen_checkpoints)`);
+      const orphans = await sql.query<{ n: number | string }>(
+        `SELECT count(*) AS n FROM seen_checkpoint_log WHERE subject NOT IN (SELECT subject FROM seen_checkpoints)`,
+      );
       expect(Number(orphans[0]!.n)).toBe(0);
     });
   });

@@ -12,7 +12,11 @@ import { silentLogger } from '../src/kernel/observability.js';
 import { closeRedis, createRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { sizeWindow } from '../src/seen/bloom.js';
-import { PostgresSeenCheckpoints, type CheckpointAppend, type SubjectBytes } from '../src/seen/postgres-seen-checkpoints.js';
+import {
+  PostgresSeenCheckpoints,
+  type CheckpointAppend,
+  type SubjectBytes,
+} from '../src/seen/postgres-seen-checkpoints.js';
 import type { ReaderSeenSettings } from '../src/kernel/reader-seen-filter.js';
 import { RedisReaderSeenFilter } from '../src/seen/redis-reader-seen-filter.js';
 import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
@@ -67,12 +71,23 @@ interface Process {
 }
 
 /** One serving process's seen filters with checkpoints, over `client`, under `prefix`. */
-function process(sql: Sql, prefix: string, opts: { client?: RedisClient; shards?: number; leaseMs?: number } = {}): Process {
+function process(
+  sql: Sql,
+  prefix: string,
+  opts: { client?: RedisClient; shards?: number; leaseMs?: number } = {},
+): Process {
   const client = opts.client ?? redis;
   const keys = new Keys(prefix, opts.shards ?? 1);
   const store = new FlakyStore(sql);
   const cp = new SeenCheckpointer({
-    redis: client, keys, store, geometry: G, reader: READER, clock: new ManualClock(T0), log: silentLogger, leaseMs: opts.leaseMs,
+    redis: client,
+    keys,
+    store,
+    geometry: G,
+    reader: READER,
+    clock: new ManualClock(T0),
+    log: silentLogger,
+    leaseMs: opts.leaseMs,
   });
   return {
     keys,
@@ -88,7 +103,15 @@ function process(sql: Sql, prefix: string, opts: { client?: RedisClient; shards?
 seenFilterContract('redis with checkpoints', async (g) => {
   const sql = await database();
   const keys = new Keys(nextPrefix());
-  const cp = new SeenCheckpointer({ redis, keys, store: new PostgresSeenCheckpoints(sql), geometry: g, reader: READER, clock: new ManualClock(T0), log: silentLogger });
+  const cp = new SeenCheckpointer({
+    redis,
+    keys,
+    store: new PostgresSeenCheckpoints(sql),
+    geometry: g,
+    reader: READER,
+    clock: new ManualClock(T0),
+    log: silentLogger,
+  });
   await cp.ensureShards(T0);
   return {
     filter: new RedisSeenFilter(redis, keys, g, { days: g.days, checkpoints: cp }),
@@ -104,7 +127,15 @@ seenFilterContract('redis with checkpoints', async (g) => {
 readerSeenFilterContract('redis with checkpoints', async (s) => {
   const sql = await database();
   const keys = new Keys(nextPrefix());
-  const cp = new SeenCheckpointer({ redis, keys, store: new PostgresSeenCheckpoints(sql), geometry: G, reader: s, clock: new ManualClock(T0), log: silentLogger });
+  const cp = new SeenCheckpointer({
+    redis,
+    keys,
+    store: new PostgresSeenCheckpoints(sql),
+    geometry: G,
+    reader: s,
+    clock: new ManualClock(T0),
+    log: silentLogger,
+  });
   return {
     filter: new RedisReaderSeenFilter(redis, keys, s, { checkpoints: cp }),
     cleanup: async () => void (await deleteByPrefix(redis, keys.prefix)),
@@ -127,10 +158,17 @@ describe('seen-filter checkpoints', () => {
     expect(report).toMatchObject({ days: 1, readers: 21 });
     expect(report.bytes).toBeGreaterThan(8 * (800 + 800 + 2_000)); // (re-marks and collisions aside)
     const day = dayStamp(T0);
-    const loaded = await p.store.load([daySubject(G, 1, 0, day), readerSubject(READER, 'u3'), readerSubject(READER, 'heavy')]);
+    const loaded = await p.store.load([
+      daySubject(G, 1, 0, day),
+      readerSubject(READER, 'u3'),
+      readerSubject(READER, 'heavy'),
+    ]);
     // the heavy reader's rows outgrew its first sub-filter: folded into a base; a light one's were not
     expect(report.compacted).toBe(1);
-    expect(loaded.get(readerSubject(READER, 'heavy'))).toMatchObject({ log: [], base: { state: expect.stringMatching(/^\d+\|1000,\d+$/) } });
+    expect(loaded.get(readerSubject(READER, 'heavy'))).toMatchObject({
+      log: [],
+      base: { state: expect.stringMatching(/^\d+\|1000,\d+$/) },
+    });
     expect(loaded.get(readerSubject(READER, 'u3'))!.base).toBeNull();
     const bitmap = await redis.getBuffer(p.keys.seenShardDay(0, day));
     expect(Buffer.from(foldDay(G, loaded.get(daySubject(G, 1, 0, day))!)).equals(bitmap!)).toBe(true);
@@ -227,7 +265,9 @@ describe('seen-filter checkpoints', () => {
     await p.readerSeen.markSeen('carol', items, T0);
     p.store.failNext = true;
     await expect(p.cp.checkpoint()).rejects.toThrow('PostgreSQL went away');
-    expect(await redis.exists(p.keys.seenDayJournalTaken(0, dayStamp(T0)), p.keys.readerSeenJournalTaken('carol'))).toBe(2);
+    expect(
+      await redis.exists(p.keys.seenDayJournalTaken(0, dayStamp(T0)), p.keys.readerSeenJournalTaken('carol')),
+    ).toBe(2);
     expect(await p.cp.checkpoint()).toMatchObject({ days: 1, readers: 1 });
     await lose(p);
     expect(allTrue(await p.rolling.seen('carol', items, T0 + 1))).toBe(true);
@@ -266,7 +306,10 @@ describe('seen-filter checkpoints', () => {
             for (let r = 0; r < 8; r++) {
               const reader = `u${r}`;
               const items = ids(`p${n}r${round}u${r}`, 6);
-              await Promise.all([p.rolling.markSeen(reader, items, T0 + round), p.readerSeen.markSeen(reader, items, T0 + round)]);
+              await Promise.all([
+                p.rolling.markSeen(reader, items, T0 + round),
+                p.readerSeen.markSeen(reader, items, T0 + round),
+              ]);
               marked.set(reader, [...(marked.get(reader) ?? []), ...items]);
             }
           }),
@@ -280,7 +323,9 @@ describe('seen-filter checkpoints', () => {
         expect(allTrue(await ps[1]!.rolling.seen(reader, items, T0 + 10)), reader).toBe(true);
         expect(allTrue(await ps[0]!.readerSeen.seen(reader, items, T0 + 10)), reader).toBe(true);
       }
-      const rows = await sql.query<{ subject: string; pairs: Uint8Array }>(`SELECT subject, pairs FROM seen_checkpoint_log`);
+      const rows = await sql.query<{ subject: string; pairs: Uint8Array }>(
+        `SELECT subject, pairs FROM seen_checkpoint_log`,
+      );
       const bySubject = new Map<string, string[]>();
       for (const r of rows) {
         const list = bySubject.get(r.subject) ?? [];
@@ -294,7 +339,7 @@ describe('seen-filter checkpoints', () => {
     }
   });
 
-  it("forgetting a reader deletes its checkpoints: a loss of Redis does not bring it back", async () => {
+  it('forgetting a reader deletes its checkpoints: a loss of Redis does not bring it back', async () => {
     const p = process(await database(), nextPrefix());
     const items = ids('g', 20);
     await p.readerSeen.markSeen('erin', items, T0);
@@ -349,6 +394,7 @@ describe('seen-filter checkpoints', () => {
       expect(await redis.exists(second.keys.seenEpoch(s), second.keys.seenShardDay(s, dayStamp(T0)))).toBe(2);
     }
     expect(await second.cp.ensureShards(T0)).toBe(0);
-    for (let r = 0; r < 12; r++) expect(allTrue(await second.rolling.seen(`u${r}`, ids(`s${r}`, 10), T0 + 1))).toBe(true);
+    for (let r = 0; r < 12; r++)
+      expect(allTrue(await second.rolling.seen(`u${r}`, ids(`s${r}`, 10), T0 + 1))).toBe(true);
   });
 });

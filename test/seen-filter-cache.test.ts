@@ -27,13 +27,18 @@ const all = (v: boolean, count: number) => Array<boolean>(count).fill(v);
 function setup(count = 1, opts: Partial<RedisSeenFilterOptions> = {}) {
   const keys = new Keys(nextPrefix());
   const filters = Array.from({ length: count }, () => new RedisSeenFilter(redis, keys, g, { days: 7, ...opts }));
-  const day = (ms: number) => ({ bitmap: keys.seenDay('u_1', dayStamp(ms)), version: keys.seenDayVersion('u_1', dayStamp(ms)) });
+  const day = (ms: number) => ({
+    bitmap: keys.seenDay('u_1', dayStamp(ms)),
+    version: keys.seenDayVersion('u_1', dayStamp(ms)),
+  });
   return { keys, filters, day };
 }
 
 describe('RedisSeenFilter past-day cache', () => {
   it('fetches each past day once, then answers from the copies: one round trip either way', async () => {
-    const { filters: [f] } = setup();
+    const {
+      filters: [f],
+    } = setup();
     for (let d = 1; d <= 3; d++) await f!.markSeen('u_1', ids(`d${d}`, 20), NOW - d * DAY_MS);
     await f!.markSeen('u_1', ids('today', 20), NOW);
     const probe = [...ids('d1', 20), ...ids('d2', 20), ...ids('d3', 20), ...ids('today', 20), ...ids('never', 20)];
@@ -53,7 +58,9 @@ describe('RedisSeenFilter past-day cache', () => {
   });
 
   it('sees a late write to a past day at the next check, from this instance or another one', async () => {
-    const { filters: [a, b] } = setup(2);
+    const {
+      filters: [a, b],
+    } = setup(2);
     await a!.markSeen('u_1', ['old'], NOW - 2 * DAY_MS);
     expect(await a!.seen('u_1', ['old', 'late-a', 'late-b'], NOW)).toEqual([true, false, false]);
     expect(await b!.seen('u_1', ['old', 'late-a', 'late-b'], NOW)).toEqual([true, false, false]);
@@ -73,7 +80,9 @@ describe('RedisSeenFilter past-day cache', () => {
   });
 
   it('sees a write to the day a lagging instance still calls today, once the checker has moved on', async () => {
-    const { filters: [ahead, lagging] } = setup(2);
+    const {
+      filters: [ahead, lagging],
+    } = setup(2);
     const midnight = Date.UTC(2026, 2, 7);
     await ahead!.markSeen('u_1', ['yesterday'], midnight - HOUR_MS);
     expect(await ahead!.seen('u_1', ['yesterday', 'lagging'], midnight + 1_000)).toEqual([true, false]);
@@ -82,7 +91,10 @@ describe('RedisSeenFilter past-day cache', () => {
   });
 
   it('keeps copies current when a mark sets no new bit (the version moves only on change)', async () => {
-    const { filters: [f], day } = setup();
+    const {
+      filters: [f],
+      day,
+    } = setup();
     await f!.markSeen('u_1', ['a', 'b'], NOW - DAY_MS);
     const version = await redis.get(day(NOW - DAY_MS).version);
     expect(version).toMatch(/^\d+$/);
@@ -97,7 +109,10 @@ describe('RedisSeenFilter past-day cache', () => {
   });
 
   it('gives the version key the lifetime of its bitmap', async () => {
-    const { filters: [f], day } = setup();
+    const {
+      filters: [f],
+      day,
+    } = setup();
     await f!.markSeen('u_1', ['a'], NOW);
     const [bitmapTtl, versionTtl] = await Promise.all([redis.pttl(day(NOW).bitmap), redis.pttl(day(NOW).version)]);
     expect(bitmapTtl).toBeGreaterThan(6 * DAY_MS);
@@ -105,7 +120,10 @@ describe('RedisSeenFilter past-day cache', () => {
   });
 
   it('drops the copy of a day whose key expired, and answers as if it never was', async () => {
-    const { filters: [f], day } = setup();
+    const {
+      filters: [f],
+      day,
+    } = setup();
     await f!.markSeen('u_1', ['gone'], NOW - 3 * DAY_MS);
     await f!.markSeen('u_1', ['kept'], NOW - DAY_MS);
     expect(await f!.seen('u_1', ['gone', 'kept'], NOW)).toEqual([true, true]);
@@ -119,7 +137,10 @@ describe('RedisSeenFilter past-day cache', () => {
   });
 
   it('never takes a day recreated after expiry for the copy of its former self', async () => {
-    const { filters: [a, b], day } = setup(2);
+    const {
+      filters: [a, b],
+      day,
+    } = setup(2);
     const { bitmap, version } = day(NOW - DAY_MS);
     await a!.markSeen('u_1', ['before'], NOW - DAY_MS);
     expect(await a!.seen('u_1', ['before', 'after'], NOW)).toEqual([true, false]);
@@ -131,7 +152,10 @@ describe('RedisSeenFilter past-day cache', () => {
   });
 
   it('caches a bitmap written without a version (read as version 0) until a mark changes it', async () => {
-    const { filters: [f], day } = setup();
+    const {
+      filters: [f],
+      day,
+    } = setup();
     const memory = new MemorySeenFilter(g, { days: 7 });
     await memory.markSeen('u_1', ['restored'], NOW - DAY_MS);
     const [bytes] = [...memory.dayFilters().values()].map((d) => d.bitmap);
@@ -146,7 +170,9 @@ describe('RedisSeenFilter past-day cache', () => {
 
   it('caches only what fits in cacheBytes and tests the other days in Lua, with the same answers', async () => {
     // three instances over three prefixes: the same days marked on each
-    const [none, two, roomy] = [{ cacheBytes: BYTES - 1 }, { cacheBytes: 2 * BYTES }, {}].map((o) => setup(1, o).filters[0]!);
+    const [none, two, roomy] = [{ cacheBytes: BYTES - 1 }, { cacheBytes: 2 * BYTES }, {}].map(
+      (o) => setup(1, o).filters[0]!,
+    );
     const probe = [...ids('d', 6).map((id, i) => `${id}@${i + 1}`), ...ids('never', 30)];
     for (const f of [none!, two!, roomy!]) {
       for (let d = 1; d <= 6; d++) await f.markSeen('u_1', [`d-${d - 1}@${d}`], NOW - d * DAY_MS);
@@ -163,7 +189,9 @@ describe('RedisSeenFilter past-day cache', () => {
   });
 
   it('drops copies of days that left the window of the latest check', async () => {
-    const { filters: [f] } = setup();
+    const {
+      filters: [f],
+    } = setup();
     for (let d = 1; d <= 6; d++) await f!.markSeen('u_1', [`x${d}`], NOW - d * DAY_MS);
     await f!.seen('u_1', ['x1'], NOW);
     expect(f!.cacheStats().days).toBe(6);
@@ -181,7 +209,10 @@ describe('RedisSeenFilter past-day cache', () => {
     const memory = new MemorySeenFilter(big, { days: 7 });
     for (let d = 0; d < 7; d++) {
       const batch = ids(`fill${d}`, 1_800);
-      await Promise.all([cached.markSeen('u_1', batch, NOW - d * DAY_MS), memory.markSeen('u_1', batch, NOW - d * DAY_MS)]);
+      await Promise.all([
+        cached.markSeen('u_1', batch, NOW - d * DAY_MS),
+        memory.markSeen('u_1', batch, NOW - d * DAY_MS),
+      ]);
     }
     const probe = [...ids('never', 2_000), ...Array.from({ length: 7 }, (_, d) => ids(`fill${d}`, 150)).flat()];
     const expected = await memory.seen('u_1', probe, NOW);
@@ -194,7 +225,9 @@ describe('RedisSeenFilter past-day cache', () => {
   });
 
   it('lets concurrent checks fetch each day once (the others test it in Lua meanwhile)', async () => {
-    const { filters: [f] } = setup();
+    const {
+      filters: [f],
+    } = setup();
     for (let d = 1; d <= 6; d++) await f!.markSeen('u_1', [`y${d}`], NOW - d * DAY_MS);
     const probe = ['y1', 'y2', 'y3', 'y4', 'y5', 'y6', 'z'];
     const answers = await Promise.all(Array.from({ length: 8 }, () => f!.seen('u_1', probe, NOW)));

@@ -21,7 +21,7 @@ adopt(seenFilterContract, engine, redisSeenFilter(4));
 adopt(feedCacheContract, engine, ({ redis, keys, elapse }) => ({ cache: new RedisFeedCache(redis, keys), elapse }));
 
 describe('seen-filter keys on a Cluster', () => {
-  it('keeps each reader\'s day keys (and their versions) in one slot and spreads readers of different shards over nodes', async () => {
+  it("keeps each reader's day keys (and their versions) in one slot and spreads readers of different shards over nodes", async () => {
     const keys = new Keys(file.nextPrefix(), 4);
     const slotOwner = new Map<number, number>(); // slot → port
     for (const [from, to, master] of await file.redis.cluster('SLOTS')) {
@@ -39,7 +39,9 @@ describe('seen-filter keys on a Cluster', () => {
       for (const key of dayKeys) slots.add((await file.redis.cluster('KEYSLOT', key)) as number);
       expect(slots.size).toBe(1);
       const slot = [...slots][0]!;
-      const feedSlots = await Promise.all([keys.feedCache(reader), keys.feedLease(reader)].map((k) => file.redis.cluster('KEYSLOT', k)));
+      const feedSlots = await Promise.all(
+        [keys.feedCache(reader), keys.feedLease(reader)].map((k) => file.redis.cluster('KEYSLOT', k)),
+      );
       expect(new Set(feedSlots).size).toBe(1);
       const shard = keys.seenShard(reader);
       const seenBefore = byShard.get(shard);
@@ -90,7 +92,9 @@ describe('shard hash tags spread over the masters (src/kernel/redis/keys.ts shar
       const seen = Array.from({ length: n }, (_, s) => keys.seenShardDay(s, day));
       const hot = Array.from({ length: n }, (_, s) => keys.hot(s).score());
       const [seenAt, hotAt] = [await holders(seen), await holders(hot)];
-      console.log(`${n} shards: seen on ports ${seen.map((k) => seenAt.get(k)).join(', ')}; hot on ${hot.map((k) => hotAt.get(k)).join(', ')}`);
+      console.log(
+        `${n} shards: seen on ports ${seen.map((k) => seenAt.get(k)).join(', ')}; hot on ${hot.map((k) => hotAt.get(k)).join(', ')}`,
+      );
       expect(new Set(seenAt.values()).size).toBe(3);
       expect(new Set(hotAt.values()).size).toBe(3);
     });

@@ -53,7 +53,12 @@ type Op = ReturnType<typeof opOf> extends fc.Arbitrary<infer T> ? T : never;
 
 /** Days go by: keys are created, become past days, leave the window. */
 const roaming = opOf(
-  fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 0, max: 6 * HOUR_MS }), fc.integer({ min: 0, max: 2 * DAY_MS })),
+  fc.oneof(
+    fc.constant(0),
+    fc.constant(0),
+    fc.integer({ min: 0, max: 6 * HOUR_MS }),
+    fc.integer({ min: 0, max: 2 * DAY_MS }),
+  ),
 );
 /** Within one day (start ≤ 12:00, steps ≤ 20 min): late marks hit past days the instances hold copies of. */
 const sameDay = opOf(fc.integer({ min: 0, max: 20 * 60_000 }));
@@ -86,7 +91,10 @@ async function agree(geometry: BloomGeometry, ops: Op[], startMs: number): Promi
           lastMarked.set(key, Math.max(at, lastMarked.get(key) ?? -Infinity));
         }
       } else {
-        const [fromRedis, fromMemory] = await Promise.all([onRedis.seen(reader, items, now), inMemory.seen(reader, items, now)]);
+        const [fromRedis, fromMemory] = await Promise.all([
+          onRedis.seen(reader, items, now),
+          inMemory.seen(reader, items, now),
+        ]);
         expect(fromRedis).toEqual(fromMemory);
         items.forEach((item, i) => {
           const at = lastMarked.get(`${reader} ${item}`);
@@ -108,19 +116,26 @@ async function agree(geometry: BloomGeometry, ops: Op[], startMs: number): Promi
 const D0 = Date.UTC(2026, 2, 5);
 
 describe('SeenFilter: memory and Redis agree', () => {
-  it.each(Object.entries(GEOMETRIES))('gives identical answers and bitmaps for random operation sequences (%s geometry)', async (_, geometry) => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(roaming, { minLength: 1, maxLength: 60 }), fc.integer({ min: 0, max: DAY_MS - 1 }), (ops, start) =>
-        agree(geometry, ops, D0 + start),
-      ),
-      { numRuns: 200 },
-    );
-  });
+  it.each(Object.entries(GEOMETRIES))(
+    'gives identical answers and bitmaps for random operation sequences (%s geometry)',
+    async (_, geometry) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(roaming, { minLength: 1, maxLength: 60 }),
+          fc.integer({ min: 0, max: DAY_MS - 1 }),
+          (ops, start) => agree(geometry, ops, D0 + start),
+        ),
+        { numRuns: 200 },
+      );
+    },
+  );
 
   it('sees late marks to past days through the copies both instances hold (sparse geometry)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(sameDay, { minLength: 1, maxLength: 40 }), fc.integer({ min: 0, max: DAY_MS / 2 }), (ops, start) =>
-        agree(GEOMETRIES.sparse, ops, D0 + start),
+      fc.asyncProperty(
+        fc.array(sameDay, { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: DAY_MS / 2 }),
+        (ops, start) => agree(GEOMETRIES.sparse, ops, D0 + start),
       ),
       { numRuns: 200 },
     );

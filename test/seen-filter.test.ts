@@ -33,7 +33,12 @@ adopt(seenFilterContract, memory, (_, g) => {
   };
 });
 adopt(seenFilterContract, engine, redisSeenFilter());
-adopt(seenFilterContract, engine, redisSeenFilter(1, { cacheBytes: 0 }), 'redis, no past-day cache (every day tested in Lua)');
+adopt(
+  seenFilterContract,
+  engine,
+  redisSeenFilter(1, { cacheBytes: 0 }),
+  'redis, no past-day cache (every day tested in Lua)',
+);
 
 const D = Date.UTC(2026, 2, 5, 9);
 const g = sizeWindow(1_000, 0.01, 7);
@@ -42,10 +47,20 @@ describe('hashing shared by both adapters', () => {
   it('hashPair is MurmurHash3 x86_32 with seeds 0 and 0x9747b28c (h2 odd): the published test vectors', () => {
     // MurmurHash3_x86_32 test vectors as widely published with the algorithm (the `murmurhash`
     // package, the reference here before, gives the same)
-    const seed0: [string, number][] = [['', 0], ['\0\0\0\0', 0x2362f9de], ['abc', 0xb3dd93fa]];
+    const seed0: [string, number][] = [
+      ['', 0],
+      ['\0\0\0\0', 0x2362f9de],
+      ['abc', 0xb3dd93fa],
+    ];
     const seed9747: [string, number][] = [
-      ['a', 0x7fa09ea6], ['aa', 0x5d211726], ['aaa', 0x283e0130], ['aaaa', 0x5a97808a], ['abc', 0xc84a62dd],
-      ['abcd', 0xf0478627], ['Hello, world!', 0x24884cba], ['ππππππππ', 0xd58063c1],
+      ['a', 0x7fa09ea6],
+      ['aa', 0x5d211726],
+      ['aaa', 0x283e0130],
+      ['aaaa', 0x5a97808a],
+      ['abc', 0xc84a62dd],
+      ['abcd', 0xf0478627],
+      ['Hello, world!', 0x24884cba],
+      ['ππππππππ', 0xd58063c1],
       ['The quick brown fox jumps over the lazy dog', 0x2fa826cd],
     ];
     for (const [text, h] of seed0) expect([text, hashPair(text)[0], murmur3(text)]).toEqual([text, h, h]);
@@ -54,16 +69,24 @@ describe('hashing shared by both adapters', () => {
 
   it('hashPairs equals hashPair member by member, and known members keep their hashes (stored bitmaps stay valid)', () => {
     const known: [string, number, number][] = [
-      ['', 3888168744, 4132414239], ['a', 2525357048, 2096655539], ['ab', 4113939275, 2654250817],
-      ['abc', 63208325, 2619796463], ['abcd', 270376000, 1568418217], ['doc_9527', 2145220845, 3917616259],
-      ['é', 3532340146, 3513589767], ['中文id', 424505279, 644719127], ['😀x', 3136884816, 1580140959],
-      ['x'.repeat(1_000), 3862228997, 793603319], ['ß'.repeat(300), 1815618482, 2921956727],
+      ['', 3888168744, 4132414239],
+      ['a', 2525357048, 2096655539],
+      ['ab', 4113939275, 2654250817],
+      ['abc', 63208325, 2619796463],
+      ['abcd', 270376000, 1568418217],
+      ['doc_9527', 2145220845, 3917616259],
+      ['é', 3532340146, 3513589767],
+      ['中文id', 424505279, 644719127],
+      ['😀x', 3136884816, 1580140959],
+      ['x'.repeat(1_000), 3862228997, 793603319],
+      ['ß'.repeat(300), 1815618482, 2921956727],
     ];
     const items = known.map(([item]) => item);
     for (let i = 0; i < 2_000; i++) items.push(`doc_${i}_${(i * 7919).toString(36)}`);
     const pairs = hashPairs('u_10086', items);
     items.forEach((item, j) => expect([pairs[2 * j], pairs[2 * j + 1]]).toEqual(hashPair(seenMember('u_10086', item))));
-    for (const [item, h1, h2] of known) expect([item, ...hashPair(seenMember('u_10086', item))]).toEqual([item, h1, h2]);
+    for (const [item, h1, h2] of known)
+      expect([item, ...hashPair(seenMember('u_10086', item))]).toEqual([item, h1, h2]);
   });
 
   it('shards readers and items as before (MurmurHash3 of the id): keys of stored data do not move', () => {

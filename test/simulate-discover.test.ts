@@ -52,7 +52,15 @@ describe('simulate discover (real-data slice)', () => {
     try {
       const config = loadConfig({ LOG_LEVEL: 'silent', FRESHET_DATA_DIR: dataDir, ...KEYS });
       const lines: string[] = [];
-      const r = await runSimulateDiscover(config, { ...FILES, items: 1_500, sessions: 25, movielensReaders: 3, pages: 8, limit: 20, out: (t) => lines.push(t) });
+      const r = await runSimulateDiscover(config, {
+        ...FILES,
+        items: 1_500,
+        sessions: 25,
+        movielensReaders: 3,
+        pages: 8,
+        limit: 20,
+        out: (t) => lines.push(t),
+      });
       expect(r.items).toBe(1_500);
       expect(r.readers.movielens).toBe(3);
       expect(r.sessions).toBe(28);
@@ -60,9 +68,12 @@ describe('simulate discover (real-data slice)', () => {
       expect(r.served).toBeGreaterThan(0);
       expect(r.duplicates).toBe(0);
       expect(r.exitCode).toBe(0);
-      for (const source of ['followed', 'discovery', 'newest'] as const) expect(r.pagesWith[source], source).toBeGreaterThan(0);
+      for (const source of ['followed', 'discovery', 'newest'] as const)
+        expect(r.pagesWith[source], source).toBeGreaterThan(0);
       expect(lines.join('\n')).toContain('duplicates served           0');
-      const m = /^simulate discover: scratch stores \(removed at the end\): PGlite in memory, data folder (\S+)$/.exec(scratchLine(lines));
+      const m = /^simulate discover: scratch stores \(removed at the end\): PGlite in memory, data folder (\S+)$/.exec(
+        scratchLine(lines),
+      );
       expect(m, lines[0]).not.toBeNull();
       expect(m![1]).not.toBe(dataDir);
       expect(existsSync(m![1]!)).toBe(false); // the scratch folder is gone
@@ -80,21 +91,45 @@ describe('simulate discover (real-data slice)', () => {
     try {
       const url = new URL(TEST_DATABASE_URL);
       url.searchParams.set('options', `-c search_path=${schema}`);
-      const config = loadConfig({ LOG_LEVEL: 'silent', FRESHET_DATA_DIR: dataDir, FRESHET_DATABASE_URL: url.toString(), FRESHET_REDIS_URL: TEST_REDIS_URL, FRESHET_KEY_PREFIX: prefix, ...KEYS });
+      const config = loadConfig({
+        LOG_LEVEL: 'silent',
+        FRESHET_DATA_DIR: dataDir,
+        FRESHET_DATABASE_URL: url.toString(),
+        FRESHET_REDIS_URL: TEST_REDIS_URL,
+        FRESHET_KEY_PREFIX: prefix,
+        ...KEYS,
+      });
       const lines: string[] = [];
       let scratchSchemaWhilePrinted: Promise<number> | undefined;
-      const schemaCount = async (name: string) => (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = $1', [name]))[0]!.n;
+      const schemaCount = async (name: string) =>
+        (
+          await admin.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = $1',
+            [name],
+          )
+        )[0]!.n;
       const out = (t: string) => {
         lines.push(t);
         const s = /PostgreSQL schema (freshet_sim_discover_[0-9a-f]{8}) /.exec(t);
         if (s) scratchSchemaWhilePrinted ??= schemaCount(s[1]!);
       };
-      const opts: SimulateDiscoverOptions = { ...FILES, items: 200, sessions: 3, movielensReaders: 1, pages: 2, limit: 10, out };
+      const opts: SimulateDiscoverOptions = {
+        ...FILES,
+        items: 200,
+        sessions: 3,
+        movielensReaders: 1,
+        pages: 2,
+        limit: 10,
+        out,
+      };
       const r = await runSimulateDiscover(config, opts);
       expect(r.served).toBeGreaterThan(0);
       expect(r.duplicates).toBe(0);
 
-      const m = /^simulate discover: scratch stores \(removed at the end\): PostgreSQL schema (freshet_sim_discover_[0-9a-f]{8}) on (\S+), data folder (\S+), Redis key prefix (fsim[0-9a-f]{8}:)$/.exec(scratchLine(lines));
+      const m =
+        /^simulate discover: scratch stores \(removed at the end\): PostgreSQL schema (freshet_sim_discover_[0-9a-f]{8}) on (\S+), data folder (\S+), Redis key prefix (fsim[0-9a-f]{8}:)$/.exec(
+          scratchLine(lines),
+        );
       expect(m, lines[0]).not.toBeNull();
       const [, scratchSchema, where, scratchDir, scratchPrefix] = m!;
       expect(where).toBe(url.toString()); // no password to redact here
@@ -104,7 +139,9 @@ describe('simulate discover (real-data slice)', () => {
       expect(existsSync(scratchDir!)).toBe(false);
       // nothing went to the configured stores
       expect(await keysUnder(prefix)).toEqual([]);
-      expect(await admin.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema])).toEqual([]);
+      expect(
+        await admin.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema]),
+      ).toEqual([]);
       expect(readdirSync(dataDir)).toEqual([]);
     } finally {
       await admin.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

@@ -28,7 +28,13 @@ const POSTS_N = 600;
 async function slice(env: Record<string, string>, inPlace: boolean) {
   const dataDir = mkdtempSync(join(tmpdir(), 'freshet-simfol-'));
   try {
-    const config = loadConfig({ LOG_LEVEL: 'silent', FRESHET_DATA_DIR: dataDir, FRESHET_SERVICE_KEY: 'k'.repeat(20), FRESHET_SECRET: 's'.repeat(20), ...env });
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      FRESHET_DATA_DIR: dataDir,
+      FRESHET_SERVICE_KEY: 'k'.repeat(20),
+      FRESHET_SECRET: 's'.repeat(20),
+      ...env,
+    });
     const lines: string[] = [];
     if (inPlace) {
       const imported = await runGraphImport(GRAPH, config, { progress: false, out: (l) => lines.push(l) });
@@ -36,10 +42,22 @@ async function slice(env: Record<string, string>, inPlace: boolean) {
       const again = await runGraphImport(GRAPH, config, { progress: false, out: (l) => lines.push(l) });
       expect(again.inserted).toBe(0); // idempotent
     }
-    const opts = { postsPath: POSTS, posts: POSTS_N, readers: 30, check: 30, celebrityThreshold: 200, progress: false, out: (t: string) => lines.push(t) };
+    const opts = {
+      postsPath: POSTS,
+      posts: POSTS_N,
+      readers: 30,
+      check: 30,
+      celebrityThreshold: 200,
+      progress: false,
+      out: (t: string) => lines.push(t),
+    };
     const report = await runSimulateFollowing(config, inPlace ? { ...opts, inPlace } : { ...opts, graphPath: GRAPH });
     const head = lines.find((l) => l.startsWith('simulate following:')) ?? '';
-    expect(head).toMatch(inPlace ? /^simulate following: the configured stores/ : /^simulate following: scratch stores \(removed at the end\): PGlite in memory, data folder \S+/);
+    expect(head).toMatch(
+      inPlace
+        ? /^simulate following: the configured stores/
+        : /^simulate following: scratch stores \(removed at the end\): PGlite in memory, data folder \S+/,
+    );
     if (!inPlace) {
       expect(lines.some((l) => /^imported 23939 edges .* 3726 users in the graph$/.test(l))).toBe(true);
       expect(readdirSync(dataDir)).toEqual([]); // the user's data folder is untouched
@@ -64,27 +82,38 @@ async function slice(env: Record<string, string>, inPlace: boolean) {
 }
 
 describe('simulate following (real-data slice)', () => {
-  it('scratch embedded stores by default: PGlite in memory + in-process, the configured folder untouched', async () => {
-    const r = await slice({}, false);
-    expect(r.inboxes.bytes).toBeNull();
-  }, SLICE_TIMEOUT_MS);
+  it(
+    'scratch embedded stores by default: PGlite in memory + in-process, the configured folder untouched',
+    async () => {
+      const r = await slice({}, false);
+      expect(r.inboxes.bytes).toBeNull();
+    },
+    SLICE_TIMEOUT_MS,
+  );
 
-  it('in place on Redis + BullMQ + PostgreSQL', async () => {
-    const schema = uniqueSchema();
-    const prefix = uniquePrefix();
-    const admin = await openPostgres(TEST_DATABASE_URL, { schema });
-    try {
-      const url = new URL(TEST_DATABASE_URL);
-      url.searchParams.set('options', `-c search_path=${schema}`);
-      const r = await slice({ FRESHET_DATABASE_URL: url.toString(), FRESHET_REDIS_URL: TEST_REDIS_URL, FRESHET_KEY_PREFIX: prefix }, true);
-      expect(r.deliveries).toBeGreaterThan(0);
-      expect(r.inboxes.bytes).toBeGreaterThan(0);
-      expect(r.inboxes.count).toBeGreaterThan(0);
-      expect(r.inboxes.withoutTtl).toBe(0); // issue 10.7: 82 of 362 once had none
-    } finally {
-      await admin.exec(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.close();
-      await dropPrefix(prefix);
-    }
-  }, SLICE_TIMEOUT_MS);
+  it(
+    'in place on Redis + BullMQ + PostgreSQL',
+    async () => {
+      const schema = uniqueSchema();
+      const prefix = uniquePrefix();
+      const admin = await openPostgres(TEST_DATABASE_URL, { schema });
+      try {
+        const url = new URL(TEST_DATABASE_URL);
+        url.searchParams.set('options', `-c search_path=${schema}`);
+        const r = await slice(
+          { FRESHET_DATABASE_URL: url.toString(), FRESHET_REDIS_URL: TEST_REDIS_URL, FRESHET_KEY_PREFIX: prefix },
+          true,
+        );
+        expect(r.deliveries).toBeGreaterThan(0);
+        expect(r.inboxes.bytes).toBeGreaterThan(0);
+        expect(r.inboxes.count).toBeGreaterThan(0);
+        expect(r.inboxes.withoutTtl).toBe(0); // issue 10.7: 82 of 362 once had none
+      } finally {
+        await admin.exec(`DROP SCHEMA ${schema} CASCADE`);
+        await admin.close();
+        await dropPrefix(prefix);
+      }
+    },
+    SLICE_TIMEOUT_MS,
+  );
 });

@@ -36,7 +36,14 @@ describe('MIND times', () => {
   });
 
   it('rejects what is not such a time', () => {
-    for (const bad of ['2/30/2019 1:00:00 AM', '13/1/2019 1:00:00 AM', '11/9/2019 00:01:13', '11/9/2019 13:01:13 PM', '2019-11-09T00:01:13', '']) {
+    for (const bad of [
+      '2/30/2019 1:00:00 AM',
+      '13/1/2019 1:00:00 AM',
+      '11/9/2019 00:01:13',
+      '11/9/2019 13:01:13 PM',
+      '2019-11-09T00:01:13',
+      '',
+    ]) {
       expect(parseMindTime(bad), bad).toBeNull();
     }
   });
@@ -78,8 +85,11 @@ describe('sessions on virtual time', () => {
     expect(new Date(v[0]!.virtualMs).toISOString()).toBe('2016-09-20T18:00:00.000Z');
     expect(new Date(v[1]!.virtualMs).toISOString()).toBe('2016-09-21T09:15:00.000Z');
     expect(new Date(v[2]!.virtualMs).toISOString()).toBe('2016-09-23T08:00:30.000Z');
-    for (let i = 1; i < v.length; i++) expect(v[i]!.virtualMs - v[i - 1]!.virtualMs).toBe(sessions[i]!.timeMs - sessions[i - 1]!.timeMs);
-    expect(new Date(shiftSessions(sessions, '2016-01-01T00:00:00Z')[0]!.virtualMs).toISOString()).toBe('2016-01-01T18:00:00.000Z');
+    for (let i = 1; i < v.length; i++)
+      expect(v[i]!.virtualMs - v[i - 1]!.virtualMs).toBe(sessions[i]!.timeMs - sessions[i - 1]!.timeMs);
+    expect(new Date(shiftSessions(sessions, '2016-01-01T00:00:00Z')[0]!.virtualMs).toISOString()).toBe(
+      '2016-01-01T18:00:00.000Z',
+    );
     expect(() => shiftSessions(sessions, 'soon')).toThrow(/not an ISO 8601 date/);
   });
 
@@ -120,7 +130,12 @@ describe('interests', () => {
 describe('replayByReader', () => {
   it('keeps the concurrency bound and never overlaps two sessions of one reader', async () => {
     const readers = ['a', 'b', 'c', 'a', 'a', 'd', 'b', 'e', 'f', 'a'];
-    const sessions: VirtualSession[] = readers.map((userId, i) => ({ impressionId: String(i), userId, timeMs: i, virtualMs: i }));
+    const sessions: VirtualSession[] = readers.map((userId, i) => ({
+      impressionId: String(i),
+      userId,
+      timeMs: i,
+      virtualMs: i,
+    }));
     const busy = new Set<string>();
     const order: string[] = [];
     let inFlight = 0;
@@ -152,7 +167,13 @@ describe('report bookkeeping', () => {
     stats.page('load_more', 'U1', ['b'], t + 7 * DAY_MS - 1, 2, true); // within 7 days: duplicate
     stats.page('load_more', 'U1', [], t + 7 * DAY_MS, 3, false);
     stats.page('refresh', 'U1', ['a'], t + 7 * DAY_MS, 4, false); // exactly 7 days later: allowed
-    const r = stats.report({ readersWithInterests: 1, seenFilterDropped: 12, virtualFrom: t, virtualTo: t + 7 * DAY_MS, wallMs: 10 });
+    const r = stats.report({
+      readersWithInterests: 1,
+      seenFilterDropped: 12,
+      virtualFrom: t,
+      virtualTo: t + 7 * DAY_MS,
+      wallMs: 10,
+    });
     expect(r.duplicates).toBe(1);
     expect(r.duplicateExamples).toEqual([{ readerId: 'U1', itemId: 'b', gapMs: 7 * DAY_MS - 1 }]);
     expect(r.itemsServed).toBe(5);
@@ -197,7 +218,9 @@ describe('report bookkeeping', () => {
       '',
     ].join('\n');
     expect(promMetricSum(text, 'freshet_seen_filter_dropped_total')).toBe(42);
-    expect(promMetricSum('# TYPE freshet_seen_filter_dropped_total counter\n', 'freshet_seen_filter_dropped_total')).toBe(0);
+    expect(
+      promMetricSum('# TYPE freshet_seen_filter_dropped_total counter\n', 'freshet_seen_filter_dropped_total'),
+    ).toBe(0);
     expect(promMetricSum('other_total 3\n', 'freshet_seen_filter_dropped_total')).toBeNull();
   });
 });

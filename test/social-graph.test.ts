@@ -6,4 +6,5 @@ import { PostgresSocialGraph } from '../src/following/adapters/postgres-social-g
 import { adopt, sqlEngines } from './support/contract.js';
 import { socialGraphContract } from './contracts/social-graph.contract.js';
 
-for (const engine of sqlEngines()) adopt(socialGraphContract, engine, ({ sql }) => ({ graph: new PostgresSocialGraph(sql) }));
+for (const engine of sqlEngines())
+  adopt(socialGraphContract, engine, ({ sql }) => ({ graph: new PostgresSocialGraph(sql) }));

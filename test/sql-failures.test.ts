@@ -64,7 +64,10 @@ describe('PostgreSQL failures', () => {
     const sleeping = failure(sql.query('SELECT pg_sleep(30)'));
     // wait until the sleep runs on that backend, then end it from another connection
     for (let i = 0; i < 500; i++) {
-      const { rows } = await admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active' AND query LIKE 'SELECT pg_sleep%'", [pid]);
+      const { rows } = await admin.query(
+        "SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active' AND query LIKE 'SELECT pg_sleep%'",
+        [pid],
+      );
       if (rows.length > 0) break;
     }
     await admin.query('SELECT pg_terminate_backend($1)', [pid]);
@@ -96,14 +99,17 @@ describe('PostgreSQL failures', () => {
     expect(state).toMatchObject({ code: '55000', severity: 'ERROR' });
   });
 
-  it('a deadline: the session carries statement_timeout beside the URL\'s own options; a statement past it is STORE_UNAVAILABLE', async () => {
+  it("a deadline: the session carries statement_timeout beside the URL's own options; a statement past it is STORE_UNAVAILABLE", async () => {
     const url = `${TEST_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
     const timed = await openPostgres(url, { timeoutMs: 300, max: 1 });
     try {
       expect(await timed.query('SHOW statement_timeout')).toEqual([{ statement_timeout: '300ms' }]);
       expect((await timed.query<{ search_path: string }>('SHOW search_path'))[0]!.search_path).toBe(schema);
       const started = performance.now();
-      expectUnavailable(await failure(timed.query('SELECT pg_sleep(5)')), 'no answer within the deadline (57014 statement_timeout)');
+      expectUnavailable(
+        await failure(timed.query('SELECT pg_sleep(5)')),
+        'no answer within the deadline (57014 statement_timeout)',
+      );
       expect(performance.now() - started).toBeLessThan(3_000);
       expect(await timed.query('SELECT 1 AS one')).toEqual([{ one: 1 }]); // the session is still good
     } finally {
@@ -120,7 +126,10 @@ describe('PostgreSQL failures', () => {
       await timed.exec('CREATE TABLE IF NOT EXISTS relaxed_rows (n int PRIMARY KEY)');
       await timed.relaxedQuery('INSERT INTO relaxed_rows VALUES ($1), ($2) ON CONFLICT DO NOTHING', [1, 2]);
       expect(await timed.query('SELECT n FROM relaxed_rows ORDER BY n')).toEqual([{ n: 1 }, { n: 2 }]); // committed, seen by the others
-      expectUnavailable(await failure(timed.relaxedQuery('SELECT pg_sleep(5)')), 'no answer within the deadline (57014 statement_timeout)');
+      expectUnavailable(
+        await failure(timed.relaxedQuery('SELECT pg_sleep(5)')),
+        'no answer within the deadline (57014 statement_timeout)',
+      );
     } finally {
       await timed.close(); // ends both pools
     }
@@ -148,7 +157,10 @@ describe('PostgreSQL failures', () => {
     u.port = String((silent.address() as AddressInfo).port);
     const started = performance.now();
     try {
-      expectUnavailable(await failure(openPostgres(u.toString(), { timeoutMs: 300 })), /^PostgreSQL unavailable: (connection timed out|no connection within the connect timeout)$/);
+      expectUnavailable(
+        await failure(openPostgres(u.toString(), { timeoutMs: 300 })),
+        /^PostgreSQL unavailable: (connection timed out|no connection within the connect timeout)$/,
+      );
       expect(performance.now() - started).toBeLessThan(3_000);
     } finally {
       for (const socket of sockets) socket.destroy();

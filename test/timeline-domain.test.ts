@@ -2,7 +2,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_TIME_MS } from '../src/kernel/time-range.js';
-import { MAX_TID, MAX_TID_MS, TID_HEADROOM, TID_PER_MS, mergeSlices, msOfTid, nextMaxId, nextTids, parseTid, tidOfMs, type SourceSlice } from '../src/following/domain.js';
+import {
+  MAX_TID,
+  MAX_TID_MS,
+  TID_HEADROOM,
+  TID_PER_MS,
+  mergeSlices,
+  msOfTid,
+  nextMaxId,
+  nextTids,
+  parseTid,
+  tidOfMs,
+  type SourceSlice,
+} from '../src/following/domain.js';
 
 describe('tids', () => {
   it('encode ms in the upper 42 bits and stay exact doubles', () => {
@@ -34,7 +46,8 @@ describe('tids', () => {
 
   it('parses cursors strictly', () => {
     expect(parseTid('9007199254740991')).toBe(MAX_TID);
-    for (const bad of ['9007199254740992', '-1', '1e5', '', ' 1', '12345678901234567', 12]) expect(parseTid(bad)).toBeNull();
+    for (const bad of ['9007199254740992', '-1', '1e5', '', ' 1', '12345678901234567', 12])
+      expect(parseTid(bad)).toBeNull();
   });
 
   it('nextMaxId is the last tid of a full page only', () => {
@@ -50,25 +63,37 @@ describe('mergeSlices', () => {
     const b: SourceSlice = { tids: [95, 70], asked: 3, floor: 60 };
     expect(mergeSlices([a, b], 0)).toEqual({ tids: [100, 95, 90, 80], floor: 60, exhausted: false });
     expect(mergeSlices([{ ...a, asked: 4 }, b], 75)).toEqual({ tids: [100, 95, 90, 80], floor: 60, exhausted: true });
-    expect(mergeSlices([{ tids: [50, 40], asked: 2, floor: 45 }], 0)).toEqual({ tids: [50], floor: 45, exhausted: true });
+    expect(mergeSlices([{ tids: [50, 40], asked: 2, floor: 45 }], 0)).toEqual({
+      tids: [50],
+      floor: 45,
+      exhausted: true,
+    });
   });
 
   it('rounds of merges reproduce the exact union, newest first, without repeats (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.uniqueArray(fc.integer({ min: 1, max: 500 }), { maxLength: 40 }), { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 7 }), (sources, count) => {
-        const sorted = sources.map((s) => [...s].sort((x, y) => y - x));
-        const expected = [...new Set(sorted.flat())].sort((x, y) => y - x);
-        const got: number[] = [];
-        let hi = Infinity;
-        for (let guard = 0; guard < 1000; guard++) {
-          const slices = sorted.map((s) => ({ tids: s.filter((t) => t < hi).slice(0, count), asked: count, floor: 0 }));
-          const round = mergeSlices(slices, 0);
-          got.push(...round.tids);
-          if (round.exhausted) break;
-          hi = round.tids[round.tids.length - 1]!;
-        }
-        expect(got).toEqual(expected);
-      }),
+      fc.property(
+        fc.array(fc.uniqueArray(fc.integer({ min: 1, max: 500 }), { maxLength: 40 }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 1, max: 7 }),
+        (sources, count) => {
+          const sorted = sources.map((s) => [...s].sort((x, y) => y - x));
+          const expected = [...new Set(sorted.flat())].sort((x, y) => y - x);
+          const got: number[] = [];
+          let hi = Infinity;
+          for (let guard = 0; guard < 1000; guard++) {
+            const slices = sorted.map((s) => ({
+              tids: s.filter((t) => t < hi).slice(0, count),
+              asked: count,
+              floor: 0,
+            }));
+            const round = mergeSlices(slices, 0);
+            got.push(...round.tids);
+            if (round.exhausted) break;
+            hi = round.tids[round.tids.length - 1]!;
+          }
+          expect(got).toEqual(expected);
+        },
+      ),
     );
   });
 });

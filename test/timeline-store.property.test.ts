@@ -27,8 +27,18 @@ const op = fc.oneof(
   fc.record({ kind: fc.constant('append' as const), who: fc.nat({ max: AUTHORS.length - 1 }), tid }),
   fc.record({ kind: fc.constant('push' as const), readers: fc.subarray([0, 1, 2]), tid }),
   fc.record({ kind: fc.constant('begin' as const), who: fc.nat({ max: READERS.length - 1 }) }),
-  fc.record({ kind: fc.constant('complete' as const), who: fc.nat({ max: READERS.length - 1 }), tids, floor: fc.integer({ min: 0, max: 40 }) }),
-  fc.record({ kind: fc.constant('merge' as const), who: fc.nat({ max: READERS.length - 1 }), tids, floor: fc.integer({ min: 0, max: 40 }) }),
+  fc.record({
+    kind: fc.constant('complete' as const),
+    who: fc.nat({ max: READERS.length - 1 }),
+    tids,
+    floor: fc.integer({ min: 0, max: 40 }),
+  }),
+  fc.record({
+    kind: fc.constant('merge' as const),
+    who: fc.nat({ max: READERS.length - 1 }),
+    tids,
+    floor: fc.integer({ min: 0, max: 40 }),
+  }),
   fc.record({ kind: fc.constant('removeIn' as const), who: fc.nat({ max: READERS.length - 1 }), tids }),
   fc.record({ kind: fc.constant('removeOut' as const), who: fc.nat({ max: AUTHORS.length - 1 }), tids }),
 );
@@ -40,15 +50,30 @@ async function apply(s: TimelineStore, o: Op): Promise<unknown> {
     case 'append':
       return s.appendToOutbox(AUTHORS[o.who]!, o.tid, MAX_LEN, 3_600_000);
     case 'push':
-      return s.pushToInboxes(o.readers.map((i) => READERS[i]!), o.tid, MAX_LEN);
+      return s.pushToInboxes(
+        o.readers.map((i) => READERS[i]!),
+        o.tid,
+        MAX_LEN,
+      );
     case 'begin':
       return s.beginRebuild(READERS[o.who]!, TTL);
     case 'complete':
       // a rebuild completes only a prepared inbox, as populateInbox does
       if ((await s.readInbox(READERS[o.who]!, { hi: Infinity, lo: 0, count: 1 })).state === 'missing') return 'skipped';
-      return s.completeRebuild(READERS[o.who]!, [...new Set(o.tids)].sort((a, b) => b - a), o.floor, MAX_LEN, TTL);
+      return s.completeRebuild(
+        READERS[o.who]!,
+        [...new Set(o.tids)].sort((a, b) => b - a),
+        o.floor,
+        MAX_LEN,
+        TTL,
+      );
     case 'merge':
-      return s.mergeIntoInbox(READERS[o.who]!, [...new Set(o.tids)].sort((a, b) => b - a), o.floor, MAX_LEN);
+      return s.mergeIntoInbox(
+        READERS[o.who]!,
+        [...new Set(o.tids)].sort((a, b) => b - a),
+        o.floor,
+        MAX_LEN,
+      );
     case 'removeIn':
       return s.removeFromInbox(READERS[o.who]!, o.tids);
     case 'removeOut':

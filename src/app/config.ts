@@ -39,7 +39,10 @@ const EnvSchema = z.object({
   FRESHET_REDIS_TIMEOUT_MS: int(10, 600_000, 1000),
   FRESHET_SQL_TIMEOUT_MS: int(10, 600_000, 1000),
   FRESHET_JOB_TIMEOUT_MS: int(1000, 86_400_000, 300_000),
-  FRESHET_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9_.:-]{0,32}$/).default('fs:'),
+  FRESHET_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{0,32}$/)
+    .default('fs:'),
   FRESHET_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024, 1024 * 1024),
   FRESHET_TOKEN_TTL_S: int(60, 365 * 86400, 86400),
   FRESHET_FUTURE_SKEW_S: int(0, 366 * 86400, DEFAULT_FUTURE_SKEW_MS / 1000),
@@ -218,7 +221,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** The process, its stores and its HTTP edge (everything but the capabilities' sections). */
-function processSettings(e: Env): Omit<Config, 'forYou' | 'seen' | 'hot' | 'seenStrategy' | 'readerSeen' | 'exclusions' | 'following' | 'discover'> {
+function processSettings(
+  e: Env,
+): Omit<Config, 'forYou' | 'seen' | 'hot' | 'seenStrategy' | 'readerSeen' | 'exclusions' | 'following' | 'discover'> {
   return {
     port: e.PORT,
     host: e.HOST,
@@ -231,7 +236,11 @@ function processSettings(e: Env): Omit<Config, 'forYou' | 'seen' | 'hot' | 'seen
     serviceKey: e.FRESHET_SERVICE_KEY,
     secret: e.FRESHET_SECRET,
     keyPrefix: e.FRESHET_KEY_PREFIX,
-    deadlines: { redisMs: e.FRESHET_REDIS_TIMEOUT_MS, sqlMs: e.FRESHET_SQL_TIMEOUT_MS, jobMs: e.FRESHET_JOB_TIMEOUT_MS },
+    deadlines: {
+      redisMs: e.FRESHET_REDIS_TIMEOUT_MS,
+      sqlMs: e.FRESHET_SQL_TIMEOUT_MS,
+      jobMs: e.FRESHET_JOB_TIMEOUT_MS,
+    },
     bodyLimitBytes: e.FRESHET_BODY_LIMIT_BYTES,
     tokenTtlS: e.FRESHET_TOKEN_TTL_S,
     futureSkewMs: e.FRESHET_FUTURE_SKEW_S * 1000,
@@ -311,7 +320,10 @@ function exclusionSettings(e: Env): ExclusionSettings {
   return {
     recentViews: e.FRESHET_RECENT_VIEWS,
     recentViewsTtlMs: Math.round(e.FRESHET_RECENT_VIEWS_TTL_DAYS * DAY_MS),
-    penalty: { weight: e.FRESHET_NOT_INTERESTED_AUTHOR_WEIGHT, durationMs: Math.round(e.FRESHET_NOT_INTERESTED_AUTHOR_DAYS * DAY_MS) },
+    penalty: {
+      weight: e.FRESHET_NOT_INTERESTED_AUTHOR_WEIGHT,
+      durationMs: Math.round(e.FRESHET_NOT_INTERESTED_AUTHOR_DAYS * DAY_MS),
+    },
     cap: e.FRESHET_EXCLUSION_CAP,
     durableTtlMs: e.FRESHET_EXCLUSION_CACHE_TTL_S * 1000,
   };

@@ -50,11 +50,19 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
   installJsonBodyParser(app);
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
-    f.metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    f.metrics.httpDuration.observe(
+      { method: req.method, route, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
   });
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Freshet', version: '1', description: 'Feed engine API. Every answer is an envelope {code, msg, data}; the error codes are in docs/api.md "Error codes".' },
+      info: {
+        title: 'Freshet',
+        version: '1',
+        description:
+          'Feed engine API. Every answer is an envelope {code, msg, data}; the error codes are in docs/api.md "Error codes".',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
@@ -71,16 +79,41 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
       const access = { tokens: f.tokens, clock: f.clock, futureSkewMs: f.config.futureSkewMs };
       const u = f.useCases;
       await v1.register(itemRoutes, { deps: { access, content: f.content, useCases: u } });
-      await v1.register(forYouRoutes, { deps: { access, feed: f.forYou, content: f.content, setInterests: u.setInterests.bind(u) } });
+      await v1.register(forYouRoutes, {
+        deps: { access, feed: f.forYou, content: f.content, setInterests: u.setInterests.bind(u) },
+      });
       await v1.register(discoverRoutes, { deps: { access, feed: f.discover.feed } });
       await v1.register(exclusionRoutes, {
-        deps: { access, recordEngagement: u.recordEngagement.bind(u), recordFeedback: u.recordFeedback.bind(u), undoFeedback: u.undoFeedback.bind(u), list: f.exclusions.list.bind(f.exclusions) },
+        deps: {
+          access,
+          recordEngagement: u.recordEngagement.bind(u),
+          recordFeedback: u.recordFeedback.bind(u),
+          undoFeedback: u.undoFeedback.bind(u),
+          list: f.exclusions.list.bind(f.exclusions),
+        },
       });
       await v1.register(followingRoutes, {
-        deps: { access, timeline: f.following.timeline, graph: f.following.graph, stream: f.following.stream, registerUsers: u.registerUsers.bind(u), follow: u.follow.bind(u), unfollow: u.unfollow.bind(u), block: u.block.bind(u), unblock: u.unblock.bind(u) },
+        deps: {
+          access,
+          timeline: f.following.timeline,
+          graph: f.following.graph,
+          stream: f.following.stream,
+          registerUsers: u.registerUsers.bind(u),
+          follow: u.follow.bind(u),
+          unfollow: u.unfollow.bind(u),
+          block: u.block.bind(u),
+          unblock: u.unblock.bind(u),
+        },
       });
       await v1.register(hotRoutes, {
-        deps: { access, ranking: f.hot, counters: f.hotCounters, content: f.content, settings: f.config.hot, recordViews: u.recordViews.bind(u) },
+        deps: {
+          access,
+          ranking: f.hot,
+          counters: f.hotCounters,
+          content: f.content,
+          settings: f.config.hot,
+          recordViews: u.recordViews.bind(u),
+        },
       });
     },
     { prefix: '/v1' },

@@ -227,7 +227,13 @@ export function openRedis(config: Config, log: Pino): RedisHandle | null {
       ? new Cluster(config.redisClusterNodes, { redisOptions: { maxRetriesPerRequest: null } })
       : new Redis(config.redisUrl!, { maxRetriesPerRequest: null });
   const connectProducer = (): RedisClient => createRedis({ ...where, commandTimeoutMs: redisMs });
-  return { redis, jobs, keys: new Keys(config.keyPrefix, config.seen.shards, config.hot.shards), connectBlocking, connectProducer };
+  return {
+    redis,
+    jobs,
+    keys: new Keys(config.keyPrefix, config.seen.shards, config.hot.shards),
+    connectBlocking,
+    connectProducer,
+  };
 }
 
 /**
@@ -236,7 +242,10 @@ export function openRedis(config: Config, log: Pino): RedisHandle | null {
  */
 async function probeStores(sql: Sql, redis: RedisHandle | null, redisMs: number): Promise<Record<string, boolean>> {
   const [postgres, redisUp] = await Promise.all([
-    sql.query('SELECT 1').then(() => true, () => false),
+    sql.query('SELECT 1').then(
+      () => true,
+      () => false,
+    ),
     // a write probe, not PING: an out-of-memory Redis answers PING but refuses every write
     redis ? probeRedis(redis.redis, redis.keys, redisMs).then((r) => r.ready) : Promise.resolve(undefined),
   ]);
@@ -250,9 +259,13 @@ async function probeStores(sql: Sql, redis: RedisHandle | null, redisMs: number)
  * @throws Error for an invalid setting, a configuration without a service key or secret (call
  *   `ensureSecrets` first), or a store that cannot be reached.
  */
-export async function openFreshet(configOrOptions: Config | FreshetOptions = {}, opts: OpenOptions = {}): Promise<Freshet> {
+export async function openFreshet(
+  configOrOptions: Config | FreshetOptions = {},
+  opts: OpenOptions = {},
+): Promise<Freshet> {
   const config = 'forYou' in configOrOptions ? configOrOptions : configFromOptions(configOrOptions);
-  if (!config.serviceKey || !config.secret) throw new Error('service key and secret must be configured (ensureSecrets)');
+  if (!config.serviceKey || !config.secret)
+    throw new Error('service key and secret must be configured (ensureSecrets)');
   const log = opts.log ?? pino({ level: config.logLevel });
   const clock = opts.clock ?? systemClock;
   const metrics = new PromMetrics({ defaultMetrics: opts.defaultMetrics });

@@ -77,7 +77,10 @@ export class UseCases {
     if (items.length === 0) return { inserted: 0, updated: 0 };
     const { embeddings, content, hot, timeline, clock, futureSkewMs } = this.deps;
     validateItems(items, { embeddingDim: embeddings.settings.dim, clockMs: clock.now(), futureSkewMs });
-    const records = embeddings.records(items, items.map((i) => i.embedding));
+    const records = embeddings.records(
+      items,
+      items.map((i) => i.embedding),
+    );
     const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }) => item);
     // note 3: embeddings are written before their items (an orphan embedding row is invisible)
     await embeddings.store(records, nowMs);
@@ -85,9 +88,17 @@ export class UseCases {
     // independent steps, at once: on a store that does not answer, the publish waits one deadline, not two
     await Promise.all([
       this.afterCommit('hot counters', () => hot.itemsChanged(rows)), // an edited published_at reaches the ranking
-      this.afterCommit('following publish', () => timeline.publish(rows.map((i) => i.id), nowMs)), // note 4
+      this.afterCommit('following publish', () =>
+        timeline.publish(
+          rows.map((i) => i.id),
+          nowMs,
+        ),
+      ), // note 4
     ]);
-    this.deps.itemsChanged?.(rows.map((r) => r.id), []);
+    this.deps.itemsChanged?.(
+      rows.map((r) => r.id),
+      [],
+    );
     return result;
   }
 
@@ -111,7 +122,8 @@ export class UseCases {
    * @returns one outcome per view, in order.
    */
   async recordViews(views: readonly ViewInput[]): Promise<ViewResult[]> {
-    const outcomes = views.length === 1 ? [await this.deps.hot.recordView(views[0]!)] : await this.deps.hot.recordViews(views);
+    const outcomes =
+      views.length === 1 ? [await this.deps.hot.recordView(views[0]!)] : await this.deps.hot.recordViews(views);
     const counted = views.filter((_, i) => outcomes[i]!.verdict === 'counted');
     await Promise.all([
       this.deps.embeddings.addSignals(viewSignals(views, outcomes)),
@@ -157,7 +169,10 @@ export class UseCases {
    * next read rebuilds them with the new authors' items. Idempotent.
    * @throws FreshetError INVALID_ID, SELF_REFERENCE — nothing written.
    */
-  importFollows(edges: readonly (readonly [string, string])[], nowMs: number): Promise<{ inserted: number; blocked: number }> {
+  importFollows(
+    edges: readonly (readonly [string, string])[],
+    nowMs: number,
+  ): Promise<{ inserted: number; blocked: number }> {
     return this.deps.timeline.importFollows(edges, nowMs);
   }
 
@@ -185,7 +200,12 @@ export class UseCases {
   }
 
   /** Records a reply, like or share (idempotent per reader, item and kind): the item leaves the reader's feeds. */
-  recordEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ created: boolean }> {
+  recordEngagement(
+    readerId: string,
+    itemId: string,
+    kind: EngagementKind,
+    nowMs: number,
+  ): Promise<{ created: boolean }> {
     return this.deps.exclusions.recordEngagement(readerId, itemId, kind, nowMs);
   }
 
@@ -228,6 +248,9 @@ export class UseCases {
  */
 function notSelf(userId: string, authorId: string, verb: 'follow' | 'block'): void {
   if (userId === authorId) {
-    throw fail('SELF_REFERENCE', `path parameter author_id must name another user than the path's :id (got "${authorId}" for both): a user cannot ${verb} itself`);
+    throw fail(
+      'SELF_REFERENCE',
+      `path parameter author_id must name another user than the path's :id (got "${authorId}" for both): a user cannot ${verb} itself`,
+    );
   }
 }

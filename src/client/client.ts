@@ -8,7 +8,15 @@
  * `client.as(reader)`, or per call; may set the virtual time `now`), or a **reader token** (acts for
  * its own reader; `reader`/`now` must stay unset, the server answers 403 otherwise).
  */
-import { FreshetClientError, Transport, transportError, type CallOptions, type RequestSpec, type RetryPolicy, type TransportOptions } from './transport.js';
+import {
+  FreshetClientError,
+  Transport,
+  transportError,
+  type CallOptions,
+  type RequestSpec,
+  type RetryPolicy,
+  type TransportOptions,
+} from './transport.js';
 import type {
   BlockData,
   DeleteData,
@@ -97,7 +105,8 @@ export class FreshetClient {
 
   /** @throws Error when not exactly one of `serviceKey` and `token` is given. */
   constructor(readonly options: FreshetClientOptions) {
-    if ((options.serviceKey === undefined) === (options.token === undefined)) throw new Error('FreshetClient: give exactly one of serviceKey and token');
+    if ((options.serviceKey === undefined) === (options.token === undefined))
+      throw new Error('FreshetClient: give exactly one of serviceKey and token');
     const t = (this.transport = new Transport({ ...options, token: (options.serviceKey ?? options.token)! }));
     const dataOf = async <T>(spec: RequestSpec, o?: CallOptions): Promise<T> => (await t.request<T>(spec, o)).data;
     ({ items: this.items, users: this.users, hot: this.hot, views: this.views } = contentApi(dataOf));
@@ -118,7 +127,12 @@ export class FreshetClient {
 
   /** `GET /readyz`: which stores answer; a store down is a `FreshetClientError` 503/50301 whose `data.stores` names it. */
   async ready(o?: CallOptions): Promise<{ status: 'ready'; stores: Record<string, boolean> }> {
-    return (await this.transport.request<{ status: 'ready'; stores: Record<string, boolean> }>({ method: 'GET', path: '/readyz' }, o)).data;
+    return (
+      await this.transport.request<{ status: 'ready'; stores: Record<string, boolean> }>(
+        { method: 'GET', path: '/readyz' },
+        o,
+      )
+    ).data;
   }
 
   /** `GET /metrics`: the Prometheus text (no envelope). @throws FreshetClientError when it does not answer 200. */
@@ -137,7 +151,10 @@ export class FreshetClient {
 }
 
 /** Pages from `opts.maxId` following `next_max_id` until it is null. */
-async function* pages(page: (o: TimelineOptions) => Promise<TimelinePage>, opts: TimelineOptions): AsyncGenerator<TimelinePage> {
+async function* pages(
+  page: (o: TimelineOptions) => Promise<TimelinePage>,
+  opts: TimelineOptions,
+): AsyncGenerator<TimelinePage> {
   let maxId = opts.maxId;
   for (;;) {
     const p = await page({ ...opts, maxId });
@@ -147,17 +164,20 @@ async function* pages(page: (o: TimelineOptions) => Promise<TimelinePage>, opts:
   }
 }
 
-async function* timelineItems(page: (o: TimelineOptions) => Promise<TimelinePage>, opts: TimelineOptions): AsyncGenerator<TimelineItem> {
+async function* timelineItems(
+  page: (o: TimelineOptions) => Promise<TimelinePage>,
+  opts: TimelineOptions,
+): AsyncGenerator<TimelineItem> {
   for await (const p of pages(page, opts)) yield* p.items;
 }
-
 
 /** Items, users, the hot ranking and views. */
 function contentApi(data: DataOf) {
   return {
     items: {
       /** `POST /v1/items`: idempotent upsert of 1..1000 items, all or nothing (service key). */
-      publish: (items: ItemInput[], o?: CallOptions) => data<UpsertData>({ method: 'POST', path: '/v1/items', body: items, now: true }, o),
+      publish: (items: ItemInput[], o?: CallOptions) =>
+        data<UpsertData>({ method: 'POST', path: '/v1/items', body: items, now: true }, o),
       /** `GET /v1/items/:id`: one live item. */
       get: (id: string, o?: CallOptions) => data<ItemData>({ method: 'GET', path: `/v1/items/${seg(id)}` }, o),
       /** `DELETE /v1/items/:id`: soft delete (service key); the id is never reused. */
@@ -168,24 +188,31 @@ function contentApi(data: DataOf) {
       /** `PUT /v1/users/:id`: registers a user (service key). */
       register: (id: string, o?: CallOptions) => data<UserData>({ method: 'PUT', path: `/v1/users/${seg(id)}` }, o),
       /** `PUT /v1/users/:id/interests` (service key). */
-      setInterests: (id: string, terms: string[], o?: CallOptions) => data<InterestsData>({ method: 'PUT', path: `/v1/users/${seg(id)}/interests`, body: { terms } }, o),
+      setInterests: (id: string, terms: string[], o?: CallOptions) =>
+        data<InterestsData>({ method: 'PUT', path: `/v1/users/${seg(id)}/interests`, body: { terms } }, o),
       /** `GET /v1/users/:id/interests` (service key, or that reader). */
-      interests: (id: string, o?: CallOptions) => data<InterestsData>({ method: 'GET', path: `/v1/users/${seg(id)}/interests` }, o),
+      interests: (id: string, o?: CallOptions) =>
+        data<InterestsData>({ method: 'GET', path: `/v1/users/${seg(id)}/interests` }, o),
     },
 
     hot: {
       /** `GET /v1/hot?range=&limit=`: the hot ranking of items published within `range` (`<n>h`/`<n>d`, default 72h). */
       top: (opts: { range?: string; limit?: number } & CallOptions = {}) =>
-        data<HotPage>({ method: 'GET', path: '/v1/hot', query: { range: opts.range, limit: opts.limit }, now: true }, opts),
+        data<HotPage>(
+          { method: 'GET', path: '/v1/hot', query: { range: opts.range, limit: opts.limit }, now: true },
+          opts,
+        ),
       /** `GET /v1/hot/items/:id`: one item's counters (service key). */
       item: (id: string, o?: CallOptions) => data<HotItemData>({ method: 'GET', path: `/v1/hot/items/${seg(id)}` }, o),
     },
 
     views: {
       /** `POST /v1/views` with one view. */
-      record: (view: ViewInput, o?: CallOptions) => data<ViewOutcome>({ method: 'POST', path: '/v1/views', body: view, now: true }, o),
+      record: (view: ViewInput, o?: CallOptions) =>
+        data<ViewOutcome>({ method: 'POST', path: '/v1/views', body: view, now: true }, o),
       /** `POST /v1/views` with a batch of 1..1000 (service key), checked whole before anything is written. */
-      recordBatch: (views: ViewInput[], o?: CallOptions) => data<ViewBatchData>({ method: 'POST', path: '/v1/views', body: views, now: true }, o),
+      recordBatch: (views: ViewInput[], o?: CallOptions) =>
+        data<ViewBatchData>({ method: 'POST', path: '/v1/views', body: views, now: true }, o),
     },
   };
 }
@@ -193,11 +220,23 @@ function contentApi(data: DataOf) {
 /** The reader feeds: for-you, discover, following (pages, iterators, stream). */
 function feedApi(t: Transport, data: DataOf) {
   const forYou = async (action: ForYouAction, limit: number, o?: CallOptions): Promise<ForYouPage> => {
-    const a = await t.request<Omit<ForYouPage, 'refreshed'>>({ method: 'POST', path: '/v1/feeds/for-you', body: { action, limit }, reader: true, now: true }, o);
+    const a = await t.request<Omit<ForYouPage, 'refreshed'>>(
+      { method: 'POST', path: '/v1/feeds/for-you', body: { action, limit }, reader: true, now: true },
+      o,
+    );
     return { ...a.data, refreshed: a.headers.get('x-freshet-refreshed') === '1' };
   };
   const timelinePage = (opts: TimelineOptions = {}) =>
-    data<TimelinePage>({ method: 'GET', path: '/v1/feeds/following', query: { limit: opts.limit, max_id: opts.maxId, since_id: opts.sinceId }, reader: true, now: true }, opts);
+    data<TimelinePage>(
+      {
+        method: 'GET',
+        path: '/v1/feeds/following',
+        query: { limit: opts.limit, max_id: opts.maxId, since_id: opts.sinceId },
+        reader: true,
+        now: true,
+      },
+      opts,
+    );
   return {
     forYou: {
       /** `POST /v1/feeds/for-you` `refresh`: a fresh page (pull-to-refresh, cold start). */
@@ -205,12 +244,22 @@ function feedApi(t: Transport, data: DataOf) {
       /** `POST /v1/feeds/for-you` `load_more`: the next page from the cache (`refreshed` when it had to refresh). */
       loadMore: (opts: { limit?: number } & CallOptions = {}) => forYou('load_more', opts.limit ?? 20, opts),
       /** `GET /v1/feeds/for-you/peek`: how many fresh unseen candidates a refresh would bring now; writes nothing. */
-      peek: (o?: CallOptions) => data<PeekData>({ method: 'GET', path: '/v1/feeds/for-you/peek', reader: true, now: true }, o),
+      peek: (o?: CallOptions) =>
+        data<PeekData>({ method: 'GET', path: '/v1/feeds/for-you/peek', reader: true, now: true }, o),
     },
     discover: {
       /** `GET /v1/feeds/discover`: one page; pass the previous page's `next_cursor` to continue. */
       page: (cursor?: string | null, opts: { limit?: number } & CallOptions = {}) =>
-        data<DiscoverPage>({ method: 'GET', path: '/v1/feeds/discover', query: { limit: opts.limit, cursor: cursor ?? undefined }, reader: true, now: true }, opts),
+        data<DiscoverPage>(
+          {
+            method: 'GET',
+            path: '/v1/feeds/discover',
+            query: { limit: opts.limit, cursor: cursor ?? undefined },
+            reader: true,
+            now: true,
+          },
+          opts,
+        ),
     },
     following: {
       /** `GET /v1/feeds/following`: one page, newest first. */
@@ -229,20 +278,28 @@ function feedApi(t: Transport, data: DataOf) {
 function graphApi(data: DataOf) {
   const edge = (kind: 'following' | 'blocks') => ({
     add: (userId: string, authorId: string, o?: CallOptions) =>
-      data<FollowData & BlockData>({ method: 'PUT', path: `/v1/users/${seg(userId)}/${kind}/${seg(authorId)}`, now: true }, o),
+      data<FollowData & BlockData>(
+        { method: 'PUT', path: `/v1/users/${seg(userId)}/${kind}/${seg(authorId)}`, now: true },
+        o,
+      ),
     remove: (userId: string, authorId: string, o?: CallOptions) =>
       data<FollowData & BlockData>({ method: 'DELETE', path: `/v1/users/${seg(userId)}/${kind}/${seg(authorId)}` }, o),
   });
   const list = (userId: string, which: 'following' | 'followers' | 'blocks', o: ListOptions = {}) =>
-    data<UserListPage>({ method: 'GET', path: `/v1/users/${seg(userId)}/${which}`, query: { limit: o.limit, cursor: o.cursor } }, o);
+    data<UserListPage>(
+      { method: 'GET', path: `/v1/users/${seg(userId)}/${which}`, query: { limit: o.limit, cursor: o.cursor } },
+      o,
+    );
   const follow = edge('following');
   const block = edge('blocks');
   return {
     follows: {
       /** `PUT /v1/users/:id/following/:author_id`: follow (idempotent; backfills the inbox). */
-      follow: (userId: string, authorId: string, o?: CallOptions): Promise<FollowData> => follow.add(userId, authorId, o),
+      follow: (userId: string, authorId: string, o?: CallOptions): Promise<FollowData> =>
+        follow.add(userId, authorId, o),
       /** `DELETE /v1/users/:id/following/:author_id`: unfollow (idempotent). */
-      unfollow: (userId: string, authorId: string, o?: CallOptions): Promise<FollowData> => follow.remove(userId, authorId, o),
+      unfollow: (userId: string, authorId: string, o?: CallOptions): Promise<FollowData> =>
+        follow.remove(userId, authorId, o),
       /** `GET /v1/users/:id/following`: whom the user follows, newest first. */
       following: (userId: string, o?: ListOptions) => list(userId, 'following', o),
       /** `GET /v1/users/:id/followers`. */
@@ -252,7 +309,8 @@ function graphApi(data: DataOf) {
       /** `PUT /v1/users/:id/blocks/:author_id`: block (removes the follows both ways). */
       block: (userId: string, authorId: string, o?: CallOptions): Promise<BlockData> => block.add(userId, authorId, o),
       /** `DELETE /v1/users/:id/blocks/:author_id`: unblock (idempotent). */
-      unblock: (userId: string, authorId: string, o?: CallOptions): Promise<BlockData> => block.remove(userId, authorId, o),
+      unblock: (userId: string, authorId: string, o?: CallOptions): Promise<BlockData> =>
+        block.remove(userId, authorId, o),
       /** `GET /v1/users/:id/blocks`. */
       list: (userId: string, o?: ListOptions) => list(userId, 'blocks', o),
     },
@@ -268,17 +326,32 @@ function exclusionApi(data: DataOf) {
     },
     engagements: {
       /** `POST /v1/engagements`: a reply, like or share (idempotent); the item leaves the reader's feeds. */
-      record: (e: EngagementInput, o?: CallOptions) => data<EngagementData>({ method: 'POST', path: '/v1/engagements', body: e, reader: true, now: true }, o),
+      record: (e: EngagementInput, o?: CallOptions) =>
+        data<EngagementData>({ method: 'POST', path: '/v1/engagements', body: e, reader: true, now: true }, o),
     },
 
     feedback: {
       /** `POST /v1/feedback` (`not_interested`): the item leaves the reader's feeds, its author is down-weighted. */
-      record: (f: FeedbackInput, o?: CallOptions) => data<FeedbackData>({ method: 'POST', path: '/v1/feedback', body: f, reader: true, now: true }, o),
+      record: (f: FeedbackInput, o?: CallOptions) =>
+        data<FeedbackData>({ method: 'POST', path: '/v1/feedback', body: f, reader: true, now: true }, o),
       /** Shorthand of `record({item_id, kind: 'not_interested'})`. */
-      notInterested: (itemId: string, o?: CallOptions) => data<FeedbackData>({ method: 'POST', path: '/v1/feedback', body: { item_id: itemId, kind: 'not_interested' }, reader: true, now: true }, o),
+      notInterested: (itemId: string, o?: CallOptions) =>
+        data<FeedbackData>(
+          {
+            method: 'POST',
+            path: '/v1/feedback',
+            body: { item_id: itemId, kind: 'not_interested' },
+            reader: true,
+            now: true,
+          },
+          o,
+        ),
       /** `DELETE /v1/feedback/:item_id`: undoes a "not interested". */
       undo: (itemId: string, o?: CallOptions & { kind?: FeedbackInput['kind'] }) =>
-        data<FeedbackUndoData>({ method: 'DELETE', path: `/v1/feedback/${seg(itemId)}`, query: { kind: o?.kind }, reader: true }, o),
+        data<FeedbackUndoData>(
+          { method: 'DELETE', path: `/v1/feedback/${seg(itemId)}`, query: { kind: o?.kind }, reader: true },
+          o,
+        ),
     },
   };
 }

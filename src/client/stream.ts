@@ -43,7 +43,10 @@ export interface SseMessage {
  * Splits an SSE byte stream into messages: `field: value` lines, a blank line dispatches, `:` lines are
  * comments (heartbeats). Holds at most one unfinished line between chunks.
  */
-export async function* parseSse(body: ReadableStream<Uint8Array>, onBytes: () => void = () => {}): AsyncGenerator<SseMessage> {
+export async function* parseSse(
+  body: ReadableStream<Uint8Array>,
+  onBytes: () => void = () => {},
+): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let buffer = '';
@@ -87,7 +90,8 @@ export async function* followingStream(t: Transport, opts: StreamOptions): Async
   let failures = 0;
   const label = 'GET /v1/feeds/following/stream';
   for (let attempt = 1; ; attempt++) {
-    if (opts.signal?.aborted) throw new FreshetClientError('aborted', 0, 0, 'aborted by the caller', null, label, attempt);
+    if (opts.signal?.aborted)
+      throw new FreshetClientError('aborted', 0, 0, 'aborted by the caller', null, label, attempt);
     const ctl = new AbortController();
     const onAbort = () => ctl.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -127,7 +131,15 @@ export async function* followingStream(t: Transport, opts: StreamOptions): Async
     // a connection the server ended at once without an event counts as a failure (no tight reconnect loop);
     // one that lasted a while (an idle stream ended by a server restart) does not
     if (!delivered && !failedNow && Date.now() - openedAt < STABLE_MS && ++failures > (opts.maxReconnects ?? 5)) {
-      throw new FreshetClientError('network', 0, 0, `the stream ended ${failures} times in a row without an event`, null, label, attempt);
+      throw new FreshetClientError(
+        'network',
+        0,
+        0,
+        `the stream ended ${failures} times in a row without an event`,
+        null,
+        label,
+        attempt,
+      );
     }
     if (!delivered) await new Promise((r) => setTimeout(r, t.backoff(Math.max(1, failures))));
   }
@@ -137,13 +149,29 @@ export async function* followingStream(t: Transport, opts: StreamOptions): Async
  * Opens the stream (aborting `ctl` when the headers do not come within the timeout); an answer that is
  * not `text/event-stream` is read as an error envelope and thrown.
  */
-async function connect(t: Transport, opts: StreamOptions, lastId: string | undefined, ctl: AbortController, label: string, attempt: number): Promise<Response> {
-  const headers: Record<string, string> = { ...t.headers({ reader: true, now: true }, opts, false), accept: 'text/event-stream' };
+async function connect(
+  t: Transport,
+  opts: StreamOptions,
+  lastId: string | undefined,
+  ctl: AbortController,
+  label: string,
+  attempt: number,
+): Promise<Response> {
+  const headers: Record<string, string> = {
+    ...t.headers({ reader: true, now: true }, opts, false),
+    accept: 'text/event-stream',
+  };
   if (lastId !== undefined) headers['last-event-id'] = lastId;
-  const timer = setTimeout(() => ctl.abort(new DOMException('no answer within the timeout', 'TimeoutError')), opts.timeoutMs ?? t.opts.timeoutMs ?? 30_000);
+  const timer = setTimeout(
+    () => ctl.abort(new DOMException('no answer within the timeout', 'TimeoutError')),
+    opts.timeoutMs ?? t.opts.timeoutMs ?? 30_000,
+  );
   let res: Response;
   try {
-    res = await (t.opts.fetch ?? globalThis.fetch)(t.url('/v1/feeds/following/stream'), { headers, signal: ctl.signal });
+    res = await (t.opts.fetch ?? globalThis.fetch)(t.url('/v1/feeds/following/stream'), {
+      headers,
+      signal: ctl.signal,
+    });
   } finally {
     clearTimeout(timer);
   }
@@ -153,7 +181,23 @@ async function connect(t: Transport, opts: StreamOptions, lastId: string | undef
   try {
     env = JSON.parse(text) as typeof env;
   } catch {
-    throw new FreshetClientError('bad-response', res.status, 0, `not an event stream: ${text.slice(0, 120)}`, null, label, attempt);
+    throw new FreshetClientError(
+      'bad-response',
+      res.status,
+      0,
+      `not an event stream: ${text.slice(0, 120)}`,
+      null,
+      label,
+      attempt,
+    );
   }
-  throw new FreshetClientError('http', res.status, typeof env.code === 'number' ? env.code : 0, String(env.msg ?? ''), env.data ?? null, label, attempt);
+  throw new FreshetClientError(
+    'http',
+    res.status,
+    typeof env.code === 'number' ? env.code : 0,
+    String(env.msg ?? ''),
+    env.data ?? null,
+    label,
+    attempt,
+  );
 }

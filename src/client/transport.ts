@@ -151,7 +151,11 @@ export class Transport {
     let res: Response;
     let text: string;
     try {
-      const init: RequestInit = { method: spec.method, headers: this.headers(spec, call, json), signal: this.signal(call) };
+      const init: RequestInit = {
+        method: spec.method,
+        headers: this.headers(spec, call, json),
+        signal: this.signal(call),
+      };
       if (json) init.body = JSON.stringify(spec.body);
       res = await fetchFn(this.url(spec.path, spec.query), init);
       text = await res.text();
@@ -162,13 +166,38 @@ export class Transport {
     try {
       envelope = JSON.parse(text) as typeof envelope;
     } catch (err) {
-      throw new FreshetClientError('bad-response', res.status, 0, `not JSON: ${text.slice(0, 120)}`, null, label, attempt, { cause: err });
+      throw new FreshetClientError(
+        'bad-response',
+        res.status,
+        0,
+        `not JSON: ${text.slice(0, 120)}`,
+        null,
+        label,
+        attempt,
+        { cause: err },
+      );
     }
     if (typeof envelope !== 'object' || envelope === null || typeof envelope.code !== 'number') {
-      throw new FreshetClientError('bad-response', res.status, 0, `not an envelope: ${text.slice(0, 120)}`, null, label, attempt);
+      throw new FreshetClientError(
+        'bad-response',
+        res.status,
+        0,
+        `not an envelope: ${text.slice(0, 120)}`,
+        null,
+        label,
+        attempt,
+      );
     }
     if (envelope.code !== 0 || !res.ok) {
-      throw new FreshetClientError('http', res.status, envelope.code, String(envelope.msg ?? ''), envelope.data ?? null, label, attempt);
+      throw new FreshetClientError(
+        'http',
+        res.status,
+        envelope.code,
+        String(envelope.msg ?? ''),
+        envelope.data ?? null,
+        label,
+        attempt,
+      );
     }
     return { data: envelope.data as T, headers: res.headers };
   }
@@ -177,9 +206,22 @@ export class Transport {
 /** Maps a thrown fetch/read failure to a client error: caller abort, timeout, or network. */
 export function transportError(err: unknown, call: CallOptions, label: string, attempt: number): FreshetClientError {
   const name = (err as { name?: string } | null)?.name;
-  if (call.signal?.aborted) return new FreshetClientError('aborted', 0, 0, 'aborted by the caller', null, label, attempt, { cause: err });
-  if (name === 'TimeoutError' || name === 'AbortError') return new FreshetClientError('timeout', 0, 0, 'no answer within the timeout', null, label, attempt, { cause: err });
-  return new FreshetClientError('network', 0, 0, err instanceof Error ? err.message : String(err), null, label, attempt, { cause: err });
+  if (call.signal?.aborted)
+    return new FreshetClientError('aborted', 0, 0, 'aborted by the caller', null, label, attempt, { cause: err });
+  if (name === 'TimeoutError' || name === 'AbortError')
+    return new FreshetClientError('timeout', 0, 0, 'no answer within the timeout', null, label, attempt, {
+      cause: err,
+    });
+  return new FreshetClientError(
+    'network',
+    0,
+    0,
+    err instanceof Error ? err.message : String(err),
+    null,
+    label,
+    attempt,
+    { cause: err },
+  );
 }
 
 /** Waits `ms`, or rejects when `signal` aborts. */

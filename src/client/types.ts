@@ -7,9 +7,24 @@ import type { Static } from 'typebox';
 import type { DeleteResult, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
 import type { FeedResult, ForYouBody, InterestsResult, PeekResult } from '../for-you/schemas.js';
 import type { DiscoverResult } from '../discover/schemas.js';
-import type { BlockResult, FollowResult, ListResult, StreamItemEvent, TimelineItemOut, TimelineResult, UserResult } from '../following/schemas.js';
+import type {
+  BlockResult,
+  FollowResult,
+  ListResult,
+  StreamItemEvent,
+  TimelineItemOut,
+  TimelineResult,
+  UserResult,
+} from '../following/schemas.js';
 import type { HotItemResult, HotResult, ViewIn, ViewOut, ViewsResult } from '../hot/schemas.js';
-import type { EngagementBody, EngagementResult, ExclusionListResult, FeedbackBody, FeedbackDeleteResult, FeedbackResult } from '../exclusions/schemas.js';
+import type {
+  EngagementBody,
+  EngagementResult,
+  ExclusionListResult,
+  FeedbackBody,
+  FeedbackDeleteResult,
+  FeedbackResult,
+} from '../exclusions/schemas.js';
 
 /** The `data` of a success envelope schema. */
 type DataOf<T> = T extends { data: infer D } ? D : never;

@@ -61,7 +61,18 @@ export class CursorCodec {
   /** The opaque cursor of `state` for `readerId`. */
   encode(readerId: string, s: CursorState): string {
     const body = Buffer.from(
-      JSON.stringify([s.t0, s.phase, s.p1?.key ?? null, s.p1?.id ?? null, s.trending, s.p2?.key ?? null, s.p2?.id ?? null, s.p3?.key ?? null, s.p3?.id ?? null, Math.round(s.factor * 100)]),
+      JSON.stringify([
+        s.t0,
+        s.phase,
+        s.p1?.key ?? null,
+        s.p1?.id ?? null,
+        s.trending,
+        s.p2?.key ?? null,
+        s.p2?.id ?? null,
+        s.p3?.key ?? null,
+        s.p3?.id ?? null,
+        Math.round(s.factor * 100),
+      ]),
     ).toString('base64url');
     return `${VERSION}.${body}.${this.mac(readerId, body).toString('base64url')}`;
   }
@@ -74,10 +85,12 @@ export class CursorCodec {
   decode(readerId: string, cursor: string, nowMs: number): CursorState | null {
     const [version, body, mac, extra] = cursor.split('.');
     if (!body || !mac || extra !== undefined) throw invalid(`is not a discover cursor (${VERSION}.<body>.<signature>)`);
-    if (version !== VERSION) throw invalid(`is of another version (${JSON.stringify(version!.slice(0, 8))}; this server issues ${VERSION})`);
+    if (version !== VERSION)
+      throw invalid(`is of another version (${JSON.stringify(version!.slice(0, 8))}; this server issues ${VERSION})`);
     const given = Buffer.from(mac, 'base64url');
     const want = this.mac(readerId, body);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) throw invalid('was not issued to this reader, or was altered (its signature does not match)');
+    if (given.length !== want.length || !timingSafeEqual(given, want))
+      throw invalid('was not issued to this reader, or was altered (its signature does not match)');
     const s = parseBody(body);
     if (s.t0 > nowMs || nowMs - s.t0 > this.ttlMs) return null;
     return s;
@@ -97,8 +110,14 @@ function parseBody(body: string): CursorState {
     throw invalid('has a body that is not readable');
   }
   const ok =
-    Array.isArray(a) && a.length === 10 && Number.isSafeInteger(a[0]) && [1, 2, 3, 4].includes(a[1] as number) &&
-    Number.isSafeInteger(a[4]) && (a[4] as number) >= 0 && Number.isSafeInteger(a[9]) && (a[9] as number) > 0;
+    Array.isArray(a) &&
+    a.length === 10 &&
+    Number.isSafeInteger(a[0]) &&
+    [1, 2, 3, 4].includes(a[1] as number) &&
+    Number.isSafeInteger(a[4]) &&
+    (a[4] as number) >= 0 &&
+    Number.isSafeInteger(a[9]) &&
+    (a[9] as number) > 0;
   if (!ok) throw invalid('has a body of the wrong shape');
   const arr = a as unknown[];
   return {
@@ -114,6 +133,7 @@ function parseBody(body: string): CursorState {
 
 function position(key: unknown, id: unknown): Position | null {
   if (key === null && id === null) return null;
-  if (typeof key !== 'number' || !Number.isFinite(key) || typeof id !== 'string') throw invalid('has a position of the wrong shape');
+  if (typeof key !== 'number' || !Number.isFinite(key) || typeof id !== 'string')
+    throw invalid('has a position of the wrong shape');
   return { key, id };
 }

@@ -14,10 +14,11 @@
  */
 import { fmix32, fnv1a } from '../kernel/hash.js';
 const STOP_WORDS = new Set(
-  ('a an and are as at be but by for from has have he her his i in is it its of on or our she so that the ' +
+  (
+    'a an and are as at be but by for from has have he her his i in is it its of on or our she so that the ' +
     'their them they this to was we were what when which who will with you your not no do does did can ' +
-    'if than then there these those been into about over after more most also just how why hn ask show')
-    .split(' '),
+    'if than then there these those been into about over after more most also just how why hn ask show'
+  ).split(' '),
 );
 
 /** Field weights of the text embedder. */
@@ -27,7 +28,10 @@ const MAX_TEXT_CHARS = 4000;
 
 /** The words of a text: NFKD-folded, lower-cased letters and digits, stop words dropped. */
 export function words(text: string): string[] {
-  const folded = text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  const folded = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase();
   return (folded.match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1 && w.length <= 40 && !STOP_WORDS.has(w));
 }
 
@@ -41,7 +45,10 @@ function featureHash(s: string, seed: number): number {
  * `dim`, or all zeros when the item has no usable words.
  * @param dim dimension, ≥ 8.
  */
-export function embedText(fields: { title: string; tags?: readonly string[]; text?: string }, dim: number): Float32Array {
+export function embedText(
+  fields: { title: string; tags?: readonly string[]; text?: string },
+  dim: number,
+): Float32Array {
   const tf = new Map<string, number>();
   const add = (ws: string[], weight: number) => {
     for (let i = 0; i < ws.length; i++) {
@@ -116,7 +123,12 @@ export interface Signal {
  * unit length), L2-normalized (the mean's length does not matter to cosine). Signals after `nowMs`
  * are ignored. Returns null when nothing is left (the reader skips phase 2).
  */
-export function decayedMean(signals: readonly Signal[], nowMs: number, halfLifeMs: number, dim: number): Float32Array | null {
+export function decayedMean(
+  signals: readonly Signal[],
+  nowMs: number,
+  halfLifeMs: number,
+  dim: number,
+): Float32Array | null {
   const sum = new Float64Array(dim);
   let any = false;
   for (const s of signals) {

@@ -51,7 +51,10 @@ export class DiscoverEmbeddings {
    * the one check of published input first (src/kernel/items/validate.ts: length, finite, normalisable).
    * @param given client embeddings aligned with `items` (undefined = compute from text).
    */
-  records(items: readonly Pick<Item, 'id' | 'title' | 'text' | 'tags'>[], given: readonly (readonly number[] | undefined)[] = []): EmbeddingRecord[] {
+  records(
+    items: readonly Pick<Item, 'id' | 'title' | 'text' | 'tags'>[],
+    given: readonly (readonly number[] | undefined)[] = [],
+  ): EmbeddingRecord[] {
     const { dim } = this.settings;
     return items.map((item, i) => {
       const raw = given[i];
@@ -103,7 +106,9 @@ export class DiscoverEmbeddings {
   }
 
   /** Records signals (views weigh {@link VIEW_WEIGHT}, engagements {@link ENGAGEMENT_WEIGHT}). */
-  async addSignals(signals: readonly { readerId: string; itemId: string; atMs: number; weight: number }[]): Promise<void> {
+  async addSignals(
+    signals: readonly { readerId: string; itemId: string; atMs: number; weight: number }[],
+  ): Promise<void> {
     await this.index.addSignals(signals);
   }
 
@@ -125,7 +130,8 @@ export function viewSignals(
 ): { readerId: string; itemId: string; atMs: number; weight: number }[] {
   const out: { readerId: string; itemId: string; atMs: number; weight: number }[] = [];
   views.forEach((v, i) => {
-    if (SIGNAL_VERDICTS.has(verdicts[i]?.verdict ?? '')) out.push({ readerId: v.visitorId, itemId: v.itemId, atMs: v.nowMs, weight: VIEW_WEIGHT });
+    if (SIGNAL_VERDICTS.has(verdicts[i]?.verdict ?? ''))
+      out.push({ readerId: v.visitorId, itemId: v.itemId, atMs: v.nowMs, weight: VIEW_WEIGHT });
   });
   return out;
 }

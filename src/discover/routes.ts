@@ -29,14 +29,25 @@ export const discoverRoutes: FastifyPluginAsync<{ deps: DiscoverRouteDeps }> = a
         summary: 'Discover feed: followed creators (+ trending), similar items, newest',
         querystring: DiscoverQuery,
         headers: FeedHeaders,
-        response: { 200: DiscoverResult, 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope },
+        response: {
+          200: DiscoverResult,
+          400: ErrorEnvelope,
+          401: ErrorEnvelope,
+          403: ErrorEnvelope,
+          503: ErrorEnvelope,
+        },
       },
     },
     async (req) => {
       const p = principalOf(req);
       const readerId = readerOf(p, req);
       const page = await feed.page(readerId, req.query.limit ?? 20, req.query.cursor, nowOf(p, req, access));
-      return ok({ items: page.items.map(itemToJson), sources: page.sources, next_cursor: page.nextCursor, restarted: page.restarted });
+      return ok({
+        items: page.items.map(itemToJson),
+        sources: page.sources,
+        next_cursor: page.nextCursor,
+        restarted: page.restarted,
+      });
     },
   );
 };

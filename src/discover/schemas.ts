@@ -11,9 +11,21 @@ export const MAX_CURSOR_LENGTH = 1024;
 
 export const DiscoverQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DISCOVER_LIMIT, default: 20, description: `items per page, 1..${MAX_DISCOVER_LIMIT}` })),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_DISCOVER_LIMIT,
+        default: 20,
+        description: `items per page, 1..${MAX_DISCOVER_LIMIT}`,
+      }),
+    ),
     cursor: Type.Optional(
-      Type.String({ minLength: 1, maxLength: MAX_CURSOR_LENGTH, pattern: '^[A-Za-z0-9_.-]+$', description: 'the next_cursor of the previous page, as returned (opaque)' }),
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_CURSOR_LENGTH,
+        pattern: '^[A-Za-z0-9_.-]+$',
+        description: 'the next_cursor of the previous page, as returned (opaque)',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -22,10 +34,22 @@ export const DiscoverQuery = Type.Object(
 export const DiscoverResult = Envelope(
   Type.Object({
     items: Type.Array(ItemOut),
-    sources: Type.Array(Type.Union([Type.Literal('followed'), Type.Literal('trending'), Type.Literal('discovery'), Type.Literal('newest')]), {
-      description: 'where each item came from, aligned with items',
+    sources: Type.Array(
+      Type.Union([
+        Type.Literal('followed'),
+        Type.Literal('trending'),
+        Type.Literal('discovery'),
+        Type.Literal('newest'),
+      ]),
+      {
+        description: 'where each item came from, aligned with items',
+      },
+    ),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'null on the last page (every phase exhausted)',
     }),
-    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'null on the last page (every phase exhausted)' }),
-    restarted: Type.Boolean({ description: 'the cursor was stale (older than the cursor TTL): this is a fresh first page' }),
+    restarted: Type.Boolean({
+      description: 'the cursor was stale (older than the cursor TTL): this is a fresh first page',
+    }),
   }),
 );

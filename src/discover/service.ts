@@ -153,14 +153,30 @@ export class DiscoverFeed {
     // fetch), the reader query (cached per session, so started on a phase-1 page it serves the later
     // phase-2 pages; not needed when the session's pool is cached) and the trending list
     const cachedPool = s.phase === 2 ? this.deps.pool?.get(readerId, s.t0) : undefined;
-    const query = s.phase === 1 || (s.phase === 2 && !cachedPool) ? started(this.deps.embeddings.readerQuery(readerId, s.t0)) : null;
+    const query =
+      s.phase === 1 || (s.phase === 2 && !cachedPool)
+        ? started(this.deps.embeddings.readerQuery(readerId, s.t0))
+        : null;
     const slots = Math.floor(limit / this.settings.trendingEvery);
-    const trending = s.phase === 1 && slots > 0 ? started(this.deps.trending.trending(nowMs, this.settings.trendingDepth)) : null;
+    const trending =
+      s.phase === 1 && slots > 0 ? started(this.deps.trending.trending(nowMs, this.settings.trendingDepth)) : null;
     const ex = started(this.deps.exclusions.forReader(readerId, nowMs));
     // a session's first page readies the reader's seen filter beside these reads (a reader new to Redis
     // is restored from its checkpoint now, not in the first clean)
     if (cursor === undefined && this.deps.seen.warm) started(this.deps.seen.warm(readerId, nowMs));
-    const run: Run = { readerId, nowMs, s: { ...s }, ex, picked: [], pickedIds: new Set(), stats: { fetched: 0, seenDropped: 0, excluded: {} }, query, trending, cachedPool, deferred: false };
+    const run: Run = {
+      readerId,
+      nowMs,
+      s: { ...s },
+      ex,
+      picked: [],
+      pickedIds: new Set(),
+      stats: { fetched: 0, seenDropped: 0, excluded: {} },
+      query,
+      trending,
+      cachedPool,
+      deferred: false,
+    };
     if (run.s.phase === 1) await this.phase1(run, limit);
     if (run.s.phase === 2) await this.phase2(run, limit);
     if (run.s.phase === 3 || run.deferred) await this.phase3(run, limit);
@@ -183,13 +199,20 @@ export class DiscoverFeed {
     const slots = Math.floor(limit / every);
     const trending = slots > 0 ? await this.trendingCandidates(run, slots) : [];
     const need = limit - trending.length;
-    const followed = await this.drain(run, need, (after, n) => this.deps.index.followed(run.readerId, run.s.t0, after, n), 'p1');
+    const followed = await this.drain(
+      run,
+      need,
+      (after, n) => this.deps.index.followed(run.readerId, run.s.t0, after, n),
+      'p1',
+    );
     let t = 0;
     for (const f of followed.taken) {
-      if (run.picked.length % every === every - 1 && t < trending.length) this.pick(run, trending[t++]!.row, 'trending');
+      if (run.picked.length % every === every - 1 && t < trending.length)
+        this.pick(run, trending[t++]!.row, 'trending');
       this.pick(run, f, 'followed');
     }
-    if (run.picked.length % every === every - 1 && t < trending.length && followed.taken.length > 0) this.pick(run, trending[t++]!.row, 'trending');
+    if (run.picked.length % every === every - 1 && t < trending.length && followed.taken.length > 0)
+      this.pick(run, trending[t++]!.row, 'trending');
     if (t > 0) run.s.trending = trending[t - 1]!.index + 1;
     if (followed.done) run.s.phase = 2;
   }
@@ -247,7 +270,13 @@ export class DiscoverFeed {
    * Appends the next `n` nearest items after the pool's last entry (an empty pool: after the cursor's
    * `position`); marks the pool done when the index has no more.
    */
-  private async grow(run: Run, pool: RankedPool, n: number, checked: Set<string>, position: After | null): Promise<void> {
+  private async grow(
+    run: Run,
+    pool: RankedPool,
+    n: number,
+    checked: Set<string>,
+    position: After | null,
+  ): Promise<void> {
     const q = await (run.query ?? this.deps.embeddings.readerQuery(run.readerId, run.s.t0));
     if (!q) {
       pool.done = true;
@@ -277,14 +306,22 @@ export class DiscoverFeed {
     this.deps.metrics.phase2Deferred();
     if (this.deferralLogged) return;
     this.deferralLogged = true;
-    this.deps.log.warn({ readerId: run.readerId }, 'discover: the vector index is still starting; phase 2 deferred, newest items served meanwhile');
+    this.deps.log.warn(
+      { readerId: run.readerId },
+      'discover: the vector index is still starting; phase 2 deferred, newest items served meanwhile',
+    );
   }
 
   /** Phase 3: newest overall, without followed creators. */
   private async phase3(run: Run, limit: number): Promise<void> {
     const need = limit - run.picked.length;
     if (need <= 0) return;
-    const found = await this.drain(run, need, (after, n) => this.deps.index.newest(run.readerId, run.s.t0, after, n), 'p3');
+    const found = await this.drain(
+      run,
+      need,
+      (after, n) => this.deps.index.newest(run.readerId, run.s.t0, after, n),
+      'p3',
+    );
     for (const c of found.taken) this.pick(run, c, 'newest');
     if (found.done) run.s.phase = 4;
   }
@@ -342,7 +379,14 @@ export class DiscoverFeed {
       if (reason) run.stats.excluded[reason] = (run.stats.excluded[reason] ?? 0) + 1;
       else open.push(r);
     }
-    const seen = open.length > 0 ? await this.deps.seen.seen(run.readerId, open.map((r) => r.id), run.nowMs) : [];
+    const seen =
+      open.length > 0
+        ? await this.deps.seen.seen(
+            run.readerId,
+            open.map((r) => r.id),
+            run.nowMs,
+          )
+        : [];
     const clean = open.filter((_, i) => !seen[i]);
     run.stats.fetched += rows.length;
     run.stats.seenDropped += open.length - clean.length;

@@ -103,7 +103,12 @@ export function vectorSearchSettings(d: DiscoverSettings, dataDir: string): Vect
  * The embeddings service over a discover index, with the configured settings. Without `index`: one
  * whose vector search is never started unless searched (writers such as `freshet import`).
  */
-export function discoverEmbeddings(d: DiscoverSettings, sql: Sql, dataDir: string, index = new PostgresDiscoverIndex(sql, new LazyVectorSearch(sql, d.dim, vectorSearchSettings(d, dataDir)))): DiscoverEmbeddings {
+export function discoverEmbeddings(
+  d: DiscoverSettings,
+  sql: Sql,
+  dataDir: string,
+  index = new PostgresDiscoverIndex(sql, new LazyVectorSearch(sql, d.dim, vectorSearchSettings(d, dataDir))),
+): DiscoverEmbeddings {
   return new DiscoverEmbeddings(index, { dim: d.dim, halfLifeMs: d.halfLifeMs, signalLimit: d.signalLimit });
 }
 
@@ -111,7 +116,14 @@ export function discoverEmbeddings(d: DiscoverSettings, sql: Sql, dataDir: strin
 export function wireDiscover(
   d: DiscoverSettings,
   stores: Stores,
-  deps: { content: ContentStore; trending: TrendingSource; seen: SeenFilter; exclusions: ExclusionSource; metrics: FeedMetrics; secret: string },
+  deps: {
+    content: ContentStore;
+    trending: TrendingSource;
+    seen: SeenFilter;
+    exclusions: ExclusionSource;
+    metrics: FeedMetrics;
+    secret: string;
+  },
 ): Discover {
   const sqlJobs = stores.sqlJobs ?? stores.sql;
   const settings = vectorSearchSettings(d, stores.dataDir);
@@ -131,7 +143,15 @@ export function wireDiscover(
       metrics: new PromDiscoverMetrics(stores.registry, deps.metrics, () => vectors.isReady()),
       pool: new DiscoverPoolCache(),
     },
-    { overFetch: d.overFetch, overFetchCap: d.overFetchCap, trendingEvery: TRENDING_EVERY, trendingDepth: d.trendingDepth, pool: d.pool, minSimilarity: d.minSimilarity, maxFetch: MAX_FETCH_ROWS },
+    {
+      overFetch: d.overFetch,
+      overFetchCap: d.overFetchCap,
+      trendingEvery: TRENDING_EVERY,
+      trendingDepth: d.trendingDepth,
+      pool: d.pool,
+      minSimilarity: d.minSimilarity,
+      maxFetch: MAX_FETCH_ROWS,
+    },
   );
   const warm = async () => {
     if (d.index === 'pgvector') await chooseVectorSearch(sqlJobs, d.dim, settings, stores.log);

@@ -11,7 +11,6 @@ import type { ExclusionReason, ReaderExclusions } from '../kernel/exclusion-sour
 
 export type { ExclusionReason, ReaderExclusions } from '../kernel/exclusion-source.js';
 
-
 /** Kinds accepted by `POST /v1/engagements`. */
 export const ENGAGEMENT_KINDS = ['reply', 'like', 'share'] as const;
 /** An engagement of a reader with an item. */
@@ -40,7 +39,6 @@ export interface DurableExclusions {
   /** Authors the reader blocks or who block the reader (note 4 graph; [] without one). */
   blockedAuthors: string[];
 }
-
 
 /** How "not interested" weighs on the item's author (config `FRESHET_NOT_INTERESTED_*`). */
 export interface AuthorPenalty {

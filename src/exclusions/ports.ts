@@ -36,7 +36,6 @@ export {
   type ReaderExclusions,
 } from './domain.js';
 
-
 /** A reader's hot exclusion state as read in one round trip. */
 export interface CachedExclusions {
   /** Recent views, newest first, de-duplicated, without those older than the TTL. */
@@ -92,7 +91,12 @@ export interface ExclusionCache {
  */
 export interface ExclusionStore {
   /** @throws FreshetError NOT_FOUND for an unknown or deleted item. */
-  recordEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ created: boolean }>;
+  recordEngagement(
+    readerId: string,
+    itemId: string,
+    kind: EngagementKind,
+    nowMs: number,
+  ): Promise<{ created: boolean }>;
   /** @throws FreshetError NOT_FOUND for an unknown or deleted item. @returns the item's author. */
   setFeedback(
     readerId: string,

@@ -28,8 +28,18 @@ import type { ExclusionList } from './service.js';
 /** What the routes call: the app's use cases (src/app/use-cases.ts), which also reach other capabilities. */
 export interface ExclusionRouteDeps {
   access: RequestAccess;
-  recordEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ created: boolean }>;
-  recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number): Promise<{ created: boolean; authorId: string; authorPenaltyUntilMs: number }>;
+  recordEngagement(
+    readerId: string,
+    itemId: string,
+    kind: EngagementKind,
+    nowMs: number,
+  ): Promise<{ created: boolean }>;
+  recordFeedback(
+    readerId: string,
+    itemId: string,
+    kind: FeedbackKind,
+    nowMs: number,
+  ): Promise<{ created: boolean; authorId: string; authorPenaltyUntilMs: number }>;
   undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }>;
   /** The reader's exclusions, for inspection (Exclusions.list). */
   list(readerId: string, nowMs: number): Promise<ExclusionList>;
@@ -42,40 +52,99 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { access } = deps;
 
-  r.post('/engagements', { schema: { tags: ['exclusions'], summary: 'Record a reply, like or share', body: EngagementBody, headers: FeedHeaders, response: { 200: EngagementResult, ...errors } } }, async (req) => {
-    const p = principalOf(req);
-    const readerId = readerOf(p, req);
-    const { item_id, kind } = req.body;
-    const { created } = await deps.recordEngagement(readerId, item_id, kind, nowOf(p, req, access));
-    return ok({ reader_id: readerId, item_id, kind, created });
-  });
+  r.post(
+    '/engagements',
+    {
+      schema: {
+        tags: ['exclusions'],
+        summary: 'Record a reply, like or share',
+        body: EngagementBody,
+        headers: FeedHeaders,
+        response: { 200: EngagementResult, ...errors },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const readerId = readerOf(p, req);
+      const { item_id, kind } = req.body;
+      const { created } = await deps.recordEngagement(readerId, item_id, kind, nowOf(p, req, access));
+      return ok({ reader_id: readerId, item_id, kind, created });
+    },
+  );
 
-  r.post('/feedback', { schema: { tags: ['exclusions'], summary: 'Not interested in an item', body: FeedbackBody, headers: FeedHeaders, response: { 200: FeedbackResult, ...errors } } }, async (req) => {
-    const p = principalOf(req);
-    const readerId = readerOf(p, req);
-    const { item_id, kind } = req.body;
-    const res = await deps.recordFeedback(readerId, item_id, kind, nowOf(p, req, access));
-    const until = Math.floor(res.authorPenaltyUntilMs / 1000);
-    return ok({ reader_id: readerId, item_id, kind, created: res.created, author_id: res.authorId, author_penalty_until: until });
-  });
+  r.post(
+    '/feedback',
+    {
+      schema: {
+        tags: ['exclusions'],
+        summary: 'Not interested in an item',
+        body: FeedbackBody,
+        headers: FeedHeaders,
+        response: { 200: FeedbackResult, ...errors },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const readerId = readerOf(p, req);
+      const { item_id, kind } = req.body;
+      const res = await deps.recordFeedback(readerId, item_id, kind, nowOf(p, req, access));
+      const until = Math.floor(res.authorPenaltyUntilMs / 1000);
+      return ok({
+        reader_id: readerId,
+        item_id,
+        kind,
+        created: res.created,
+        author_id: res.authorId,
+        author_penalty_until: until,
+      });
+    },
+  );
 
-  r.delete('/feedback/:item_id', { schema: { tags: ['exclusions'], summary: 'Undo a "not interested"', params: FeedbackParams, querystring: FeedbackQuery, headers: ReaderHeaders, response: { 200: FeedbackDeleteResult, ...errors } } }, async (req) => {
-    const readerId = readerOf(principalOf(req), req);
-    const kind = req.query.kind ?? 'not_interested';
-    const { removed } = await deps.undoFeedback(readerId, req.params.item_id, kind);
-    return ok({ reader_id: readerId, item_id: req.params.item_id, kind, removed });
-  });
+  r.delete(
+    '/feedback/:item_id',
+    {
+      schema: {
+        tags: ['exclusions'],
+        summary: 'Undo a "not interested"',
+        params: FeedbackParams,
+        querystring: FeedbackQuery,
+        headers: ReaderHeaders,
+        response: { 200: FeedbackDeleteResult, ...errors },
+      },
+    },
+    async (req) => {
+      const readerId = readerOf(principalOf(req), req);
+      const kind = req.query.kind ?? 'not_interested';
+      const { removed } = await deps.undoFeedback(readerId, req.params.item_id, kind);
+      return ok({ reader_id: readerId, item_id: req.params.item_id, kind, removed });
+    },
+  );
 
-  r.get('/exclusions', { schema: { tags: ['exclusions'], summary: "The reader's exclusions: recent views, engaged, not interested, blocks", headers: FeedHeaders, response: { 200: ExclusionListResult, ...errors } } }, async (req) => {
-    const p = principalOf(req);
-    const readerId = readerOf(p, req);
-    const l = await deps.list(readerId, nowOf(p, req, access));
-    return ok({
-      reader_id: readerId,
-      recently_viewed: l.recentViews,
-      engaged: l.engaged,
-      not_interested: l.notInterested.map((n) => ({ item_id: n.itemId, author_id: n.authorId, at: Math.floor(n.atMs / 1000) })),
-      blocked_authors: l.blockedAuthors,
-    });
-  });
+  r.get(
+    '/exclusions',
+    {
+      schema: {
+        tags: ['exclusions'],
+        summary: "The reader's exclusions: recent views, engaged, not interested, blocks",
+        headers: FeedHeaders,
+        response: { 200: ExclusionListResult, ...errors },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const readerId = readerOf(p, req);
+      const l = await deps.list(readerId, nowOf(p, req, access));
+      return ok({
+        reader_id: readerId,
+        recently_viewed: l.recentViews,
+        engaged: l.engaged,
+        not_interested: l.notInterested.map((n) => ({
+          item_id: n.itemId,
+          author_id: n.authorId,
+          at: Math.floor(n.atMs / 1000),
+        })),
+        blocked_authors: l.blockedAuthors,
+      });
+    },
+  );
 };

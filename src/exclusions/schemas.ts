@@ -42,7 +42,9 @@ export const FeedbackResult = Envelope(
     item_id: Type.String(),
     kind: Type.String(),
     created: Type.Boolean(),
-    author_id: Type.String({ description: "the item's author, down-weighted for the reader until author_penalty_until" }),
+    author_id: Type.String({
+      description: "the item's author, down-weighted for the reader until author_penalty_until",
+    }),
     author_penalty_until: Type.Integer({ description: 'epoch seconds' }),
   }),
 );
@@ -62,10 +64,16 @@ export const FeedbackDeleteResult = Envelope(
 export const ExclusionListResult = Envelope(
   Type.Object({
     reader_id: Type.String(),
-    recently_viewed: Type.Array(Type.String(), { description: 'recent counted views, newest first (at most FRESHET_RECENT_VIEWS)' }),
+    recently_viewed: Type.Array(Type.String(), {
+      description: 'recent counted views, newest first (at most FRESHET_RECENT_VIEWS)',
+    }),
     engaged: Type.Array(Type.String(), { description: 'items replied to, liked or shared, most recent first' }),
     not_interested: Type.Array(
-      Type.Object({ item_id: Type.String(), author_id: Type.String(), at: Type.Integer({ description: 'epoch seconds' }) }),
+      Type.Object({
+        item_id: Type.String(),
+        author_id: Type.String(),
+        at: Type.Integer({ description: 'epoch seconds' }),
+      }),
       { description: '"not interested" items, most recent first (undo: DELETE /v1/feedback/:item_id)' },
     ),
     blocked_authors: Type.Array(Type.String(), { description: 'authors the reader blocks or who block the reader' }),

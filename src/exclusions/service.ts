@@ -14,7 +14,13 @@
  * both users (a block hides authors in both directions).
  */
 import { assertId } from '../kernel/ids.js';
-import { buildReaderExclusions, type AuthorPenalty, type DurableExclusions, type EngagementKind, type ReaderExclusions } from './domain.js';
+import {
+  buildReaderExclusions,
+  type AuthorPenalty,
+  type DurableExclusions,
+  type EngagementKind,
+  type ReaderExclusions,
+} from './domain.js';
 import type { ExclusionCache, ExclusionSource, ExclusionStore } from './ports.js';
 import type { Logger } from '../kernel/observability.js';
 
@@ -83,7 +89,12 @@ export class Exclusions implements ExclusionSource {
    * Records an engagement (idempotent per reader, item and kind); the item leaves the reader's feeds.
    * @throws FreshetError `INVALID_ID`, `NOT_FOUND` (unknown or deleted item), `STORE_UNAVAILABLE`.
    */
-  async recordEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ created: boolean }> {
+  async recordEngagement(
+    readerId: string,
+    itemId: string,
+    kind: EngagementKind,
+    nowMs: number,
+  ): Promise<{ created: boolean }> {
     assertId(readerId, 'reader id');
     assertId(itemId, 'item id');
     const r = await this.deps.store.recordEngagement(readerId, itemId, kind, nowMs);
@@ -101,7 +112,11 @@ export class Exclusions implements ExclusionSource {
     assertId(itemId, 'item id');
     const r = await this.deps.store.setFeedback(readerId, itemId, 'not_interested', nowMs);
     await this.deps.cache.invalidate(readerId);
-    return { created: r.created, authorId: r.authorId, authorPenaltyUntilMs: r.atMs + this.settings.penalty.durationMs };
+    return {
+      created: r.created,
+      authorId: r.authorId,
+      authorPenaltyUntilMs: r.atMs + this.settings.penalty.durationMs,
+    };
   }
 
   /**

@@ -24,9 +24,16 @@ export interface ExclusionSettings {
 
 /** Wires the exclusions over the stores. */
 export function wireExclusions(s: ExclusionSettings, stores: Stores): Exclusions {
-  const cacheSettings = { recentViews: s.recentViews, recentViewsTtlMs: s.recentViewsTtlMs, durableTtlMs: s.durableTtlMs };
+  const cacheSettings = {
+    recentViews: s.recentViews,
+    recentViewsTtlMs: s.recentViewsTtlMs,
+    durableTtlMs: s.durableTtlMs,
+  };
   const cache = stores.redis
     ? new RedisExclusionCache(stores.redis.redis, stores.redis.keys, cacheSettings)
     : new MemoryExclusionCache(cacheSettings);
-  return new Exclusions({ store: new PostgresExclusionStore(stores.sql), cache, log: stores.log }, { penalty: s.penalty, cap: s.cap });
+  return new Exclusions(
+    { store: new PostgresExclusionStore(stores.sql), cache, log: stores.log },
+    { penalty: s.penalty, cap: s.cap },
+  );
 }

@@ -115,11 +115,13 @@ export function mergeSlices(slices: readonly SourceSlice[], lo: number): MergedR
   let floor = 0;
   for (const s of slices) floor = Math.max(floor, s.floor);
   let horizon = -1;
-  for (const s of slices) if (s.tids.length >= s.asked && s.tids.length > 0) horizon = Math.max(horizon, s.tids[s.tids.length - 1]!);
+  for (const s of slices)
+    if (s.tids.length >= s.asked && s.tids.length > 0) horizon = Math.max(horizon, s.tids[s.tids.length - 1]!);
   const bottom = Math.max(floor, lo);
   const seen = new Set<number>();
   const tids: number[] = [];
-  for (const s of slices) for (const t of s.tids) if (t > bottom && t >= horizon && !seen.has(t)) seen.add(t), tids.push(t);
+  for (const s of slices)
+    for (const t of s.tids) if (t > bottom && t >= horizon && !seen.has(t)) seen.add(t), tids.push(t);
   tids.sort((a, b) => b - a);
   // A full source whose last entry is at or below the bottom returned everything above it.
   return { tids, floor, exhausted: horizon <= bottom };

@@ -117,11 +117,15 @@ export class FanoutWorker {
         },
         onFailed: (job, err) => {
           this.deps.metrics.fanoutFailed();
-          this.deps.log.error({ err, tid: job.tid, itemId: job.itemId }, 'fan-out job failed its last attempt; the sweep will retry it');
+          this.deps.log.error(
+            { err, tid: job.tid, itemId: job.itemId },
+            'fan-out job failed its last attempt; the sweep will retry it',
+          );
         },
       },
     );
-    const sweepOnce = (wallNowMs?: number) => void this.sweep(wallNowMs).catch((err: unknown) => this.deps.log.warn({ err }, 'fan-out sweep failed'));
+    const sweepOnce = (wallNowMs?: number) =>
+      void this.sweep(wallNowMs).catch((err: unknown) => this.deps.log.warn({ err }, 'fan-out sweep failed'));
     // At start every pending fan-out is taken, however recent: an in-process queue starts empty, so each
     // one is orphaned (a CLI import that closed, a crash), and a queued BullMQ job is not added twice.
     sweepOnce(Date.now() + this.settings.staleMs);
@@ -143,7 +147,15 @@ export class FanoutWorker {
   async sweep(wallNowMs = Date.now()): Promise<number> {
     const published = await this.publishUnpublished();
     const rows = await this.deps.index.pendingBefore(wallNowMs - this.settings.staleMs, SWEEP_BATCH);
-    await this.deps.queue.enqueue(rows.map((r) => ({ tid: r.tid, itemId: r.itemId, authorId: r.authorId, nowMs: r.nowMs, enqueuedAtMs: r.recordedAtMs })));
+    await this.deps.queue.enqueue(
+      rows.map((r) => ({
+        tid: r.tid,
+        itemId: r.itemId,
+        authorId: r.authorId,
+        nowMs: r.nowMs,
+        enqueuedAtMs: r.recordedAtMs,
+      })),
+    );
     return published + rows.length;
   }
 
@@ -159,12 +171,17 @@ export class FanoutWorker {
       const rows = await this.deps.index.unpublished(SWEEP_BATCH);
       if (rows.length === 0) break;
       const nowMs = Math.max(...rows.map((r) => r.updateTimeMs));
-      const published = await publishToTimeline({ deps: this.deps, ...this.settings }, rows.map((r) => r.itemId), nowMs);
+      const published = await publishToTimeline(
+        { deps: this.deps, ...this.settings },
+        rows.map((r) => r.itemId),
+        nowMs,
+      );
       total += published.length;
       if (rows.length < SWEEP_BATCH) break;
       await new Promise((resolve) => setImmediate(resolve)); // let requests run between rounds
     }
-    if (total > 0) this.deps.log.warn({ items: total }, 'fan-out sweep published items whose publish had failed after their commit');
+    if (total > 0)
+      this.deps.log.warn({ items: total }, 'fan-out sweep published items whose publish had failed after their commit');
     return total;
   }
 

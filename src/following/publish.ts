@@ -24,13 +24,19 @@ export interface PublishTarget {
  * @returns the items published by this call.
  * @throws store errors of the id assignment (nothing committed then).
  */
-export async function publishToTimeline(target: PublishTarget, itemIds: readonly string[], nowMs: number): Promise<Published[]> {
+export async function publishToTimeline(
+  target: PublishTarget,
+  itemIds: readonly string[],
+  nowMs: number,
+): Promise<Published[]> {
   const { index, store, queue, log } = target.deps;
   const published = await index.publish(itemIds, nowMs);
   if (published.length === 0) return published;
   const enqueuedAtMs = Date.now();
   try {
-    await Promise.all(published.map((p) => store.appendToOutbox(p.authorId, p.tid, target.outboxLength, target.activeWindowMs)));
+    await Promise.all(
+      published.map((p) => store.appendToOutbox(p.authorId, p.tid, target.outboxLength, target.activeWindowMs)),
+    );
     await queue.enqueue(published.map((p) => ({ ...p, nowMs, enqueuedAtMs })));
   } catch (err) {
     log.warn({ err, items: published.length }, 'publish: outbox or enqueue failed; the fan-out sweep will retry');

@@ -15,7 +15,18 @@ import { nowOf, principalOf, readerOf, requireService, type RequestAccess } from
 import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok } from '../kernel/http/schemas.js';
 import type { SocialGraph } from './social-graph.js';
 import type { FollowingTimeline } from './service.js';
-import { BlockResult, FollowResult, ListQuery, ListResult, PairParams, StreamHeaders, StreamQuery, TimelineQuery, TimelineResult, UserResult } from './schemas.js';
+import {
+  BlockResult,
+  FollowResult,
+  ListQuery,
+  ListResult,
+  PairParams,
+  StreamHeaders,
+  StreamQuery,
+  TimelineQuery,
+  TimelineResult,
+  UserResult,
+} from './schemas.js';
 import type { StreamHub } from './stream-hub.js';
 
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
@@ -24,12 +35,20 @@ const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404
 function tidParam(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const t = parseTid(value);
-  if (t === null) throw fail('INVALID_INPUT', `query parameter ${name} ${JSON.stringify(value)} is not a timeline id: send the timeline_id or next_max_id of a page (a decimal below 2^53)`);
+  if (t === null)
+    throw fail(
+      'INVALID_INPUT',
+      `query parameter ${name} ${JSON.stringify(value)} is not a timeline id: send the timeline_id or next_max_id of a page (a decimal below 2^53)`,
+    );
   return t;
 }
 
 function listJson(userId: string, page: GraphPage) {
-  return ok({ user_id: userId, users: page.entries.map((e) => ({ id: e.userId, since: Math.floor(e.sinceMs / 1000) })), next_cursor: page.nextCursor });
+  return ok({
+    user_id: userId,
+    users: page.entries.map((e) => ({ id: e.userId, since: Math.floor(e.sinceMs / 1000) })),
+    next_cursor: page.nextCursor,
+  });
 }
 
 /** What the routes call: reads go to the timeline and graph; writes to the app's use cases (src/app/use-cases.ts). */
@@ -52,72 +71,157 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
   const { access, timeline: t, graph } = deps;
   const pair = { tags: ['graph'], params: PairParams };
 
-  r.put('/users/:id', { schema: { tags: ['graph'], summary: 'Register a user (service key)', params: IdParams, response: { 200: UserResult, ...errors } } }, async (req) => {
-    requireService(principalOf(req));
-    const created = (await deps.registerUsers([req.params.id], access.clock.now())) === 1;
-    return ok({ id: req.params.id, created });
-  });
+  r.put(
+    '/users/:id',
+    {
+      schema: {
+        tags: ['graph'],
+        summary: 'Register a user (service key)',
+        params: IdParams,
+        response: { 200: UserResult, ...errors },
+      },
+    },
+    async (req) => {
+      requireService(principalOf(req));
+      const created = (await deps.registerUsers([req.params.id], access.clock.now())) === 1;
+      return ok({ id: req.params.id, created });
+    },
+  );
 
-  r.put('/users/:id/following/:author_id', { schema: { ...pair, headers: NowHeaders, summary: 'Follow (idempotent; backfills the inbox)', response: { 200: FollowResult, ...errors } } }, async (req) => {
-    const p = principalOf(req);
-    const userId = readerOf(p, req, req.params.id);
-    const res = await deps.follow(userId, req.params.author_id, nowOf(p, req, access));
-    return ok({ user_id: userId, author_id: req.params.author_id, following: true, ...res });
-  });
+  r.put(
+    '/users/:id/following/:author_id',
+    {
+      schema: {
+        ...pair,
+        headers: NowHeaders,
+        summary: 'Follow (idempotent; backfills the inbox)',
+        response: { 200: FollowResult, ...errors },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const userId = readerOf(p, req, req.params.id);
+      const res = await deps.follow(userId, req.params.author_id, nowOf(p, req, access));
+      return ok({ user_id: userId, author_id: req.params.author_id, following: true, ...res });
+    },
+  );
 
-  r.delete('/users/:id/following/:author_id', { schema: { ...pair, summary: 'Unfollow (idempotent)', response: { 200: FollowResult, ...errors } } }, async (req) => {
-    const userId = readerOf(principalOf(req), req, req.params.id);
-    const res = await deps.unfollow(userId, req.params.author_id);
-    return ok({ user_id: userId, author_id: req.params.author_id, following: false, ...res });
-  });
+  r.delete(
+    '/users/:id/following/:author_id',
+    { schema: { ...pair, summary: 'Unfollow (idempotent)', response: { 200: FollowResult, ...errors } } },
+    async (req) => {
+      const userId = readerOf(principalOf(req), req, req.params.id);
+      const res = await deps.unfollow(userId, req.params.author_id);
+      return ok({ user_id: userId, author_id: req.params.author_id, following: false, ...res });
+    },
+  );
 
-  r.put('/users/:id/blocks/:author_id', { schema: { ...pair, headers: NowHeaders, summary: 'Block (removes follows both ways)', response: { 200: BlockResult, ...errors } } }, async (req) => {
-    const p = principalOf(req);
-    const userId = readerOf(p, req, req.params.id);
-    const res = await deps.block(userId, req.params.author_id, nowOf(p, req, access));
-    return ok({ user_id: userId, author_id: req.params.author_id, blocking: true, created: res.created });
-  });
+  r.put(
+    '/users/:id/blocks/:author_id',
+    {
+      schema: {
+        ...pair,
+        headers: NowHeaders,
+        summary: 'Block (removes follows both ways)',
+        response: { 200: BlockResult, ...errors },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const userId = readerOf(p, req, req.params.id);
+      const res = await deps.block(userId, req.params.author_id, nowOf(p, req, access));
+      return ok({ user_id: userId, author_id: req.params.author_id, blocking: true, created: res.created });
+    },
+  );
 
-  r.delete('/users/:id/blocks/:author_id', { schema: { ...pair, summary: 'Unblock (idempotent)', response: { 200: BlockResult, ...errors } } }, async (req) => {
-    const userId = readerOf(principalOf(req), req, req.params.id);
-    const res = await deps.unblock(userId, req.params.author_id);
-    return ok({ user_id: userId, author_id: req.params.author_id, blocking: false, ...res });
-  });
+  r.delete(
+    '/users/:id/blocks/:author_id',
+    { schema: { ...pair, summary: 'Unblock (idempotent)', response: { 200: BlockResult, ...errors } } },
+    async (req) => {
+      const userId = readerOf(principalOf(req), req, req.params.id);
+      const res = await deps.unblock(userId, req.params.author_id);
+      return ok({ user_id: userId, author_id: req.params.author_id, blocking: false, ...res });
+    },
+  );
 
   for (const list of ['following', 'followers', 'blocks'] as const) {
-    r.get(`/users/:id/${list}`, { schema: { tags: ['graph'], summary: `A user's ${list}, newest first`, params: IdParams, querystring: ListQuery, response: { 200: ListResult, ...errors } } }, async (req) => {
-      const userId = readerOf(principalOf(req), req, req.params.id);
-      const [known] = await graph.exists([userId]);
-      if (!known) throw fail('UNKNOWN_USER', `no user ${userId}`);
-      return listJson(userId, await graph[list](userId, req.query.limit ?? 100, req.query.cursor));
-    });
+    r.get(
+      `/users/:id/${list}`,
+      {
+        schema: {
+          tags: ['graph'],
+          summary: `A user's ${list}, newest first`,
+          params: IdParams,
+          querystring: ListQuery,
+          response: { 200: ListResult, ...errors },
+        },
+      },
+      async (req) => {
+        const userId = readerOf(principalOf(req), req, req.params.id);
+        const [known] = await graph.exists([userId]);
+        if (!known) throw fail('UNKNOWN_USER', `no user ${userId}`);
+        return listJson(userId, await graph[list](userId, req.query.limit ?? 100, req.query.cursor));
+      },
+    );
   }
 
-  r.get('/feeds/following', { schema: { tags: ['feeds'], summary: 'Following timeline, newest first', querystring: TimelineQuery, headers: FeedHeaders, response: { 200: TimelineResult, ...errors } } }, async (req) => {
-    const p = principalOf(req);
-    const readerId = readerOf(p, req);
-    const q = { limit: req.query.limit ?? 20, maxId: tidParam(req.query.max_id, 'max_id'), sinceId: tidParam(req.query.since_id, 'since_id') };
-    const page = await t.page(readerId, q, nowOf(p, req, access));
-    const items = page.items.map((e) => ({ ...itemToJson(e.item), timeline_id: tidText(e.tid) }));
-    return ok({ items, next_max_id: page.nextMaxId === null ? null : tidText(page.nextMaxId), rebuilt: page.rebuilt });
-  });
+  r.get(
+    '/feeds/following',
+    {
+      schema: {
+        tags: ['feeds'],
+        summary: 'Following timeline, newest first',
+        querystring: TimelineQuery,
+        headers: FeedHeaders,
+        response: { 200: TimelineResult, ...errors },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const readerId = readerOf(p, req);
+      const q = {
+        limit: req.query.limit ?? 20,
+        maxId: tidParam(req.query.max_id, 'max_id'),
+        sinceId: tidParam(req.query.since_id, 'since_id'),
+      };
+      const page = await t.page(readerId, q, nowOf(p, req, access));
+      const items = page.items.map((e) => ({ ...itemToJson(e.item), timeline_id: tidText(e.tid) }));
+      return ok({
+        items,
+        next_max_id: page.nextMaxId === null ? null : tidText(page.nextMaxId),
+        rebuilt: page.rebuilt,
+      });
+    },
+  );
 
   // Server-Sent Events: checks (token, reader, limits, cursor) answer envelopes as any route; then the
   // response is taken over and held by a StreamSession. Not in the OpenAPI document (an endless
   // text/event-stream answer; docs/api.md describes it).
-  r.get('/feeds/following/stream', { schema: { hide: true, querystring: StreamQuery, headers: StreamHeaders, response: errors } }, async (req, reply) => {
-    const p = principalOf(req);
-    const readerId = readerOf(p, req);
-    const startNow = nowOf(p, req, access);
-    const clockAtStart = access.clock.now();
-    const resume = req.headers['last-event-id'];
-    const since = tidParam(typeof resume === 'string' ? resume : req.query.since_id, typeof resume === 'string' ? 'Last-Event-ID' : 'since_id');
-    const cursor = since ?? (await deps.stream.currentTid());
-    deps.stream.admit(readerId); // no await from here to open(): the limits hold
-    void reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    res.write(`retry: 1000\n: stream of ${readerId} after ${cursor}\n\n`);
-    deps.stream.open(readerId, cursor, res, () => startNow + (access.clock.now() - clockAtStart));
-  });
+  r.get(
+    '/feeds/following/stream',
+    { schema: { hide: true, querystring: StreamQuery, headers: StreamHeaders, response: errors } },
+    async (req, reply) => {
+      const p = principalOf(req);
+      const readerId = readerOf(p, req);
+      const startNow = nowOf(p, req, access);
+      const clockAtStart = access.clock.now();
+      const resume = req.headers['last-event-id'];
+      const since = tidParam(
+        typeof resume === 'string' ? resume : req.query.since_id,
+        typeof resume === 'string' ? 'Last-Event-ID' : 'since_id',
+      );
+      const cursor = since ?? (await deps.stream.currentTid());
+      deps.stream.admit(readerId); // no await from here to open(): the limits hold
+      void reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.write(`retry: 1000\n: stream of ${readerId} after ${cursor}\n\n`);
+      deps.stream.open(readerId, cursor, res, () => startNow + (access.clock.now() - clockAtStart));
+    },
+  );
 };

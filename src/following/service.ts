@@ -116,7 +116,10 @@ export class FollowingTimeline {
    * could not (idempotent; a dropped inbox costs one rebuild).
    * @throws FreshetError INVALID_ID, SELF_REFERENCE — nothing written.
    */
-  async importFollows(edges: readonly (readonly [string, string])[], nowMs: number): Promise<{ inserted: number; blocked: number }> {
+  async importFollows(
+    edges: readonly (readonly [string, string])[],
+    nowMs: number,
+  ): Promise<{ inserted: number; blocked: number }> {
     const r = await this.deps.graph.importFollows(edges, nowMs);
     await this.deps.store.dropInboxes([...new Set(edges.map((e) => e[0]))]);
     return r;
@@ -188,12 +191,22 @@ export class FollowingTimeline {
     const items = hi > lo + 1 ? await this.collect(readerId, state.pulled, hi, lo, q.limit, nowMs, trace) : [];
     await touched;
     this.deps.metrics.read(performance.now() - t0, trace.rebuilt, trace.fromSql);
-    return { items, nextMaxId: nextMaxId(items.map((i) => i.tid), q.limit), rebuilt: trace.rebuilt };
+    return {
+      items,
+      nextMaxId: nextMaxId(
+        items.map((i) => i.tid),
+        q.limit,
+      ),
+      rebuilt: trace.rebuilt,
+    };
   }
 
   /** Marks the reader active in PostgreSQL and refreshes its inbox's time to live. */
   private async touch(readerId: string, nowMs: number): Promise<void> {
-    await Promise.all([this.deps.graph.touch(readerId, nowMs), this.deps.store.touch(readerId, this.settings.activeWindowMs)]);
+    await Promise.all([
+      this.deps.graph.touch(readerId, nowMs),
+      this.deps.store.touch(readerId, this.settings.activeWindowMs),
+    ]);
   }
 
   /** Pushes the author's newest items into the reader's inbox; raises its floor if some were left out. */
@@ -206,7 +219,15 @@ export class FollowingTimeline {
   }
 
   /** The rounds of a read: Redis above the floors, PostgreSQL below them. */
-  private async collect(readerId: string, pulled: PulledAuthor[], hi: number, lo: number, limit: number, nowMs: number, trace: ReadTrace): Promise<TimelineItem[]> {
+  private async collect(
+    readerId: string,
+    pulled: PulledAuthor[],
+    hi: number,
+    lo: number,
+    limit: number,
+    nowMs: number,
+    trace: ReadTrace,
+  ): Promise<TimelineItem[]> {
     const out: TimelineItem[] = [];
     let cursor = hi;
     while (out.length < limit) {
@@ -217,7 +238,10 @@ export class FollowingTimeline {
         out.push(...(await this.deps.index.timeline(readerId, cursor, lo, limit - out.length)));
         break;
       }
-      const round = mergeSlices(slices.map((s) => s.slice), lo);
+      const round = mergeSlices(
+        slices.map((s) => s.slice),
+        lo,
+      );
       if (round.tids.length > 0) {
         const kept = await this.hydrate(readerId, round.tids, slices, limit - out.length);
         out.push(...kept);
@@ -240,18 +264,34 @@ export class FollowingTimeline {
    * Reads the inbox and the pulled outboxes for one round; rebuilds the inbox once if it is not ready.
    * @returns null when the inbox is still not ready after a rebuild (read from PostgreSQL instead).
    */
-  private async readSources(readerId: string, pulled: PulledAuthor[], range: { hi: number; lo: number; count: number }, nowMs: number, trace: ReadTrace) {
+  private async readSources(
+    readerId: string,
+    pulled: PulledAuthor[],
+    range: { hi: number; lo: number; count: number },
+    nowMs: number,
+    trace: ReadTrace,
+  ) {
     const { store } = this.deps;
     for (;;) {
       const [inbox, outboxes] = await Promise.all([
         store.readInbox(readerId, range),
-        pulled.length > 0 ? store.readOutboxes(pulled.map((p) => p.authorId), range) : Promise.resolve([]),
+        pulled.length > 0
+          ? store.readOutboxes(
+              pulled.map((p) => p.authorId),
+              range,
+            )
+          : Promise.resolve([]),
       ]);
       if (inbox.state === 'ready') {
-        const slices: { slice: SourceSlice; authorId: string | null }[] = [{ slice: { tids: inbox.tids, asked: range.count, floor: inbox.floor }, authorId: null }];
+        const slices: { slice: SourceSlice; authorId: string | null }[] = [
+          { slice: { tids: inbox.tids, asked: range.count, floor: inbox.floor }, authorId: null },
+        ];
         outboxes.forEach((o, i) => {
           const p = pulled[i]!;
-          slices.push({ slice: { tids: o.tids, asked: range.count, floor: outboxFloor(o.floor, p.pullTid) }, authorId: p.authorId });
+          slices.push({
+            slice: { tids: o.tids, asked: range.count, floor: outboxFloor(o.floor, p.pullTid) },
+            authorId: p.authorId,
+          });
         });
         return slices;
       }
@@ -266,11 +306,17 @@ export class FollowingTimeline {
    * removes the hidden ones: deleted from the inbox and the outboxes holding them, unfollowed or
    * blocked from the inbox.
    */
-  private async hydrate(readerId: string, tids: number[], sources: { slice: SourceSlice; authorId: string | null }[], room: number): Promise<TimelineItem[]> {
+  private async hydrate(
+    readerId: string,
+    tids: number[],
+    sources: { slice: SourceSlice; authorId: string | null }[],
+    room: number,
+  ): Promise<TimelineItem[]> {
     const { index, store, metrics } = this.deps;
     const vis = await index.visible(readerId, tids);
     const removals: Promise<void>[] = [];
-    if (vis.deleted.length + vis.unfollowed.length > 0) removals.push(store.removeFromInbox(readerId, [...vis.deleted, ...vis.unfollowed]));
+    if (vis.deleted.length + vis.unfollowed.length > 0)
+      removals.push(store.removeFromInbox(readerId, [...vis.deleted, ...vis.unfollowed]));
     if (vis.deleted.length > 0) {
       const gone = new Set(vis.deleted);
       for (const s of sources) {

@@ -68,14 +68,21 @@ export interface SocialGraph {
    * that are new and that no block (either way) forbids, and moves the counts — one transaction. Idempotent.
    * @throws FreshetError INVALID_ID (an id), SELF_REFERENCE (an edge from a user to itself) — nothing written.
    */
-  importFollows(edges: readonly (readonly [string, string])[], nowMs: number): Promise<{ inserted: number; blocked: number }>;
+  importFollows(
+    edges: readonly (readonly [string, string])[],
+    nowMs: number,
+  ): Promise<{ inserted: number; blocked: number }>;
   /** Removes the follow; `removed` false when there was none. */
   unfollow(follower: string, followee: string): Promise<{ removed: boolean }>;
   /**
    * `blocker` blocks `blocked`: the follows both ways are removed in the same transaction.
    * @throws FreshetError SELF_REFERENCE, UNKNOWN_USER (blocked).
    */
-  block(blocker: string, blocked: string, nowMs: number): Promise<{ created: boolean; unfollowed: boolean; unfollowedBy: boolean }>;
+  block(
+    blocker: string,
+    blocked: string,
+    nowMs: number,
+  ): Promise<{ created: boolean; unfollowed: boolean; unfollowedBy: boolean }>;
   unblock(blocker: string, blocked: string): Promise<{ removed: boolean }>;
   /** Whom the user follows, newest follow first. @throws FreshetError INVALID_INPUT for a bad cursor. */
   following(userId: string, limit: number, cursor?: string): Promise<GraphPage>;

@@ -113,7 +113,10 @@ export class StreamSession {
       } while (this.dirty && !this.closed);
     } catch (err) {
       // a store failure: the next signal or heartbeat tries again from the same cursor
-      this.hub.log.warn({ err, readerId: this.readerId }, 'stream catch-up failed; retrying at the next signal or heartbeat');
+      this.hub.log.warn(
+        { err, readerId: this.readerId },
+        'stream catch-up failed; retrying at the next signal or heartbeat',
+      );
     } finally {
       this.running = false;
     }
@@ -125,7 +128,11 @@ export class StreamSession {
     let count = 0;
     let maxId: number | undefined;
     for (;;) {
-      const page = await this.hub.timeline.page(this.readerId, { limit: PAGE, sinceId: this.cursor, ...(maxId !== undefined ? { maxId } : {}) }, this.now());
+      const page = await this.hub.timeline.page(
+        this.readerId,
+        { limit: PAGE, sinceId: this.cursor, ...(maxId !== undefined ? { maxId } : {}) },
+        this.now(),
+      );
       if (this.closed) return;
       pages.push(page.items);
       count += page.items.length;
@@ -146,7 +153,11 @@ export class StreamSession {
   private async reset(newest: number): Promise<void> {
     const tid = tidText(newest);
     this.cursor = newest;
-    if (!this.sink.write(`id: ${tid}\nevent: reset\ndata: ${JSON.stringify({ timeline_id: tid })}\n\n`) && !(await this.drained())) this.close('slow');
+    if (
+      !this.sink.write(`id: ${tid}\nevent: reset\ndata: ${JSON.stringify({ timeline_id: tid })}\n\n`) &&
+      !(await this.drained())
+    )
+      this.close('slow');
   }
 
   /** Waits for `drain`; false when it does not come within the drain timeout or the socket closes. */
@@ -219,8 +230,16 @@ export class StreamHub {
    * @throws FreshetError TOO_MANY_STREAMS.
    */
   admit(readerId: string): void {
-    if (this.total >= this.settings.maxConnections) throw fail('TOO_MANY_STREAMS', `this server holds its maximum of ${this.settings.maxConnections} open streams (FRESHET_STREAM_MAX_CONNECTIONS); retry later or on another server`);
-    if (this.openFor(readerId) >= this.settings.maxPerReader) throw fail('TOO_MANY_STREAMS', `reader ${readerId} already has ${this.settings.maxPerReader} open streams on this server (FRESHET_STREAM_MAX_PER_READER); close one first`);
+    if (this.total >= this.settings.maxConnections)
+      throw fail(
+        'TOO_MANY_STREAMS',
+        `this server holds its maximum of ${this.settings.maxConnections} open streams (FRESHET_STREAM_MAX_CONNECTIONS); retry later or on another server`,
+      );
+    if (this.openFor(readerId) >= this.settings.maxPerReader)
+      throw fail(
+        'TOO_MANY_STREAMS',
+        `reader ${readerId} already has ${this.settings.maxPerReader} open streams on this server (FRESHET_STREAM_MAX_PER_READER); close one first`,
+      );
   }
 
   /** Registers a session on `sink` (already admitted) and starts its catch-up from `cursor`. */

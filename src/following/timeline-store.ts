@@ -76,7 +76,13 @@ export interface TimelineStore {
    * Merges the rebuilt tids, raises the floor to `floor`, trims to `maxLen`, marks the inbox ready
    * (Mastodon's `populate_home`).
    */
-  completeRebuild(readerId: string, tids: readonly number[], floor: number, maxLen: number, ttlMs: number): Promise<void>;
+  completeRebuild(
+    readerId: string,
+    tids: readonly number[],
+    floor: number,
+    maxLen: number,
+    ttlMs: number,
+  ): Promise<void>;
   /**
    * Adds tids to a prepared inbox (follow backfill), raising the floor to `floor` when the backfill was
    * cut short. @returns false when the inbox is not prepared (nothing written).

@@ -109,7 +109,12 @@ export function wireFollowing(c: FollowingSettings, stores: Stores, bull: Partia
   const metrics = new PromTimelineMetrics(stores.registry);
   const timeline = new FollowingTimeline(
     { graph, index, store, queue, metrics, log },
-    { activeWindowMs: c.activeWindowMs, inboxLength: c.inboxLength, outboxLength: c.outboxLength, followBackfill: c.followBackfill },
+    {
+      activeWindowMs: c.activeWindowMs,
+      inboxLength: c.inboxLength,
+      outboxLength: c.outboxLength,
+      followBackfill: c.followBackfill,
+    },
   );
   const worker = new FanoutWorker(
     { graph, index, store, queue, metrics, log },
@@ -123,7 +128,9 @@ export function wireFollowing(c: FollowingSettings, stores: Stores, bull: Partia
       sweepEveryMs: c.sweepMs,
     },
   );
-  const signal: TimelineSignal = hot ? new RedisTimelineSignal(hot.redis, hot.connectBlocking, hot.keys.timelineSignal(), log) : new MemoryTimelineSignal();
+  const signal: TimelineSignal = hot
+    ? new RedisTimelineSignal(hot.redis, hot.connectBlocking, hot.keys.timelineSignal(), log)
+    : new MemoryTimelineSignal();
   const stream = new StreamHub(timeline, index, signal, c.stream, log, metrics);
   const running = new Set<RunningWorker>();
   const listeners = new Set<FanoutListener>();

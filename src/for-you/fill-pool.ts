@@ -89,7 +89,8 @@ export class FillPool {
       await this.build(nowMs);
       return this.current!;
     }
-    if (!this.building && this.clock.now() - cur.builtAt >= this.settings.intervalMs) this.build(nowMs).catch(this.onError);
+    if (!this.building && this.clock.now() - cur.builtAt >= this.settings.intervalMs)
+      this.build(nowMs).catch(this.onError);
     return cur;
   }
 

@@ -33,26 +33,75 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { access, feed, content } = deps;
 
-  r.post('/feeds/for-you', { schema: { tags: ['feeds'], summary: 'For-you feed: refresh or load_more', body: ForYouBody, headers: FeedHeaders, response: { 200: FeedResult, ...errors } } }, async (req, reply) => {
-    const p = principalOf(req);
-    const page = await feed.page(readerOf(p, req), req.body.action, req.body.limit, nowOf(p, req, access));
-    if (page.refreshed) void reply.header('x-freshet-refreshed', '1');
-    return ok({ items: page.items.map(itemToJson), has_more: page.hasMore });
-  });
+  r.post(
+    '/feeds/for-you',
+    {
+      schema: {
+        tags: ['feeds'],
+        summary: 'For-you feed: refresh or load_more',
+        body: ForYouBody,
+        headers: FeedHeaders,
+        response: { 200: FeedResult, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const p = principalOf(req);
+      const page = await feed.page(readerOf(p, req), req.body.action, req.body.limit, nowOf(p, req, access));
+      if (page.refreshed) void reply.header('x-freshet-refreshed', '1');
+      return ok({ items: page.items.map(itemToJson), has_more: page.hasMore });
+    },
+  );
 
-  r.get('/feeds/for-you/peek', { schema: { tags: ['feeds'], summary: 'For-you: how many fresh unseen items a refresh would bring (writes nothing)', headers: FeedHeaders, response: { 200: PeekResult, ...errors } } }, async (req) => {
-    const p = principalOf(req);
-    const peek = await feed.peek(readerOf(p, req), nowOf(p, req, access));
-    return ok({ count: peek.count, capped: peek.capped });
-  });
+  r.get(
+    '/feeds/for-you/peek',
+    {
+      schema: {
+        tags: ['feeds'],
+        summary: 'For-you: how many fresh unseen items a refresh would bring (writes nothing)',
+        headers: FeedHeaders,
+        response: { 200: PeekResult, ...errors },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const peek = await feed.peek(readerOf(p, req), nowOf(p, req, access));
+      return ok({ count: peek.count, capped: peek.capped });
+    },
+  );
 
-  r.put('/users/:id/interests', { schema: { tags: ['users'], summary: 'Set interest terms (service key)', params: IdParams, body: InterestsBody, response: { 200: InterestsResult, ...errors, 413: ErrorEnvelope } } }, async (req) => {
-    requireService(principalOf(req));
-    return ok({ reader_id: req.params.id, terms: await deps.setInterests(req.params.id, req.body.terms, access.clock.now()) });
-  });
+  r.put(
+    '/users/:id/interests',
+    {
+      schema: {
+        tags: ['users'],
+        summary: 'Set interest terms (service key)',
+        params: IdParams,
+        body: InterestsBody,
+        response: { 200: InterestsResult, ...errors, 413: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      requireService(principalOf(req));
+      return ok({
+        reader_id: req.params.id,
+        terms: await deps.setInterests(req.params.id, req.body.terms, access.clock.now()),
+      });
+    },
+  );
 
-  r.get('/users/:id/interests', { schema: { tags: ['users'], summary: 'Read interest terms', params: IdParams, response: { 200: InterestsResult, ...errors } } }, async (req) => {
-    const readerId = readerOf(principalOf(req), req, req.params.id);
-    return ok({ reader_id: readerId, terms: await content.getInterests(readerId) });
-  });
+  r.get(
+    '/users/:id/interests',
+    {
+      schema: {
+        tags: ['users'],
+        summary: 'Read interest terms',
+        params: IdParams,
+        response: { 200: InterestsResult, ...errors },
+      },
+    },
+    async (req) => {
+      const readerId = readerOf(principalOf(req), req, req.params.id);
+      return ok({ reader_id: readerId, terms: await content.getInterests(readerId) });
+    },
+  );
 };

@@ -20,13 +20,19 @@ export const ForYouBody = Type.Object(
 export type ForYouBodyJson = Static<typeof ForYouBody>;
 
 export const FeedResult = Envelope(
-  Type.Object({ items: Type.Array(ItemOut), has_more: Type.Boolean({ description: 'the delivery buffer holds more' }) }),
+  Type.Object({
+    items: Type.Array(ItemOut),
+    has_more: Type.Boolean({ description: 'the delivery buffer holds more' }),
+  }),
 );
 
 /** `GET /v1/feeds/for-you/peek` (issue 13's "new" badge): fresh unseen candidates a refresh would bring. */
 export const PeekResult = Envelope(
   Type.Object({
-    count: Type.Integer({ minimum: 0, description: 'fresh (inside the decay window) unseen candidates a refresh would now bring' }),
+    count: Type.Integer({
+      minimum: 0,
+      description: 'fresh (inside the decay window) unseen candidates a refresh would now bring',
+    }),
     capped: Type.Boolean({ description: 'count reached the bound of the check (the recall size): there may be more' }),
   }),
 );

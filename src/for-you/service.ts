@@ -186,14 +186,23 @@ export class ForYouFeed {
     const release = () => {
       if (released) return;
       released = true;
-      this.deps.cache.releaseLease(readerId, token).catch((err) => this.deps.log.warn({ err, readerId }, 'lease release failed'));
+      this.deps.cache
+        .releaseLease(readerId, token)
+        .catch((err) => this.deps.log.warn({ err, readerId }, 'lease release failed'));
     };
     try {
       if (waited && fromLoadMore) {
         // Another refresh just filled the cache: serve from it instead of recalling again.
         const next = await this.deps.cache.pop(readerId, limit);
         if (next.itemIds.length > 0) {
-          const page = await this.deliverFromCache(readerId, next.itemIds, next.remaining, limit, nowMs, await exPending);
+          const page = await this.deliverFromCache(
+            readerId,
+            next.itemIds,
+            next.remaining,
+            limit,
+            nowMs,
+            await exPending,
+          );
           return { ...page, refreshed: true };
         }
       }
@@ -234,8 +243,19 @@ export class ForYouFeed {
     const [pool, stored] = await Promise.all([this.deps.pool.get(nowMs), this.deps.cache.getCursor(readerId)]);
     const { lexemes, matches } = await this.matches(readerId, interests, ex, nowMs, pool);
     const out = await walk(this.deps, {
-      readerId, nowMs, ex, matches, lexemes, decay: r.decay, pool, cursor: parseCursor(stored), resume,
-      want: r.limit, page, chunk: r.limit, horizonMs: r.horizonMs,
+      readerId,
+      nowMs,
+      ex,
+      matches,
+      lexemes,
+      decay: r.decay,
+      pool,
+      cursor: parseCursor(stored),
+      resume,
+      want: r.limit,
+      page,
+      chunk: r.limit,
+      horizonMs: r.horizonMs,
     });
     this.deps.metrics.recallSize(FEED, out.examined);
     this.deps.metrics.seenDropped(FEED, out.dropped);
@@ -265,7 +285,10 @@ export class ForYouFeed {
       return { lexemes, matches: await this.deps.recall.matches({ ...r, readerId, lexemes, nowMs, exclusions }) };
     }
     const weight = (a: string) => ex.authorWeight(a);
-    return { lexemes, matches: matchPool(pool, lexemes, { nowMs, decay: r.decay, horizonMs: r.horizonMs, limit: r.limit, weight }) };
+    return {
+      lexemes,
+      matches: matchPool(pool, lexemes, { nowMs, decay: r.decay, horizonMs: r.horizonMs, limit: r.limit, weight }),
+    };
   }
 
   /**
@@ -276,14 +299,24 @@ export class ForYouFeed {
    */
   async peek(readerId: string, nowMs: number): Promise<PeekResult> {
     const r = this.settings.recall;
-    const [interests, ex] = await Promise.all([this.deps.content.getInterests(readerId), this.deps.exclusions.forReader(readerId, nowMs)]);
+    const [interests, ex] = await Promise.all([
+      this.deps.content.getInterests(readerId),
+      this.deps.exclusions.forReader(readerId, nowMs),
+    ]);
     const pool = await this.deps.pool.get(nowMs);
     const { matches } = await this.matches(readerId, interests, ex, nowMs, pool);
     const edge = nowMs - r.horizonMs;
     const ids = new Set<string>();
     for (const c of [...matches, ...pool.entries.slice(0, r.limit)]) {
       if (ids.size >= r.limit) break;
-      if (c.publishedAt < edge || c.publishedAt > nowMs || c.authorId === readerId || pool.removed.has(c.id) || ex.excludes(c.id, c.authorId)) continue;
+      if (
+        c.publishedAt < edge ||
+        c.publishedAt > nowMs ||
+        c.authorId === readerId ||
+        pool.removed.has(c.id) ||
+        ex.excludes(c.id, c.authorId)
+      )
+        continue;
       ids.add(c.id);
     }
     const list = [...ids];
@@ -335,7 +368,8 @@ export class ForYouFeed {
     const deadline = Date.now() + 2 * leaseMs;
     let waited = false;
     while (!(await this.deps.cache.acquireLease(readerId, token, leaseMs))) {
-      if (Date.now() > deadline) throw fail('STORE_UNAVAILABLE', 'another refresh of this reader did not finish in time');
+      if (Date.now() > deadline)
+        throw fail('STORE_UNAVAILABLE', 'another refresh of this reader did not finish in time');
       waited = true;
       await new Promise((r) => setTimeout(r, leasePollMs));
     }

@@ -103,7 +103,11 @@ export async function walk(deps: WalkDeps, w: WalkInput): Promise<WalkResult> {
   let examined = 0;
   let dropped = 0;
   const accept = (c: Candidate) =>
-    c.publishedAt <= nowMs && c.authorId !== w.readerId && !taken.has(c.id) && !pool.removed.has(c.id) && !ex.excludes(c.id, c.authorId);
+    c.publishedAt <= nowMs &&
+    c.authorId !== w.readerId &&
+    !taken.has(c.id) &&
+    !pool.removed.has(c.id) &&
+    !ex.excludes(c.id, c.authorId);
   const check = async (batch: readonly Candidate[]) => {
     const fresh: Candidate[] = [];
     for (const c of batch) {
@@ -205,7 +209,11 @@ function postingsOf(pool: Pool): Map<string, number[]> {
  * `nowMs` (stable: ties keep the round's order), the others after them in order. Keyset rows carry their
  * count (`matched`); pool entries their lexemes.
  */
-export function interestsFirst(round: readonly Candidate[], lexemes: ReadonlySet<string>, q: { nowMs: number; decay: GaussDecay }): readonly Candidate[] {
+export function interestsFirst(
+  round: readonly Candidate[],
+  lexemes: ReadonlySet<string>,
+  q: { nowMs: number; decay: GaussDecay },
+): readonly Candidate[] {
   if (lexemes.size === 0 || round.length === 0) return round;
   const hits: { c: Candidate; s: number; i: number }[] = [];
   const rest: Candidate[] = [];

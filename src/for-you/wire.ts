@@ -63,7 +63,13 @@ export interface ForYou {
 export function wireForYou(
   s: ForYouSettings,
   stores: Stores,
-  deps: { content: ContentStore; seen: SeenFilter; olderSeen?: SeenFilter; exclusions: ExclusionSource; metrics: FeedMetrics },
+  deps: {
+    content: ContentStore;
+    seen: SeenFilter;
+    olderSeen?: SeenFilter;
+    exclusions: ExclusionSource;
+    metrics: FeedMetrics;
+  },
 ): ForYou {
   const recall = new PostgresRecall(stores.sql);
   const pool = new FillPool(
@@ -73,7 +79,9 @@ export function wireForYou(
     (err) => stores.log.warn({ err }, 'for-you fill pool rebuild failed'),
   );
   const olderSeen = s.olderSeen === 'per_reader' && deps.olderSeen !== deps.seen ? deps.olderSeen : undefined;
-  const cache: FeedCache = stores.redis ? new RedisFeedCache(stores.redis.redis, stores.redis.keys) : new MemoryFeedCache(stores.clock);
+  const cache: FeedCache = stores.redis
+    ? new RedisFeedCache(stores.redis.redis, stores.redis.keys)
+    : new MemoryFeedCache(stores.clock);
   const feed = new ForYouFeed(
     { ...deps, olderSeen, recall, pool, cache, log: stores.log },
     {

@@ -65,7 +65,8 @@ export function assertHotParams(p: HotParams): HotParams {
   for (const name of Object.keys(HOT_PARAM_RANGES) as (keyof HotParams)[]) {
     const [lo, hi] = HOT_PARAM_RANGES[name];
     const v = p[name];
-    if (!(Number.isFinite(v) && v >= lo && v <= hi)) throw new RangeError(`${name} must be in [${lo}, ${hi}], got ${v}`);
+    if (!(Number.isFinite(v) && v >= lo && v <= hi))
+      throw new RangeError(`${name} must be in [${lo}, ${hi}], got ${v}`);
   }
   if (p.alpha === 0 && p.beta === 0) throw new RangeError('alpha and beta cannot both be 0');
   return p;

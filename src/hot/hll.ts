@@ -28,7 +28,7 @@ export const HLL_REGISTERS = 1 << HLL_P;
 const HLL_Q = 64 - HLL_P;
 /** Standard error of the estimate, 1.04/√m (Flajolet et al. 2007): 0.8125 % for m = 16,384. */
 export const HLL_STANDARD_ERROR = 1.04 / Math.sqrt(HLL_REGISTERS);
-const HLL_ALPHA_INF = 0.721347520444481703680; // 1 / (2 ln 2), Ertl 2017
+const HLL_ALPHA_INF = 0.72134752044448170368; // 1 / (2 ln 2), Ertl 2017
 const HEADER_BYTES = 16;
 const DENSE_BYTES = HEADER_BYTES + (HLL_REGISTERS * 6) / 8;
 /** Registers kept in a Map before switching to a flat array. */
@@ -138,11 +138,13 @@ export class HyperLogLog {
    */
   static fromRedis(bytes: Uint8Array): HyperLogLog {
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (buf.length < HEADER_BYTES || buf.toString('latin1', 0, 4) !== 'HYLL') throw new Error('not a Redis HyperLogLog');
+    if (buf.length < HEADER_BYTES || buf.toString('latin1', 0, 4) !== 'HYLL')
+      throw new Error('not a Redis HyperLogLog');
     const hll = new HyperLogLog();
     const encoding = buf[4];
     if (encoding === 0) {
-      if (buf.length !== DENSE_BYTES) throw new Error(`dense HyperLogLog of ${buf.length} bytes, expected ${DENSE_BYTES}`);
+      if (buf.length !== DENSE_BYTES)
+        throw new Error(`dense HyperLogLog of ${buf.length} bytes, expected ${DENSE_BYTES}`);
       const body = buf.subarray(HEADER_BYTES);
       for (let i = 0; i < HLL_REGISTERS; i++) {
         const v = getDense(body, i);
@@ -257,7 +259,8 @@ function encodeSparse(regs: Uint8Array): Uint8Array | null {
     if (v === 0) {
       for (let left = run; left > 0; ) {
         const n = Math.min(left, 16384);
-        if (n <= 64) out.push(n - 1); // ZERO 00xxxxxx
+        if (n <= 64)
+          out.push(n - 1); // ZERO 00xxxxxx
         else out.push(0x40 | ((n - 1) >> 8), (n - 1) & 0xff); // XZERO 01xxxxxx yyyyyyyy
         left -= n;
       }

@@ -126,7 +126,10 @@ export interface HotCounters {
    * Registers publication times (note 2's `HSET meta:article:{id} publishedAt <seconds>`).
    * With `onlyExisting`, only items already registered are updated (an item edit).
    */
-  register(items: readonly { itemId: string; publishedAtMs: number }[], opts?: { onlyExisting?: boolean }): Promise<void>;
+  register(
+    items: readonly { itemId: string; publishedAtMs: number }[],
+    opts?: { onlyExisting?: boolean },
+  ): Promise<void>;
   /** Records one view (see the contract). */
   view(v: ViewInput): Promise<ViewResult>;
   /** The n best ranked items over every shard, best first. */

@@ -120,7 +120,11 @@ export class HotMaintenance {
         await counters.endCheckpoint(lost.size === 0 ? chunk : chunk.filter((id) => !lost.has(counters.shardOf(id))));
       }
       metrics.checkpointed(saved, lost.size === 0, nowMs);
-      if (lost.size > 0) this.deps.log.warn({ shards: [...lost] }, 'hot counters: shards lost their state; they are rebuilt before the next checkpoint');
+      if (lost.size > 0)
+        this.deps.log.warn(
+          { shards: [...lost] },
+          'hot counters: shards lost their state; they are rebuilt before the next checkpoint',
+        );
       return { saved, lost: [...lost] };
     } catch (err) {
       metrics.checkpointed(0, false, nowMs);
@@ -139,7 +143,9 @@ export class HotMaintenance {
       const snap = await counters.snapshot(ids);
       if (snap.lost.length > 0) break;
       const fresh = new Set(snap.snapshots.map((s) => s.itemId));
-      const stale = (await archive.get(ids.filter((id) => !fresh.has(id)))).map(({ checkpointedAtMs: _c, archivedAtMs: _a, ...s }) => s);
+      const stale = (await archive.get(ids.filter((id) => !fresh.has(id)))).map(
+        ({ checkpointedAtMs: _c, archivedAtMs: _a, ...s }) => s,
+      );
       await archive.save([...snap.snapshots, ...stale], nowMs, { archive: true });
       await counters.forget(ids);
       archived += ids.length;

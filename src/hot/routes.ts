@@ -21,7 +21,16 @@ import { ErrorEnvelope, IdParams, ok } from '../kernel/http/schemas.js';
 import type { HotCounters } from './hot-counters.js';
 import type { HotRanking } from './service.js';
 import type { HotSettings } from './wire.js';
-import { HotHeaders, HotItemResult, HotQuery, HotResult, ViewResult, ViewsBody, ViewsResult, type ViewInJson } from './schemas.js';
+import {
+  HotHeaders,
+  HotItemResult,
+  HotQuery,
+  HotResult,
+  ViewResult,
+  ViewsBody,
+  ViewsResult,
+  type ViewInJson,
+} from './schemas.js';
 
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
@@ -40,37 +49,79 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { access } = deps;
 
-  r.post('/views', { schema: { tags: ['hot'], summary: 'Record a view (or a batch, service key)', body: ViewsBody, headers: HotHeaders, response: { 200: { anyOf: [ViewResult, ViewsResult] }, ...errors, 413: ErrorEnvelope } } }, async (req) => {
-    const p = principalOf(req);
-    const nowMs = nowOf(p, req, access);
-    if (!Array.isArray(req.body)) {
-      const view = toView(p, req.body, nowMs, access);
-      const [outcome] = await deps.recordViews([view]);
-      return ok(viewJson(view, outcome!));
-    }
-    requireService(p);
-    const views = req.body.map((v, i) => toView(p, v, nowMs, access, `body/${i}`));
-    const outcomes = await deps.recordViews(views);
-    const summary: Record<ViewVerdict, number> = { counted: 0, repeat: 0, budget: 0, flagged: 0, expired: 0, unknown: 0 };
-    for (const o of outcomes) summary[o.verdict]++;
-    return ok({ results: outcomes.map((o, i) => viewJson(views[i]!, o)), summary });
-  });
+  r.post(
+    '/views',
+    {
+      schema: {
+        tags: ['hot'],
+        summary: 'Record a view (or a batch, service key)',
+        body: ViewsBody,
+        headers: HotHeaders,
+        response: { 200: { anyOf: [ViewResult, ViewsResult] }, ...errors, 413: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const nowMs = nowOf(p, req, access);
+      if (!Array.isArray(req.body)) {
+        const view = toView(p, req.body, nowMs, access);
+        const [outcome] = await deps.recordViews([view]);
+        return ok(viewJson(view, outcome!));
+      }
+      requireService(p);
+      const views = req.body.map((v, i) => toView(p, v, nowMs, access, `body/${i}`));
+      const outcomes = await deps.recordViews(views);
+      const summary: Record<ViewVerdict, number> = {
+        counted: 0,
+        repeat: 0,
+        budget: 0,
+        flagged: 0,
+        expired: 0,
+        unknown: 0,
+      };
+      for (const o of outcomes) summary[o.verdict]++;
+      return ok({ results: outcomes.map((o, i) => viewJson(views[i]!, o)), summary });
+    },
+  );
 
-  r.get('/hot', { schema: { tags: ['hot'], summary: 'Hot items published within range', querystring: HotQuery, headers: HotHeaders, response: { 200: HotResult, ...errors } } }, async (req) => {
-    const p = principalOf(req);
-    const range = req.query.range ?? DEFAULT_RANGE;
-    const rangeMs = parseRange(range)!; // the query schema's RANGE_PATTERN admits only 1h..30d
-    const limit = req.query.limit ?? 20;
-    return ok(hotJson(await deps.ranking.top(rangeMs, limit, nowOf(p, req, access)), range, limit, deps.settings));
-  });
+  r.get(
+    '/hot',
+    {
+      schema: {
+        tags: ['hot'],
+        summary: 'Hot items published within range',
+        querystring: HotQuery,
+        headers: HotHeaders,
+        response: { 200: HotResult, ...errors },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const range = req.query.range ?? DEFAULT_RANGE;
+      const rangeMs = parseRange(range)!; // the query schema's RANGE_PATTERN admits only 1h..30d
+      const limit = req.query.limit ?? 20;
+      return ok(hotJson(await deps.ranking.top(rangeMs, limit, nowOf(p, req, access)), range, limit, deps.settings));
+    },
+  );
 
-  r.get('/hot/items/:id', { schema: { tags: ['hot'], summary: "One item's counters (service key)", params: IdParams, response: { 200: HotItemResult, ...errors } } }, async (req) => {
-    requireService(principalOf(req));
-    const [item] = await deps.content.getItems([req.params.id], { fresh: true });
-    if (!item) throw fail('NOT_FOUND', `no item ${req.params.id}`);
-    const [c] = await deps.counters.counters([item.id]);
-    return ok({ item: itemToJson(item), pv: c!.pv, uv: c!.uv, score: c!.score, suspicious: c!.suspicious });
-  });
+  r.get(
+    '/hot/items/:id',
+    {
+      schema: {
+        tags: ['hot'],
+        summary: "One item's counters (service key)",
+        params: IdParams,
+        response: { 200: HotItemResult, ...errors },
+      },
+    },
+    async (req) => {
+      requireService(principalOf(req));
+      const [item] = await deps.content.getItems([req.params.id], { fresh: true });
+      if (!item) throw fail('NOT_FOUND', `no item ${req.params.id}`);
+      const [c] = await deps.counters.counters([item.id]);
+      return ok({ item: itemToJson(item), pv: c!.pv, uv: c!.uv, score: c!.score, suspicious: c!.suspicious });
+    },
+  );
 };
 
 /**
@@ -80,17 +131,31 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
  */
 function toView(p: Principal, v: ViewInJson, nowMs: number, access: RequestAccess, field = 'body'): ViewInput {
   if (p.kind === 'reader') {
-    if (v.visitor_id !== undefined && v.visitor_id !== p.readerId) throw fail('FORBIDDEN', `a reader token records views only as its own reader (${p.readerId}); leave ${field}/visitor_id out`);
-    if (v.flagged !== undefined || v.at !== undefined) throw fail('FORBIDDEN', `${field}/flagged and ${field}/at need the service key`);
+    if (v.visitor_id !== undefined && v.visitor_id !== p.readerId)
+      throw fail(
+        'FORBIDDEN',
+        `a reader token records views only as its own reader (${p.readerId}); leave ${field}/visitor_id out`,
+      );
+    if (v.flagged !== undefined || v.at !== undefined)
+      throw fail('FORBIDDEN', `${field}/flagged and ${field}/at need the service key`);
     return { itemId: v.item_id, visitorId: p.readerId, nowMs };
   }
-  if (v.visitor_id === undefined) throw fail('INVALID_INPUT', `${field}/visitor_id is required with the service key: name the visitor of the view`);
+  if (v.visitor_id === undefined)
+    throw fail('INVALID_INPUT', `${field}/visitor_id is required with the service key: name the visitor of the view`);
   const at = v.at === undefined ? nowMs : timeOf(v.at, `${field}/at`, access);
   return { itemId: v.item_id, visitorId: v.visitor_id, nowMs: at, flagged: v.flagged === true };
 }
 
 function viewJson(v: ViewInput, o: Outcome) {
-  return { item_id: v.itemId, visitor_id: v.visitorId, counted: o.verdict === 'counted', verdict: o.verdict, pv: o.pv, uv: o.uv, score: o.score };
+  return {
+    item_id: v.itemId,
+    visitor_id: v.visitorId,
+    counted: o.verdict === 'counted',
+    verdict: o.verdict,
+    pv: o.pv,
+    uv: o.uv,
+    score: o.score,
+  };
 }
 
 function hotJson(page: HotPage, range: string, limit: number, settings: HotRouteDeps['settings']) {
@@ -115,4 +180,3 @@ function hotJson(page: HotPage, range: string, limit: number, settings: HotRoute
     suspicious: page.suspicious,
   };
 }
-

@@ -17,10 +17,22 @@ export const MAX_HOT_LIMIT = 100;
 export const ViewIn = Type.Object(
   {
     item_id: Id,
-    visitor_id: Type.Optional(Type.String({ pattern: ID_PATTERN, description: `service key only (a reader token views as its subject); ${ID_RULE}` })),
-    flagged: Type.Optional(Type.Boolean({ description: 'service key only: the caller judged the view suspicious; counted apart' })),
+    visitor_id: Type.Optional(
+      Type.String({
+        pattern: ID_PATTERN,
+        description: `service key only (a reader token views as its subject); ${ID_RULE}`,
+      }),
+    ),
+    flagged: Type.Optional(
+      Type.Boolean({ description: 'service key only: the caller judged the view suspicious; counted apart' }),
+    ),
     at: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 1e15, description: 'service key only: when the view happened, epoch ms (backfills); from 1970-01-01 to the server clock + FRESHET_FUTURE_SKEW_S (at most 2100-01-01)' }),
+      Type.Integer({
+        minimum: 0,
+        maximum: 1e15,
+        description:
+          'service key only: when the view happened, epoch ms (backfills); from 1970-01-01 to the server clock + FRESHET_FUTURE_SKEW_S (at most 2100-01-01)',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -31,8 +43,18 @@ export type ViewInJson = Static<typeof ViewIn>;
 export const ViewsBody = Type.Union([ViewIn, Type.Array(ViewIn, { minItems: 1, maxItems: MAX_VIEWS_PER_REQUEST })]);
 
 const Verdict = Type.Union(
-  [Type.Literal('counted'), Type.Literal('repeat'), Type.Literal('budget'), Type.Literal('flagged'), Type.Literal('expired'), Type.Literal('unknown')],
-  { description: 'counted; repeat (rate limit), budget (visitor over its per-minute budget), flagged (by the caller): suspicious, kept out; expired: item past the retention; unknown: item deleted during a batch' },
+  [
+    Type.Literal('counted'),
+    Type.Literal('repeat'),
+    Type.Literal('budget'),
+    Type.Literal('flagged'),
+    Type.Literal('expired'),
+    Type.Literal('unknown'),
+  ],
+  {
+    description:
+      'counted; repeat (rate limit), budget (visitor over its per-minute budget), flagged (by the caller): suspicious, kept out; expired: item past the retention; unknown: item deleted during a batch',
+  },
 );
 
 const Suspicious = Type.Object({ repeat: Type.Integer(), budget: Type.Integer(), flagged: Type.Integer() });
@@ -52,16 +74,29 @@ export const ViewResult = Envelope(ViewOut);
 export const ViewsResult = Envelope(
   Type.Object({
     results: Type.Array(ViewOut),
-    summary: Type.Object({ counted: Type.Integer(), repeat: Type.Integer(), budget: Type.Integer(), flagged: Type.Integer(), expired: Type.Integer(), unknown: Type.Integer() }),
+    summary: Type.Object({
+      counted: Type.Integer(),
+      repeat: Type.Integer(),
+      budget: Type.Integer(),
+      flagged: Type.Integer(),
+      expired: Type.Integer(),
+      unknown: Type.Integer(),
+    }),
   }),
 );
 
 export const HotQuery = Type.Object(
   {
     range: Type.Optional(
-      Type.String({ pattern: RANGE_PATTERN, description: '<n>h or <n>d from 1h to 30d (720h), e.g. 72h (the default): the items published in [now − range, now] of the request time' }),
+      Type.String({
+        pattern: RANGE_PATTERN,
+        description:
+          '<n>h or <n>d from 1h to 30d (720h), e.g. 72h (the default): the items published in [now − range, now] of the request time',
+      }),
     ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_HOT_LIMIT, default: 20, description: `items, 1..${MAX_HOT_LIMIT}` })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_HOT_LIMIT, default: 20, description: `items, 1..${MAX_HOT_LIMIT}` }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -97,7 +132,8 @@ export const HotItemResult = Envelope(
     pv: Type.Integer(),
     uv: Type.Integer(),
     score: Type.Union([Type.Number(), Type.Null()], {
-      description: 'score in the ranking as last written by a view or rescore; null when the item is not in the ranking: no counted view yet (never viewed, or only suspicious views), trimmed below the top FRESHET_HOT_CAP, or past the retention',
+      description:
+        'score in the ranking as last written by a view or rescore; null when the item is not in the ranking: no counted view yet (never viewed, or only suspicious views), trimmed below the top FRESHET_HOT_CAP, or past the retention',
     }),
     suspicious: Suspicious,
   }),

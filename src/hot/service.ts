@@ -92,7 +92,9 @@ export class HotRanking {
     let result = await this.deps.counters.view(v);
     if (result.verdict === 'unknown') {
       const expired = await this.resolve([v.itemId], v.nowMs);
-      result = expired.has(v.itemId) ? { verdict: 'expired', pv: 0, uv: 0, score: 0 } : await this.deps.counters.view(v);
+      result = expired.has(v.itemId)
+        ? { verdict: 'expired', pv: 0, uv: 0, score: 0 }
+        : await this.deps.counters.view(v);
       if (result.verdict === 'unknown') throw fail('NOT_FOUND', `no item ${v.itemId}`);
     }
     this.deps.metrics.views(result.verdict);
@@ -117,7 +119,11 @@ export class HotRanking {
     const earliest = views.reduce((m, v) => Math.min(m, v.nowMs), Infinity);
     const expired = missing.length > 0 ? await this.resolve(missing, earliest) : new Set<string>();
     const results = await Promise.all(
-      views.map((v) => (expired.has(v.itemId) ? Promise.resolve<ViewResult>({ verdict: 'expired', pv: 0, uv: 0, score: 0 }) : this.deps.counters.view(v))),
+      views.map((v) =>
+        expired.has(v.itemId)
+          ? Promise.resolve<ViewResult>({ verdict: 'expired', pv: 0, uv: 0, score: 0 })
+          : this.deps.counters.view(v),
+      ),
     );
     for (const r of results) this.deps.metrics.views(r.verdict);
     return results;
@@ -172,7 +178,10 @@ export class HotRanking {
 
   /** Updates the registered publication time of edited items that the store already knows. */
   async itemsChanged(items: readonly Pick<Item, 'id' | 'publishedAt'>[]): Promise<void> {
-    await this.deps.counters.register(items.map((i) => ({ itemId: i.id, publishedAtMs: i.publishedAt })), { onlyExisting: true });
+    await this.deps.counters.register(
+      items.map((i) => ({ itemId: i.id, publishedAtMs: i.publishedAt })),
+      { onlyExisting: true },
+    );
   }
 
   /** A deleted item leaves the ranking and its counters are dropped (its checkpoint row stays, unused). */
@@ -220,11 +229,16 @@ export class HotRanking {
     const items = await this.deps.content.getItems(ids);
     const found = new Set(items.map((i) => i.id));
     const unknown = ids.filter((id) => !found.has(id));
-    if (unknown.length > 0) throw fail('NOT_FOUND', `no item ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (+${unknown.length - 5} more)` : ''}`);
+    if (unknown.length > 0)
+      throw fail(
+        'NOT_FOUND',
+        `no item ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ` (+${unknown.length - 5} more)` : ''}`,
+      );
     const cutoff = retentionCutoff(nowMs, this.settings.retentionMs);
     const expired = new Set(cutoff === null ? [] : items.filter((i) => i.publishedAt < cutoff).map((i) => i.id));
     const fresh = items.filter((i) => !expired.has(i.id));
-    if (fresh.length > 0) await this.deps.counters.register(fresh.map((i) => ({ itemId: i.id, publishedAtMs: i.publishedAt })));
+    if (fresh.length > 0)
+      await this.deps.counters.register(fresh.map((i) => ({ itemId: i.id, publishedAtMs: i.publishedAt })));
     return expired;
   }
 }

@@ -73,10 +73,15 @@ export async function wireHot(s: HotSettings, stores: Stores, content: ContentSt
   const { params, cacheRefreshMs, cap, retentionMs } = s;
   const ranking = new HotRanking({ counters, content, metrics, log }, { params, cacheRefreshMs, cap, retentionMs });
   // checkpoints, rescoring and restores run on the job clients: never cut by the request deadline
-  const jobCounters: HotCounters = stores.redis?.jobs ? new RedisHotCounters(stores.redis.jobs, stores.redis.keys, hotRules(s)) : counters;
+  const jobCounters: HotCounters = stores.redis?.jobs
+    ? new RedisHotCounters(stores.redis.jobs, stores.redis.keys, hotRules(s))
+    : counters;
   const archive = new PostgresHotArchive(stores.sqlJobs ?? stores.sql);
   const maintenance = new HotMaintenance({ counters: jobCounters, archive, metrics, log }, { retentionMs });
-  if (recover) await maintenance.recover(clock.now()).catch((err: unknown) => log.warn({ err }, 'hot counters: recovery postponed'));
+  if (recover)
+    await maintenance
+      .recover(clock.now())
+      .catch((err: unknown) => log.warn({ err }, 'hot counters: recovery postponed'));
   let workers: HotWorkers | undefined;
   let closed: Promise<void> | undefined;
   return {
@@ -91,7 +96,9 @@ export async function wireHot(s: HotSettings, stores: Stores, content: ContentSt
     close: () =>
       (closed ??= (async () => {
         await workers?.stop();
-        await maintenance.checkpoint(clock.now()).catch((err: unknown) => log.error({ err }, 'final hot checkpoint failed'));
+        await maintenance
+          .checkpoint(clock.now())
+          .catch((err: unknown) => log.error({ err }, 'final hot checkpoint failed'));
       })()),
   };
 }

@@ -47,7 +47,12 @@ export class DataDirLockedError extends Error {
     /** The holder, or null when its record is unreadable (it crashed between locking and writing). */
     readonly holder: LockHolder | null,
   ) {
-    const who = holder === null ? 'another process' : holder.pid === process.pid ? `this process (an earlier open, since ${holder.since})` : `pid ${holder.pid} (${holder.command}, since ${holder.since})`;
+    const who =
+      holder === null
+        ? 'another process'
+        : holder.pid === process.pid
+          ? `this process (an earlier open, since ${holder.since})`
+          : `pid ${holder.pid} (${holder.command}, since ${holder.since})`;
     super(
       `the data folder ${dataDir} is in use by ${who}: the embedded database (PGlite) is single-process, ` +
         `so only one process may open it. Stop that process first, send the work through its HTTP API, ` +
@@ -102,7 +107,11 @@ export function lockDataDir(dataDir: string, opts: { command?: string } = {}): D
     closeSync(fd);
     throw new DataDirLockedError(dataDir, readHolder(path));
   }
-  const holder: LockHolder = { pid: process.pid, command: opts.command ?? ownCommand(), since: new Date().toISOString() };
+  const holder: LockHolder = {
+    pid: process.pid,
+    command: opts.command ?? ownCommand(),
+    since: new Date().toISOString(),
+  };
   ftruncateSync(fd, 0);
   writeSync(fd, JSON.stringify(holder) + '\n');
   let released = false;

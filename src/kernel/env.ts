@@ -21,7 +21,11 @@ export function numVar(min: number, max: number, def: number) {
  * `invalid configuration:` followed by one indented line per variable.
  */
 export function configError(what: string | readonly string[]): Error {
-  return new Error(typeof what === 'string' ? `invalid configuration: ${what}` : `invalid configuration:\n${what.map((l) => `  ${l}`).join('\n')}`);
+  return new Error(
+    typeof what === 'string'
+      ? `invalid configuration: ${what}`
+      : `invalid configuration:\n${what.map((l) => `  ${l}`).join('\n')}`,
+  );
 }
 
 /**

@@ -37,7 +37,13 @@ export function isoOf(ms: number): string {
  *   milliseconds (where seconds were meant) gets a hint.
  * @throws FreshetError `INVALID_INPUT` naming the field, the value, and the accepted range.
  */
-export function assertTimeInRange(ms: number, field: string, clockMs: number, futureSkewMs: number, unit: 's' | 'ms' = 'ms'): number {
+export function assertTimeInRange(
+  ms: number,
+  field: string,
+  clockMs: number,
+  futureSkewMs: number,
+  unit: 's' | 'ms' = 'ms',
+): number {
   const { minMs, maxMs } = timeRange(clockMs, futureSkewMs);
   if (Number.isSafeInteger(ms) && ms >= minMs && ms <= maxMs) return ms;
   const range = `${isoOf(minMs)} … ${isoOf(maxMs)} (the clock + FRESHET_FUTURE_SKEW_S, at most 2100-01-01)`;

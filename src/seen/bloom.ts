@@ -161,7 +161,8 @@ export function packPairs(pairs: Uint32Array): Buffer {
  * @throws RangeError when the length is not a multiple of 8.
  */
 export function unpackPairs(packed: Uint8Array): Uint32Array {
-  if (packed.length % 8 !== 0) throw new RangeError(`packed hash pairs of ${packed.length} bytes (not a multiple of 8)`);
+  if (packed.length % 8 !== 0)
+    throw new RangeError(`packed hash pairs of ${packed.length} bytes (not a multiple of 8)`);
   const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
   const out = new Uint32Array(packed.length / 4);
   for (let i = 0; i < out.length; i++) out[i] = view.getUint32(4 * i, true);

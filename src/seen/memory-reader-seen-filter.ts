@@ -11,7 +11,13 @@
  */
 import { assertId } from '../kernel/ids.js';
 import { hasAllBits, hashPairs } from './bloom.js';
-import { bitmapBytes, compoundRate, geometrySignature, scalableLevels, type SubFilterGeometry } from './scalable-bloom.js';
+import {
+  bitmapBytes,
+  compoundRate,
+  geometrySignature,
+  scalableLevels,
+  type SubFilterGeometry,
+} from './scalable-bloom.js';
 import { readReaderSeenSnapshot, writeReaderSeenSnapshot } from './reader-seen-snapshot.js';
 import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
 
@@ -97,7 +103,12 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
   load(readerId: string, saved: SavedReaderFilter): boolean {
     if (saved.counts.length < 1 || saved.counts.length > this.levels.length) return false;
     if (saved.bitmap.length !== bitmapBytes(this.levels, saved.counts.length)) return false;
-    this.filters.set(readerId, { buf: saved.bitmap, length: saved.bitmap.length, counts: [...saved.counts], lastActive: saved.lastActive });
+    this.filters.set(readerId, {
+      buf: saved.bitmap,
+      length: saved.bitmap.length,
+      counts: [...saved.counts],
+      lastActive: saved.lastActive,
+    });
     return true;
   }
 
@@ -143,7 +154,12 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
   /** Writes every filter to `path` (see reader-seen-snapshot.ts for the format). */
   snapshot(path: string): Promise<void> {
     const { initialCapacity, errorRate } = this.settings;
-    const all = [...this.filters].map(([readerId, f]) => ({ readerId, lastActive: f.lastActive, counts: f.counts, bitmap: f.buf }));
+    const all = [...this.filters].map(([readerId, f]) => ({
+      readerId,
+      lastActive: f.lastActive,
+      counts: f.counts,
+      bitmap: f.buf,
+    }));
     return writeReaderSeenSnapshot(path, geometrySignature(initialCapacity, errorRate), all);
   }
 
@@ -151,9 +167,17 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
    * A filter holding the readers of a {@link snapshot} file; a missing file gives an empty filter, a
    * file of another geometry or a corrupt one is skipped (empty filter, `onSkip` told why).
    */
-  static async restore(path: string, settings: ReaderSeenSettings, onSkip?: (reason: string) => void): Promise<MemoryReaderSeenFilter> {
+  static async restore(
+    path: string,
+    settings: ReaderSeenSettings,
+    onSkip?: (reason: string) => void,
+  ): Promise<MemoryReaderSeenFilter> {
     const filter = new MemoryReaderSeenFilter(settings);
-    const saved = await readReaderSeenSnapshot(path, geometrySignature(settings.initialCapacity, settings.errorRate), onSkip);
+    const saved = await readReaderSeenSnapshot(
+      path,
+      geometrySignature(settings.initialCapacity, settings.errorRate),
+      onSkip,
+    );
     for (const s of saved ?? []) {
       if (!filter.load(s.readerId, s)) onSkip?.(`${path}: reader ${s.readerId} does not fit the geometry`);
     }

@@ -165,7 +165,12 @@ export class MemorySeenFilter implements SeenFilter {
     if (buf.length < HEADER_BYTES || buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== VERSION) {
       return skip('not a seen-filter snapshot');
     }
-    const [bits, hashes, days, shards] = [buf.readDoubleLE(8), buf.readUInt32LE(16), buf.readUInt32LE(20), buf.readUInt32LE(24)];
+    const [bits, hashes, days, shards] = [
+      buf.readDoubleLE(8),
+      buf.readUInt32LE(16),
+      buf.readUInt32LE(20),
+      buf.readUInt32LE(24),
+    ];
     if (bits !== geometry.bits || hashes !== geometry.hashes || days !== opts.days || shards !== (opts.shards ?? 1)) {
       return skip(`geometry mismatch (file: ${bits} bits, ${hashes} hashes, ${days} days, ${shards} shards)`);
     }

@@ -143,7 +143,10 @@ export class PastDayCache {
     this.counts.fetchedBytes += sent.length;
     const old = this.copies.get(key);
     const freed = old ? old.bits.byteLength : 0;
-    if (dayMs >= this.latestDayMs - (this.days - 1) * DAY_MS && this.cachedBytes - freed + bits.byteLength <= this.cacheBytes) {
+    if (
+      dayMs >= this.latestDayMs - (this.days - 1) * DAY_MS &&
+      this.cachedBytes - freed + bits.byteLength <= this.cacheBytes
+    ) {
       this.copies.set(key, { version, bits, dayMs });
       this.cachedBytes += bits.byteLength - freed;
     } else if (old) {

@@ -113,7 +113,10 @@ export class PostgresSeenCheckpoints {
         });
         await tx.query(`INSERT INTO seen_checkpoint_log (subject, at_ms, pairs) VALUES ${logs.join(', ')}`, logParams);
       }
-      return logBytes(tx, merged.map((r) => r.subject));
+      return logBytes(
+        tx,
+        merged.map((r) => r.subject),
+      );
     });
   }
 
@@ -149,16 +152,26 @@ export class PostgresSeenCheckpoints {
         [subject],
       );
       if (!base) return 0;
-      const rows = await tx.query<LogRow>(`SELECT subject, seq, at_ms, pairs FROM seen_checkpoint_log WHERE subject = $1 ORDER BY seq`, [subject]);
+      const rows = await tx.query<LogRow>(
+        `SELECT subject, seq, at_ms, pairs FROM seen_checkpoint_log WHERE subject = $1 ORDER BY seq`,
+        [subject],
+      );
       if (rows.length === 0) return 0;
       const c = toCheckpoint(base);
       c.log = rows.map(toLogRow);
       const folded = fold(c);
-      await tx.query(`UPDATE seen_checkpoints SET bitmap = $2::bytea, state = $3 WHERE subject = $1`, [subject, folded.bitmap, folded.state]);
+      await tx.query(`UPDATE seen_checkpoints SET bitmap = $2::bytea, state = $3 WHERE subject = $1`, [
+        subject,
+        folded.bitmap,
+        folded.state,
+      ]);
       const seqs = c.log.map((r) => r.seq);
       for (let start = 0; start < seqs.length; start += CHUNK_ROWS) {
         const part = seqs.slice(start, start + CHUNK_ROWS);
-        await tx.query(`DELETE FROM seen_checkpoint_log WHERE subject = $1 AND seq IN (${inList(part, 2, '::bigint')})`, [subject, ...part]);
+        await tx.query(
+          `DELETE FROM seen_checkpoint_log WHERE subject = $1 AND seq IN (${inList(part, 2, '::bigint')})`,
+          [subject, ...part],
+        );
       }
       return rows.length;
     });
@@ -167,7 +180,10 @@ export class PostgresSeenCheckpoints {
   /** Which of `subjects` have a checkpoint. */
   async known(subjects: readonly string[]): Promise<Set<string>> {
     if (subjects.length === 0) return new Set();
-    const rows = await this.sql.query<{ subject: string }>(`SELECT subject FROM seen_checkpoints WHERE subject IN (${inList(subjects, 1)})`, subjects);
+    const rows = await this.sql.query<{ subject: string }>(
+      `SELECT subject FROM seen_checkpoints WHERE subject IN (${inList(subjects, 1)})`,
+      subjects,
+    );
     return new Set(rows.map((r) => r.subject));
   }
 
@@ -179,7 +195,10 @@ export class PostgresSeenCheckpoints {
 
   /** Deletes every subject (and its rows) expired at `nowMs`. @returns how many subjects. */
   async expire(nowMs: number): Promise<number> {
-    const rows = await this.sql.query<{ subject: string }>(`DELETE FROM seen_checkpoints WHERE expires_at <= $1 RETURNING subject`, [Math.floor(nowMs)]);
+    const rows = await this.sql.query<{ subject: string }>(
+      `DELETE FROM seen_checkpoints WHERE expires_at <= $1 RETURNING subject`,
+      [Math.floor(nowMs)],
+    );
     return rows.length;
   }
 

@@ -25,7 +25,11 @@ export interface SavedReaderFilter {
 }
 
 /** Writes `filters` with the geometry `signature` to `path`. */
-export async function writeReaderSeenSnapshot(path: string, signature: string, filters: Iterable<SavedReaderFilter>): Promise<void> {
+export async function writeReaderSeenSnapshot(
+  path: string,
+  signature: string,
+  filters: Iterable<SavedReaderFilter>,
+): Promise<void> {
   const tmp = `${path}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
   try {
@@ -77,7 +81,8 @@ export async function readReaderSeenSnapshot(
     return null;
   }
   try {
-    if (buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== VERSION) throw new Error('not a reader seen-filter snapshot');
+    if (buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== VERSION)
+      throw new Error('not a reader seen-filter snapshot');
     const sigLen = buf.readUInt16LE(8);
     if (buf.toString('utf8', 10, 10 + sigLen) !== signature) throw new Error('written with another geometry');
     const n = buf.readUInt32LE(10 + sigLen);

@@ -68,7 +68,8 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
     assertId(readerId, 'reader id');
     if (itemIds.length === 0) return [];
     const reply = await this.guarded('c', readerId, nowMs, packPairs(hashPairs(readerId, itemIds)));
-    if (typeof reply !== 'string' || reply.length !== itemIds.length) throw READER_SEEN_SCRIPTS.unexpected('readerSeen', reply);
+    if (typeof reply !== 'string' || reply.length !== itemIds.length)
+      throw READER_SEEN_SCRIPTS.unexpected('readerSeen', reply);
     return itemIds.map((_, i) => reply.charCodeAt(i) === 49); // '1'
   }
 
@@ -125,7 +126,13 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
     assertId(readerId, 'reader id');
     // the keys share one slot, so one DEL works on a Cluster too
     const k = this.keys;
-    const all = [k.readerSeen(readerId), k.readerSeenMeta(readerId), k.readerSeenJournal(readerId), k.readerSeenJournalTaken(readerId), k.readerSeenJournalLease(readerId)];
+    const all = [
+      k.readerSeen(readerId),
+      k.readerSeenMeta(readerId),
+      k.readerSeenJournal(readerId),
+      k.readerSeenJournalTaken(readerId),
+      k.readerSeenJournalLease(readerId),
+    ];
     await redisCall(this.redis.del(...all));
     if (!this.checkpoints) return;
     await this.checkpoints.forgetReader(readerId);
@@ -140,15 +147,31 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
       const reply = await this.run(mode, readerId, nowMs, packed);
       if (reply !== '?' || !this.checkpoints) return reply;
       if (restores === MAX_RESTORES) {
-        throw fail('STORE_UNAVAILABLE', "Redis unavailable: the reader's seen filter was lost again during its restore", { store: 'redis' });
+        throw fail(
+          'STORE_UNAVAILABLE',
+          "Redis unavailable: the reader's seen filter was lost again during its restore",
+          { store: 'redis' },
+        );
       }
       await this.checkpoints.restoreReader(readerId, nowMs);
     }
   }
 
   private run(mode: 'c' | 'm' | 'd', readerId: string, nowMs: number, packed: Buffer | string): Promise<unknown> {
-    const keys = [this.keys.readerSeen(readerId), this.keys.readerSeenMeta(readerId), this.keys.readerSeenJournal(readerId)];
-    const args = [mode, Math.floor(nowMs), Math.floor(this.settings.ttlMs), this.signature, this.levelArg, packed, this.flags];
+    const keys = [
+      this.keys.readerSeen(readerId),
+      this.keys.readerSeenMeta(readerId),
+      this.keys.readerSeenJournal(readerId),
+    ];
+    const args = [
+      mode,
+      Math.floor(nowMs),
+      Math.floor(this.settings.ttlMs),
+      this.signature,
+      this.levelArg,
+      packed,
+      this.flags,
+    ];
     return this.lua.readerSeen(keys, args);
   }
 }

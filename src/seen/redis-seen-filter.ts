@@ -146,7 +146,9 @@ export class RedisSeenFilter implements SeenFilter {
         return out;
       }
       if (restores === MAX_RESTORES) {
-        throw fail('STORE_UNAVAILABLE', 'Redis unavailable: the seen filters were lost again during their restore', { store: 'redis' });
+        throw fail('STORE_UNAVAILABLE', 'Redis unavailable: the seen filters were lost again during their restore', {
+          store: 'redis',
+        });
       }
       const shard = this.keys.seenShard(readerId);
       if (r.kind === 'lost') await this.checkpoints!.restoreShard(shard, nowMs);
@@ -194,14 +196,21 @@ export class RedisSeenFilter implements SeenFilter {
         const copy = held[d];
         if (!copy) continue;
         const hits = new Uint8Array(p.n);
-        for (let j = 0; j < p.n; j++) if (hasAllBits(copy.bits, m, k, p.firsts[j]!, p.pairs[2 * j + 1]! % m)) hits[j] = 1;
+        for (let j = 0; j < p.n; j++)
+          if (hasAllBits(copy.bits, m, k, p.firsts[j]!, p.pairs[2 * j + 1]! % m)) hits[j] = 1;
         inCopy[d] = hits;
       }
       reply = await pending;
     } finally {
       this.cache.release(claimed);
     }
-    if (Array.isArray(reply) && reply.length === 1 && Buffer.isBuffer(reply[0]) && reply[0].toString() === '?' && this.checkpoints) {
+    if (
+      Array.isArray(reply) &&
+      reply.length === 1 &&
+      Buffer.isBuffer(reply[0]) &&
+      reply[0].toString() === '?' &&
+      this.checkpoints
+    ) {
       return { kind: 'lost' };
     }
     if (!Array.isArray(reply) || reply.length !== 2 * D || !Buffer.isBuffer(reply[0]) || reply[0].length !== p.n) {
@@ -217,7 +226,8 @@ export class RedisSeenFilter implements SeenFilter {
       const key = dayKeys[d]!;
       const status = (reply[2 * d - 1] as Buffer).toString('latin1');
       if (status === '=') {
-        if (!held[d]) throw new LuaScriptError(SEEN_SCRIPTS.script('seenCheck').id, `confirmed a copy of ${key} that was not sent`);
+        if (!held[d])
+          throw new LuaScriptError(SEEN_SCRIPTS.script('seenCheck').id, `confirmed a copy of ${key} that was not sent`);
         confirmed.push(inCopy[d]!);
         this.cache.hit();
       } else if (status === '') {
@@ -235,7 +245,12 @@ export class RedisSeenFilter implements SeenFilter {
   }
 
   /** Each member's answer: today's and Lua-tested days' ('1'), confirmed copies, bitmaps just sent. */
-  private combine(answers: Buffer, confirmed: readonly Uint8Array[], sent: readonly Uint8Array[], p: Probe): Uint8Array {
+  private combine(
+    answers: Buffer,
+    confirmed: readonly Uint8Array[],
+    sent: readonly Uint8Array[],
+    p: Probe,
+  ): Uint8Array {
     const { bits: m, hashes: k } = this.geometry;
     const seen = new Uint8Array(p.n);
     let open: number[] = [];
@@ -270,7 +285,12 @@ export class RedisSeenFilter implements SeenFilter {
     const day = dayStamp(nowMs);
     const shard = this.keys.seenShard(readerId);
     const packed = packPairs(hashPairs(readerId, unique));
-    const keys = [this.keys.seenDay(readerId, day), this.keys.seenDayVersion(readerId, day), this.keys.seenDayJournal(shard, day), this.keys.seenJournalDays(shard)];
+    const keys = [
+      this.keys.seenDay(readerId, day),
+      this.keys.seenDayVersion(readerId, day),
+      this.keys.seenDayJournal(shard, day),
+      this.keys.seenJournalDays(shard),
+    ];
     await this.lua.seenMark(keys, [
       this.geometry.bits,
       this.geometry.hashes,

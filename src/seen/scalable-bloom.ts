@@ -44,7 +44,8 @@ export interface SubFilterGeometry {
  * @throws RangeError for capacity < 1, a rate outside (0, 1), or when even sub-filter 0 does not fit.
  */
 export function scalableLevels(initialCapacity: number, errorRate: number): SubFilterGeometry[] {
-  if (!(initialCapacity >= 1) || !Number.isInteger(initialCapacity)) throw new RangeError('initialCapacity must be an integer >= 1');
+  if (!(initialCapacity >= 1) || !Number.isInteger(initialCapacity))
+    throw new RangeError('initialCapacity must be an integer >= 1');
   if (!(errorRate > 0 && errorRate < 1)) throw new RangeError('errorRate must be in (0, 1)');
   const out: SubFilterGeometry[] = [];
   let offset = 0;

@@ -50,7 +50,10 @@ import type { PostgresSeenCheckpoints, SubjectBytes } from './postgres-seen-chec
 import { SeenJournals, mapLimit } from './seen-journals.js';
 
 /** The scripts of restores (./lua/); taking journals is seen-journals.ts's. */
-export const RESTORE_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), ['seenRestore-3', 'readerSeenRestore-2']);
+export const RESTORE_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
+  'seenRestore-3',
+  'readerSeenRestore-2',
+]);
 
 /** How long a take is reserved for the checkpoint that made it, ms (then another may take it over). */
 export const SEEN_CHECKPOINT_LEASE_MS = 30_000;
@@ -131,7 +134,10 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer {
     this.lua = RESTORE_SCRIPTS.on(d.redis);
     this.leaseMs = d.leaseMs ?? SEEN_CHECKPOINT_LEASE_MS;
     this.shards = d.keys.seenShards;
-    const names = { day: (shard: number, day: string) => this.daySubject(shard, day), reader: (id: string) => readerSubject(d.reader, id) };
+    const names = {
+      day: (shard: number, day: string) => this.daySubject(shard, day),
+      reader: (id: string) => readerSubject(d.reader, id),
+    };
     this.journals = new SeenJournals(d.redis, d.keys, names, this.token, this.leaseMs, d.geometry.days * DAY_MS);
     this.readerSig = geometrySignature(d.reader.initialCapacity, d.reader.errorRate);
     this.readerBaseBytes = bitmapBytes(scalableLevels(d.reader.initialCapacity, d.reader.errorRate), 1);
@@ -212,13 +218,16 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer {
       if (saved && nowMs - saved.lastActive >= this.d.reader.ttlMs) saved = undefined; // gone by now
       const { keys } = this.d;
       // nothing (live) checkpointed: an empty state, so the next calls need no restore
-      await this.lua.readerSeenRestore([keys.readerSeen(readerId), keys.readerSeenMeta(readerId)], [
-        saved ? Buffer.from(saved.bitmap.buffer, saved.bitmap.byteOffset, saved.bitmap.byteLength) : '',
-        Math.floor(saved ? saved.lastActive : nowMs),
-        this.readerSig,
-        saved ? saved.counts.join(',') : '0',
-        Math.floor(this.d.reader.ttlMs),
-      ]);
+      await this.lua.readerSeenRestore(
+        [keys.readerSeen(readerId), keys.readerSeenMeta(readerId)],
+        [
+          saved ? Buffer.from(saved.bitmap.buffer, saved.bitmap.byteOffset, saved.bitmap.byteLength) : '',
+          Math.floor(saved ? saved.lastActive : nowMs),
+          this.readerSig,
+          saved ? saved.counts.join(',') : '0',
+          Math.floor(this.d.reader.ttlMs),
+        ],
+      );
       if (saved) this.metrics?.restores.inc({ kind: 'reader' });
     });
   }
@@ -265,13 +274,18 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer {
    * bitmap, a reader's first sub-filter) — so a compaction rewrites a base at most once per base's
    * worth of journal, and the writes stay ≤ 2× the journal bytes.
    */
-  private async compact(logBytes: Map<string, SubjectBytes>, readerOf: Map<string, string>, now: number): Promise<number> {
+  private async compact(
+    logBytes: Map<string, SubjectBytes>,
+    readerOf: Map<string, string>,
+    now: number,
+  ): Promise<number> {
     const today = dayStamp(now);
     const dayBytes = Math.ceil(this.d.geometry.bits / 8);
     const due = new Set<string>();
     const pastDays: string[] = [];
     for (let shard = 0; shard < this.shards; shard++) {
-      for (const ms of seenWindow(now, this.d.geometry.days).slice(1)) pastDays.push(this.daySubject(shard, dayStamp(ms)));
+      for (const ms of seenWindow(now, this.d.geometry.days).slice(1))
+        pastDays.push(this.daySubject(shard, dayStamp(ms)));
     }
     for (const s of await this.d.store.withLog(pastDays)) due.add(s);
     for (const [subject, bytes] of logBytes) {
@@ -309,11 +323,10 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer {
       const bitmap = foldDay(geometry, c);
       // sent together (pipelined on the connection); Redis runs them one by one
       writes.push(
-        this.lua.seenRestore([keys.seenShardDay(shard, day), keys.seenShardDayVersion(shard, day), keys.seenDayRestore(shard, day)], [
-          Buffer.from(bitmap.buffer, bitmap.byteOffset, bitmap.byteLength),
-          Math.floor(ttl),
-          randomInt(1, 2 ** 48),
-        ]),
+        this.lua.seenRestore(
+          [keys.seenShardDay(shard, day), keys.seenShardDayVersion(shard, day), keys.seenDayRestore(shard, day)],
+          [Buffer.from(bitmap.buffer, bitmap.byteOffset, bitmap.byteLength), Math.floor(ttl), randomInt(1, 2 ** 48)],
+        ),
       );
     }
     await Promise.all(writes);
@@ -346,10 +359,28 @@ function dayStartMs(day: string): number {
 /** The checkpoint metrics (docs/operations.md "Metrics"). */
 function checkpointMetrics(registry: Registry) {
   const registers = [registry];
-  const runs = new Counter({ name: 'freshet_seen_checkpoints_total', help: 'Checkpoints of the Redis seen filters to PostgreSQL', labelNames: ['result'], registers });
-  const bytes = new Counter({ name: 'freshet_seen_checkpoint_bytes_total', help: 'Bytes of journalled hash pairs written by seen-filter checkpoints', registers });
-  const last = new Gauge({ name: 'freshet_seen_last_checkpoint_timestamp_seconds', help: 'Time of the last complete seen-filter checkpoint (epoch s)', registers });
-  const restores = new Counter({ name: 'freshet_seen_restores_total', help: 'Seen filters restored into Redis from their checkpoints, by kind (shard, day, reader)', labelNames: ['kind'], registers });
+  const runs = new Counter({
+    name: 'freshet_seen_checkpoints_total',
+    help: 'Checkpoints of the Redis seen filters to PostgreSQL',
+    labelNames: ['result'],
+    registers,
+  });
+  const bytes = new Counter({
+    name: 'freshet_seen_checkpoint_bytes_total',
+    help: 'Bytes of journalled hash pairs written by seen-filter checkpoints',
+    registers,
+  });
+  const last = new Gauge({
+    name: 'freshet_seen_last_checkpoint_timestamp_seconds',
+    help: 'Time of the last complete seen-filter checkpoint (epoch s)',
+    registers,
+  });
+  const restores = new Counter({
+    name: 'freshet_seen_restores_total',
+    help: 'Seen filters restored into Redis from their checkpoints, by kind (shard, day, reader)',
+    labelNames: ['kind'],
+    registers,
+  });
   return {
     restores,
     done(ok: boolean, n: number, atMs: number) {

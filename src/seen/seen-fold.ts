@@ -48,10 +48,15 @@ export function foldDayBase(g: BloomGeometry, c: SubjectCheckpoint): FoldedBase 
  * checkpointed (a base of another shape is skipped, as a snapshot's would be).
  * `lastActive` is the latest activity folded; the caller decides whether it is still live.
  */
-export function foldReader(s: ReaderSeenSettings, readerId: string, c: SubjectCheckpoint): SavedReaderFilter | undefined {
+export function foldReader(
+  s: ReaderSeenSettings,
+  readerId: string,
+  c: SubjectCheckpoint,
+): SavedReaderFilter | undefined {
   const f = new MemoryReaderSeenFilter(s);
   const base = c.base && parseReaderState(c.base.state);
-  if (c.base && base) f.load(readerId, { bitmap: new Uint8Array(c.base.bitmap), counts: base.counts, lastActive: base.lastActive });
+  if (c.base && base)
+    f.load(readerId, { bitmap: new Uint8Array(c.base.bitmap), counts: base.counts, lastActive: base.lastActive });
   for (const row of c.log) f.markPairs(readerId, unpackPairs(row.pairs), row.atMs);
   return f.saved(readerId);
 }

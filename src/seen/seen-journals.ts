@@ -17,7 +17,12 @@ import { LuaScripts } from '../kernel/redis/lua.js';
 import type { CheckpointAppend } from './postgres-seen-checkpoints.js';
 
 /** The scripts of taking and acknowledging journals (./lua/). */
-export const JOURNAL_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), ['seenTake-3', 'readerSeenTake-4', 'seenAck-2', 'seenAckDay-4']);
+export const JOURNAL_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
+  'seenTake-3',
+  'readerSeenTake-4',
+  'seenAck-2',
+  'seenAckDay-4',
+]);
 
 /** Readers taken from Redis at once (each take is one script on the reader's slot). */
 const READER_TAKE_CONCURRENCY = 32;
@@ -73,7 +78,11 @@ export class SeenJournals {
       const journal = this.keys.seenDayJournal(shard, day);
       const taken = this.keys.seenDayJournalTaken(shard, day);
       const lease = this.keys.seenDayJournalLease(shard, day);
-      const reply = (await this.lua.seenTake.buffer([journal, taken, lease], [this.token, this.leaseMs, 'str'])) as [number, Buffer, number];
+      const reply = (await this.lua.seenTake.buffer([journal, taken, lease], [this.token, this.leaseMs, 'str'])) as [
+        number,
+        Buffer,
+        number,
+      ];
       if (reply[0] === 2) continue; // another checkpoint holds it
       t.acks.push(() => this.lua.seenAckDay([taken, lease, journal, index], [this.token, day]));
       if (reply[0] !== 1) continue;
@@ -85,16 +94,24 @@ export class SeenJournals {
   /** The journals of the shard's dirty readers. */
   private async takeReaders(shard: number, now: number, t: Takes): Promise<void> {
     const k = this.keys;
-    const [dirty, dirtyTaken, dirtyLease] = [k.readerSeenDirty(shard), k.readerSeenDirtyTaken(shard), k.readerSeenDirtyLease(shard)];
-    const reply = (await this.lua.seenTake([dirty, dirtyTaken, dirtyLease], [this.token, this.leaseMs, 'set'])) as [number, string[], number];
+    const [dirty, dirtyTaken, dirtyLease] = [
+      k.readerSeenDirty(shard),
+      k.readerSeenDirtyTaken(shard),
+      k.readerSeenDirtyLease(shard),
+    ];
+    const reply = (await this.lua.seenTake([dirty, dirtyTaken, dirtyLease], [this.token, this.leaseMs, 'set'])) as [
+      number,
+      string[],
+      number,
+    ];
     if (reply[0] !== 1) return;
     await mapLimit(reply[1].filter(isId), READER_TAKE_CONCURRENCY, async (readerId) => {
       const taken = k.readerSeenJournalTaken(readerId);
       const lease = k.readerSeenJournalLease(readerId);
-      const r = (await this.lua.readerSeenTake.buffer([k.readerSeenJournal(readerId), taken, lease, k.readerSeenMeta(readerId)], [
-        this.token,
-        this.leaseMs,
-      ])) as [number, Buffer, number, Buffer];
+      const r = (await this.lua.readerSeenTake.buffer(
+        [k.readerSeenJournal(readerId), taken, lease, k.readerSeenMeta(readerId)],
+        [this.token, this.leaseMs],
+      )) as [number, Buffer, number, Buffer];
       if (r[0] !== 1) return;
       t.acks.push(() => this.lua.seenAck([taken, lease], [this.token]));
       const lastActive = r[3].toString();
@@ -108,7 +125,11 @@ export class SeenJournals {
 }
 
 /** Runs `fn` over `items`, at most `limit` at a time. */
-export async function mapLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+export async function mapLimit<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await fn(items[next++]!);

@@ -72,7 +72,8 @@ async function startRestore(checkpointer: SeenCheckpointer, stores: Stores): Pro
   let timer: NodeJS.Timeout | undefined;
   const restore = checkpointer.ensureShards(stores.clock.now()).then(
     (n) => (n > 0 ? stores.log.info({ shards: n }, 'seen filters restored from their checkpoints') : undefined),
-    (err: unknown) => stores.log.warn({ err }, 'seen-filter restore at start failed (each shard is restored at its first check)'),
+    (err: unknown) =>
+      stores.log.warn({ err }, 'seen-filter restore at start failed (each shard is restored at its first check)'),
   );
   const waited = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, START_RESTORE_WAIT_MS);
@@ -93,7 +94,11 @@ export function seenGeometry(s: SeenSettings): BloomGeometry {
  * (restoring the snapshots).
  * A Redis or PostgreSQL that fails (or is slow) at start does not stop it: see {@link START_RESTORE_WAIT_MS}.
  */
-export async function wireSeen(s: SeenSettings, readerSettings: ReaderSeenSettings, stores: Stores): Promise<SeenWiring> {
+export async function wireSeen(
+  s: SeenSettings,
+  readerSettings: ReaderSeenSettings,
+  stores: Stores,
+): Promise<SeenWiring> {
   const geometry = seenGeometry(s);
   if (stores.redis) {
     const { redis, keys } = stores.redis;
@@ -102,8 +107,14 @@ export async function wireSeen(s: SeenSettings, readerSettings: ReaderSeenSettin
     const checkpointer =
       checkpointMs > 0
         ? new SeenCheckpointer({
-            redis: stores.redis.jobs ?? redis, keys, geometry, reader: readerSettings, store: new PostgresSeenCheckpoints(stores.sqlJobs ?? stores.sql),
-            clock: stores.clock, log: stores.log, registry: stores.registry,
+            redis: stores.redis.jobs ?? redis,
+            keys,
+            geometry,
+            reader: readerSettings,
+            store: new PostgresSeenCheckpoints(stores.sqlJobs ?? stores.sql),
+            clock: stores.clock,
+            log: stores.log,
+            registry: stores.registry,
           })
         : null;
     const checkpoints = checkpointer ?? undefined;
@@ -129,8 +140,12 @@ export async function wireSeen(s: SeenSettings, readerSettings: ReaderSeenSettin
     stores.log.warn({ reason }, 'reader seen-filter snapshot skipped'),
   );
   const saveBoth = async () => {
-    await rolling.snapshot(rollingPath).catch((err: unknown) => stores.log.warn({ err, path: rollingPath }, 'seen-filter snapshot failed'));
-    await readerSeen.snapshot(readerPath).catch((err: unknown) => stores.log.warn({ err, path: readerPath }, 'reader seen-filter snapshot failed'));
+    await rolling
+      .snapshot(rollingPath)
+      .catch((err: unknown) => stores.log.warn({ err, path: rollingPath }, 'seen-filter snapshot failed'));
+    await readerSeen
+      .snapshot(readerPath)
+      .catch((err: unknown) => stores.log.warn({ err, path: readerPath }, 'reader seen-filter snapshot failed'));
   };
   // One snapshot at a time: the periodic one and the one on close write the same temp files.
   let saving: Promise<void> = Promise.resolve();

@@ -31,7 +31,12 @@ describe('item changes between two processes', () => {
   });
 
   const publish = async (items: unknown[]) => {
-    const res = await a.app.inject({ method: 'POST', url: '/v1/items', headers: { authorization: `Bearer ${SERVICE_KEY}` }, payload: items });
+    const res = await a.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+      payload: items,
+    });
     expect(res.statusCode).toBe(200);
   };
   const refreshOnB = async (reader: string): Promise<string[]> => {
@@ -54,7 +59,11 @@ describe('item changes between two processes', () => {
     await until(async () => (await refreshOnB(`reader_${++n}`))[0] === 'news_1', 2_000);
     expect(await b.content.getItems(['news_1'])).toHaveLength(1); // now in b's item cache
 
-    const del = await a.app.inject({ method: 'DELETE', url: '/v1/items/news_1', headers: { authorization: `Bearer ${SERVICE_KEY}` } });
+    const del = await a.app.inject({
+      method: 'DELETE',
+      url: '/v1/items/news_1',
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    });
     expect(del.statusCode).toBe(200);
     await until(async () => (await b.content.getItems(['news_1'])).length === 0, 1_000, 2);
     for (let i = 0; i < 3; i++) expect(await refreshOnB(`after_${i}`)).not.toContain('news_1');

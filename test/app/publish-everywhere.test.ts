@@ -41,11 +41,21 @@ function hnSlice(from: number, to: number): { path: string; authors: Map<string,
 }
 
 function embeddedConfig(dataDir: string) {
-  return loadConfig({ LOG_LEVEL: 'silent', FRESHET_DATA_DIR: dataDir, FRESHET_SERVICE_KEY: SERVICE_KEY, FRESHET_SECRET: 'publish-secret-0123456789abcdef', FRESHET_SEEN_CAPACITY_PER_DAY: '10000' });
+  return loadConfig({
+    LOG_LEVEL: 'silent',
+    FRESHET_DATA_DIR: dataDir,
+    FRESHET_SERVICE_KEY: SERVICE_KEY,
+    FRESHET_SECRET: 'publish-secret-0123456789abcdef',
+    FRESHET_SEEN_CAPACITY_PER_DAY: '10000',
+  });
 }
 
 async function timelineIds(f: Freshet, app: Awaited<ReturnType<typeof buildApp>>, reader: string): Promise<string[]> {
-  const res = await app.inject({ method: 'GET', url: '/v1/feeds/following?limit=100', headers: { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': reader } });
+  const res = await app.inject({
+    method: 'GET',
+    url: '/v1/feeds/following?limit=100',
+    headers: { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': reader },
+  });
   expect(res.statusCode).toBe(200);
   return (res.json() as { data: { items: { id: string }[] } }).data.items.map((i) => i.id);
 }
@@ -75,21 +85,36 @@ describe('freshet import hn publishes to every feed (embedded default)', () => {
     const app = await buildApp(f);
     try {
       const [author, ids] = [...slice.authors].find(([, v]) => v.length >= 1)!;
-      const follow = await app.inject({ method: 'PUT', url: `/v1/users/reader_1/following/${author}`, headers: { authorization: `Bearer ${SERVICE_KEY}` } });
+      const follow = await app.inject({
+        method: 'PUT',
+        url: `/v1/users/reader_1/following/${author}`,
+        headers: { authorization: `Bearer ${SERVICE_KEY}` },
+      });
       expect(follow.statusCode).toBe(200);
       expect(await timelineIds(f, app, 'reader_1')).toEqual(expect.arrayContaining(ids));
       expect(await f.discover.embeddings['index'].missingEmbeddings(null, 10)).toEqual([]);
 
       // the same server keeps running: a second import goes through its API and fans out to the follower
       const address = await app.listen({ port: 0, host: '127.0.0.1' });
-      writeFileSync(join(dataDir, 'server.json'), JSON.stringify({ pid: process.pid, host: '127.0.0.1', port: Number(new URL(address).port) }));
+      writeFileSync(
+        join(dataDir, 'server.json'),
+        JSON.stringify({ pid: process.pid, host: '127.0.0.1', port: Number(new URL(address).port) }),
+      );
       const later = hnSlice(60, 160);
       const [author2, ids2] = [...later.authors].find(([a]) => !slice.authors.has(a))!;
       const second = await runImport('hn', later.path, config, { progress: false, out: () => {}, warn: () => {} });
       expect(second.target).toContain('running server');
-      const follow2 = await app.inject({ method: 'PUT', url: `/v1/users/reader_1/following/${author2}`, headers: { authorization: `Bearer ${SERVICE_KEY}` } });
+      const follow2 = await app.inject({
+        method: 'PUT',
+        url: `/v1/users/reader_1/following/${author2}`,
+        headers: { authorization: `Bearer ${SERVICE_KEY}` },
+      });
       expect(follow2.statusCode).toBe(200);
-      expect(await eventually(async () => (await timelineIds(f, app, 'reader_1')).filter((id) => ids2.includes(id)).length === ids2.length)).toBe(true);
+      expect(
+        await eventually(
+          async () => (await timelineIds(f, app, 'reader_1')).filter((id) => ids2.includes(id)).length === ids2.length,
+        ),
+      ).toBe(true);
       expect(await f.discover.embeddings['index'].missingEmbeddings(null, 10)).toEqual([]);
     } finally {
       await app.close();
@@ -108,7 +133,8 @@ async function withFailingPublish(failing: () => boolean, fn: (t: TestApp) => Pr
     await t.f.useCases.follow('reader_9', 'author_1', T0);
     const timeline = t.f.following.timeline;
     const publish = timeline.publish.bind(timeline);
-    timeline.publish = async (ids, now) => (failing() ? Promise.reject(new Error('injected: PostgreSQL went away')) : publish(ids, now));
+    timeline.publish = async (ids, now) =>
+      failing() ? Promise.reject(new Error('injected: PostgreSQL went away')) : publish(ids, now);
     await fn(t);
   } finally {
     await t.close();
@@ -116,30 +142,41 @@ async function withFailingPublish(failing: () => boolean, fn: (t: TestApp) => Pr
 }
 
 const postItem = (t: TestApp, id: string) =>
-  t.app.inject({ method: 'POST', url: '/v1/items', headers: { authorization: `Bearer ${SERVICE_KEY}` }, payload: [item(id, 1000)] });
+  t.app.inject({
+    method: 'POST',
+    url: '/v1/items',
+    headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    payload: [item(id, 1000)],
+  });
 
 describe('a publish that fails after the commit is never lost', () => {
   it('fails once: retried inside the request, the follower sees the item', async () => {
     let failures = 1;
-    await withFailingPublish(() => failures-- > 0, async (t) => {
-      const res = await postItem(t, 'once');
-      expect(res.statusCode).toBe(200);
-      expect(failures).toBe(-1); // failed once, then ran again
-      expect(await t.f.following.index.tidsOf(['once'])).not.toEqual([null]);
-      expect(await eventually(async () => (await timelineIds(t.f, t.app, 'reader_9')).includes('once'))).toBe(true);
-    });
+    await withFailingPublish(
+      () => failures-- > 0,
+      async (t) => {
+        const res = await postItem(t, 'once');
+        expect(res.statusCode).toBe(200);
+        expect(failures).toBe(-1); // failed once, then ran again
+        expect(await t.f.following.index.tidsOf(['once'])).not.toEqual([null]);
+        expect(await eventually(async () => (await timelineIds(t.f, t.app, 'reader_9')).includes('once'))).toBe(true);
+      },
+    );
   });
 
   it('fails every attempt: the request still answers 200, and the fan-out sweep publishes the item', async () => {
     let broken = true;
-    await withFailingPublish(() => broken, async (t) => {
-      const res = await postItem(t, 'stuck');
-      expect(res.statusCode).toBe(200);
-      expect(await t.f.following.index.tidsOf(['stuck'])).toEqual([null]); // committed, not yet published
-      broken = false;
-      expect(await t.f.following.worker.sweep()).toBeGreaterThanOrEqual(1);
-      expect(await t.f.following.index.tidsOf(['stuck'])).not.toEqual([null]);
-      expect(await eventually(async () => (await timelineIds(t.f, t.app, 'reader_9')).includes('stuck'))).toBe(true);
-    });
+    await withFailingPublish(
+      () => broken,
+      async (t) => {
+        const res = await postItem(t, 'stuck');
+        expect(res.statusCode).toBe(200);
+        expect(await t.f.following.index.tidsOf(['stuck'])).toEqual([null]); // committed, not yet published
+        broken = false;
+        expect(await t.f.following.worker.sweep()).toBeGreaterThanOrEqual(1);
+        expect(await t.f.following.index.tidsOf(['stuck'])).not.toEqual([null]);
+        expect(await eventually(async () => (await timelineIds(t.f, t.app, 'reader_9')).includes('stuck'))).toBe(true);
+      },
+    );
   });
 });

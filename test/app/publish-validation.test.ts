@@ -15,7 +15,17 @@ const DAY = 86_400_000;
 
 /** A good item at T0. */
 function good(id: string, over: Partial<PublishInput> = {}): PublishInput {
-  return { id, authorId: 'author_v', title: `title ${id}`, text: '', url: null, tags: [], publishedAt: T0 - 1000, popularity: 0, ...over };
+  return {
+    id,
+    authorId: 'author_v',
+    title: `title ${id}`,
+    text: '',
+    url: null,
+    tags: [],
+    publishedAt: T0 - 1000,
+    popularity: 0,
+    ...over,
+  };
 }
 
 /** An item with its fields set apart from the typed shape (what a JavaScript caller can send). */
@@ -64,28 +74,50 @@ describe('one check of published items, the same refusal from every edge', () =>
   });
   afterAll(async () => t?.close());
 
-  it.each(BAD)('%s: the library and POST /v1/items refuse it with the same code and field, writing nothing', async (_name, batch) => {
-    const lib = await t.f.useCases.publishItems(batch, T0).then(
-      () => null,
-      (err: unknown) => err,
-    );
-    expect(lib).toBeInstanceOf(FreshetError);
-    const libErr = lib as FreshetError;
-    const body = batch.map((item) => ({ ...itemToRequestJson(item), ...(item.embedding ? { embedding: [...item.embedding] } : {}) }));
-    const res = await t.app.inject({ method: 'POST', url: '/v1/items', payload: body, headers: { authorization: `Bearer ${SERVICE_KEY}` } });
-    expect(res.statusCode).toBe(400);
-    const http = res.json() as { code: number; msg: string };
-    expect([http.code, placeOf(http.msg)]).toEqual([libErr.code, placeOf(libErr.message)]);
-    // nothing of the batch was written: no item, no embedding
-    const ids = batch.map((i) => i.id).filter((id) => /^[A-Za-z0-9_-]+$/.test(id));
-    expect(await t.f.content.getItems(ids, { fresh: true })).toEqual([]);
-    const [vectors] = await t.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM item_embeddings WHERE item_id = ANY($1::text[])', [ids]);
-    expect(vectors!.n).toBe(0);
-  });
+  it.each(BAD)(
+    '%s: the library and POST /v1/items refuse it with the same code and field, writing nothing',
+    async (_name, batch) => {
+      const lib = await t.f.useCases.publishItems(batch, T0).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(lib).toBeInstanceOf(FreshetError);
+      const libErr = lib as FreshetError;
+      const body = batch.map((item) => ({
+        ...itemToRequestJson(item),
+        ...(item.embedding ? { embedding: [...item.embedding] } : {}),
+      }));
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/items',
+        payload: body,
+        headers: { authorization: `Bearer ${SERVICE_KEY}` },
+      });
+      expect(res.statusCode).toBe(400);
+      const http = res.json() as { code: number; msg: string };
+      expect([http.code, placeOf(http.msg)]).toEqual([libErr.code, placeOf(libErr.message)]);
+      // nothing of the batch was written: no item, no embedding
+      const ids = batch.map((i) => i.id).filter((id) => /^[A-Za-z0-9_-]+$/.test(id));
+      expect(await t.f.content.getItems(ids, { fresh: true })).toEqual([]);
+      const [vectors] = await t.sql.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM item_embeddings WHERE item_id = ANY($1::text[])',
+        [ids],
+      );
+      expect(vectors!.n).toBe(0);
+    },
+  );
 
   it('a good batch still goes through both edges', async () => {
-    expect(await t.f.useCases.publishItems([good('ok1', { embedding: new Array(DIM).fill(0.5) })], T0)).toEqual({ inserted: 1, updated: 0 });
-    const res = await t.app.inject({ method: 'POST', url: '/v1/items', payload: [itemToRequestJson(good('ok2'))], headers: { authorization: `Bearer ${SERVICE_KEY}` } });
+    expect(await t.f.useCases.publishItems([good('ok1', { embedding: new Array(DIM).fill(0.5) })], T0)).toEqual({
+      inserted: 1,
+      updated: 0,
+    });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      payload: [itemToRequestJson(good('ok2'))],
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    });
     expect(res.json()).toMatchObject({ code: 0, data: { inserted: 1 } });
   });
 });

@@ -60,7 +60,15 @@ describe('progress without a terminal', () => {
   it('prints a line once per interval, never more often, with the share done and what it counted', () => {
     let now = 0;
     const lines: string[] = [];
-    const p = new Progress({ label: 'import hn', total: 1000, tty: false, timer: false, intervalMs: 5000, now: () => now, write: (l) => lines.push(l) });
+    const p = new Progress({
+      label: 'import hn',
+      total: 1000,
+      tty: false,
+      timer: false,
+      intervalMs: 5000,
+      now: () => now,
+      write: (l) => lines.push(l),
+    });
     p.update(100, '100 items');
     now = 4999;
     p.update(200, '200 items');
@@ -72,14 +80,34 @@ describe('progress without a terminal', () => {
     now = 10_000;
     p.tick(); // the timer's call: still alive, though nothing was updated
     p.stop();
-    expect(lines).toEqual(['import hn: 42% | 420 items, 0 skipped | 5 s', 'import hn: 42% | 420 items, 0 skipped | 10 s']);
+    expect(lines).toEqual([
+      'import hn: 42% | 420 items, 0 skipped | 5 s',
+      'import hn: 42% | 420 items, 0 skipped | 10 s',
+    ]);
   });
 
   it('shows counts of things, and only the time when the total is unknown', () => {
     const lines: string[] = [];
-    const counted = new Progress({ label: 'simulate', total: 50, counts: true, tty: false, timer: false, intervalMs: 0, now: () => 2000, write: (l) => lines.push(l) });
+    const counted = new Progress({
+      label: 'simulate',
+      total: 50,
+      counts: true,
+      tty: false,
+      timer: false,
+      intervalMs: 0,
+      now: () => 2000,
+      write: (l) => lines.push(l),
+    });
     counted.update(10);
-    const unknown = new Progress({ label: 'discover embed', total: 0, tty: false, timer: false, intervalMs: 0, now: () => 2000, write: (l) => lines.push(l) });
+    const unknown = new Progress({
+      label: 'discover embed',
+      total: 0,
+      tty: false,
+      timer: false,
+      intervalMs: 0,
+      now: () => 2000,
+      write: (l) => lines.push(l),
+    });
     unknown.tick();
     expect(lines).toEqual(['simulate: 10/50 (20%) | 0 s', 'discover embed: 0 s']);
   });
@@ -90,10 +118,16 @@ describe('finding the server', () => {
     const dataDir = mkdtempSync(join(tmp, 'find-'));
     const config = loadConfig({ FRESHET_DATA_DIR: dataDir, HOST: '0.0.0.0', PORT: '9999' });
     expect(findServer(config)).toEqual({ url: 'http://127.0.0.1:9999', foundBy: 'HOST:PORT' });
-    writeFileSync(join(dataDir, 'server.json'), JSON.stringify({ pid: 2 ** 22 + 12345, host: '127.0.0.1', port: 4321 }));
+    writeFileSync(
+      join(dataDir, 'server.json'),
+      JSON.stringify({ pid: 2 ** 22 + 12345, host: '127.0.0.1', port: 4321 }),
+    );
     expect(findServer(config).foundBy).toBe('HOST:PORT'); // a dead server's marker is ignored
     writeFileSync(join(dataDir, 'server.json'), JSON.stringify({ pid: process.pid, host: '127.0.0.1', port: 4321 }));
-    expect(findServer(config)).toEqual({ url: 'http://127.0.0.1:4321', foundBy: `${join(dataDir, 'server.json')} (pid ${process.pid})` });
+    expect(findServer(config)).toEqual({
+      url: 'http://127.0.0.1:4321',
+      foundBy: `${join(dataDir, 'server.json')} (pid ${process.pid})`,
+    });
     expect(findServer(config, 'http://example.test:1/')).toEqual({ url: 'http://example.test:1', foundBy: '--url' });
   });
 
@@ -116,7 +150,9 @@ describe('finding the server', () => {
         progress: false,
         out: () => {},
       });
-      await expect(run).rejects.toThrow(/does not accept this command's service key \(401\): the key here comes from FRESHET_SERVICE_KEY\. Set FRESHET_SERVICE_KEY/);
+      await expect(run).rejects.toThrow(
+        /does not accept this command's service key \(401\): the key here comes from FRESHET_SERVICE_KEY\. Set FRESHET_SERVICE_KEY/,
+      );
       expect(feedRequests).toBe(0);
     } finally {
       await new Promise((resolve) => server.close(resolve));
@@ -136,14 +172,22 @@ describe('commands that only talk to a server', () => {
 
   it('write no secrets.json into their data folder: with no key to send they fail first, naming what to set', async () => {
     const dataDir = join(tmp, 'client-only'); // never created
-    const env = { ...process.env, FRESHET_DATA_DIR: dataDir, FRESHET_SERVICE_KEY: undefined, FRESHET_SECRET: undefined, LOG_LEVEL: 'silent' };
+    const env = {
+      ...process.env,
+      FRESHET_DATA_DIR: dataDir,
+      FRESHET_SERVICE_KEY: undefined,
+      FRESHET_SECRET: undefined,
+      LOG_LEVEL: 'silent',
+    };
     const [simulate, imported] = await Promise.all([
       run(['simulate', '--url', 'http://127.0.0.1:9', '--sessions', '1'], env),
       run(['import', 'hn', `${DATA}/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz`, '--url', 'http://127.0.0.1:9'], env),
     ]);
     for (const r of [simulate, imported]) {
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`no service key to send to the server: FRESHET_SERVICE_KEY is not set and ${join(dataDir, 'secrets.json')} does not exist`);
+      expect(r.stderr).toContain(
+        `no service key to send to the server: FRESHET_SERVICE_KEY is not set and ${join(dataDir, 'secrets.json')} does not exist`,
+      );
       expect(r.stderr).toContain('Set FRESHET_SERVICE_KEY');
     }
     expect(existsSync(dataDir)).toBe(false);
@@ -155,17 +199,42 @@ describe('input files of the wrong kind', () => {
   writeFileSync(notMind, gzipSync('userId,movieId,rating,timestamp\n1,1,4.0,964982703\n'));
 
   it('simulate --behaviors <not a MIND file> fails naming the file, the line and the expected format', async () => {
-    const run = runSimulate({ url: 'http://127.0.0.1:9', serviceKey: 'k'.repeat(20), behaviorsPath: notMind, out: () => {} });
-    await expect(run).rejects.toThrow(/not-mind\.tsv\.gz: not a MIND behaviors file \(line 1: 1 fields, expected 5\); expected lines of 5 tab-separated fields/);
+    const run = runSimulate({
+      url: 'http://127.0.0.1:9',
+      serviceKey: 'k'.repeat(20),
+      behaviorsPath: notMind,
+      out: () => {},
+    });
+    await expect(run).rejects.toThrow(
+      /not-mind\.tsv\.gz: not a MIND behaviors file \(line 1: 1 fields, expected 5\); expected lines of 5 tab-separated fields/,
+    );
   });
 
   it('simulate discover --behaviors <not a MIND file> fails before loading anything; so does a --ratings file that is not MovieLens', async () => {
-    const config = loadConfig({ FRESHET_DATA_DIR: join(tmp, 'discover'), FRESHET_SERVICE_KEY: 'k'.repeat(20), FRESHET_SECRET: 's'.repeat(20) });
-    const base = { hnPath: `${DATA}/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz`, behaviorsPath: notMind, ratingsPath: `${DATA}/movielens/ml-latest-small/ratings.csv.gz`, out: () => {} };
+    const config = loadConfig({
+      FRESHET_DATA_DIR: join(tmp, 'discover'),
+      FRESHET_SERVICE_KEY: 'k'.repeat(20),
+      FRESHET_SECRET: 's'.repeat(20),
+    });
+    const base = {
+      hnPath: `${DATA}/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz`,
+      behaviorsPath: notMind,
+      ratingsPath: `${DATA}/movielens/ml-latest-small/ratings.csv.gz`,
+      out: () => {},
+    };
     await expect(runSimulateDiscover(config, base)).rejects.toThrow(/not a MIND behaviors file/);
-    const wrongRatings = { ...base, behaviorsPath: `${DATA}/mind/MINDsmall_train_sample_behaviors.tsv.gz`, ratingsPath: notMind.replace('not-mind', 'x'), sessions: 1 };
+    const wrongRatings = {
+      ...base,
+      behaviorsPath: `${DATA}/mind/MINDsmall_train_sample_behaviors.tsv.gz`,
+      ratingsPath: notMind.replace('not-mind', 'x'),
+      sessions: 1,
+    };
     writeFileSync(wrongRatings.ratingsPath, gzipSync('a\tb\n'));
-    await expect(runSimulateDiscover(config, wrongRatings)).rejects.toThrow(/not a MovieLens ratings file \(first line "a\\tb", expected "userId,movieId,rating,timestamp"\)/);
-    await expect(runSimulateDiscover(config, { ...base, behaviorsPath: wrongRatings.behaviorsPath, limit: 1000 })).rejects.toThrow(/limit must be an integer in 1\.\.100/);
+    await expect(runSimulateDiscover(config, wrongRatings)).rejects.toThrow(
+      /not a MovieLens ratings file \(first line "a\\tb", expected "userId,movieId,rating,timestamp"\)/,
+    );
+    await expect(
+      runSimulateDiscover(config, { ...base, behaviorsPath: wrongRatings.behaviorsPath, limit: 1000 }),
+    ).rejects.toThrow(/limit must be an integer in 1\.\.100/);
   });
 });

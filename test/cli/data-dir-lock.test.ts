@@ -26,7 +26,10 @@ const LOCK_MODULE = fileURLToPath(new URL('../../src/kernel/data-dir-lock.ts', i
 /** A child process that takes the lock on `dir`, prints "locked" and waits to be killed. */
 async function holder(dir: string): Promise<ChildProcess> {
   const script = join(tmp, `holder-${children.length}.ts`);
-  writeFileSync(script, `import { lockDataDir } from ${JSON.stringify(LOCK_MODULE)};\nlockDataDir(${JSON.stringify(dir)}, { command: 'test holder' });\nconsole.log('locked');\nsetInterval(() => {}, 1000);\n`);
+  writeFileSync(
+    script,
+    `import { lockDataDir } from ${JSON.stringify(LOCK_MODULE)};\nlockDataDir(${JSON.stringify(dir)}, { command: 'test holder' });\nconsole.log('locked');\nsetInterval(() => {}, 1000);\n`,
+  );
   const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   await new Promise<void>((resolve, reject) => {

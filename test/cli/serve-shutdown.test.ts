@@ -53,7 +53,9 @@ function env(i: number): NodeJS.ProcessEnv {
 /** Sends SIGTERM; resolves with the exit code and how long the process took to exit (ms). */
 async function terminate(child: ChildProcess): Promise<{ code: number | null; signal: string | null; ms: number }> {
   const started = performance.now();
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   child.kill('SIGTERM');
   return { ...(await exited), ms: performance.now() - started };
 }
@@ -61,7 +63,10 @@ async function terminate(child: ChildProcess): Promise<{ code: number | null; si
 describe('freshet serve on SIGTERM', () => {
   it('exits 0 when its stores close, and 1 after the grace when a store hangs on close', async () => {
     // one process each (no primary): the subject is serve's own close-with-grace
-    const [healthy, stalled] = await Promise.all([serveCli(env(0), ['--workers', '1']), serveCli(env(1), ['--workers', '1'])]);
+    const [healthy, stalled] = await Promise.all([
+      serveCli(env(0), ['--workers', '1']),
+      serveCli(env(1), ['--workers', '1']),
+    ]);
     try {
       for (const s of [healthy, stalled]) expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
 
@@ -79,7 +84,8 @@ describe('freshet serve on SIGTERM', () => {
       expect(messages).toContain(`killed by timeout (${GRACE_S * 1000}ms)`);
     } finally {
       redises[1]!.resume();
-      for (const s of [healthy, stalled]) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+      for (const s of [healthy, stalled])
+        if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
     }
   }, 180_000);
 
@@ -94,7 +100,8 @@ describe('freshet serve on SIGTERM', () => {
       let started = 0;
       onJsonLines<{ msg?: string; code?: number | null; signal?: string | null }>(child.stdout!, (entry) => {
         messages.push(entry.msg ?? '');
-        if (entry.msg === 'worker exited' || entry.msg === 'worker died; replacing it') workerExits.push({ code: entry.code, signal: entry.signal });
+        if (entry.msg === 'worker exited' || entry.msg === 'worker died; replacing it')
+          workerExits.push({ code: entry.code, signal: entry.signal });
         if (entry.msg === 'worker started' && ++started === 2) resolve();
       });
     });

@@ -115,20 +115,33 @@ describe('freshet serve --workers 2 (PostgreSQL + Redis)', () => {
     const { child, entries } = startPrimary();
     primary = child;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const url = await until('the workers to listen', () => entries.find((e) => e.msg === 'freshet workers listening')?.url);
+    const url = await until(
+      'the workers to listen',
+      () => entries.find((e) => e.msg === 'freshet workers listening')?.url,
+    );
     const started = () => entries.filter((e) => e.msg === 'worker started');
-    expect(started().map((e) => e.worker).sort()).toEqual([1, 2]);
+    expect(
+      started()
+        .map((e) => e.worker)
+        .sort(),
+    ).toEqual([1, 2]);
 
     // both workers answer on the one port
     const seen = new Set<string>();
-    await until('answers from both workers', async () => (seen.add(await workerOf(url)), seen.size === 2 ? true : undefined), 10_000);
+    await until(
+      'answers from both workers',
+      async () => (seen.add(await workerOf(url)), seen.size === 2 ? true : undefined),
+      10_000,
+    );
     const health = await get(url, '/healthz');
     expect(JSON.parse(health.body)).toEqual({ code: 0, msg: 'success', data: { status: 'ok' } });
 
     // kill worker 2: worker 1 keeps answering while a new worker 2 starts, then both answer again
     const victim = started().find((e) => e.worker === 2)!.workerPid!;
     process.kill(victim, 'SIGKILL');
-    await until('the primary to see the death', () => entries.find((e) => e.msg === 'worker died; replacing it' && e.workerPid === victim));
+    await until('the primary to see the death', () =>
+      entries.find((e) => e.msg === 'worker died; replacing it' && e.workerPid === victim),
+    );
     let answered = 0;
     const replacement = await until('a new worker 2', async () => {
       const r = await get(url, '/healthz');
@@ -142,7 +155,11 @@ describe('freshet serve --workers 2 (PostgreSQL + Redis)', () => {
     expect(replacement).not.toBe(victim);
     expect(alive(victim)).toBe(false);
     seen.clear();
-    await until('answers from both workers again', async () => (seen.add(await workerOf(url)), seen.size === 2 ? true : undefined), 10_000);
+    await until(
+      'answers from both workers again',
+      async () => (seen.add(await workerOf(url)), seen.size === 2 ? true : undefined),
+      10_000,
+    );
 
     // SIGTERM: every worker closes gracefully, the primary exits 0
     const pids = [started().find((e) => e.worker === 1)!.workerPid!, replacement];

@@ -29,7 +29,9 @@ async function listen(t: TestApp): Promise<string> {
 }
 
 /** What a FreshetClientError carries, for one-line assertions. */
-async function failure(p: Promise<unknown>): Promise<Pick<FreshetClientError, 'kind' | 'status' | 'code' | 'attempts'>> {
+async function failure(
+  p: Promise<unknown>,
+): Promise<Pick<FreshetClientError, 'kind' | 'status' | 'code' | 'attempts'>> {
   const err = await p.then(
     () => null,
     (e: unknown) => e,
@@ -77,21 +79,38 @@ describe('the client against a running server (PGlite + in-process)', () => {
   it('throws typed errors: 40001, 40101, 40401, 40301 (reader token on a service route), none retried', async () => {
     const onRetry = vi.fn();
     const service = new FreshetClient({ baseUrl: url, serviceKey: SERVICE_KEY, onRetry });
-    expect(await failure(service.as('r1').forYou.refresh({ limit: 0 }))).toEqual({ kind: 'http', status: 400, code: 40001, attempts: 1 });
+    expect(await failure(service.as('r1').forYou.refresh({ limit: 0 }))).toEqual({
+      kind: 'http',
+      status: 400,
+      code: 40001,
+      attempts: 1,
+    });
     expect(await failure(service.items.get('nope'))).toEqual({ kind: 'http', status: 404, code: 40401, attempts: 1 });
     const wrong = new FreshetClient({ baseUrl: url, serviceKey: 'not-the-key', onRetry });
     expect(await failure(wrong.items.get('nope'))).toEqual({ kind: 'http', status: 401, code: 40101, attempts: 1 });
     const reader = new FreshetClient({ baseUrl: url, token: await t.token('r1'), onRetry });
-    expect(await failure(reader.items.publish([item('x1', HOUR_MS)]))).toEqual({ kind: 'http', status: 403, code: 40301, attempts: 1 });
+    expect(await failure(reader.items.publish([item('x1', HOUR_MS)]))).toEqual({
+      kind: 'http',
+      status: 403,
+      code: 40301,
+      attempts: 1,
+    });
     expect(onRetry).not.toHaveBeenCalled();
     const err = await service.items.get('nope').catch((e: unknown) => e as FreshetClientError);
-    expect(err).toMatchObject({ name: 'FreshetClientError', msg: 'no item nope', data: null, request: 'GET /v1/items/nope' });
+    expect(err).toMatchObject({
+      name: 'FreshetClientError',
+      msg: 'no item nope',
+      data: null,
+      request: 'GET /v1/items/nope',
+    });
   });
 
   it('reader-token mode reads its own feeds, graph and exclusions', async () => {
     const service = new FreshetClient({ baseUrl: url, serviceKey: SERVICE_KEY, now: () => t.clock.now() });
     const nowS = Math.floor(t.clock.now() / 1000);
-    await service.items.publish([1, 2, 3].map((i) => ({ id: `tk${i}`, author_id: 'tk_author', title: `t${i}`, published_at: nowS - i })));
+    await service.items.publish(
+      [1, 2, 3].map((i) => ({ id: `tk${i}`, author_id: 'tk_author', title: `t${i}`, published_at: nowS - i })),
+    );
     const reader = new FreshetClient({ baseUrl: url, token: await t.token('tk_reader') });
     expect(await reader.follows.follow('tk_reader', 'tk_author')).toMatchObject({ following: true, created: true });
     const ids: string[] = [];
@@ -156,15 +175,32 @@ describe('a store that cannot serve (Redis out of memory): 503 is retried, 400 i
 
   /** The server's count of `POST /v1/views` answered with `status`, from /metrics. */
   async function served(c: FreshetClient, status: number): Promise<number> {
-    const line = (await c.metrics()).split('\n').find((l) => l.startsWith('freshet_http_request_duration_seconds_count') && l.includes('route="/v1/views"') && l.includes(`status="${status}"`));
+    const line = (await c.metrics())
+      .split('\n')
+      .find(
+        (l) =>
+          l.startsWith('freshet_http_request_duration_seconds_count') &&
+          l.includes('route="/v1/views"') &&
+          l.includes(`status="${status}"`),
+      );
     return line ? Number(line.split(' ').at(-1)) : 0;
   }
 
   it('sends a 503 request `attempts` times with growing jittered delays, then throws 503/50301', async () => {
     const retries: number[] = [];
-    const c = new FreshetClient({ baseUrl: url, token: await t.token('alice'), retry: { attempts: 4, baseMs: 5, maxMs: 40 }, onRetry: (r) => retries.push(r.delayMs) });
+    const c = new FreshetClient({
+      baseUrl: url,
+      token: await t.token('alice'),
+      retry: { attempts: 4, baseMs: 5, maxMs: 40 },
+      onRetry: (r) => retries.push(r.delayMs),
+    });
     const before = await served(c, 503);
-    expect(await failure(c.views.record({ item_id: 'm1' }))).toEqual({ kind: 'http', status: 503, code: 50301, attempts: 4 });
+    expect(await failure(c.views.record({ item_id: 'm1' }))).toEqual({
+      kind: 'http',
+      status: 503,
+      code: 50301,
+      attempts: 4,
+    });
     expect(await served(c, 503)).toBe(before + 4);
     expect(retries).toHaveLength(3);
     retries.forEach((d, i) => expect(d).toBeGreaterThanOrEqual(Math.min(40, 5 * 2 ** i) / 2));
@@ -174,8 +210,18 @@ describe('a store that cannot serve (Redis out of memory): 503 is retried, 400 i
   it('a 400 on the same route is thrown at once', async () => {
     const onRetry = vi.fn();
     const c = new FreshetClient({ baseUrl: url, token: await t.token('alice'), onRetry });
-    expect(await failure(c.views.record({ item_id: 'm1', flagged: true }))).toEqual({ kind: 'http', status: 403, code: 40301, attempts: 1 });
-    expect(await failure(c.views.record({ item_id: 'a:b' }))).toEqual({ kind: 'http', status: 400, code: 40002, attempts: 1 });
+    expect(await failure(c.views.record({ item_id: 'm1', flagged: true }))).toEqual({
+      kind: 'http',
+      status: 403,
+      code: 40301,
+      attempts: 1,
+    });
+    expect(await failure(c.views.record({ item_id: 'a:b' }))).toEqual({
+      kind: 'http',
+      status: 400,
+      code: 40002,
+      attempts: 1,
+    });
     expect(onRetry).not.toHaveBeenCalled();
   });
 
@@ -188,7 +234,12 @@ describe('a store that cannot serve (Redis out of memory): 503 is retried, 400 i
 
 describe('parseSse', () => {
   it('reads fields across chunk boundaries and line endings, skips comments, joins data lines', async () => {
-    const chunks = ['retry: 1000\r\n: heartbeat\r\n\r\nid: 7\nevent: item\ndata: {"a"', ':1}\n\n', 'data: x\rdata: y\r\r', 'id: 8\nevent: reset\ndata: z\n'];
+    const chunks = [
+      'retry: 1000\r\n: heartbeat\r\n\r\nid: 7\nevent: item\ndata: {"a"',
+      ':1}\n\n',
+      'data: x\rdata: y\r\r',
+      'id: 8\nevent: reset\ndata: z\n',
+    ];
     const body = new ReadableStream<Uint8Array>({
       start(c) {
         for (const ch of chunks) c.enqueue(new TextEncoder().encode(ch));

@@ -13,7 +13,13 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FreshetClient, FreshetClientError, parseSse, type SseMessage, type StreamEvent } from '../../src/client/index.js';
+import {
+  FreshetClient,
+  FreshetClientError,
+  parseSse,
+  type SseMessage,
+  type StreamEvent,
+} from '../../src/client/index.js';
 import { loadConfig } from '../../src/app/config.js';
 import { openFreshet, type Freshet } from '../../src/app/open.js';
 import { ManualClock } from '../../src/kernel/clock.js';
@@ -22,7 +28,13 @@ import { SERVICE_KEY, T0, startTestApp, type TestApp } from '../support/app.js';
 import { TEST_DATABASE_URL } from '../support/env.js';
 import { withWorker } from '../support/following.js';
 
-const ENV = { FRESHET_STREAM_HEARTBEAT_S: '0.2', FRESHET_STREAM_MAX_PER_READER: '2', FRESHET_STREAM_MAX_CONNECTIONS: '6', FRESHET_STREAM_DRAIN_TIMEOUT_S: '0.5', FRESHET_STREAM_REPLAY_MAX: '20' };
+const ENV = {
+  FRESHET_STREAM_HEARTBEAT_S: '0.2',
+  FRESHET_STREAM_MAX_PER_READER: '2',
+  FRESHET_STREAM_MAX_CONNECTIONS: '6',
+  FRESHET_STREAM_DRAIN_TIMEOUT_S: '0.5',
+  FRESHET_STREAM_REPLAY_MAX: '20',
+};
 
 async function listen(t: TestApp): Promise<string> {
   await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -33,7 +45,12 @@ async function listen(t: TestApp): Promise<string> {
 /** Rejects when `p` does not settle within `ms`. */
 function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout>;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms)),
+    ),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Polls `check` until true (a deadline, no fixed sleep). */
@@ -79,19 +96,35 @@ describe.each([
   /** Publishes `count` items by `author` now (virtual) in one request, returning their ids. */
   const publishMany = async (author: string, count: number, extra: { text?: string } = {}): Promise<string[]> => {
     const batch = Array.from({ length: count }, () => `${author}_${++n}`);
-    await svc.items.publish(batch.map((id) => ({ id, author_id: author, title: id, published_at: Math.floor(t.clock.now() / 1000), ...extra })));
+    await svc.items.publish(
+      batch.map((id) => ({
+        id,
+        author_id: author,
+        title: id,
+        published_at: Math.floor(t.clock.now() / 1000),
+        ...extra,
+      })),
+    );
     return batch;
   };
   /** Publishes one item by `author`, returning its id. */
   const publish = async (author: string): Promise<string> => (await publishMany(author, 1))[0]!;
-  const reader = async (id: string) => new FreshetClient({ baseUrl: url, token: await t.token(id), retry: { attempts: 1 } });
+  const reader = async (id: string) =>
+    new FreshetClient({ baseUrl: url, token: await t.token(id), retry: { attempts: 1 } });
 
   beforeAll(async () => {
     t = withWorker(await startTestApp({ hot, db, env: ENV }));
     url = await listen(t);
     svc = new FreshetClient({ baseUrl: url, serviceKey: SERVICE_KEY, now: () => t.clock.now() });
     for (const u of ['au', 'mk', 'big', 'r', 'nf', 'bl', 'slow']) await svc.users.register(u);
-    for (const [u, a] of [['r', 'au'], ['bl', 'au'], ['nf', 'mk'], ['bl', 'mk'], ['slow', 'big']] as const) await svc.follows.follow(u, a);
+    for (const [u, a] of [
+      ['r', 'au'],
+      ['bl', 'au'],
+      ['nf', 'mk'],
+      ['bl', 'mk'],
+      ['slow', 'big'],
+    ] as const)
+      await svc.follows.follow(u, a);
     await svc.blocks.block('bl', 'au');
   });
   afterAll(async () => t?.close());
@@ -114,7 +147,7 @@ describe.each([
     }
   });
 
-  it('heartbeats keep a silent stream on one connection past the client\'s idle timeout', async () => {
+  it("heartbeats keep a silent stream on one connection past the client's idle timeout", async () => {
     // what the client's fetch sees: connections to the stream, and `: heartbeat` comments on them
     let connects = 0;
     let beats = 0;
@@ -133,7 +166,12 @@ describe.each([
       );
       return new Response(counted, { status: res.status, headers: res.headers });
     };
-    const client = new FreshetClient({ baseUrl: url, token: await t.token('r'), retry: { attempts: 1 }, fetch: counting });
+    const client = new FreshetClient({
+      baseUrl: url,
+      token: await t.token('r'),
+      retry: { attempts: 1 },
+      fetch: counting,
+    });
     const s = open(client, { idleTimeoutMs: 600 });
     try {
       // FRESHET_STREAM_HEARTBEAT_S = 0.2: five heartbeats span more than the 0.6 s idle timeout
@@ -160,7 +198,10 @@ describe.each([
       const ctl = new AbortController();
       const got: SseMessage[] = [];
       try {
-        const res = await fetch(`${url}/v1/feeds/following/stream${query}`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers }, signal: ctl.signal });
+        const res = await fetch(`${url}/v1/feeds/following/stream${query}`, {
+          headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers },
+          signal: ctl.signal,
+        });
         expect([res.status, res.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
         for await (const m of parseSse(res.body!)) if (got.push(m) === n) break;
       } finally {
@@ -168,13 +209,16 @@ describe.each([
       }
       return got;
     };
-    const entries = (ms: SseMessage[]) => ms.map((m) => [m.event, m.id, (JSON.parse(m.data) as { item: { id: string } }).item.id]);
+    const entries = (ms: SseMessage[]) =>
+      ms.map((m) => [m.event, m.id, (JSON.parse(m.data) as { item: { id: string } }).item.id]);
     const [a, b, c] = published as [string, string, string];
     expect(entries(await within(5_000, read(`?since_id=${tid(a)}`, {}, 2), 'since_id'))).toEqual([
       ['item', tid(b), b],
       ['item', tid(c), c],
     ]);
-    expect(entries(await within(5_000, read(`?since_id=${tid(a)}`, { 'last-event-id': tid(b) }, 1), 'Last-Event-ID'))).toEqual([['item', tid(c), c]]);
+    expect(
+      entries(await within(5_000, read(`?since_id=${tid(a)}`, { 'last-event-id': tid(b) }, 1), 'Last-Event-ID')),
+    ).toEqual([['item', tid(c), c]]);
   });
 
   it('a reconnect with Last-Event-ID gets what was missed, in order, then live entries — no gap, no repeat', async () => {
@@ -213,7 +257,7 @@ describe.each([
     }
   });
 
-  it("the client reconnects by itself when the server ends the stream, resuming after the last id", async () => {
+  it('the client reconnects by itself when the server ends the stream, resuming after the last id', async () => {
     const s = open(await reader('r'));
     try {
       await until(() => t.f.following.stream.openFor('r') === 1, 'stream open');
@@ -232,7 +276,10 @@ describe.each([
     const nf = open(await reader('nf'));
     const bl = open(await reader('bl'));
     try {
-      await until(() => t.f.following.stream.openFor('nf') === 1 && t.f.following.stream.openFor('bl') === 1, 'streams open');
+      await until(
+        () => t.f.following.stream.openFor('nf') === 1 && t.f.following.stream.openFor('bl') === 1,
+        'streams open',
+      );
       await publish('au');
       const marker = await publish('mk'); // published after: entries come oldest first, so au's would come before it
       expect(ids([await nf.next()])).toEqual([marker]);
@@ -244,12 +291,17 @@ describe.each([
   });
 
   it('answers as the timeline does before streaming: 401, 403, 400', async () => {
-    const raw = (headers: Record<string, string>, query = '') => fetch(`${url}/v1/feeds/following/stream${query}`, { headers });
+    const raw = (headers: Record<string, string>, query = '') =>
+      fetch(`${url}/v1/feeds/following/stream${query}`, { headers });
     const codes = async (res: Response) => [res.status, ((await res.json()) as { code: number }).code];
     expect(await codes(await raw({}))).toEqual([401, 40101]);
-    expect(await codes(await raw({ authorization: `Bearer ${await t.token('r')}`, 'x-freshet-reader': 'nf' }))).toEqual([403, 40301]);
+    expect(await codes(await raw({ authorization: `Bearer ${await t.token('r')}`, 'x-freshet-reader': 'nf' }))).toEqual(
+      [403, 40301],
+    );
     expect(await codes(await raw({ authorization: `Bearer ${SERVICE_KEY}` }))).toEqual([400, 40001]);
-    expect(await codes(await raw({ authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': 'r' }, '?since_id=x'))).toEqual([400, 40001]);
+    expect(
+      await codes(await raw({ authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': 'r' }, '?since_id=x')),
+    ).toEqual([400, 40001]);
   });
 
   it('limits open streams per reader and per process (429 / 42902)', async () => {
@@ -261,8 +313,16 @@ describe.each([
       expect(err).toMatchObject({ status: 429, code: 42902 });
       for (const u of ['nf', 'bl', 'au', 'mk']) streams.push(open(await reader(u)));
       await until(() => t.f.following.stream.size === 6, 'six streams open');
-      const seventh = await (await reader('slow')).following.stream()[Symbol.asyncIterator]().next().catch((e: unknown) => e as FreshetClientError);
-      expect(seventh).toMatchObject({ status: 429, code: 42902, msg: expect.stringContaining('FRESHET_STREAM_MAX_CONNECTIONS') });
+      const seventh = await (await reader('slow')).following
+        .stream()
+        [Symbol.asyncIterator]()
+        .next()
+        .catch((e: unknown) => e as FreshetClientError);
+      expect(seventh).toMatchObject({
+        status: 429,
+        code: 42902,
+        msg: expect.stringContaining('FRESHET_STREAM_MAX_CONNECTIONS'),
+      });
     } finally {
       streams.forEach((s) => s.close());
     }
@@ -272,7 +332,9 @@ describe.each([
     const port = new URL(url).port;
     const socket = connect(Number(port), '127.0.0.1');
     const token = await t.token('slow');
-    socket.write(`GET /v1/feeds/following/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`);
+    socket.write(
+      `GET /v1/feeds/following/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
+    );
     socket.pause(); // never read: the server's writes back up
     try {
       await until(() => t.f.following.stream.openFor('slow') === 1, 'slow stream open');
@@ -285,7 +347,9 @@ describe.each([
       }
       await until(() => t.f.following.stream.ended.slow > droppedBefore, 'slow consumer dropped', 15_000);
       expect(t.f.following.stream.openFor('slow')).toBe(0);
-      expect(await t.f.metrics.registry.getSingleMetricAsString('freshet_stream_ended_total')).toMatch(/freshet_stream_ended_total\{reason="slow"\} [1-9]/);
+      expect(await t.f.metrics.registry.getSingleMetricAsString('freshet_stream_ended_total')).toMatch(
+        /freshet_stream_ended_total\{reason="slow"\} [1-9]/,
+      );
     } finally {
       socket.destroy();
     }
@@ -300,7 +364,18 @@ describe('two Freshet processes on one Redis + PostgreSQL: the worker in one, th
     t = await startTestApp({ hot: 'redis', db: 'postgres', env: ENV }); // runs no fan-out worker
     url = await listen(t);
     const sql = await openPostgres(TEST_DATABASE_URL, { schema: t.schema! });
-    other = await openFreshet(loadConfig({ ...ENV, LOG_LEVEL: 'silent', FRESHET_DATA_DIR: mkdtempSync(join(tmpdir(), 'freshet-other-')), FRESHET_SERVICE_KEY: SERVICE_KEY, FRESHET_SECRET: 'test-secret-0123456789abcdef', FRESHET_KEY_PREFIX: t.config.keyPrefix, FRESHET_REDIS_URL: t.config.redisUrl! }), { clock: new ManualClock(T0), sql, defaultMetrics: false });
+    other = await openFreshet(
+      loadConfig({
+        ...ENV,
+        LOG_LEVEL: 'silent',
+        FRESHET_DATA_DIR: mkdtempSync(join(tmpdir(), 'freshet-other-')),
+        FRESHET_SERVICE_KEY: SERVICE_KEY,
+        FRESHET_SECRET: 'test-secret-0123456789abcdef',
+        FRESHET_KEY_PREFIX: t.config.keyPrefix,
+        FRESHET_REDIS_URL: t.config.redisUrl!,
+      }),
+      { clock: new ManualClock(T0), sql, defaultMetrics: false },
+    );
     other.following.startWorker(1);
   });
   afterAll(async () => {
@@ -314,7 +389,21 @@ describe('two Freshet processes on one Redis + PostgreSQL: the worker in one, th
     const s = open(new FreshetClient({ baseUrl: url, token: await t.token('x_reader') }));
     try {
       await until(() => t.f.following.stream.openFor('x_reader') === 1, 'stream open');
-      await other.useCases.publishItems([{ id: 'x1', authorId: 'x_author', title: 'x1', text: '', url: null, tags: [], publishedAt: T0, popularity: 0 }], T0);
+      await other.useCases.publishItems(
+        [
+          {
+            id: 'x1',
+            authorId: 'x_author',
+            title: 'x1',
+            text: '',
+            url: null,
+            tags: [],
+            publishedAt: T0,
+            popularity: 0,
+          },
+        ],
+        T0,
+      );
       const started = Date.now();
       expect(ids([await s.next(1_000)])).toEqual(['x1']);
       expect(Date.now() - started).toBeLessThan(1_000);

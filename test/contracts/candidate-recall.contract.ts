@@ -9,7 +9,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ContentStore, ItemInput } from '../../src/kernel/items/content-store.js';
-import { INTEREST_ITEM_WORDS, MATCH_SCAN_FACTOR, type CandidateRecall, type MatchQuery } from '../../src/for-you/recall.js';
+import {
+  INTEREST_ITEM_WORDS,
+  MATCH_SCAN_FACTOR,
+  type CandidateRecall,
+  type MatchQuery,
+} from '../../src/for-you/recall.js';
 import type { GaussDecay } from '../../src/for-you/decay.js';
 
 /** What the contract needs: the content store to write items, the recall under test over the same data. */
@@ -27,7 +32,17 @@ const HORIZON = 100 * HOUR;
 
 function item(id: string, o: Partial<ItemInput> & { ageH?: number } = {}): ItemInput {
   const { ageH = 1, ...rest } = o;
-  return { id, authorId: 'author', title: `title ${id}`, text: '', url: null, tags: [], publishedAt: NOW - ageH * HOUR, popularity: 0, ...rest };
+  return {
+    id,
+    authorId: 'author',
+    title: `title ${id}`,
+    text: '',
+    url: null,
+    tags: [],
+    publishedAt: NOW - ageH * HOUR,
+    popularity: 0,
+    ...rest,
+  };
 }
 
 const at = (ageH: number) => NOW - ageH * HOUR;
@@ -44,7 +59,15 @@ export function candidateRecallContract(name: string, factory: () => Promise<Can
     });
     const put = (items: ItemInput[]) => h.content.upsertItems(items, NOW);
     const match = (o: Partial<MatchQuery>) =>
-      h.recall.matches({ readerId: 'reader', lexemes: [], nowMs: NOW, limit: 10, decay: DECAY, horizonMs: HORIZON, ...o });
+      h.recall.matches({
+        readerId: 'reader',
+        lexemes: [],
+        nowMs: NOW,
+        limit: 10,
+        decay: DECAY,
+        horizonMs: HORIZON,
+        ...o,
+      });
 
     describe('fill', () => {
       it('the window by decay × ln(2 + popularity), then the newest older items; the keyset continues below them', async () => {
@@ -106,9 +129,17 @@ export function candidateRecallContract(name: string, factory: () => Promise<Can
       });
 
       it("with the reader's lexemes, each row says how many of them it holds", async () => {
-        await put([item('t1', { title: 'Rust compilers' }), item('t2', { title: 'Rust', ageH: 2 }), item('t3', { title: 'Gardening', ageH: 3 })]);
+        await put([
+          item('t1', { title: 'Rust compilers' }),
+          item('t2', { title: 'Rust', ageH: 2 }),
+          item('t3', { title: 'Gardening', ageH: 3 }),
+        ]);
         const rows = await h.recall.older(NOW, null, 10, ['rust', 'compil', 'unused']);
-        expect(rows.map((r) => [r.id, r.matched])).toEqual([['t1', 2], ['t2', 1], ['t3', 0]]);
+        expect(rows.map((r) => [r.id, r.matched])).toEqual([
+          ['t1', 2],
+          ['t2', 1],
+          ['t3', 0],
+        ]);
         expect((await h.recall.older(NOW, null, 10)).every((r) => r.matched === undefined)).toBe(true);
       });
     });
@@ -141,7 +172,10 @@ export function candidateRecallContract(name: string, factory: () => Promise<Can
       });
 
       it('a "not interested" author weighs less', async () => {
-        await put([item('meh', { authorId: 'dull', title: 'rust', ageH: 1 }), item('ok', { authorId: 'fine', title: 'rust', ageH: 2 })]);
+        await put([
+          item('meh', { authorId: 'dull', title: 'rust', ageH: 1 }),
+          item('ok', { authorId: 'fine', title: 'rust', ageH: 2 }),
+        ]);
         const exclusions = { authorIds: [], itemIds: [], authorWeights: new Map([['dull', 0.3]]) };
         expect(ids(await match({ lexemes: ['rust'] }))).toEqual(['meh', 'ok']);
         expect(ids(await match({ lexemes: ['rust'], exclusions }))).toEqual(['ok', 'meh']);
@@ -175,7 +209,13 @@ export function candidateRecallContract(name: string, factory: () => Promise<Can
       it('stems interest terms and drops stop words; adds the most frequent words of the given items', async () => {
         await put([item('seen', { title: 'Rust borrow checker', tags: ['compilers'] })]);
         expect(await h.recall.interestLexemes(['Running', 'the', 'databases'], [])).toEqual(['databas', 'run']);
-        expect(await h.recall.interestLexemes(['running'], ['seen', 'unknown'])).toEqual(['borrow', 'checker', 'compil', 'run', 'rust']);
+        expect(await h.recall.interestLexemes(['running'], ['seen', 'unknown'])).toEqual([
+          'borrow',
+          'checker',
+          'compil',
+          'run',
+          'rust',
+        ]);
         expect(await h.recall.interestLexemes([], ['seen'])).toEqual(['borrow', 'checker', 'compil', 'rust']);
         expect(await h.recall.interestLexemes(['the', 'and'], [])).toEqual([]);
         expect(await h.recall.interestLexemes([], [])).toEqual([]);

@@ -65,20 +65,37 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
       });
 
       it('stores every field and sets updateTime to nowMs', async () => {
-        const a = item('a', { authorId: 'u_1', title: 'Héllo wörld', text: 'body', url: null, tags: ['x', 'y'], popularity: 12.5 });
+        const a = item('a', {
+          authorId: 'u_1',
+          title: 'Héllo wörld',
+          text: 'body',
+          url: null,
+          tags: ['x', 'y'],
+          popularity: 12.5,
+        });
         await store.upsertItems([a], NOW + 7);
         expect(await store.getItems(['a'])).toEqual([{ ...a, updateTime: NOW + 7 }]);
       });
 
       it('an update replaces the fields and the updateTime', async () => {
         await store.upsertItems([item('a', { title: 'old', tags: ['t'], popularity: 1 })], NOW);
-        const next = item('a', { title: 'new', text: 'more', url: null, tags: [], popularity: 9, ageH: 3, authorId: 'u2' });
+        const next = item('a', {
+          title: 'new',
+          text: 'more',
+          url: null,
+          tags: [],
+          popularity: 9,
+          ageH: 3,
+          authorId: 'u2',
+        });
         await store.upsertItems([next], NOW + 60_000);
         expect(await store.getItems(['a'])).toEqual([{ ...next, updateTime: NOW + 60_000 }]);
       });
 
       it('an id repeated inside one batch refuses the batch (the one batch rule), writing nothing', async () => {
-        await expect(store.upsertItems([item('a', { title: 'first' }), item('b'), item('a', { title: 'second' })], NOW)).rejects.toMatchObject({
+        await expect(
+          store.upsertItems([item('a', { title: 'first' }), item('b'), item('a', { title: 'second' })], NOW),
+        ).rejects.toMatchObject({
           ...invalidInput,
           message: expect.stringMatching(/^items\[2\]\.id "a" repeats items\[0\]\.id/),
         });
@@ -92,7 +109,9 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
           store.upsertItems([item('a', { title: 'changed' }), item('b'), bad, item('c')], NOW + 1),
         ).rejects.toMatchObject(invalidInput);
         expect(await store.countItems()).toBe(1);
-        expect(await store.getItems(['a', 'b', 'bad', 'c'])).toEqual([{ ...item('a', { title: 'kept' }), updateTime: NOW }]);
+        expect(await store.getItems(['a', 'b', 'bad', 'c'])).toEqual([
+          { ...item('a', { title: 'kept' }), updateTime: NOW },
+        ]);
       });
 
       it('is all-or-nothing for a large batch whose bad row comes late (non-integer publishedAt)', async () => {
@@ -132,7 +151,10 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
       it('a deleted id is never reused: an upsert naming it is refused whole (ITEM_DELETED) and writes nothing', async () => {
         await store.upsertItems([item('a')], NOW);
         await store.deleteItem('a', NOW + 1);
-        await expect(store.upsertItems([item('b'), item('a', { title: 'again' })], NOW + 2)).rejects.toMatchObject({ name_: 'ITEM_DELETED', code: 40901 });
+        await expect(store.upsertItems([item('b'), item('a', { title: 'again' })], NOW + 2)).rejects.toMatchObject({
+          name_: 'ITEM_DELETED',
+          code: 40901,
+        });
         expect(await store.getItems(['a', 'b'])).toEqual([]);
         expect(await store.recall(query())).toEqual([]);
         expect(await store.upsertItems([item('b')], NOW + 3)).toEqual({ inserted: 1, updated: 0 });
@@ -192,7 +214,10 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
       });
 
       it("never returns the reader's own items", async () => {
-        await store.upsertItems([item('mine', { authorId: 'reader', title: 'rust' }), item('theirs', { title: 'rust' })], NOW);
+        await store.upsertItems(
+          [item('mine', { authorId: 'reader', title: 'rust' }), item('theirs', { title: 'rust' })],
+          NOW,
+        );
         expect(await store.recall(query())).toEqual(['theirs']);
         expect(await store.recall(query({ interests: ['rust'] }))).toEqual(['theirs']);
         expect(await store.recall(query({ readerId: 'someone' }))).toHaveLength(2);
@@ -227,10 +252,17 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
 
       it('orders equally relevant items by decay: newer first', async () => {
         const ages = [30, 2, 17, 9, 50];
-        await store.upsertItems(ages.map((ageH) => item(`age${ageH}`, { title: 'rust news', ageH })), NOW);
-        expect(await store.recall(query({ interests: ['rust'], decay: STEEP }))).toEqual(
-          ['age2', 'age9', 'age17', 'age30', 'age50'],
+        await store.upsertItems(
+          ages.map((ageH) => item(`age${ageH}`, { title: 'rust news', ageH })),
+          NOW,
         );
+        expect(await store.recall(query({ interests: ['rust'], decay: STEEP }))).toEqual([
+          'age2',
+          'age9',
+          'age17',
+          'age30',
+          'age50',
+        ]);
       });
 
       it('without interests ranks by decay × log(2 + popularity)', async () => {
@@ -284,20 +316,29 @@ export function contentStoreContract(name: string, factory: () => Promise<Conten
         const ids = await store.recall(query({ interestItemIds: ['seen-rust', 'seen-tag'], limit: 5 }));
         expect(ids.slice(0, 4).sort()).toEqual(['compiler-new', 'rust-new', 'seen-rust', 'seen-tag']);
         // as a feed asks: the viewed items themselves excluded
-        const exclusions = { authorIds: [], itemIds: ['seen-rust', 'seen-tag'], authorWeights: new Map<string, number>() };
+        const exclusions = {
+          authorIds: [],
+          itemIds: ['seen-rust', 'seen-tag'],
+          authorWeights: new Map<string, number>(),
+        };
         const fresh = await store.recall(query({ interestItemIds: ['seen-rust', 'seen-tag'], exclusions, limit: 5 }));
         expect(fresh).toEqual(expect.arrayContaining(['compiler-new', 'rust-new']));
         expect(fresh.slice(0, 2).sort()).toEqual(['compiler-new', 'rust-new']);
         expect(fresh).toHaveLength(3);
         // OR-ed with explicit interests; unknown ids add nothing and break nothing
-        const both = await store.recall(query({ interests: ['gardening'], interestItemIds: ['seen-rust', 'nope'], limit: 5 }));
+        const both = await store.recall(
+          query({ interests: ['gardening'], interestItemIds: ['seen-rust', 'nope'], limit: 5 }),
+        );
         expect(both.slice(0, 3).sort()).toEqual(['popular', 'rust-new', 'seen-rust']);
         expect(await store.recall(query({ interestItemIds: ['nope'], limit: 1 }))).toEqual(['popular']);
       });
 
       it('interests together with a "not interested" author weight: the weighted author sinks, nothing fails', async () => {
         await store.upsertItems(
-          [item('meh', { authorId: 'dull', title: 'rust', ageH: 1 }), item('ok', { authorId: 'fine', title: 'rust', ageH: 2 })],
+          [
+            item('meh', { authorId: 'dull', title: 'rust', ageH: 1 }),
+            item('ok', { authorId: 'fine', title: 'rust', ageH: 2 }),
+          ],
           NOW,
         );
         const exclusions = { authorIds: [], itemIds: [], authorWeights: new Map([['dull', 0.3]]) };

@@ -58,21 +58,42 @@ for (let i = 0; i < 5; i++) stored.set(`near${i}`, quantize(nudge(base, 0.02)));
 /** The small set: 400 random vectors, ids e<i>, author b<i mod 7> (below the in-process exact-scan limit). */
 const small = new Map<string, Int8Array>(Array.from({ length: 400 }, (_, i) => [`e${i}`, quantize(randomVec())]));
 
-const authorOf = (id: string) => (id.startsWith('c') ? `a${Number(id.slice(1)) % 50}` : id.startsWith('e') ? `b${Number(id.slice(1)) % 7}` : 'n');
-const item = (id: string, author: string, publishedAt: number): ItemInput => ({ id, authorId: author, title: id, text: '', url: null, tags: [], publishedAt, popularity: 0 });
+const authorOf = (id: string) =>
+  id.startsWith('c') ? `a${Number(id.slice(1)) % 50}` : id.startsWith('e') ? `b${Number(id.slice(1)) % 7}` : 'n';
+const item = (id: string, author: string, publishedAt: number): ItemInput => ({
+  id,
+  authorId: author,
+  title: id,
+  text: '',
+  url: null,
+  tags: [],
+  publishedAt,
+  popularity: 0,
+});
 
 /** The exact ranking of every id of `set` by cosine to `q` (desc, then id in byte order). */
 function exact(q: Float32Array, set: Map<string, Int8Array> = stored): { id: string; key: number }[] {
-  return [...set.keys()].map((id) => ({ id, key: cosine(q, set.get(id)!) })).sort((a, b) => b.key - a.key || (a.id < b.id ? -1 : 1));
+  return [...set.keys()]
+    .map((id) => ({ id, key: cosine(q, set.get(id)!) }))
+    .sort((a, b) => b.key - a.key || (a.id < b.id ? -1 : 1));
 }
 
 /** Opens a subject, writes `set` (item i published at NOW − 1000 − i) and brings its search up. */
-async function loaded(open: () => Promise<DiscoverIndexHarness>, set: Map<string, Int8Array>): Promise<{ h: DiscoverIndexHarness; content: PostgresContentStore }> {
+async function loaded(
+  open: () => Promise<DiscoverIndexHarness>,
+  set: Map<string, Int8Array>,
+): Promise<{ h: DiscoverIndexHarness; content: PostgresContentStore }> {
   const h = await open();
   const content = new PostgresContentStore(h.sql, { ownsSql: false });
   const ids = [...set.keys()];
-  await h.index.putEmbeddings(ids.map((id) => ({ itemId: id, vector: set.get(id)!, source: 'client' as const })), NOW);
-  await content.upsertItems(ids.map((id, i) => item(id, authorOf(id), NOW - 1000 - i)), NOW);
+  await h.index.putEmbeddings(
+    ids.map((id) => ({ itemId: id, vector: set.get(id)!, source: 'client' as const })),
+    NOW,
+  );
+  await content.upsertItems(
+    ids.map((id, i) => item(id, authorOf(id), NOW - 1000 - i)),
+    NOW,
+  );
   await h.settle();
   return { h, content };
 }
@@ -80,8 +101,20 @@ async function loaded(open: () => Promise<DiscoverIndexHarness>, set: Map<string
 /** Registers the contract for one implementation. */
 export function discoverIndexContract(name: string, open: () => Promise<DiscoverIndexHarness>): void {
   describe(`DiscoverIndex contract: ${name}`, () => {
-    const near = (h: DiscoverIndexHarness, q: Float32Array, opts: Partial<{ limit: number; readerId: string; untilMs: number; after: NearRow | null }> = {}, index = h.index) =>
-      index.nearest({ vector: q, untilMs: opts.untilMs ?? NOW, readerId: opts.readerId ?? 'nobody', limit: opts.limit ?? 20, after: opts.after ?? null, minSimilarity: -1 });
+    const near = (
+      h: DiscoverIndexHarness,
+      q: Float32Array,
+      opts: Partial<{ limit: number; readerId: string; untilMs: number; after: NearRow | null }> = {},
+      index = h.index,
+    ) =>
+      index.nearest({
+        vector: q,
+        untilMs: opts.untilMs ?? NOW,
+        readerId: opts.readerId ?? 'nobody',
+        limit: opts.limit ?? 20,
+        after: opts.after ?? null,
+        minSimilarity: -1,
+      });
 
     describe('400 embeddings: the exact order', () => {
       let h: DiscoverIndexHarness;
@@ -104,7 +137,15 @@ export function discoverIndexContract(name: string, open: () => Promise<Discover
           const paged: string[] = [];
           let after: NearRow | null = null;
           for (let page = 0; page < 3; page++) {
-            const rows = await h.index.nearest({ vector: q, untilMs: NOW, readerId: 'nobody', limit: 150, after, depth: paged.length, minSimilarity: -1 });
+            const rows = await h.index.nearest({
+              vector: q,
+              untilMs: NOW,
+              readerId: 'nobody',
+              limit: 150,
+              after,
+              depth: paged.length,
+              minSimilarity: -1,
+            });
             paged.push(...rows.map((r) => r.id));
             if (rows.length < 150) break;
             after = rows[rows.length - 1]!;
@@ -127,8 +168,17 @@ export function discoverIndexContract(name: string, open: () => Promise<Discover
       it('nearest neighbours of known vectors come first, in exact cosine order', async () => {
         expect(h.index.vectors.stats().kind).not.toBe('exact'); // in-process: the HNSW graph, complete
         const found = await near(h, base, { limit: 10 });
-        expect(found.slice(0, 5).map((r) => r.id).sort()).toEqual(['near0', 'near1', 'near2', 'near3', 'near4']);
-        expect(found.map((r) => r.id)).toEqual(exact(base).slice(0, 10).map((r) => r.id));
+        expect(
+          found
+            .slice(0, 5)
+            .map((r) => r.id)
+            .sort(),
+        ).toEqual(['near0', 'near1', 'near2', 'near3', 'near4']);
+        expect(found.map((r) => r.id)).toEqual(
+          exact(base)
+            .slice(0, 10)
+            .map((r) => r.id),
+        );
         for (const r of found) expect(r.key).toBeCloseTo(cosine(base, stored.get(r.id)!), 9);
         for (const id of ['c7', 'c1234', 'c1999']) {
           const self = Float32Array.from(stored.get(id)!, (x) => x / 127);
@@ -138,7 +188,10 @@ export function discoverIndexContract(name: string, open: () => Promise<Discover
 
       it('recall@20 ≥ 0.95 against an exact scan on the clustered set (cluster queries and random directions)', async () => {
         let hits = 0;
-        const queries = [...Array.from({ length: 30 }, (_, i) => nudge(centres[(i * 3) % 40]!, 0.3)), ...Array.from({ length: 20 }, () => randomVec())];
+        const queries = [
+          ...Array.from({ length: 30 }, (_, i) => nudge(centres[(i * 3) % 40]!, 0.3)),
+          ...Array.from({ length: 20 }, () => randomVec()),
+        ];
         for (const q of queries) {
           const truth = exact(q);
           const cutoff = truth[19]!.key - 1e-9; // ties with the 20th count as found
@@ -163,7 +216,10 @@ export function discoverIndexContract(name: string, open: () => Promise<Discover
         expect(found).toHaveLength(30);
         const others = unfiltered.filter((r) => authorOf(r.id) !== 'a0');
         expect(found.map((r) => r.id).slice(0, 10)).toEqual(others.slice(0, 10).map((r) => r.id));
-        const truth = exact(q).filter((r) => authorOf(r.id) !== 'a0').slice(0, 10).map((r) => r.id);
+        const truth = exact(q)
+          .filter((r) => authorOf(r.id) !== 'a0')
+          .slice(0, 10)
+          .map((r) => r.id);
         expect(found.slice(0, 10).filter((r) => truth.includes(r.id)).length).toBeGreaterThanOrEqual(8);
         // published after untilMs: c<i> is at NOW - 1005 - i, so untilMs = NOW - 1005 - 1000 keeps c1000…
         const early = await near(h, q, { untilMs: NOW - 1005 - 1000, limit: 20 });
@@ -183,7 +239,15 @@ export function discoverIndexContract(name: string, open: () => Promise<Discover
         let after: NearRow | null = null;
         let pages = 0;
         for (; pages < 10; pages++) {
-          const rows = await h.index.nearest({ vector: q, untilMs, readerId: 'n', limit: 25, after, depth: seen.length, minSimilarity: -1 });
+          const rows = await h.index.nearest({
+            vector: q,
+            untilMs,
+            readerId: 'n',
+            limit: 25,
+            after,
+            depth: seen.length,
+            minSimilarity: -1,
+          });
           seen.push(...rows.map((r) => r.id));
           if (rows.length < 25) break;
           after = rows[rows.length - 1]!;
@@ -241,7 +305,9 @@ export function discoverIndexContract(name: string, open: () => Promise<Discover
 
       it('streams newest items by (published_at, id) after a position, without followed authors and the reader', async () => {
         await h.sql.exec(`INSERT INTO users (id, created_at) VALUES ('rd', 0), ('a1', 0) ON CONFLICT DO NOTHING`);
-        await h.sql.exec(`INSERT INTO follows (follower_id, followee_id, created_at) VALUES ('rd', 'a1', 0) ON CONFLICT DO NOTHING`);
+        await h.sql.exec(
+          `INSERT INTO follows (follower_id, followee_id, created_at) VALUES ('rd', 'a1', 0) ON CONFLICT DO NOTHING`,
+        );
         const first = await h.index.newest('rd', NOW, null, 10);
         expect(first).toHaveLength(10);
         expect(first.every((r) => r.authorId !== 'a1')).toBe(true);

@@ -17,7 +17,10 @@ export interface CacheHarness {
   commands?: () => number;
 }
 
-async function withCache(factory: (s: ExclusionCacheSettings) => Promise<CacheHarness>, body: (h: CacheHarness) => Promise<void>) {
+async function withCache(
+  factory: (s: ExclusionCacheSettings) => Promise<CacheHarness>,
+  body: (h: CacheHarness) => Promise<void>,
+) {
   const h = await factory(SETTINGS);
   try {
     await body(h);
@@ -27,13 +30,22 @@ async function withCache(factory: (s: ExclusionCacheSettings) => Promise<CacheHa
 }
 
 /** Registers the ExclusionCache contract. */
-export function exclusionCacheContract(name: string, factory: (s: ExclusionCacheSettings) => Promise<CacheHarness>): void {
+export function exclusionCacheContract(
+  name: string,
+  factory: (s: ExclusionCacheSettings) => Promise<CacheHarness>,
+): void {
   describe(`ExclusionCache contract: ${name}`, () => {
     it('keeps the last N views newest first, de-duplicated on read, per reader', async () => {
       await withCache(factory, async ({ cache }) => {
         const views = Array.from({ length: 12 }, (_, i) => ({ readerId: 'alice', itemId: `i${i}` }));
         await cache.pushViews(views, T);
-        await cache.pushViews([{ readerId: 'alice', itemId: 'i11' }, { readerId: 'bob', itemId: 'x' }], T + 1);
+        await cache.pushViews(
+          [
+            { readerId: 'alice', itemId: 'i11' },
+            { readerId: 'bob', itemId: 'x' },
+          ],
+          T + 1,
+        );
         const a = await cache.read('alice', T + 2);
         // LIST: i11 i11 i10 … i3 (10 entries) → de-duplicated on read: i11, i10, … i3
         expect(a.recentViews).toEqual(['i11', 'i10', 'i9', 'i8', 'i7', 'i6', 'i5', 'i4', 'i3']);
@@ -82,7 +94,15 @@ export function exclusionCacheContract(name: string, factory: (s: ExclusionCache
 
     it('rejects bad ids before writing anything', async () => {
       await withCache(factory, async ({ cache }) => {
-        await expect(cache.pushViews([{ readerId: 'ok', itemId: 'a' }, { readerId: 'u:{x}', itemId: 'b' }], T)).rejects.toMatchObject({ code: 40002 });
+        await expect(
+          cache.pushViews(
+            [
+              { readerId: 'ok', itemId: 'a' },
+              { readerId: 'u:{x}', itemId: 'b' },
+            ],
+            T,
+          ),
+        ).rejects.toMatchObject({ code: 40002 });
         expect((await cache.read('ok', T)).recentViews).toEqual([]);
         await expect(cache.read('no spaces', T)).rejects.toMatchObject({ code: 40002 });
       });
@@ -100,7 +120,16 @@ export interface StoreHarness {
 async function withStore(factory: () => Promise<StoreHarness>, body: (h: StoreHarness) => Promise<void>) {
   const h = await factory();
   await h.content.upsertItems(
-    ['i1', 'i2', 'i3', 'gone'].map((id, n) => ({ id, authorId: `a${n}`, title: id, text: '', url: null, tags: [], publishedAt: T, popularity: 0 })),
+    ['i1', 'i2', 'i3', 'gone'].map((id, n) => ({
+      id,
+      authorId: `a${n}`,
+      title: id,
+      text: '',
+      url: null,
+      tags: [],
+      publishedAt: T,
+      popularity: 0,
+    })),
     T,
   );
   await h.content.deleteItem('gone', T);
@@ -124,8 +153,16 @@ export function exclusionStoreContract(name: string, factory: () => Promise<Stor
 
     it('keeps the first time of a "not interested", with the author; delete undoes it', async () => {
       await withStore(factory, async ({ store }) => {
-        expect(await store.setFeedback('r', 'i2', 'not_interested', T + 10)).toEqual({ created: true, authorId: 'a1', atMs: T + 10 });
-        expect(await store.setFeedback('r', 'i2', 'not_interested', T + 99)).toEqual({ created: false, authorId: 'a1', atMs: T + 10 });
+        expect(await store.setFeedback('r', 'i2', 'not_interested', T + 10)).toEqual({
+          created: true,
+          authorId: 'a1',
+          atMs: T + 10,
+        });
+        expect(await store.setFeedback('r', 'i2', 'not_interested', T + 99)).toEqual({
+          created: false,
+          authorId: 'a1',
+          atMs: T + 10,
+        });
         expect((await store.load('r', 100)).notInterested).toEqual([{ itemId: 'i2', authorId: 'a1', atMs: T + 10 }]);
         expect(await store.deleteFeedback('r', 'i2', 'not_interested')).toEqual({ removed: true });
         expect(await store.deleteFeedback('r', 'i2', 'not_interested')).toEqual({ removed: false });

@@ -26,7 +26,10 @@ export function fanoutQueueContract(name: string, factory: () => Promise<FanoutQ
       await withQueue(factory, async (q) => {
         const seen: number[] = [];
         const completed: number[] = [];
-        const c = q.consume(async (j) => void seen.push(j.tid), { concurrency: 4, onCompleted: (j) => completed.push(j.tid) });
+        const c = q.consume(async (j) => void seen.push(j.tid), {
+          concurrency: 4,
+          onCompleted: (j) => completed.push(j.tid),
+        });
         await q.enqueue([job(1), job(2), job(3)]);
         await q.idle();
         await c.close();

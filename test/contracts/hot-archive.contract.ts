@@ -32,13 +32,36 @@ function hllOf(...visitors: string[]): Buffer {
 
 /** A snapshot of `itemId` published `ageMs` before T0 (whole seconds, as the counters keep it). */
 function snap(itemId: string, pv: number, ageMs = 0, extra: Partial<CounterSnapshot> = {}): CounterSnapshot {
-  return { itemId, publishedAtMs: T0 - ageMs, pv, uv: 1, hll: hllOf('v1'), suspicious: { repeat: 0, budget: 0, flagged: 0 }, ...extra };
+  return {
+    itemId,
+    publishedAtMs: T0 - ageMs,
+    pv,
+    uv: 1,
+    hll: hllOf('v1'),
+    suspicious: { repeat: 0, budget: 0, flagged: 0 },
+    ...extra,
+  };
 }
 
-async function withArchive(factory: () => Promise<HotArchiveHarness>, body: (h: HotArchiveHarness & { items(ids: string[]): Promise<void> }) => Promise<void>) {
+async function withArchive(
+  factory: () => Promise<HotArchiveHarness>,
+  body: (h: HotArchiveHarness & { items(ids: string[]): Promise<void> }) => Promise<void>,
+) {
   const h = await factory();
   const items = async (ids: string[]) => {
-    await h.content.upsertItems(ids.map((id) => ({ id, authorId: 'x', title: id, text: '', url: null, tags: [], publishedAt: T0, popularity: 0 })), T0);
+    await h.content.upsertItems(
+      ids.map((id) => ({
+        id,
+        authorId: 'x',
+        title: id,
+        text: '',
+        url: null,
+        tags: [],
+        publishedAt: T0,
+        popularity: 0,
+      })),
+      T0,
+    );
   };
   await body({ ...h, items });
 }
@@ -48,12 +71,30 @@ export function hotArchiveContract(name: string, factory: () => Promise<HotArchi
   describe(`HotArchive contract: ${name}`, () => {
     it('upserts the latest snapshot, pages live rows of live items, lists expired ids, archives', async () => {
       await withArchive(factory, async ({ archive, content }) => {
-        await content.upsertItems(['a', 'b', 'c', 'd'].map((id, i) => ({ id, authorId: 'x', title: id, text: '', url: null, tags: [], publishedAt: T0 - i * 1000, popularity: 0 })), T0);
-        const s = (itemId: string, pv: number, i: number) => snap(itemId, pv, i * 1000, { suspicious: { repeat: i, budget: 0, flagged: 1 } });
+        await content.upsertItems(
+          ['a', 'b', 'c', 'd'].map((id, i) => ({
+            id,
+            authorId: 'x',
+            title: id,
+            text: '',
+            url: null,
+            tags: [],
+            publishedAt: T0 - i * 1000,
+            popularity: 0,
+          })),
+          T0,
+        );
+        const s = (itemId: string, pv: number, i: number) =>
+          snap(itemId, pv, i * 1000, { suspicious: { repeat: i, budget: 0, flagged: 1 } });
         await archive.save([s('a', 1, 0), s('b', 2, 1), s('c', 3, 2), s('d', 4, 3)], T0);
         await archive.save([s('a', 10, 0)], T0 + 5);
         const [a] = await archive.get(['a']);
-        expect(a).toMatchObject({ pv: 10, checkpointedAtMs: T0 + 5, archivedAtMs: null, suspicious: { repeat: 0, budget: 0, flagged: 1 } });
+        expect(a).toMatchObject({
+          pv: 10,
+          checkpointedAtMs: T0 + 5,
+          archivedAtMs: null,
+          suspicious: { repeat: 0, budget: 0, flagged: 1 },
+        });
         expect(HyperLogLog.fromRedis(a!.hll).count()).toBe(1);
         await content.deleteItem('c', T0);
         expect((await archive.live(null, 2)).map((s) => s.itemId)).toEqual(['a', 'b']);
@@ -70,7 +111,11 @@ export function hotArchiveContract(name: string, factory: () => Promise<HotArchi
       await withArchive(factory, async ({ archive, items }) => {
         await items(['a', 'b']);
         const first = snap('a', 3, 7_000, { uv: 2, hll: hllOf('v1', 'v2') });
-        const latest = snap('a', 900, 7_000, { uv: 412, hll: hllOf(...Array.from({ length: 420 }, (_, i) => `v${i}`)), suspicious: { repeat: 5, budget: 2, flagged: 1 } });
+        const latest = snap('a', 900, 7_000, {
+          uv: 412,
+          hll: hllOf(...Array.from({ length: 420 }, (_, i) => `v${i}`)),
+          suspicious: { repeat: 5, budget: 2, flagged: 1 },
+        });
         await archive.save([first, snap('b', 1)], T0);
         await archive.save([latest], T0 + 60_000);
         expect(await archive.get(['a', 'b'])).toEqual([
@@ -122,7 +167,10 @@ export function hotArchiveContract(name: string, factory: () => Promise<HotArchi
           if (page.length < 3) break;
           after = page.at(-1)!.itemId;
         }
-        expect(pages).toEqual([['i0', 'i1', 'i2'], ['i4', 'i6']]);
+        expect(pages).toEqual([
+          ['i0', 'i1', 'i2'],
+          ['i4', 'i6'],
+        ]);
         expect(await archive.live('i6', 3)).toEqual([]);
         expect(await archive.live('zzz', 3)).toEqual([]);
         expect(await archive.live(null, 0)).toEqual([]);
@@ -131,7 +179,10 @@ export function hotArchiveContract(name: string, factory: () => Promise<HotArchi
 
     it('expired: live rows published strictly before the cutoff, oldest first, ties by id, at most `limit`', async () => {
       await withArchive(factory, async ({ archive }) => {
-        await archive.save([snap('e4', 1, 1_000), snap('e3', 1, 2_000), snap('e2', 1, 2_000), snap('e1', 1, 3_000)], T0);
+        await archive.save(
+          [snap('e4', 1, 1_000), snap('e3', 1, 2_000), snap('e2', 1, 2_000), snap('e1', 1, 3_000)],
+          T0,
+        );
         await archive.save([snap('e0', 1, 5_000)], T0, { archive: true });
         expect(await archive.expired(T0 - 1_000, 10)).toEqual(['e1', 'e2', 'e3']); // e4 is at the cutoff
         expect(await archive.expired(T0 - 1_000, 2)).toEqual(['e1', 'e2']);

@@ -45,7 +45,11 @@ export async function makeHealthy(c: HotCounters, now = T0): Promise<void> {
   await c.seal(lost);
 }
 
-async function withHarness(factory: HotCountersFactory, rules: Partial<HotRules>, body: (h: HotCountersHarness, c: HotCounters) => Promise<void>) {
+async function withHarness(
+  factory: HotCountersFactory,
+  rules: Partial<HotRules>,
+  body: (h: HotCountersHarness, c: HotCounters) => Promise<void>,
+) {
   const h = await factory({ ...RULES, ...rules });
   try {
     await body(h, h.counters);
@@ -62,7 +66,8 @@ export function sameShardIds(c: HotCounters, tag: string, n: number): string[] {
   return out;
 }
 
-const view = (c: HotCounters, itemId: string, visitorId: string, nowMs: number, flagged = false) => c.view({ itemId, visitorId, nowMs, flagged });
+const view = (c: HotCounters, itemId: string, visitorId: string, nowMs: number, flagged = false) =>
+  c.view({ itemId, visitorId, nowMs, flagged });
 
 /** Registers the contract's tests under `describe(\`HotCounters contract: ${name}\`)`. */
 export function hotCountersContract(name: string, factory: HotCountersFactory): void {
@@ -77,7 +82,13 @@ export function hotCountersContract(name: string, factory: HotCountersFactory): 
         expectClose(r.score, expectedScore(1, 1, T0, PUB)); // (1 + 1.2) / (2 + 2)^1.5 = 0.275
         expectClose(r.score, 2.2 / 8);
         const [row] = await c.counters(['a1']);
-        expect(row).toMatchObject({ itemId: 'a1', publishedAtMs: PUB, pv: 1, uv: 1, suspicious: { repeat: 0, budget: 0, flagged: 0 } });
+        expect(row).toMatchObject({
+          itemId: 'a1',
+          publishedAtMs: PUB,
+          pv: 1,
+          uv: 1,
+          suspicious: { repeat: 0, budget: 0, flagged: 0 },
+        });
         expectClose(row!.score!, r.score);
         expect(await c.top(10)).toEqual([{ itemId: 'a1', score: row!.score }]);
       });
@@ -86,7 +97,16 @@ export function hotCountersContract(name: string, factory: HotCountersFactory): 
     it('an unregistered item is unknown and nothing is written', async () => {
       await withHarness(factory, {}, async (_h, c) => {
         expect(await view(c, 'ghost', 'v1', T0)).toEqual({ verdict: 'unknown', pv: 0, uv: 0, score: 0 });
-        expect(await c.counters(['ghost'])).toEqual([{ itemId: 'ghost', publishedAtMs: null, pv: 0, uv: 0, score: null, suspicious: { repeat: 0, budget: 0, flagged: 0 } }]);
+        expect(await c.counters(['ghost'])).toEqual([
+          {
+            itemId: 'ghost',
+            publishedAtMs: null,
+            pv: 0,
+            uv: 0,
+            score: null,
+            suspicious: { repeat: 0, budget: 0, flagged: 0 },
+          },
+        ]);
         expect(await c.top(10)).toEqual([]);
         expect(await c.beginCheckpoint()).toEqual([]);
       });
@@ -94,7 +114,10 @@ export function hotCountersContract(name: string, factory: HotCountersFactory): 
 
     it('rate limit: a repeat within [t, t + window) is not counted; at t + window it counts', async () => {
       await withHarness(factory, {}, async (_h, c) => {
-        await c.register([{ itemId: 'a1', publishedAtMs: PUB }, { itemId: 'a2', publishedAtMs: PUB }]);
+        await c.register([
+          { itemId: 'a1', publishedAtMs: PUB },
+          { itemId: 'a2', publishedAtMs: PUB },
+        ]);
         expect((await view(c, 'a1', 'v1', T0)).verdict).toBe('counted');
         expect(await view(c, 'a1', 'v1', T0 + WINDOW - 1)).toMatchObject({ verdict: 'repeat', pv: 1, uv: 1 });
         expect((await view(c, 'a1', 'v2', T0 + 1)).verdict).toBe('counted'); // another visitor
@@ -124,14 +147,20 @@ export function hotCountersContract(name: string, factory: HotCountersFactory): 
         // a view over budget set no rate-limit mark: b4 counts in the next minute
         expect((await view(c, b4, 'bot', minute + MINUTE_MS)).verdict).toBe('counted');
         const rows = await c.counters([b4, b5]);
-        expect(rows.map((r) => [r.pv, r.suspicious.budget])).toEqual([[1, 1], [0, 1]]);
+        expect(rows.map((r) => [r.pv, r.suspicious.budget])).toEqual([
+          [1, 1],
+          [0, 1],
+        ]);
         expect(await c.suspiciousTotals()).toEqual({ repeat: 0, budget: 2, flagged: 0 });
       });
     });
 
     it('flagged views are isolated and consume no budget', async () => {
       await withHarness(factory, { visitorBudgetPerMinute: 2 }, async (_h, c) => {
-        await c.register([{ itemId: 'f1', publishedAtMs: PUB }, { itemId: 'f2', publishedAtMs: PUB }]);
+        await c.register([
+          { itemId: 'f1', publishedAtMs: PUB },
+          { itemId: 'f2', publishedAtMs: PUB },
+        ]);
         for (let i = 0; i < 5; i++) expect((await view(c, 'f1', 'v1', T0 + i, true)).verdict).toBe('flagged');
         expect((await view(c, 'f1', 'v1', T0 + 10)).verdict).toBe('counted');
         expect((await view(c, 'f2', 'v1', T0 + 11)).verdict).toBe('counted');
@@ -143,7 +172,10 @@ export function hotCountersContract(name: string, factory: HotCountersFactory): 
 
     it('an item older than the retention is expired and nothing changes', async () => {
       await withHarness(factory, { retentionMs: 10 * DAY_MS }, async (_h, c) => {
-        await c.register([{ itemId: 'old', publishedAtMs: T0 - 10 * DAY_MS - 1000 }, { itemId: 'edge', publishedAtMs: T0 - 10 * DAY_MS }]);
+        await c.register([
+          { itemId: 'old', publishedAtMs: T0 - 10 * DAY_MS - 1000 },
+          { itemId: 'edge', publishedAtMs: T0 - 10 * DAY_MS },
+        ]);
         expect(await view(c, 'old', 'v1', T0)).toMatchObject({ verdict: 'expired', pv: 0 });
         expect((await view(c, 'edge', 'v1', T0)).verdict).toBe('counted');
         expect(await c.suspiciousTotals()).toEqual({ repeat: 0, budget: 0, flagged: 0 });
@@ -169,7 +201,10 @@ export function hotCountersContract(name: string, factory: HotCountersFactory): 
 
     it('decays over virtual time: rescoring recomputes every score at now, so a stale item sinks', async () => {
       await withHarness(factory, {}, async (_h, c) => {
-        await c.register([{ itemId: 'early', publishedAtMs: T0 - 30 * HOUR_MS }, { itemId: 'fresh', publishedAtMs: T0 - HOUR_MS }]);
+        await c.register([
+          { itemId: 'early', publishedAtMs: T0 - 30 * HOUR_MS },
+          { itemId: 'fresh', publishedAtMs: T0 - HOUR_MS },
+        ]);
         for (let i = 0; i < 40; i++) await view(c, 'early', `v${i}`, T0 - 28 * HOUR_MS); // popular, 2 h old then
         for (let i = 0; i < 5; i++) await view(c, 'fresh', `v${i}`, T0);
         // early's stored score is still the one of its last view, 28 hours ago
@@ -218,7 +253,13 @@ export function hotCountersContract(name: string, factory: HotCountersFactory): 
     it('register with onlyExisting updates known items only', async () => {
       await withHarness(factory, {}, async (_h, c) => {
         await c.register([{ itemId: 'r1', publishedAtMs: PUB }]);
-        await c.register([{ itemId: 'r1', publishedAtMs: PUB - HOUR_MS }, { itemId: 'r2', publishedAtMs: PUB }], { onlyExisting: true });
+        await c.register(
+          [
+            { itemId: 'r1', publishedAtMs: PUB - HOUR_MS },
+            { itemId: 'r2', publishedAtMs: PUB },
+          ],
+          { onlyExisting: true },
+        );
         expect((await c.counters(['r1', 'r2'])).map((r) => r.publishedAtMs)).toEqual([PUB - HOUR_MS, null]);
       });
     });
@@ -245,7 +286,10 @@ export function hotCountersContract(name: string, factory: HotCountersFactory): 
         await view(c, 'k3', 'v1', T0); // during the checkpoint
         const { snapshots, lost } = await c.snapshot(['k1', 'k2']);
         expect(lost).toEqual([]);
-        expect(snapshots.map((s) => [s.itemId, s.pv, s.uv, s.suspicious.flagged])).toEqual([['k1', 1, 1, 0], ['k2', 0, 0, 1]]);
+        expect(snapshots.map((s) => [s.itemId, s.pv, s.uv, s.suspicious.flagged])).toEqual([
+          ['k1', 1, 1, 0],
+          ['k2', 0, 0, 1],
+        ]);
         expect(HyperLogLog.fromRedis(snapshots[0]!.hll).count()).toBe(1);
         expect(snapshots[1]!.hll.length).toBe(0);
         await c.endCheckpoint(['k1']); // k2's write "failed"
@@ -290,10 +334,25 @@ export function hotCountersContract(name: string, factory: HotCountersFactory): 
         await c.register([{ itemId: 'ok', publishedAtMs: PUB }]);
         await expect(view(c, 'a:b', 'v1', T0)).rejects.toMatchObject({ code: 40002 });
         await expect(view(c, 'ok', '{x}', T0)).rejects.toMatchObject({ code: 40002 });
-        await expect(c.register([{ itemId: 'ok2', publishedAtMs: PUB }, { itemId: 'bad id', publishedAtMs: PUB }])).rejects.toMatchObject({ code: 40002 });
-        expect((await c.counters(['ok', 'ok2'])).map((r) => [r.pv, r.publishedAtMs])).toEqual([[0, PUB], [0, null]]);
+        await expect(
+          c.register([
+            { itemId: 'ok2', publishedAtMs: PUB },
+            { itemId: 'bad id', publishedAtMs: PUB },
+          ]),
+        ).rejects.toMatchObject({ code: 40002 });
+        expect((await c.counters(['ok', 'ok2'])).map((r) => [r.pv, r.publishedAtMs])).toEqual([
+          [0, PUB],
+          [0, null],
+        ]);
         await expect(c.counters(['x}'])).rejects.toMatchObject({ code: 40002 });
-        const bad: CounterSnapshot = { itemId: 'no:pe', publishedAtMs: PUB, pv: 1, uv: 1, hll: Buffer.alloc(0), suspicious: { repeat: 0, budget: 0, flagged: 0 } };
+        const bad: CounterSnapshot = {
+          itemId: 'no:pe',
+          publishedAtMs: PUB,
+          pv: 1,
+          uv: 1,
+          hll: Buffer.alloc(0),
+          suspicious: { repeat: 0, budget: 0, flagged: 0 },
+        };
         await expect(c.restore([bad], T0, await c.lostShards())).rejects.toMatchObject({ code: 40002 });
       });
     });

@@ -46,8 +46,14 @@ async function withWorld(factory: HotRankingFactory, rules: Partial<HotRules>, b
   const archive = new PostgresHotArchive(h.sql);
   const w = { h, content, archive } as World;
   w.rewire = (counters) => {
-    w.hot = new HotRanking({ counters, content, metrics: noHotMetrics, log: silentLogger }, { params: r.params, cacheRefreshMs: REFRESH, cap: r.cap, retentionMs: r.retentionMs });
-    w.maint = new HotMaintenance({ counters, archive, metrics: noHotMetrics, log: silentLogger }, { retentionMs: r.retentionMs });
+    w.hot = new HotRanking(
+      { counters, content, metrics: noHotMetrics, log: silentLogger },
+      { params: r.params, cacheRefreshMs: REFRESH, cap: r.cap, retentionMs: r.retentionMs },
+    );
+    w.maint = new HotMaintenance(
+      { counters, archive, metrics: noHotMetrics, log: silentLogger },
+      { retentionMs: r.retentionMs },
+    );
   };
   w.rewire(h.counters);
   await w.maint.recover(T0); // a fresh deployment: nothing to restore, the shards are sealed
@@ -56,7 +62,16 @@ async function withWorld(factory: HotRankingFactory, rules: Partial<HotRules>, b
 
 /** Items `id` published `ageMs` before T0. */
 async function items(w: World, spec: Record<string, number>): Promise<void> {
-  const rows = Object.entries(spec).map(([id, ageMs]) => ({ id, authorId: 'a', title: `Item ${id}`, text: '', url: null, tags: [], publishedAt: T0 - ageMs, popularity: 0 }));
+  const rows = Object.entries(spec).map(([id, ageMs]) => ({
+    id,
+    authorId: 'a',
+    title: `Item ${id}`,
+    text: '',
+    url: null,
+    tags: [],
+    publishedAt: T0 - ageMs,
+    popularity: 0,
+  }));
   await w.content.upsertItems(rows, T0);
 }
 
@@ -71,12 +86,25 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
     it('resolves an item on its first view; unknown and deleted items are NOT_FOUND; old items expired', async () => {
       await withWorld(factory, { retentionMs: 30 * DAY_MS }, async (w) => {
         await items(w, { n1: HOUR_MS, gone: HOUR_MS, old: 31 * DAY_MS });
-        expect(await w.hot.recordView({ itemId: 'n1', visitorId: 'u1', nowMs: T0 })).toMatchObject({ verdict: 'counted', pv: 1, uv: 1 });
-        await expect(w.hot.recordView({ itemId: 'nope', visitorId: 'u1', nowMs: T0 })).rejects.toMatchObject({ code: 40401 });
+        expect(await w.hot.recordView({ itemId: 'n1', visitorId: 'u1', nowMs: T0 })).toMatchObject({
+          verdict: 'counted',
+          pv: 1,
+          uv: 1,
+        });
+        await expect(w.hot.recordView({ itemId: 'nope', visitorId: 'u1', nowMs: T0 })).rejects.toMatchObject({
+          code: 40401,
+        });
         await w.content.deleteItem('gone', T0);
-        await expect(w.hot.recordView({ itemId: 'gone', visitorId: 'u1', nowMs: T0 })).rejects.toMatchObject({ code: 40401 });
-        expect(await w.hot.recordView({ itemId: 'old', visitorId: 'u1', nowMs: T0 })).toMatchObject({ verdict: 'expired', pv: 0 });
-        await expect(w.hot.recordView({ itemId: 'n1', visitorId: 'a:b', nowMs: T0 })).rejects.toMatchObject({ code: 40002 });
+        await expect(w.hot.recordView({ itemId: 'gone', visitorId: 'u1', nowMs: T0 })).rejects.toMatchObject({
+          code: 40401,
+        });
+        expect(await w.hot.recordView({ itemId: 'old', visitorId: 'u1', nowMs: T0 })).toMatchObject({
+          verdict: 'expired',
+          pv: 0,
+        });
+        await expect(w.hot.recordView({ itemId: 'n1', visitorId: 'a:b', nowMs: T0 })).rejects.toMatchObject({
+          code: 40002,
+        });
       });
     });
 
@@ -87,7 +115,8 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         await views(w, 'h50', 30);
         await views(w, 'h100', 300);
         await views(w, 'd20', 3000);
-        const ids = async (rangeMs: number, limit = 20) => (await w.hot.top(rangeMs, limit, T0)).entries.map((e) => e.item.id);
+        const ids = async (rangeMs: number, limit = 20) =>
+          (await w.hot.top(rangeMs, limit, T0)).entries.map((e) => e.item.id);
         expect((await ids(72 * HOUR_MS)).sort()).toEqual(['h10', 'h50']);
         expect(await ids(24 * HOUR_MS)).toEqual(['h10']);
         expect((await ids(30 * DAY_MS)).sort()).toEqual(['d20', 'h10', 'h100', 'h50']);
@@ -103,15 +132,22 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         await views(w, 's2', 4);
         const first = await w.hot.top(72 * HOUR_MS, 10, T0);
         expect(first.computedAtMs).toBe(T0);
-        for (const e of first.entries) expectClose(e.score, hotScore(e.pv, e.uv, hoursSincePublish(T0, e.item.publishedAt), DEFAULT_HOT_PARAMS));
-        expect(first.entries.map((e) => [e.item.id, e.pv])).toEqual([['s1', 20], ['s2', 4]]);
+        for (const e of first.entries)
+          expectClose(e.score, hotScore(e.pv, e.uv, hoursSincePublish(T0, e.item.publishedAt), DEFAULT_HOT_PARAMS));
+        expect(first.entries.map((e) => [e.item.id, e.pv])).toEqual([
+          ['s1', 20],
+          ['s2', 4],
+        ]);
         await views(w, 's2', 40, T0 + MINUTE_MS / 2, 'w');
         const cached = await w.hot.top(72 * HOUR_MS, 10, T0 + REFRESH - 1);
         expect(cached.computedAtMs).toBe(T0);
         expect(cached.entries.map((e) => e.pv)).toEqual([20, 4]);
         const fresh = await w.hot.top(72 * HOUR_MS, 10, T0 + REFRESH);
         expect(fresh.computedAtMs).toBe(T0 + REFRESH);
-        expect(fresh.entries.map((e) => [e.item.id, e.pv])).toEqual([['s2', 44], ['s1', 20]]);
+        expect(fresh.entries.map((e) => [e.item.id, e.pv])).toEqual([
+          ['s2', 44],
+          ['s1', 20],
+        ]);
         await w.content.deleteItem('s1', T0);
         await w.hot.itemDeleted('s1');
         expect((await w.hot.top(72 * HOUR_MS, 10, T0 + REFRESH)).entries.map((e) => e.item.id)).toEqual(['s2']);
@@ -126,7 +162,10 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         await w.hot.recordView({ itemId: 'c2', visitorId: 'bot', nowMs: T0, flagged: true });
         expect(await w.maint.checkpoint(T0)).toEqual({ saved: 2, lost: [] });
         const rows = await w.archive.get(['c1', 'c2']);
-        expect(rows.map((r) => [r.itemId, r.pv, r.uv, r.suspicious.flagged, r.archivedAtMs])).toEqual([['c1', 50, 50, 0, null], ['c2', 5, 5, 1, null]]);
+        expect(rows.map((r) => [r.itemId, r.pv, r.uv, r.suspicious.flagged, r.archivedAtMs])).toEqual([
+          ['c1', 50, 50, 0, null],
+          ['c2', 5, 5, 1, null],
+        ]);
         expect(await w.maint.checkpoint(T0 + 1)).toEqual({ saved: 0, lost: [] }); // nothing new
         await views(w, 'c1', 7, T0 + MINUTE_MS, 'late'); // after the checkpoint: what a loss takes
         const c = await w.h.lose();
@@ -138,7 +177,10 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         expect(c1).toMatchObject({ pv: 53, publishedAtMs: T0 - HOUR_MS });
         expect(Math.abs(c1!.uv - 53)).toBeLessThanOrEqual(1);
         expect(c2).toMatchObject({ pv: 5, suspicious: { flagged: 1 } });
-        expect((await w.hot.top(72 * HOUR_MS, 10, T0 + 2 * MINUTE_MS)).entries.map((e) => e.item.id)).toEqual(['c1', 'c2']);
+        expect((await w.hot.top(72 * HOUR_MS, 10, T0 + 2 * MINUTE_MS)).entries.map((e) => e.item.id)).toEqual([
+          'c1',
+          'c2',
+        ]);
         expect(await w.maint.recover(T0 + 3 * MINUTE_MS)).toEqual({ shards: [], restored: 0 }); // nothing lost now
         await w.maint.checkpoint(T0 + 3 * MINUTE_MS);
         expect((await w.archive.get(['c1']))[0]!.pv).toBe(53);
@@ -156,7 +198,9 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         expect(aging).toMatchObject({ pv: 6, uv: 6, archivedAtMs: T0 + 2 * DAY_MS });
         expect(await w.h.counters.counters(['aging'])).toMatchObject([{ publishedAtMs: null, pv: 0, score: null }]);
         expect((await w.hot.top(30 * DAY_MS, 10, T0 + 2 * DAY_MS)).entries.map((e) => e.item.id)).toEqual(['young']);
-        expect((await w.hot.recordView({ itemId: 'aging', visitorId: 'x', nowMs: T0 + 2 * DAY_MS })).verdict).toBe('expired');
+        expect((await w.hot.recordView({ itemId: 'aging', visitorId: 'x', nowMs: T0 + 2 * DAY_MS })).verdict).toBe(
+          'expired',
+        );
         const c = await w.h.lose();
         w.rewire(c);
         expect((await w.maint.recover(T0 + 2 * DAY_MS)).restored).toBe(1); // the archived row is not restored
@@ -171,7 +215,13 @@ export function hotRankingContract(name: string, factory: HotRankingFactory): vo
         await expect(w.hot.recordViews([v('b1', 'u1'), v('missing', 'u1')])).rejects.toMatchObject({ code: 40401 });
         await expect(w.hot.recordViews([v('b1', 'u1'), v('b2', 'no good')])).rejects.toMatchObject({ code: 40002 });
         expect((await w.h.counters.counters(['b1']))[0]!.pv).toBe(0);
-        const results = await w.hot.recordViews([v('b1', 'u1'), v('b1', 'u1', T0 + 1), v('b1', 'u2'), v('b2', 'u1'), v('b1', 'u1', T0 + RULES.rateWindowMs)]);
+        const results = await w.hot.recordViews([
+          v('b1', 'u1'),
+          v('b1', 'u1', T0 + 1),
+          v('b1', 'u2'),
+          v('b2', 'u1'),
+          v('b1', 'u1', T0 + RULES.rateWindowMs),
+        ]);
         expect(results.map((r) => r.verdict)).toEqual(['counted', 'repeat', 'counted', 'counted', 'counted']);
         expect((await w.h.counters.counters(['b1']))[0]).toMatchObject({ pv: 3, uv: 2, suspicious: { repeat: 1 } });
       });

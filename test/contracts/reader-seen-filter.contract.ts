@@ -18,7 +18,11 @@ const TTL = 30 * DAY_MS;
 const SMALL: ReaderSeenSettings = { initialCapacity: 500, errorRate: 0.01, ttlMs: TTL };
 const ids = (tag: string, n: number, from = 0) => Array.from({ length: n }, (_, i) => `${tag}-${from + i}`);
 
-async function withHarness(factory: ReaderSeenFactory, s: ReaderSeenSettings, body: (h: ReaderSeenHarness) => Promise<void>) {
+async function withHarness(
+  factory: ReaderSeenFactory,
+  s: ReaderSeenSettings,
+  body: (h: ReaderSeenHarness) => Promise<void>,
+) {
   const h = await factory(s);
   try {
     await body(h);

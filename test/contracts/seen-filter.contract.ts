@@ -27,7 +27,11 @@ const D = Date.UTC(2026, 2, 5);
 const SMALL = sizeWindow(2_000, 0.01, 7);
 const ids = (tag: string, n: number, from = 0) => Array.from({ length: n }, (_, i) => `${tag}-${from + i}`);
 
-async function withHarness(factory: SeenFilterFactory, g: BloomGeometry, body: (h: SeenFilterHarness) => Promise<void>) {
+async function withHarness(
+  factory: SeenFilterFactory,
+  g: BloomGeometry,
+  body: (h: SeenFilterHarness) => Promise<void>,
+) {
   const h = await factory(g);
   try {
     await body(h);
@@ -78,7 +82,7 @@ export function seenFilterContract(name: string, factory: SeenFilterFactory): vo
       });
     });
 
-    it('gives today\'s bitmap a time to live ending with the window, computed from the virtual now', async () => {
+    it("gives today's bitmap a time to live ending with the window, computed from the virtual now", async () => {
       await withHarness(factory, SMALL, async ({ filter, dayTtlMs }) => {
         const at = D + 15 * HOUR_MS + 1234;
         await filter.markSeen('u_ttl', ['x'], at);
@@ -128,7 +132,13 @@ export function seenFilterContract(name: string, factory: SeenFilterFactory): vo
       await withHarness(factory, SMALL, async ({ filter }) => {
         await filter.markSeen('u_1', ['c', 'a', 'c'], D);
         expect(await filter.seen('u_1', ['c', 'b', 'a', 'a', 'b', 'c', 'd'], D)).toEqual([
-          true, false, true, true, false, true, false,
+          true,
+          false,
+          true,
+          true,
+          false,
+          true,
+          false,
         ]);
       });
     });

@@ -54,7 +54,11 @@ export function socialGraphContract(name: string, factory: () => Promise<GraphHa
         await graph.follow('a', 'b', NOW);
         await graph.follow('b', 'a', NOW);
         expect(await graph.block('a', 'b', NOW + 1)).toEqual({ created: true, unfollowed: true, unfollowedBy: true });
-        expect(await graph.block('a', 'b', NOW + 2)).toEqual({ created: false, unfollowed: false, unfollowedBy: false });
+        expect(await graph.block('a', 'b', NOW + 2)).toEqual({
+          created: false,
+          unfollowed: false,
+          unfollowedBy: false,
+        });
         expect(await graph.authorInfo('a')).toEqual({ followers: 0, pullTid: null });
         expect((await graph.blocks('a', 10)).entries).toEqual([{ userId: 'b', sinceMs: NOW + 1 }]);
         expect(await graph.unblock('a', 'b')).toEqual({ removed: true });

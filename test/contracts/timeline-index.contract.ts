@@ -46,7 +46,14 @@ async function withIndex(factory: TimelineIndexFactory, body: (w: World) => Prom
   const h = await factory(wall);
   const publishAll = async (items: ItemInput[]) => {
     await h.content.upsertItems(items, NOW);
-    return Object.fromEntries((await h.index.publish(items.map((i) => i.id), NOW)).map((p) => [p.itemId, p.tid]));
+    return Object.fromEntries(
+      (
+        await h.index.publish(
+          items.map((i) => i.id),
+          NOW,
+        )
+      ).map((p) => [p.itemId, p.tid]),
+    );
   };
   await body({ ...h, wall, publishAll });
 }
@@ -108,7 +115,9 @@ export function timelineIndexContract(name: string, factory: TimelineIndexFactor
           expect(await index.tidsOf(['nan'])).toEqual([null]);
           expect(await index.watermark()).toBe(1);
           // The tid space cannot run out (issue 10.5): the time is clamped to 2100-01-01, not refused.
-          expect(await index.publish(['late'], MAX_TID_MS + 1)).toEqual([{ itemId: 'late', authorId: 'a', tid: MAX_TIME_MS * TID_PER_MS }]);
+          expect(await index.publish(['late'], MAX_TID_MS + 1)).toEqual([
+            { itemId: 'late', authorId: 'a', tid: MAX_TIME_MS * TID_PER_MS },
+          ]);
         });
       });
 
@@ -155,7 +164,11 @@ export function timelineIndexContract(name: string, factory: TimelineIndexFactor
           ]);
           const all = await index.pendingBefore(WALL + 1_001, 10);
           expect(all.map((p) => p.tid)).toEqual([p1!.tid, p2!.tid, p3!.tid]);
-          expect(all.map((p) => [p.nowMs, p.recordedAtMs])).toEqual([[NOW, WALL], [NOW + 5, WALL + 1_000], [NOW + 9, WALL + 1_000]]);
+          expect(all.map((p) => [p.nowMs, p.recordedAtMs])).toEqual([
+            [NOW, WALL],
+            [NOW + 5, WALL + 1_000],
+            [NOW + 9, WALL + 1_000],
+          ]);
           expect((await index.pendingBefore(WALL + 1_001, 2)).map((p) => p.itemId)).toEqual(['p1', 'p2']);
           await index.completeFanout(p1!.tid);
           expect((await index.pendingBefore(WALL + 1_001, 2)).map((p) => p.itemId)).toEqual(['p2', 'p3']);
@@ -174,7 +187,11 @@ export function timelineIndexContract(name: string, factory: TimelineIndexFactor
           await graph.markPulled('a', v1!.tid);
           const view = await index.readView('r');
           expect(view).toEqual({ ...(await graph.readerState('r')), watermark: await index.watermark() });
-          expect(view).toEqual({ lastActiveAt: NOW + 5, pulled: [{ authorId: 'a', pullTid: v1!.tid }], watermark: v1!.tid });
+          expect(view).toEqual({
+            lastActiveAt: NOW + 5,
+            pulled: [{ authorId: 'a', pullTid: v1!.tid }],
+            watermark: v1!.tid,
+          });
           await index.completeFanout(v1!.tid);
           await index.completeFanout(v2!.tid);
           expect((await index.readView('r')).watermark).toBe(v2!.tid + 1);
@@ -185,7 +202,13 @@ export function timelineIndexContract(name: string, factory: TimelineIndexFactor
     describe('timeline', () => {
       it('= live items of followed, unblocked authors in (lo, hi), newest first; visible() says why others are hidden', async () => {
         await withIndex(factory, async ({ index, content, graph, publishAll }) => {
-          const tids = await publishAll([item('a1', 'a'), item('a2', 'a'), item('b1', 'b'), item('c1', 'c'), item('d1', 'd')]);
+          const tids = await publishAll([
+            item('a1', 'a'),
+            item('a2', 'a'),
+            item('b1', 'b'),
+            item('c1', 'c'),
+            item('d1', 'd'),
+          ]);
           await graph.follow('r', 'a', NOW);
           await graph.follow('r', 'b', NOW);
           await graph.follow('r', 'd', NOW);
@@ -220,7 +243,10 @@ export function timelineIndexContract(name: string, factory: TimelineIndexFactor
           expect(await index.timeline('r', pages[2]!.at(-1)!, 0, 4)).toEqual([]); // past the last page
           expect(await index.timelineTids('r', Infinity, 0, 100)).toEqual(pages.flat()); // same rule, tids only
           const [newest] = await index.timeline('r', Infinity, 0, 1);
-          expect(newest).toMatchObject({ tid: tids.t10, item: { id: 't10', authorId: 'au1', publishedAt: NOW - 1000 } });
+          expect(newest).toMatchObject({
+            tid: tids.t10,
+            item: { id: 't10', authorId: 'au1', publishedAt: NOW - 1000 },
+          });
         });
       });
 
@@ -242,7 +268,11 @@ export function timelineIndexContract(name: string, factory: TimelineIndexFactor
           await graph.follow('r', 'a', NOW);
           expect(await index.visible('r', [])).toEqual({ items: [], deleted: [], unfollowed: [] });
           const vis = await index.visible('r', [tids.o2!, tids.o3!, tids.o1!]);
-          expect(vis.items.map((t) => [t.tid, t.item.id])).toEqual([[tids.o2, 'o2'], [tids.o3, 'o3'], [tids.o1, 'o1']]);
+          expect(vis.items.map((t) => [t.tid, t.item.id])).toEqual([
+            [tids.o2, 'o2'],
+            [tids.o3, 'o3'],
+            [tids.o1, 'o1'],
+          ]);
           expect(vis.deleted).toEqual([]);
           expect(vis.unfollowed).toEqual([]);
           expect((await index.visible('stranger', [tids.o1!])).unfollowed).toEqual([tids.o1]);
@@ -251,9 +281,14 @@ export function timelineIndexContract(name: string, factory: TimelineIndexFactor
     });
 
     describe('authorTids and tidsOf', () => {
-      it('authorTids: the author\'s live tids below hi, newest first, at most `limit`', async () => {
+      it("authorTids: the author's live tids below hi, newest first, at most `limit`", async () => {
         await withIndex(factory, async ({ index, content, publishAll }) => {
-          const tids = await publishAll([item('k1', 'a', 3), item('k2', 'a', 2), item('k3', 'a', 1), item('other', 'b')]);
+          const tids = await publishAll([
+            item('k1', 'a', 3),
+            item('k2', 'a', 2),
+            item('k3', 'a', 1),
+            item('other', 'b'),
+          ]);
           await content.upsertItems([item('draft', 'a')], NOW); // never published: no tid
           await content.deleteItem('k2', NOW);
           expect(await index.authorTids('a', Infinity, 10)).toEqual([tids.k3, tids.k1]);
@@ -269,7 +304,13 @@ export function timelineIndexContract(name: string, factory: TimelineIndexFactor
           const tids = await publishAll([item('s1', 'a'), item('s2', 'a')]);
           await content.upsertItems([item('draft', 'a')], NOW);
           expect(await index.tidsOf([])).toEqual([]);
-          expect(await index.tidsOf(['s2', 'draft', 'nope', 's1', 's2'])).toEqual([tids.s2, null, null, tids.s1, tids.s2]);
+          expect(await index.tidsOf(['s2', 'draft', 'nope', 's1', 's2'])).toEqual([
+            tids.s2,
+            null,
+            null,
+            tids.s1,
+            tids.s2,
+          ]);
         });
       });
     });

@@ -70,7 +70,12 @@ export function timelineStoreContract(name: string, factory: TimelineStoreFactor
       await withStore(factory, async (s) => {
         await ready(s, 'r1');
         for (let i = 1; i <= 10; i++) await s.pushToInboxes(['r1'], T + i, 800);
-        expect((await s.readInbox('r1', { hi: T + 8, lo: T + 3, count: 100 })).tids).toEqual([T + 7, T + 6, T + 5, T + 4]);
+        expect((await s.readInbox('r1', { hi: T + 8, lo: T + 3, count: 100 })).tids).toEqual([
+          T + 7,
+          T + 6,
+          T + 5,
+          T + 4,
+        ]);
         expect((await s.readInbox('r1', { hi: T + 8, lo: 0, count: 2 })).tids).toEqual([T + 7, T + 6]);
       });
     });
@@ -91,12 +96,20 @@ export function timelineStoreContract(name: string, factory: TimelineStoreFactor
         await s.beginRebuild('r1', TTL);
         await s.pushToInboxes(['r1'], T + 50, 4);
         await s.completeRebuild('r1', [T + 40, T + 30, T + 20, T + 10], T + 5, 4, TTL);
-        expect(await s.readInbox('r1', ALL)).toEqual({ state: 'ready', floor: T + 10, tids: [T + 50, T + 40, T + 30, T + 20] });
+        expect(await s.readInbox('r1', ALL)).toEqual({
+          state: 'ready',
+          floor: T + 10,
+          tids: [T + 50, T + 40, T + 30, T + 20],
+        });
         // a second rebuild with a lower floor never lowers it
         await s.beginRebuild('r1', TTL);
         expect((await s.readInbox('r1', ALL)).state).toBe('building');
         await s.completeRebuild('r1', [T + 60], 0, 4, TTL);
-        expect(await s.readInbox('r1', ALL)).toEqual({ state: 'ready', floor: T + 20, tids: [T + 60, T + 50, T + 40, T + 30] });
+        expect(await s.readInbox('r1', ALL)).toEqual({
+          state: 'ready',
+          floor: T + 20,
+          tids: [T + 60, T + 50, T + 40, T + 30],
+        });
       });
     });
 

@@ -93,13 +93,22 @@ describe('CLI commands beside a running embedded server', () => {
     const imported = await run(['import', 'hn', fixture]);
     const importMs = performance.now() - started;
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toMatch(new RegExp(`imported 2 items from hn \\(2 inserted, 0 updated, 0 skipped\\) .* into ${first.url} \\(running server, found by `));
+    expect(imported.stdout).toMatch(
+      new RegExp(
+        `imported 2 items from hn \\(2 inserted, 0 updated, 0 skipped\\) .* into ${first.url} \\(running server, found by `,
+      ),
+    );
 
     const [embed, migrate] = await Promise.all([run(['discover', 'embed']), run(['migrate'])]);
-    for (const [name, r] of [['discover embed', embed], ['migrate', migrate]] as const) {
+    for (const [name, r] of [
+      ['discover embed', embed],
+      ['migrate', migrate],
+    ] as const) {
       expect(r.code, name).toBe(1);
       expect(r.stdout, name).toBe('');
-      expect(r.stderr, name).toContain(`freshet: ${name}: a Freshet server (pid ${first.child.pid}, ${first.url}) holds the data folder ${dataDir}`);
+      expect(r.stderr, name).toContain(
+        `freshet: ${name}: a Freshet server (pid ${first.child.pid}, ${first.url}) holds the data folder ${dataDir}`,
+      );
       expect(r.stderr, name).toContain('single-process');
     }
     // Below the CLI's check, the folder's lock refuses any opener, naming the server.
@@ -120,9 +129,16 @@ describe('CLI commands beside a running embedded server', () => {
     second.child.kill('SIGTERM');
     const stopCode = await stopped;
     printFigures('CLI beside the embedded server', {
-      import_via_server: imported.code === 0, import_ms: importMs, refused: [embed, migrate].filter((r) => r.code === 1).length, refused_of: 2,
-      lock_refuses_opener: refused instanceof DataDirLockedError, start_ms: startMs, restart_after_kill_ms: restartMs,
-      items_readable: readable.filter((r) => r.status === 200).length, items_written: 2, clean_stop_exit: String(stopCode),
+      import_via_server: imported.code === 0,
+      import_ms: importMs,
+      refused: [embed, migrate].filter((r) => r.code === 1).length,
+      refused_of: 2,
+      lock_refuses_opener: refused instanceof DataDirLockedError,
+      start_ms: startMs,
+      restart_after_kill_ms: restartMs,
+      items_readable: readable.filter((r) => r.status === 200).length,
+      items_written: 2,
+      clean_stop_exit: String(stopCode),
     });
     expect(readable).toEqual([
       { status: 200, title: 'Plain post' },

@@ -33,7 +33,14 @@ import { crash, crashAndRestart as crashRedis, startRedisServer, type RedisServe
 import { StatusTally, ownDatabase, openFaultApp, printFigures, until } from '../support/faults.js';
 
 const T0 = Date.UTC(2026, 2, 6, 12);
-const SEEN: SeenSettings = { days: 7, capacityPerDay: 20_000, windowRate: 0.01, shards: 2, cacheBytes: 64 * 2 ** 20, checkpointMs: 3_600_000 };
+const SEEN: SeenSettings = {
+  days: 7,
+  capacityPerDay: 20_000,
+  windowRate: 0.01,
+  shards: 2,
+  cacheBytes: 64 * 2 ** 20,
+  checkpointMs: 3_600_000,
+};
 const READER: ReaderSeenSettings = { initialCapacity: 1_000, errorRate: 0.01, ttlMs: 30 * DAY_MS };
 const POOL = Array.from({ length: 300 }, (_, i) => `item_${i}`);
 const READERS = Array.from({ length: 16 }, (_, i) => `reader_${i}`);
@@ -82,10 +89,17 @@ async function startProcess(prefix: string): Promise<Proc> {
     throw new Error('not used');
   };
   const seen = await wireSeen(SEEN, READER, {
-    sql, redis: { redis, keys, connectBlocking }, dataDir, log: pino({ level: 'silent' }), registry: new Registry(), clock: new ManualClock(T0),
+    sql,
+    redis: { redis, keys, connectBlocking },
+    dataDir,
+    log: pino({ level: 'silent' }),
+    registry: new Registry(),
+    clock: new ManualClock(T0),
   });
   return {
-    redis, sql, seen,
+    redis,
+    sql,
+    seen,
     close: async () => {
       await seen.close();
       await closeRedis(redis);
@@ -139,7 +153,10 @@ describe('a Redis crash without persistence while readers are served', () => {
       for (const [key, served] of again) {
         const old = new Set(before.get(key));
         const recent = new Set(after.get(key));
-        expect(served.filter((id) => old.has(id)), key).toEqual([]);
+        expect(
+          served.filter((id) => old.has(id)),
+          key,
+        ).toEqual([]);
         expect(new Set(served).size, key).toBe(served.length);
         const back = served.filter((id) => recent.has(id));
         expect(back.length, key).toBeLessThanOrEqual(recent.size);
@@ -173,7 +190,10 @@ describe('a Redis crash without persistence while readers are served', () => {
       await serve([second], 2, T0 + HOUR_MS, again);
       for (const [key, served] of again) {
         const old = new Set(before.get(key));
-        expect(served.filter((id) => old.has(id)), key).toEqual([]);
+        expect(
+          served.filter((id) => old.has(id)),
+          key,
+        ).toEqual([]);
       }
     } finally {
       await second.close();
@@ -196,12 +216,24 @@ describe('the app across a graceful close, a Redis crash and a restart', () => {
         FRESHET_READER_SEEN_CAPACITY: '1000',
         FRESHET_FOR_YOU_SEEN: strategy,
       });
-      const open = async () => openFreshet(config, { clock: new ManualClock(T0), sql: await openPostgres(TEST_DATABASE_URL, { schema }), defaultMetrics: false });
+      const open = async () =>
+        openFreshet(config, {
+          clock: new ManualClock(T0),
+          sql: await openPostgres(TEST_DATABASE_URL, { schema }),
+          defaultMetrics: false,
+        });
       const first = await open();
       let before: string[];
       try {
         const items = Array.from({ length: 30 }, (_, i) => ({
-          id: `${strategy}_${i}`, authorId: 'a', title: `t ${i}`, text: '', url: null, tags: [], publishedAt: T0 - i * HOUR_MS, popularity: 30 - i,
+          id: `${strategy}_${i}`,
+          authorId: 'a',
+          title: `t ${i}`,
+          text: '',
+          url: null,
+          tags: [],
+          publishedAt: T0 - i * HOUR_MS,
+          popularity: 30 - i,
         }));
         await first.content.upsertItems(items, T0);
         before = (await first.forYou.page('alice', 'refresh', 10, T0)).items.map((i) => i.id);
@@ -232,13 +264,24 @@ describe('a server running through the crash (HTTP, default deadlines)', () => {
     try {
       const ids = Array.from({ length: 80 }, (_, i) => `c${i}`);
       const published = await t.request({
-        method: 'POST', url: '/v1/items',
-        payload: ids.map((id, i) => ({ id, author_id: 'a', title: id, published_at: Math.floor((T0 - i * 60_000) / 1000) })),
+        method: 'POST',
+        url: '/v1/items',
+        payload: ids.map((id, i) => ({
+          id,
+          author_id: 'a',
+          title: id,
+          published_at: Math.floor((T0 - i * 60_000) / 1000),
+        })),
       });
       expect(published.status).toBe(200);
       const readers = Array.from({ length: 8 }, (_, i) => `r${i}`);
       const page = async (reader: string) => {
-        const res = await t.request({ method: 'POST', url: '/v1/feeds/for-you', payload: { action: 'load_more', limit: 5 }, headers: { 'x-freshet-reader': reader } });
+        const res = await t.request({
+          method: 'POST',
+          url: '/v1/feeds/for-you',
+          payload: { action: 'load_more', limit: 5 },
+          headers: { 'x-freshet-reader': reader },
+        });
         return res;
       };
       const served = async (rounds: number, into: Map<string, string[]>) => {
@@ -292,8 +335,13 @@ describe('a server running through the crash (HTTP, default deadlines)', () => {
       expect((await t.request({ method: 'GET', url: '/readyz' })).status).toBe(200);
 
       printFigures('redis crash', {
-        redis_down_ms: upAt - crashedAt, error_window_ms: windowMs, recovery_ms: recoveryMs, errors: tally.toString(),
-        repeats_before_checkpoint: repeats, repeats_after_checkpoint: backFromAfter, items_lost: lost,
+        redis_down_ms: upAt - crashedAt,
+        error_window_ms: windowMs,
+        recovery_ms: recoveryMs,
+        errors: tally.toString(),
+        repeats_before_checkpoint: repeats,
+        repeats_after_checkpoint: backFromAfter,
+        items_lost: lost,
       });
       expect(tally.serverErrorsBut(503)).toBe(0);
       expect(tally.counts['503'] ?? 0).toBeGreaterThan(0); // the outage was seen, as 503

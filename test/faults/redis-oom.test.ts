@@ -28,7 +28,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const view = (visitor: string) => t.request({ method: 'POST', url: '/v1/views', payload: { item_id: 'm1', visitor_id: visitor } });
+const view = (visitor: string) =>
+  t.request({ method: 'POST', url: '/v1/views', payload: { item_id: 'm1', visitor_id: visitor } });
 
 describe('Redis out of memory (maxmemory reached under noeviction)', () => {
   it('writes get 503 / 50301 naming Redis and OOM, reads answer, /readyz is 503 although Redis answers PING, and writes recover once memory is freed', async () => {
@@ -41,7 +42,10 @@ describe('Redis out of memory (maxmemory reached under noeviction)', () => {
     expect((await t.request({ method: 'GET', url: '/v1/items/m1' })).status).toBe(200);
     const ready = await t.request({ method: 'GET', url: '/readyz' });
     expect(ready.status).toBe(503);
-    expect(ready.body).toMatchObject({ code: 50301, data: { status: 'unavailable', stores: { redis: false, postgres: true } } });
+    expect(ready.body).toMatchObject({
+      code: 50301,
+      data: { status: 'unavailable', stores: { redis: false, postgres: true } },
+    });
     const admin = new Redis(server.url);
     try {
       expect(await admin.ping()).toBe('PONG');
@@ -52,7 +56,13 @@ describe('Redis out of memory (maxmemory reached under noeviction)', () => {
     }
     const recoveryMs = await until(async () => (await view('after')).status === 200, 5_000);
     expect((await t.request({ method: 'GET', url: '/readyz' })).status).toBe(200);
-    printFigures('redis oom', { writes: WRITES, errors: tally.toString(), readyz: ready.status, readyz_ms: ready.ms, recovery_ms: recoveryMs });
+    printFigures('redis oom', {
+      writes: WRITES,
+      errors: tally.toString(),
+      readyz: ready.status,
+      readyz_ms: ready.ms,
+      recovery_ms: recoveryMs,
+    });
     expect(tally.serverErrorsBut(503)).toBe(0);
     expect(recoveryMs).toBeLessThan(1_000);
   });

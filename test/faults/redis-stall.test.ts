@@ -21,7 +21,11 @@ let t: FaultApp;
 beforeAll(async () => {
   server = await startRedisServer();
   t = await openFaultApp({ FRESHET_REDIS_URL: server.url });
-  const res = await t.request({ method: 'POST', url: '/v1/items', payload: Array.from({ length: 30 }, (_, i) => item(`s${i}`, i * HOUR_MS)) });
+  const res = await t.request({
+    method: 'POST',
+    url: '/v1/items',
+    payload: Array.from({ length: 30 }, (_, i) => item(`s${i}`, i * HOUR_MS)),
+  });
   expect(res.status).toBe(200);
 });
 afterAll(async () => {
@@ -34,7 +38,12 @@ afterAll(async () => {
 function round(i: number) {
   const reader = { 'x-freshet-reader': `reader_${i}` };
   return [
-    t.request({ method: 'POST', url: '/v1/feeds/for-you', payload: { action: 'load_more', limit: 5 }, headers: reader }),
+    t.request({
+      method: 'POST',
+      url: '/v1/feeds/for-you',
+      payload: { action: 'load_more', limit: 5 },
+      headers: reader,
+    }),
     t.request({ method: 'POST', url: '/v1/views', payload: { item_id: 's1', visitor_id: `v${i}` } }),
     t.request({ method: 'GET', url: '/v1/feeds/following', headers: reader }),
     t.request({ method: 'POST', url: '/v1/items', payload: [item(`new${i}`, 0)] }),
@@ -53,7 +62,10 @@ describe('a Redis stalled by SIGSTOP for a few seconds', () => {
     const stalledAt = performance.now();
     try {
       for (let i = 0; i < ROUNDS; i++) {
-        const [answers, ready] = await Promise.all([Promise.all(round(i)), t.request({ method: 'GET', url: '/readyz' })]);
+        const [answers, ready] = await Promise.all([
+          Promise.all(round(i)),
+          t.request({ method: 'GET', url: '/readyz' }),
+        ]);
         expect(ready.status).toBe(503);
         expect(ready.body).toMatchObject({ code: 50301, data: { stores: { redis: false } } });
         readyMs.push(ready.ms);
@@ -74,14 +86,32 @@ describe('a Redis stalled by SIGSTOP for a few seconds', () => {
       server.resume();
     }
     const stallMs = performance.now() - stalledAt;
-    const recoveryMs = await until(async () => (await t.request({ method: 'POST', url: '/v1/feeds/for-you', payload: { action: 'load_more', limit: 5 }, headers: { 'x-freshet-reader': 'after' } })).status === 200, 10_000);
+    const recoveryMs = await until(
+      async () =>
+        (
+          await t.request({
+            method: 'POST',
+            url: '/v1/feeds/for-you',
+            payload: { action: 'load_more', limit: 5 },
+            headers: { 'x-freshet-reader': 'after' },
+          })
+        ).status === 200,
+      10_000,
+    );
     expect((await t.request({ method: 'GET', url: '/readyz' })).status).toBe(200);
-    expect((await t.request({ method: 'POST', url: '/v1/views', payload: { item_id: 's2', visitor_id: 'after' } })).status).toBe(200);
+    expect(
+      (await t.request({ method: 'POST', url: '/v1/views', payload: { item_id: 's2', visitor_id: 'after' } })).status,
+    ).toBe(200);
 
     const maxMs = Math.max(...latencies);
     printFigures('redis stall', {
-      stall_ms: stallMs, requests: latencies.length, errors: tally.toString(), max_ms: maxMs, readyz_max_ms: Math.max(...readyMs),
-      deadline_ms: DEFAULT_DEADLINES.redisMs, recovery_ms: recoveryMs,
+      stall_ms: stallMs,
+      requests: latencies.length,
+      errors: tally.toString(),
+      max_ms: maxMs,
+      readyz_max_ms: Math.max(...readyMs),
+      deadline_ms: DEFAULT_DEADLINES.redisMs,
+      recovery_ms: recoveryMs,
     });
     expect(tally.serverErrorsBut(503)).toBe(0);
     expect(maxMs).toBeLessThan(DEFAULT_DEADLINES.redisMs + SLACK_MS);

@@ -74,12 +74,20 @@ const auth = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json
 
 function batch(k: number) {
   return Array.from({ length: BATCH }, (_, i) => ({
-    id: `b${k}_${i}`, author_id: 'author', title: `batch ${k} item ${i}`, text: `words of item ${i} in batch ${k}`, published_at: NOW_S - k * 3600 - i,
+    id: `b${k}_${i}`,
+    author_id: 'author',
+    title: `batch ${k} item ${i}`,
+    text: `words of item ${i} in batch ${k}`,
+    published_at: NOW_S - k * 3600 - i,
   }));
 }
 
 async function publish(url: string, k: number): Promise<{ inserted: number; updated: number }> {
-  const res = await fetch(`${url}/v1/items`, { method: 'POST', headers: { ...auth, 'x-freshet-now': String(NOW_S * 1000) }, body: JSON.stringify(batch(k)) });
+  const res = await fetch(`${url}/v1/items`, {
+    method: 'POST',
+    headers: { ...auth, 'x-freshet-now': String(NOW_S * 1000) },
+    body: JSON.stringify(batch(k)),
+  });
   const body = (await res.json()) as { data: { inserted: number; updated: number } };
   expect(res.status, JSON.stringify(body)).toBe(200);
   return body.data;
@@ -91,7 +99,9 @@ async function timeline(url: string): Promise<string[]> {
   let maxId: string | null = null;
   do {
     const q: string = maxId ? `&max_id=${maxId}` : '';
-    const res = await fetch(`${url}/v1/feeds/following?limit=100${q}`, { headers: { ...auth, 'x-freshet-reader': 'follower', 'x-freshet-now': String(NOW_S * 1000) } });
+    const res = await fetch(`${url}/v1/feeds/following?limit=100${q}`, {
+      headers: { ...auth, 'x-freshet-reader': 'follower', 'x-freshet-now': String(NOW_S * 1000) },
+    });
     const body = (await res.json()) as { data: { items: { id: string }[]; next_max_id: string | null } };
     expect(res.status).toBe(200);
     ids.push(...body.data.items.map((i) => i.id));
@@ -107,12 +117,23 @@ describe('the server killed (kill -9) during a publish batch', () => {
     const first = await serve();
     const firstStartMs = performance.now() - started;
     await sql.connect();
-    const pendingFanouts = async () => (await sql.query('SELECT count(*)::int AS n FROM fanout_pending')).rows[0].n as number;
+    const pendingFanouts = async () =>
+      (await sql.query('SELECT count(*)::int AS n FROM fanout_pending')).rows[0].n as number;
     try {
       for (const user of ['author', 'follower']) {
-        expect((await fetch(`${first.url}/v1/users/${user}`, { method: 'PUT', headers: { authorization: auth.authorization } })).status).toBe(200);
+        expect(
+          (
+            await fetch(`${first.url}/v1/users/${user}`, {
+              method: 'PUT',
+              headers: { authorization: auth.authorization },
+            })
+          ).status,
+        ).toBe(200);
       }
-      const follow = await fetch(`${first.url}/v1/users/follower/following/author`, { method: 'PUT', headers: { authorization: auth.authorization } });
+      const follow = await fetch(`${first.url}/v1/users/follower/following/author`, {
+        method: 'PUT',
+        headers: { authorization: auth.authorization },
+      });
       expect(follow.status).toBe(200);
       expect(await timeline(first.url)).toEqual([]); // the follower reads: active, so pushed to
       const acked: number[] = [];
@@ -124,25 +145,40 @@ describe('the server killed (kill -9) during a publish batch', () => {
       await until(async () => (await pendingFanouts()) === 0, 60_000, 50);
       // the next batch is in flight (at the same virtual time as the others): kill the server once its
       // statements run on the database
-      const inFlight = fetch(`${first.url}/v1/items`, { method: 'POST', headers: { ...auth, 'x-freshet-now': String(NOW_S * 1000) }, body: JSON.stringify(batch(2)) }).then(
+      const inFlight = fetch(`${first.url}/v1/items`, {
+        method: 'POST',
+        headers: { ...auth, 'x-freshet-now': String(NOW_S * 1000) },
+        body: JSON.stringify(batch(2)),
+      }).then(
         (r) => r.status,
         () => 'killed' as const,
       );
       let hitStatement = true;
-      await until(async () => {
-        const { rows } = await sql.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state <> 'idle' AND pid <> pg_backend_pid()");
-        return rows[0].n > 0;
-      }, 5_000, 1).catch(() => (hitStatement = false));
+      await until(
+        async () => {
+          const { rows } = await sql.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state <> 'idle' AND pid <> pg_backend_pid()",
+          );
+          return rows[0].n > 0;
+        },
+        5_000,
+        1,
+      ).catch(() => (hitStatement = false));
       const exited = new Promise((resolve) => first.child.once('exit', resolve));
       first.child.kill('SIGKILL');
       await exited;
       const inFlightOutcome = await inFlight;
 
       // what the kill left: acknowledged batches whole, the one in flight all or nothing, nothing half-written
-      const count = async (k: number) => (await sql.query('SELECT count(*)::int AS n FROM items WHERE id LIKE $1', [`b${k}\\_%`])).rows[0].n as number;
+      const count = async (k: number) =>
+        (await sql.query('SELECT count(*)::int AS n FROM items WHERE id LIKE $1', [`b${k}\\_%`])).rows[0].n as number;
       const lost = (await Promise.all(acked.map(count))).reduce((a, n) => a + (BATCH - n), 0);
       const inFlightStored = await count(2);
-      const halfWritten = (await sql.query('SELECT count(*)::int AS n FROM items i LEFT JOIN item_embeddings e ON e.item_id = i.id WHERE e.item_id IS NULL')).rows[0].n as number;
+      const halfWritten = (
+        await sql.query(
+          'SELECT count(*)::int AS n FROM items i LEFT JOIN item_embeddings e ON e.item_id = i.id WHERE e.item_id IS NULL',
+        )
+      ).rows[0].n as number;
 
       started = performance.now();
       const second = await serve();
@@ -154,11 +190,15 @@ describe('the server killed (kill -9) during a publish batch', () => {
         const pendingAtRestart = await pendingFanouts();
         const committed = new Set((await sql.query<{ id: string }>('SELECT id FROM items')).rows.map((r) => r.id));
         let seen: string[] = [];
-        const visibleAfterMs = await until(async () => {
-          if ((await pendingFanouts()) > 0) return false;
-          seen = await timeline(second.url);
-          return [...committed].every((id) => seen.includes(id));
-        }, 30_000, 50).then(
+        const visibleAfterMs = await until(
+          async () => {
+            if ((await pendingFanouts()) > 0) return false;
+            seen = await timeline(second.url);
+            return [...committed].every((id) => seen.includes(id));
+          },
+          30_000,
+          50,
+        ).then(
           () => performance.now() - listening,
           () => -1,
         );
@@ -170,21 +210,42 @@ describe('the server killed (kill -9) during a publish batch', () => {
         const rerunMs = performance.now() - started;
         const again: { inserted: number; updated: number }[] = [];
         for (let k = 0; k < BATCHES; k++) again.push(await publish(second.url, k));
-        const total = (await sql.query('SELECT count(*)::int AS n, count(DISTINCT tid)::int AS tids, count(tid)::int AS with_tid FROM items')).rows[0] as { n: number; tids: number; with_tid: number };
+        const total = (
+          await sql.query(
+            'SELECT count(*)::int AS n, count(DISTINCT tid)::int AS tids, count(tid)::int AS with_tid FROM items',
+          )
+        ).rows[0] as { n: number; tids: number; with_tid: number };
         // the re-run's own fan-outs finish: the timeline ends holding every item once
         let ids: string[] = [];
-        await until(async () => (ids = await timeline(second.url)).length >= BATCHES * BATCH, 30_000, 100).catch(() => undefined);
+        await until(async () => (ids = await timeline(second.url)).length >= BATCHES * BATCH, 30_000, 100).catch(
+          () => undefined,
+        );
         const repeats = ids.length - new Set(ids).size;
         const stored = (await sql.query<{ id: string }>('SELECT id FROM items')).rows.map((r) => r.id);
         const timelineMissing = stored.filter((id) => !ids.includes(id)).length;
         const pending = await pendingFanouts();
         printFigures('server kill -9 mid-publish', {
-          hit_statement: hitStatement, in_flight: String(inFlightOutcome), in_flight_stored: inFlightStored, items_lost: lost, half_written: halfWritten,
-          start_ms: firstStartMs, restart_ms: secondStartMs, committed_before_restart: committed.size, fanout_pending_at_restart: pendingAtRestart, visible_after_restart_ms: visibleAfterMs,
-          missing_after_restart: missingAfterRestart, rerun_inserted: rerun.reduce((a, r) => a + r.inserted, 0), second_rerun_inserted: again.reduce((a, r) => a + r.inserted, 0),
-          rerun_ms: rerunMs, timeline_visible: ids.length, timeline_missing: timelineMissing, timeline_repeats: repeats, fanout_pending: pending,
+          hit_statement: hitStatement,
+          in_flight: String(inFlightOutcome),
+          in_flight_stored: inFlightStored,
+          items_lost: lost,
+          half_written: halfWritten,
+          start_ms: firstStartMs,
+          restart_ms: secondStartMs,
+          committed_before_restart: committed.size,
+          fanout_pending_at_restart: pendingAtRestart,
+          visible_after_restart_ms: visibleAfterMs,
+          missing_after_restart: missingAfterRestart,
+          rerun_inserted: rerun.reduce((a, r) => a + r.inserted, 0),
+          second_rerun_inserted: again.reduce((a, r) => a + r.inserted, 0),
+          rerun_ms: rerunMs,
+          timeline_visible: ids.length,
+          timeline_missing: timelineMissing,
+          timeline_repeats: repeats,
+          fanout_pending: pending,
         });
-        if (timelineMissing > 0 || missingAfterRestart > 0 || pending > 0) console.log('[faults] server kill -9: the second server logged', troubles(second.lines));
+        if (timelineMissing > 0 || missingAfterRestart > 0 || pending > 0)
+          console.log('[faults] server kill -9: the second server logged', troubles(second.lines));
         expect(lost).toBe(0);
         expect([0, BATCH]).toContain(inFlightStored);
         expect(halfWritten).toBe(0);

@@ -137,7 +137,8 @@ describe('fault: fan-out worker kill -9 mid-job', () => {
     let resumedMs = -1;
     let ids: string[] = [];
     while (Date.now() < fromMs + 30_000) {
-      if (resumedMs < 0 && ((await redis.hget(jobKey, 'pb')) ?? '').endsWith(`:${pid}`)) resumedMs = Date.now() - fromMs;
+      if (resumedMs < 0 && ((await redis.hget(jobKey, 'pb')) ?? '').endsWith(`:${pid}`))
+        resumedMs = Date.now() - fromMs;
       ids = (await page(t, 'wk_r', readAt)).ids;
       if (ids.includes(newId)) {
         visibleMs = Date.now() - fromMs;
@@ -166,7 +167,9 @@ describe('fault: fan-out worker kill -9 mid-job', () => {
          UNION ALL SELECT 'wk_r', a, $1::bigint FROM unnest(ARRAY['wk_a', 'wk_b']) a`,
         [T0],
       );
-      await sql.query(`UPDATE users SET followers = (SELECT count(*) FROM follows WHERE followee_id = users.id), following = (SELECT count(*) FROM follows WHERE follower_id = users.id)`);
+      await sql.query(
+        `UPDATE users SET followers = (SELECT count(*) FROM follows WHERE followee_id = users.id), following = (SELECT count(*) FROM follows WHERE follower_id = users.id)`,
+      );
     } finally {
       await sql.close();
     }
@@ -177,7 +180,12 @@ describe('fault: fan-out worker kill -9 mid-job', () => {
     const [survivor] = alive();
     const r = await recovery(k.jobKey, survivor!.proc.pid!, 'wk_new', k.killedAt, T0 + 3 * MIN);
     printFigures('worker kill -9 mid-job, two workers', {
-      followers: FOLLOWERS, done_at_kill: k.doneAtKill, into_job_ms: k.intoJobMs, taken_back_after_kill_ms: r.resumedMs, new_item_visible_after_kill_ms: r.visibleMs, goal_ms: GOAL_MS,
+      followers: FOLLOWERS,
+      done_at_kill: k.doneAtKill,
+      into_job_ms: k.intoJobMs,
+      taken_back_after_kill_ms: r.resumedMs,
+      new_item_visible_after_kill_ms: r.visibleMs,
+      goal_ms: GOAL_MS,
     });
     expect(r.visibleMs, 'the new item never became visible').toBeGreaterThan(0);
     expect(r.ids).toEqual(['wk_new', 'wk_big']);
@@ -194,8 +202,13 @@ describe('fault: fan-out worker kill -9 mid-job', () => {
     const startedAt = Date.now(); // it said it runs
     const r = await recovery(k.jobKey, fresh.proc.pid!, 'wk_new2', startedAt, T0 + 6 * MIN);
     printFigures('worker kill -9 mid-job, the only worker', {
-      followers: FOLLOWERS, done_at_kill: k.doneAtKill, new_worker_boot_ms: startedAt - booting, taken_back_after_start_ms: r.resumedMs,
-      new_item_visible_after_start_ms: r.visibleMs, new_item_visible_after_kill_ms: r.visibleMs < 0 ? -1 : startedAt + r.visibleMs - k.killedAt, goal_ms: TAKE_BACK_MS,
+      followers: FOLLOWERS,
+      done_at_kill: k.doneAtKill,
+      new_worker_boot_ms: startedAt - booting,
+      taken_back_after_start_ms: r.resumedMs,
+      new_item_visible_after_start_ms: r.visibleMs,
+      new_item_visible_after_kill_ms: r.visibleMs < 0 ? -1 : startedAt + r.visibleMs - k.killedAt,
+      goal_ms: TAKE_BACK_MS,
     });
     expect(r.resumedMs, 'the new worker never took the job').toBeGreaterThanOrEqual(0);
     expect(r.resumedMs).toBeLessThan(TAKE_BACK_MS);

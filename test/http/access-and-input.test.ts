@@ -46,7 +46,10 @@ describe('access', () => {
     const res = await forYou({ action: 'refresh', limit: 5 }, { authorization: `Bearer ${await t.token('alice')}` });
     expect(res.statusCode).toBe(200);
     expect(res.json().data.items).toHaveLength(2);
-    const same = await forYou({ action: 'refresh', limit: 5 }, { authorization: `Bearer ${await t.token('alice')}`, 'x-freshet-reader': 'alice' });
+    const same = await forYou(
+      { action: 'refresh', limit: 5 },
+      { authorization: `Bearer ${await t.token('alice')}`, 'x-freshet-reader': 'alice' },
+    );
     expect(same.statusCode).toBe(200);
   });
 
@@ -61,7 +64,12 @@ describe('access', () => {
     expect(del.statusCode).toBe(403);
     const now = await forYou({ action: 'refresh', limit: 5 }, { ...auth, 'x-freshet-now': '1' });
     expect(now.statusCode).toBe(403);
-    const interests = await t.app.inject({ method: 'PUT', url: '/v1/users/bob/interests', payload: { terms: ['x'] }, headers: auth });
+    const interests = await t.app.inject({
+      method: 'PUT',
+      url: '/v1/users/bob/interests',
+      payload: { terms: ['x'] },
+      headers: auth,
+    });
     expect(interests.statusCode).toBe(403);
   });
 
@@ -92,13 +100,23 @@ describe('bad input', () => {
   });
 
   it('malformed JSON → 40003', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/feeds/for-you', payload: '{"action": "refresh",', headers: { ...reader, 'content-type': 'application/json' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/feeds/for-you',
+      payload: '{"action": "refresh",',
+      headers: { ...reader, 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe(40003);
   });
 
   it('a non-JSON content type → 4xx with code 40003', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/feeds/for-you', payload: 'action=refresh', headers: { ...reader, 'content-type': 'text/plain' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/feeds/for-you',
+      payload: 'action=refresh',
+      headers: { ...reader, 'content-type': 'text/plain' },
+    });
     expect(res.statusCode).toBeGreaterThanOrEqual(400);
     expect(res.statusCode).toBeLessThan(500);
     expect(res.json().code).toBe(40003);
@@ -112,21 +130,34 @@ describe('bad input', () => {
     expect(await t.f.content.getItems(['big_1'])).toEqual([]);
   });
 
-  it.each(['a:b', 'x{y}', '', 'a'.repeat(65), 'sp ace'])('reader id %j outside [A-Za-z0-9_.-]{1,64} → 40002', async (bad) => {
-    const res = await forYou({ action: 'refresh', limit: 5 }, { ...svc, 'x-freshet-reader': bad });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().code).toBe(40002);
-  });
+  it.each(['a:b', 'x{y}', '', 'a'.repeat(65), 'sp ace'])(
+    'reader id %j outside [A-Za-z0-9_.-]{1,64} → 40002',
+    async (bad) => {
+      const res = await forYou({ action: 'refresh', limit: 5 }, { ...svc, 'x-freshet-reader': bad });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().code).toBe(40002);
+    },
+  );
 
   it('a batch with one bad item id writes nothing (40002)', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/items', payload: [item('ok_1', 0), item('bad:id', 0)], headers: svc });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      payload: [item('ok_1', 0), item('bad:id', 0)],
+      headers: svc,
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe(40002);
     expect(await t.f.content.getItems(['ok_1'])).toEqual([]);
   });
 
   it('a batch with one bad published_at writes nothing (40001)', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/items', payload: [item('ok_2', 0), item('ok_3', 0, { published_at: 'yesterday' })], headers: svc });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      payload: [item('ok_2', 0), item('ok_3', 0, { published_at: 'yesterday' })],
+      headers: svc,
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe(40001);
     expect(await t.f.content.getItems(['ok_2', 'ok_3'])).toEqual([]);
@@ -162,14 +193,22 @@ describe('bad input', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/items',
-      payload: [item('iso_1', 0, { published_at: '2026-03-06T10:00:00Z' }), item('sec_1', 0, { published_at: 1772791200 })],
+      payload: [
+        item('iso_1', 0, { published_at: '2026-03-06T10:00:00Z' }),
+        item('sec_1', 0, { published_at: 1772791200 }),
+      ],
       headers: svc,
     });
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toEqual({ inserted: 2, updated: 0 });
     const got = await t.app.inject({ method: 'GET', url: '/v1/items/iso_1', headers: svc });
     expect(got.json().data.published_at).toBe(Date.UTC(2026, 2, 6, 10) / 1000);
-    const again = await t.app.inject({ method: 'POST', url: '/v1/items', payload: [item('iso_1', 0, { published_at: '2026-03-06T10:00:00Z' })], headers: svc });
+    const again = await t.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      payload: [item('iso_1', 0, { published_at: '2026-03-06T10:00:00Z' })],
+      headers: svc,
+    });
     expect(again.json().data).toEqual({ inserted: 0, updated: 1 });
   });
 });
@@ -182,7 +221,13 @@ describe('operations', () => {
     expect(ready.json().data.stores.postgres).toBe(true);
     await forYou({ action: 'refresh', limit: 1 }, { ...svc, 'x-freshet-reader': 'dave' });
     const metrics = (await t.app.inject({ url: '/metrics' })).body;
-    for (const name of ['freshet_http_request_duration_seconds', 'freshet_recall_candidates', 'freshet_seen_filter_dropped_total', 'freshet_feed_cache_total', 'freshet_impression_write_failures_total']) {
+    for (const name of [
+      'freshet_http_request_duration_seconds',
+      'freshet_recall_candidates',
+      'freshet_seen_filter_dropped_total',
+      'freshet_feed_cache_total',
+      'freshet_impression_write_failures_total',
+    ]) {
       expect(metrics).toContain(name);
     }
     const docs = await t.app.inject({ url: '/docs/json' });

@@ -53,18 +53,39 @@ describe.each([
 ] as const)('discover feed over HTTP on $name', ({ hot, db }) => {
   let t: TestApp;
   const get = (query: string, headers: Record<string, string> = { ...svc, 'x-freshet-reader': 'rd' }) =>
-    t.app.inject({ method: 'GET', url: `/v1/feeds/discover${query}`, headers: { ...headers, 'x-freshet-now': String(t.clock.now()) } });
+    t.app.inject({
+      method: 'GET',
+      url: `/v1/feeds/discover${query}`,
+      headers: { ...headers, 'x-freshet-now': String(t.clock.now()) },
+    });
 
   beforeAll(async () => {
-    t = await startTestApp({ hot, db, env: { FRESHET_EMBEDDING_DIM: String(DIM), FRESHET_DISCOVER_CURSOR_TTL_S: '3600' } });
-    for (const u of ['rd', 'fa', 'fb', 'other', 'star', 'rz']) expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${u}`, headers: svc })).statusCode).toBe(200);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/items', payload: corpus(), headers: svc })).statusCode).toBe(200);
-    for (const a of ['fa', 'fb']) expect((await t.app.inject({ method: 'PUT', url: `/v1/users/rd/following/${a}`, headers: svc })).statusCode).toBe(200);
+    t = await startTestApp({
+      hot,
+      db,
+      env: { FRESHET_EMBEDDING_DIM: String(DIM), FRESHET_DISCOVER_CURSOR_TTL_S: '3600' },
+    });
+    for (const u of ['rd', 'fa', 'fb', 'other', 'star', 'rz'])
+      expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${u}`, headers: svc })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/items', payload: corpus(), headers: svc })).statusCode).toBe(
+      200,
+    );
+    for (const a of ['fa', 'fb'])
+      expect((await t.app.inject({ method: 'PUT', url: `/v1/users/rd/following/${a}`, headers: svc })).statusCode).toBe(
+        200,
+      );
     // trending: t0 > t1 > t2 by visitors; the reader's own view of seen0 gives it an embedding along axis 0
     const views = [];
-    for (const [id, n] of [['t0', 6], ['t1', 4], ['t2', 2]] as const) for (let v = 0; v < n; v++) views.push({ item_id: id, visitor_id: `v${v}`, at: T0 - HOUR_MS });
+    for (const [id, n] of [
+      ['t0', 6],
+      ['t1', 4],
+      ['t2', 2],
+    ] as const)
+      for (let v = 0; v < n; v++) views.push({ item_id: id, visitor_id: `v${v}`, at: T0 - HOUR_MS });
     views.push({ item_id: 'seen0', visitor_id: 'rd', at: T0 - HOUR_MS });
-    expect((await t.app.inject({ method: 'POST', url: '/v1/views', payload: views, headers: svc })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/views', payload: views, headers: svc })).statusCode).toBe(
+      200,
+    );
     await indexReady(t);
   });
   afterAll(async () => t?.close());
@@ -77,7 +98,12 @@ describe.each([
     do {
       const res = await get(`?limit=10${cursor ? `&cursor=${cursor}` : ''}`);
       expect(res.statusCode, res.body).toBe(200);
-      const data = res.json().data as { items: { id: string }[]; sources: string[]; next_cursor: string | null; restarted: boolean };
+      const data = res.json().data as {
+        items: { id: string }[];
+        sources: string[];
+        next_cursor: string | null;
+        restarted: boolean;
+      };
       expect(data.restarted).toBe(false);
       pages.push({ ids: data.items.map((i) => i.id), src: data.sources });
       served.push(...data.items.map((i) => i.id));
@@ -88,7 +114,18 @@ describe.each([
     expect(cursor).toBeNull();
     expect(new Set(served).size).toBe(served.length);
     // page 1: followed newest first with trending in slots 5 and 10 (hot order t0, t1)
-    expect(pages[0]!.src).toEqual(['followed', 'followed', 'followed', 'followed', 'trending', 'followed', 'followed', 'followed', 'followed', 'trending']);
+    expect(pages[0]!.src).toEqual([
+      'followed',
+      'followed',
+      'followed',
+      'followed',
+      'trending',
+      'followed',
+      'followed',
+      'followed',
+      'followed',
+      'trending',
+    ]);
     expect(pages[0]!.ids).toEqual(['f0', 'f1', 'f2', 'f3', 't0', 'f4', 'f5', 'f6', 'f7', 't1']);
     // page 2: the last followed items and t2 in slot 5, then phase 2 continues in the same request
     expect(pages[1]!.ids.slice(0, 5)).toEqual(['f8', 'f9', 'f10', 'f11', 't2']);
@@ -98,7 +135,13 @@ describe.each([
     const rank = { followed: 1, trending: 1, discovery: 2, newest: 3 } as Record<string, number>;
     for (let i = 1; i < sources.length; i++) expect(rank[sources[i]!]!).toBeGreaterThanOrEqual(rank[sources[i - 1]!]!);
     // every eligible item once; the reader's own item and its recently viewed item never
-    expect(new Set(served)).toEqual(new Set(corpus().map((i) => i.id).filter((id) => id !== 'mine' && id !== 'seen0')));
+    expect(new Set(served)).toEqual(
+      new Set(
+        corpus()
+          .map((i) => i.id)
+          .filter((id) => id !== 'mine' && id !== 'seen0'),
+      ),
+    );
   });
 
   it('a new session serves nothing already served (seen filter); the empty page is the last', async () => {
@@ -124,7 +167,12 @@ describe.each([
 
   it('rejects forged, edited and foreign cursors with 40005; a stale cursor starts afresh', async () => {
     t.clock.advance(DAY_MS); // new items may be served again? no: nothing new — but the session is new
-    await t.app.inject({ method: 'POST', url: '/v1/items', payload: [it_('late0', 'fa', -1 * 24 * 60 + 1, axis(2)), it_('late1', 'fa', -1 * 24 * 60 + 2, axis(2))], headers: svc });
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      payload: [it_('late0', 'fa', -1 * 24 * 60 + 1, axis(2)), it_('late1', 'fa', -1 * 24 * 60 + 2, axis(2))],
+      headers: svc,
+    });
     const first = (await get('?limit=1')).json().data;
     expect(first.items.map((i: { id: string }) => i.id)).toEqual(['late0']);
     const c: string = first.next_cursor;
@@ -158,23 +206,44 @@ describe.each([
   });
 
   it('bad input: limit, unknown parameters, cursor characters, reader rules (40001, 40301, 40101)', async () => {
-    for (const q of ['?limit=0', '?limit=101', '?limit=abc', '?limit=-1', '?foo=1', '?cursor=%25%25', `?cursor=${'a'.repeat(2000)}`]) {
+    for (const q of [
+      '?limit=0',
+      '?limit=101',
+      '?limit=abc',
+      '?limit=-1',
+      '?foo=1',
+      '?cursor=%25%25',
+      `?cursor=${'a'.repeat(2000)}`,
+    ]) {
       const res = await get(q);
       expect(res.statusCode, q).toBe(400);
       expect(res.json().code, q).toBe(40001);
     }
     const token = await t.token('rd');
-    const other = await t.app.inject({ method: 'GET', url: '/v1/feeds/discover', headers: { authorization: `Bearer ${token}`, 'x-freshet-reader': 'rz' } });
+    const other = await t.app.inject({
+      method: 'GET',
+      url: '/v1/feeds/discover',
+      headers: { authorization: `Bearer ${token}`, 'x-freshet-reader': 'rz' },
+    });
     expect(other.json().code).toBe(40301);
     expect((await t.app.inject({ method: 'GET', url: '/v1/feeds/discover' })).json().code).toBe(40101);
     const noReader = await t.app.inject({ method: 'GET', url: '/v1/feeds/discover', headers: svc });
     expect(noReader.json().code).toBe(40001);
-    const own = await t.app.inject({ method: 'GET', url: '/v1/feeds/discover?limit=3', headers: { authorization: `Bearer ${token}` } });
+    const own = await t.app.inject({
+      method: 'GET',
+      url: '/v1/feeds/discover?limit=3',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(own.statusCode).toBe(200);
   });
 
   it('items: a client embedding of the wrong length is 40001 and writes nothing', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/items', payload: [it_('ok1', 'other', 1, axis(0)), { ...it_('bad1', 'other', 1, axis(0)), embedding: [1, 2] }], headers: svc });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      payload: [it_('ok1', 'other', 1, axis(0)), { ...it_('bad1', 'other', 1, axis(0)), embedding: [1, 2] }],
+      headers: svc,
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe(40001);
     expect((await t.app.inject({ method: 'GET', url: '/v1/items/ok1', headers: svc })).statusCode).toBe(404);
@@ -200,11 +269,32 @@ describe.each([
   for (let i = 0; i < 400; i++) embeddings.set(`v${i}`, Array.from({ length: D }, rand));
 
   beforeAll(async () => {
-    t = await startTestApp({ hot, db, env: { FRESHET_EMBEDDING_DIM: String(D), FRESHET_DISCOVER_POOL: '10', FRESHET_DISCOVER_EXACT_MAX: '100' } });
-    for (const u of ['reader', 'w1', 'w2']) expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${u}`, headers: svc })).statusCode).toBe(200);
-    const items = [...embeddings].map(([id, e], i) => ({ ...it_(id, i % 2 ? 'w1' : 'w2', 10 + i, e), title: `Item ${id}` }));
-    for (let i = 0; i < items.length; i += 100) expect((await t.app.inject({ method: 'POST', url: '/v1/items', payload: items.slice(i, i + 100), headers: svc })).statusCode).toBe(200);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/views', payload: [{ item_id: 'v0', visitor_id: 'reader', at: T0 - HOUR_MS }], headers: svc })).statusCode).toBe(200);
+    t = await startTestApp({
+      hot,
+      db,
+      env: { FRESHET_EMBEDDING_DIM: String(D), FRESHET_DISCOVER_POOL: '10', FRESHET_DISCOVER_EXACT_MAX: '100' },
+    });
+    for (const u of ['reader', 'w1', 'w2'])
+      expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${u}`, headers: svc })).statusCode).toBe(200);
+    const items = [...embeddings].map(([id, e], i) => ({
+      ...it_(id, i % 2 ? 'w1' : 'w2', 10 + i, e),
+      title: `Item ${id}`,
+    }));
+    for (let i = 0; i < items.length; i += 100)
+      expect(
+        (await t.app.inject({ method: 'POST', url: '/v1/items', payload: items.slice(i, i + 100), headers: svc }))
+          .statusCode,
+      ).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/views',
+          payload: [{ item_id: 'v0', visitor_id: 'reader', at: T0 - HOUR_MS }],
+          headers: svc,
+        })
+      ).statusCode,
+    ).toBe(200);
     await indexReady(t);
   });
   afterAll(async () => t?.close());
@@ -221,7 +311,11 @@ describe.each([
     const discovered: string[] = [];
     let cursor: string | null = null;
     for (let p = 0; p < 40; p++) {
-      const res = await t.app.inject({ method: 'GET', url: `/v1/feeds/discover?limit=20${cursor ? `&cursor=${cursor}` : ''}`, headers: { ...svc, 'x-freshet-reader': 'reader', 'x-freshet-now': String(t.clock.now()) } });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/v1/feeds/discover?limit=20${cursor ? `&cursor=${cursor}` : ''}`,
+        headers: { ...svc, 'x-freshet-reader': 'reader', 'x-freshet-now': String(t.clock.now()) },
+      });
       expect(res.statusCode, res.body).toBe(200);
       const data = res.json().data as { items: { id: string }[]; sources: string[]; next_cursor: string | null };
       data.items.forEach((item, i) => data.sources[i] === 'discovery' && discovered.push(item.id));
@@ -257,17 +351,42 @@ describe('discover over HTTP while the vector index starts (PostgreSQL)', () => 
     });
     await taken;
     const logs: { msg: string }[] = [];
-    const log = pino({ level: 'info' }, new Writable({ write: (line, _, done) => (logs.push(JSON.parse(String(line))), done()) }));
-    const env = { FRESHET_DATA_DIR: dataDir, FRESHET_SERVICE_KEY: SERVICE_KEY, FRESHET_SECRET: 'test-secret-0123456789abcdef', FRESHET_EMBEDDING_DIM: String(DIM) };
+    const log = pino(
+      { level: 'info' },
+      new Writable({ write: (line, _, done) => (logs.push(JSON.parse(String(line))), done()) }),
+    );
+    const env = {
+      FRESHET_DATA_DIR: dataDir,
+      FRESHET_SERVICE_KEY: SERVICE_KEY,
+      FRESHET_SECRET: 'test-secret-0123456789abcdef',
+      FRESHET_EMBEDDING_DIM: String(DIM),
+    };
     const f = await openFreshet(loadConfig(env), { sql, clock: new ManualClock(T0), defaultMetrics: false, log });
     const app = await buildApp(f);
     try {
       // 25 items all along axis 0, the reader viewed v0 (so it has an embedding) and follows nobody
-      const items = Array.from({ length: 25 }, (_, i) => it_(`v${i}`, 'other', 10 + i, [1, 0.1 * (i % 5), 0, 0, 0, 0, 0, 0]));
-      expect((await app.inject({ method: 'POST', url: '/v1/items', payload: items, headers: svc })).statusCode).toBe(200);
-      expect((await app.inject({ method: 'POST', url: '/v1/views', payload: [{ item_id: 'v0', visitor_id: 'rd', at: T0 - HOUR_MS }], headers: svc })).statusCode).toBe(200);
+      const items = Array.from({ length: 25 }, (_, i) =>
+        it_(`v${i}`, 'other', 10 + i, [1, 0.1 * (i % 5), 0, 0, 0, 0, 0, 0]),
+      );
+      expect((await app.inject({ method: 'POST', url: '/v1/items', payload: items, headers: svc })).statusCode).toBe(
+        200,
+      );
+      expect(
+        (
+          await app.inject({
+            method: 'POST',
+            url: '/v1/views',
+            payload: [{ item_id: 'v0', visitor_id: 'rd', at: T0 - HOUR_MS }],
+            headers: svc,
+          })
+        ).statusCode,
+      ).toBe(200);
       const page = async (cursor: string | null) => {
-        const res = await app.inject({ method: 'GET', url: `/v1/feeds/discover?limit=10${cursor ? `&cursor=${cursor}` : ''}`, headers: { ...svc, 'x-freshet-reader': 'rd', 'x-freshet-now': String(T0) } });
+        const res = await app.inject({
+          method: 'GET',
+          url: `/v1/feeds/discover?limit=10${cursor ? `&cursor=${cursor}` : ''}`,
+          headers: { ...svc, 'x-freshet-reader': 'rd', 'x-freshet-now': String(T0) },
+        });
         expect(res.statusCode, res.body).toBe(200);
         return res.json().data as { items: { id: string }[]; sources: string[]; next_cursor: string | null };
       };

@@ -31,7 +31,9 @@ describe.each(setups)('exclusions on $name', ({ hot, db }) => {
     // m0..m2: author_m, fresh and popular (ranked first for a reader without interests);
     // it_0..it_19: authors author_0..author_4, older and less popular; two by the reader-author "rd_own".
     const ms = [0, 1, 2].map((i) => item(`m${i}`, i * HOUR_MS, { author_id: 'author_m', popularity: 50 }));
-    const rest = Array.from({ length: 20 }, (_, i) => item(`it_${i}`, (3 + i) * HOUR_MS, { author_id: `author_${i % 5}`, popularity: 5 }));
+    const rest = Array.from({ length: 20 }, (_, i) =>
+      item(`it_${i}`, (3 + i) * HOUR_MS, { author_id: `author_${i % 5}`, popularity: 5 }),
+    );
     rest[7]!.author_id = 'rd_own';
     rest[8]!.author_id = 'rd_own';
     expect(await svc.items.publish([...ms, ...rest])).toMatchObject({ inserted: 23 });
@@ -44,12 +46,25 @@ describe.each(setups)('exclusions on $name', ({ hot, db }) => {
   });
 
   /** A raw request with the service key (bodies and queries the client's types refuse). */
-  function call(method: 'POST' | 'PUT' | 'DELETE' | 'GET', url: string, body?: unknown, headers: Record<string, string> = {}) {
-    return t.app.inject({ method, url, ...(body === undefined ? {} : { payload: body as object }), headers: { authorization: `Bearer ${SERVICE_KEY}`, ...headers } });
+  function call(
+    method: 'POST' | 'PUT' | 'DELETE' | 'GET',
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) {
+    return t.app.inject({
+      method,
+      url,
+      ...(body === undefined ? {} : { payload: body as object }),
+      headers: { authorization: `Bearer ${SERVICE_KEY}`, ...headers },
+    });
   }
   /** The ids of one for-you page of `who` (default: this test's reader). */
   async function feed(action: 'refresh' | 'load_more', limit: number, who = reader): Promise<string[]> {
-    const page = action === 'refresh' ? await svc.forYou.refresh({ limit, reader: who }) : await svc.forYou.loadMore({ limit, reader: who });
+    const page =
+      action === 'refresh'
+        ? await svc.forYou.refresh({ limit, reader: who })
+        : await svc.forYou.loadMore({ limit, reader: who });
     return page.items.map((i) => i.id);
   }
   /** This test's reader with a reader token. */
@@ -71,7 +86,12 @@ describe.each(setups)('exclusions on $name', ({ hot, db }) => {
   });
 
   it('engaged items (reply, like, share) never appear; engagements are idempotent', async () => {
-    expect(await rd.engagements.record({ item_id: 'it_1', kind: 'reply' })).toEqual({ reader_id: reader, item_id: 'it_1', kind: 'reply', created: true });
+    expect(await rd.engagements.record({ item_id: 'it_1', kind: 'reply' })).toEqual({
+      reader_id: reader,
+      item_id: 'it_1',
+      kind: 'reply',
+      created: true,
+    });
     expect((await rd.engagements.record({ item_id: 'it_1', kind: 'reply' })).created).toBe(false);
     await rd.engagements.record({ item_id: 'it_2', kind: 'like' });
     await rd.engagements.record({ item_id: 'it_4', kind: 'share' });
@@ -82,11 +102,21 @@ describe.each(setups)('exclusions on $name', ({ hot, db }) => {
 
   it('not interested hides the item, down-weights its author, and DELETE undoes both', async () => {
     const data = await rd.feedback.record({ item_id: 'm0', kind: 'not_interested' });
-    expect(data).toMatchObject({ item_id: 'm0', created: true, author_id: 'author_m', author_penalty_until: Math.floor(T0 / 1000) + 30 * 86400 });
+    expect(data).toMatchObject({
+      item_id: 'm0',
+      created: true,
+      author_id: 'author_m',
+      author_penalty_until: Math.floor(T0 / 1000) + 30 * 86400,
+    });
     const ids = await feed('refresh', 100);
     expect(ids).not.toContain('m0');
     expect(ids.slice(-2).sort()).toEqual(['m1', 'm2']); // first without the penalty, last with it
-    expect(await rd.feedback.undo('m0')).toEqual({ reader_id: reader, item_id: 'm0', kind: 'not_interested', removed: true });
+    expect(await rd.feedback.undo('m0')).toEqual({
+      reader_id: reader,
+      item_id: 'm0',
+      kind: 'not_interested',
+      removed: true,
+    });
     expect((await rd.feedback.undo('m0')).removed).toBe(false);
     expect(await feed('refresh', 100)).toEqual(['m0']); // never delivered, so not seen: it comes back
   });
@@ -151,15 +181,24 @@ describe.each(setups)('exclusions on $name', ({ hot, db }) => {
     await bad('POST', '/v1/feedback', { item_id: 'it_1', kind: 'hate' }, 400, 40001);
     await bad('DELETE', '/v1/feedback/it_1?kind=like', undefined, 400, 40001);
     // well-formed requests the server refuses: through the client
-    const refused = async (call: Promise<unknown>, status: number, code: number) => expect(await failure(call)).toMatchObject({ status, code });
+    const refused = async (call: Promise<unknown>, status: number, code: number) =>
+      expect(await failure(call)).toMatchObject({ status, code });
     await refused(rd.engagements.record({ item_id: 'a:b', kind: 'like' }), 400, 40002);
     await refused(rd.engagements.record({ item_id: 'nope', kind: 'like' }), 404, 40401);
     await refused(rd.engagements.record({ item_id: 'it_19', kind: 'like' }), 404, 40401); // deleted above
     await refused(rd.feedback.notInterested('nope'), 404, 40401);
     await refused(rd.feedback.undo('x{y}'), 400, 40002);
     await refused(svc.feedback.notInterested('it_1'), 400, 40001); // service key, no reader
-    await refused(t.client({ token: await t.token(reader), reader: 'someone_else' }).feedback.notInterested('it_1'), 403, 40301);
-    const anon = await t.app.inject({ method: 'POST', url: '/v1/engagements', payload: { item_id: 'it_1', kind: 'like' } });
+    await refused(
+      t.client({ token: await t.token(reader), reader: 'someone_else' }).feedback.notInterested('it_1'),
+      403,
+      40301,
+    );
+    const anon = await t.app.inject({
+      method: 'POST',
+      url: '/v1/engagements',
+      payload: { item_id: 'it_1', kind: 'like' },
+    });
     expect(anon.statusCode).toBe(401);
     expect(await feed('refresh', 100)).toHaveLength(22); // nothing was excluded (it_19 is deleted)
   });

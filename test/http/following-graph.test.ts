@@ -19,16 +19,33 @@ describe('graph routes', () => {
   it('register is idempotent', async () => {
     const res = await t.app.inject({ method: 'PUT', url: '/v1/users/dave', headers: svc });
     expect(res.json()).toEqual({ code: 0, msg: 'success', data: { id: 'dave', created: true } });
-    expect((await t.app.inject({ method: 'PUT', url: '/v1/users/dave', headers: svc })).json().data.created).toBe(false);
+    expect((await t.app.inject({ method: 'PUT', url: '/v1/users/dave', headers: svc })).json().data.created).toBe(
+      false,
+    );
   });
 
   it('follow twice is one follow; unfollow twice is fine; lists show it with the follow time', async () => {
     const a = await graphCall(t, 'PUT', '/v1/users/alice/following/bob');
-    expect(a.json().data).toEqual({ user_id: 'alice', author_id: 'bob', following: true, created: true, backfilled: 0 });
+    expect(a.json().data).toEqual({
+      user_id: 'alice',
+      author_id: 'bob',
+      following: true,
+      created: true,
+      backfilled: 0,
+    });
     expect((await graphCall(t, 'PUT', '/v1/users/alice/following/bob', T0 + 5000)).json().data.created).toBe(false);
-    expect((await get('/v1/users/alice/following')).json().data).toEqual({ user_id: 'alice', users: [{ id: 'bob', since: T0 / 1000 }], next_cursor: null });
+    expect((await get('/v1/users/alice/following')).json().data).toEqual({
+      user_id: 'alice',
+      users: [{ id: 'bob', since: T0 / 1000 }],
+      next_cursor: null,
+    });
     expect((await get('/v1/users/bob/followers')).json().data.users).toEqual([{ id: 'alice', since: T0 / 1000 }]);
-    expect((await graphCall(t, 'DELETE', '/v1/users/alice/following/bob')).json().data).toEqual({ user_id: 'alice', author_id: 'bob', following: false, removed: true });
+    expect((await graphCall(t, 'DELETE', '/v1/users/alice/following/bob')).json().data).toEqual({
+      user_id: 'alice',
+      author_id: 'bob',
+      following: false,
+      removed: true,
+    });
     expect((await graphCall(t, 'DELETE', '/v1/users/alice/following/bob')).json().data.removed).toBe(false);
   });
 
@@ -39,7 +56,9 @@ describe('graph routes', () => {
     const p2 = (await get(`/v1/users/erin/following?limit=2&cursor=${p1.next_cursor}`)).json().data;
     expect(p2.users).toHaveLength(1);
     expect(p2.next_cursor).toBeNull();
-    expect(new Set([...p1.users, ...p2.users].map((u: { id: string }) => u.id))).toEqual(new Set(['bob', 'carol', 'dave']));
+    expect(new Set([...p1.users, ...p2.users].map((u: { id: string }) => u.id))).toEqual(
+      new Set(['bob', 'carol', 'dave']),
+    );
   });
 
   const bad: [string, 'PUT' | 'DELETE', string, number, number][] = [
@@ -69,7 +88,10 @@ describe('graph routes', () => {
       expect(res.json().code).toBe(40302);
     }
     expect((await get('/v1/users/carol/following')).json().data.users).toEqual([]);
-    expect((await graphCall(t, 'DELETE', '/v1/users/bob/blocks/carol')).json().data).toMatchObject({ blocking: false, removed: true });
+    expect((await graphCall(t, 'DELETE', '/v1/users/bob/blocks/carol')).json().data).toMatchObject({
+      blocking: false,
+      removed: true,
+    });
     expect((await graphCall(t, 'PUT', '/v1/users/carol/following/bob')).statusCode).toBe(200);
   });
 
@@ -79,12 +101,24 @@ describe('graph routes', () => {
     const own = await t.app.inject({ method: 'PUT', url: '/v1/users/alice/following/carol', headers: auth });
     expect(own.statusCode).toBe(200);
     expect((await get('/v1/users/alice/following', auth)).statusCode).toBe(200);
-    for (const [method, url] of [['PUT', '/v1/users/bob/following/carol'], ['GET', '/v1/users/bob/followers'], ['PUT', '/v1/users/zed']] as const) {
+    for (const [method, url] of [
+      ['PUT', '/v1/users/bob/following/carol'],
+      ['GET', '/v1/users/bob/followers'],
+      ['PUT', '/v1/users/zed'],
+    ] as const) {
       const res = await t.app.inject({ method, url, headers: auth });
       expect(res.statusCode, url).toBe(403);
     }
     expect((await t.app.inject({ method: 'GET', url: '/v1/feeds/following', headers: auth })).statusCode).toBe(200);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/feeds/following', headers: { ...auth, 'x-freshet-reader': 'bob' } })).statusCode).toBe(403);
+    expect(
+      (
+        await t.app.inject({
+          method: 'GET',
+          url: '/v1/feeds/following',
+          headers: { ...auth, 'x-freshet-reader': 'bob' },
+        })
+      ).statusCode,
+    ).toBe(403);
     expect((await t.app.inject({ method: 'GET', url: '/v1/feeds/following' })).statusCode).toBe(401);
   });
 
@@ -95,10 +129,23 @@ describe('graph routes', () => {
 });
 
 describe('following feed: bad input (40001)', () => {
-  const cases = ['limit=0', 'limit=101', 'limit=abc', 'max_id=-1', 'max_id=9007199254740992', 'since_id=1e5', 'max_id=', 'other=1'];
+  const cases = [
+    'limit=0',
+    'limit=101',
+    'limit=abc',
+    'max_id=-1',
+    'max_id=9007199254740992',
+    'since_id=1e5',
+    'max_id=',
+    'other=1',
+  ];
   for (const q of cases) {
     it(`?${q}`, async () => {
-      const res = await t.app.inject({ method: 'GET', url: `/v1/feeds/following?${q}`, headers: { ...svc, 'x-freshet-reader': 'alice' } });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/v1/feeds/following?${q}`,
+        headers: { ...svc, 'x-freshet-reader': 'alice' },
+      });
       expect(res.statusCode).toBe(400);
       expect(res.json().code).toBe(40001);
     });

@@ -7,7 +7,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { T0, startTestApp, type TestApp } from '../support/app.js';
-import { DAY, MIN, follow, graphCall, page, pageAll, publish, register, settle, truth, withWorker } from '../support/following.js';
+import {
+  DAY,
+  MIN,
+  follow,
+  graphCall,
+  page,
+  pageAll,
+  publish,
+  register,
+  settle,
+  truth,
+  withWorker,
+} from '../support/following.js';
 
 const ENV = {
   FRESHET_CELEBRITY_THRESHOLD: '3',
@@ -87,7 +99,7 @@ for (const setup of [
       t.clock.set(T0);
     });
 
-    it('an inbox a read trusts holds every item, whatever the publisher\'s clock says (both sides of the active window)', async () => {
+    it("an inbox a read trusts holds every item, whatever the publisher's clock says (both sides of the active window)", async () => {
       // The reader reads at T0; items are published at T0 + 7 days (the edge of its active window) and 1 ms
       // past it, by a publisher whose clock runs ahead of the reader's server. A read at T0 + 1 min trusts
       // the inbox (the reader is active by its own clock): both items must be in it.
@@ -130,14 +142,24 @@ for (const setup of [
       const inbox = await t.f.following.store.readInbox('f_r', { hi: Infinity, lo: 0, count: 100 });
       expect(inbox.tids.length).toBe(7); // 5 of f_a (backfill) + 2 of f_b
       expect(await pageAll(t, 'f_r', T0 + 4 * MIN, 3)).toEqual(['fb1', 'fb0', ...ids('fa', 8).reverse()]); // older ones from SQL
-      const del = await t.app.inject({ method: 'DELETE', url: '/v1/items/fa7', headers: { authorization: 'Bearer test-service-key-0123456789' } });
+      const del = await t.app.inject({
+        method: 'DELETE',
+        url: '/v1/items/fa7',
+        headers: { authorization: 'Bearer test-service-key-0123456789' },
+      });
       expect(del.statusCode).toBe(200);
       expect((await page(t, 'f_r', T0 + 5 * MIN, { limit: 3 })).ids).toEqual(['fb1', 'fb0', 'fa6']);
       const [fa7] = await t.f.following.index.tidsOf(['fa7']);
       expect((await t.f.following.store.readInbox('f_r', { hi: Infinity, lo: 0, count: 100 })).tids).not.toContain(fa7); // lazily removed
-      expect((await graphCall(t, 'DELETE', '/v1/users/f_r/following/f_b')).json().data).toMatchObject({ following: false, removed: true });
+      expect((await graphCall(t, 'DELETE', '/v1/users/f_r/following/f_b')).json().data).toMatchObject({
+        following: false,
+        removed: true,
+      });
       expect((await page(t, 'f_r', T0 + 6 * MIN, { limit: 2 })).ids).toEqual(['fa6', 'fa5']);
-      expect((await graphCall(t, 'PUT', '/v1/users/f_r/blocks/f_a')).json().data).toMatchObject({ blocking: true, created: true });
+      expect((await graphCall(t, 'PUT', '/v1/users/f_r/blocks/f_a')).json().data).toMatchObject({
+        blocking: true,
+        created: true,
+      });
       expect((await page(t, 'f_r', T0 + 7 * MIN)).ids).toEqual([]);
       expect((await t.f.following.store.readInbox('f_r', { hi: Infinity, lo: 0, count: 100 })).tids).toEqual([]);
       expect(await truth(t, 'f_r')).toEqual([]);
@@ -172,7 +194,9 @@ for (const setup of [
         if (!q.next) break;
         q = await page(t, 'l_r', T0 + 40 * MIN, { since_id: top, limit: 2, max_id: q.next });
       }
-      expect(new Set(newer)).toEqual(new Set(Array.from({ length: round }, (_, i) => [`lnew${i}`, `llate${i}`]).flat()));
+      expect(new Set(newer)).toEqual(
+        new Set(Array.from({ length: round }, (_, i) => [`lnew${i}`, `llate${i}`]).flat()),
+      );
       expect(fresh).toEqual([...newer, ...seen]);
       expect(fresh).toEqual(await truth(t, 'l_r'));
     });

@@ -35,7 +35,11 @@ describe.each([
 
   beforeAll(async () => {
     // a small pool, so a 2,000-item scroll walks the pool and then the keyset walk over older items
-    t = await startTestApp({ hot, db, env: { FRESHET_FOR_YOU_POOL_SIZE: '500', FRESHET_FOR_YOU_INTERESTS: interests } });
+    t = await startTestApp({
+      hot,
+      db,
+      env: { FRESHET_FOR_YOU_POOL_SIZE: '500', FRESHET_FOR_YOU_INTERESTS: interests },
+    });
     for await (const batch of parseHn(HN, { batchSize: 1000 })) {
       const items = batch.items.slice(0, HN_ITEMS - hn.length);
       // straight into the content store: the feed reads only items (publishItems' hot counters, embeddings
@@ -48,7 +52,11 @@ describe.each([
   afterAll(async () => t?.close());
 
   /** One feed request with a reader token, at the app clock's time (no virtual-time header). */
-  async function feed(reader: string, action: 'refresh' | 'load_more', limit: number): Promise<Page & { refreshed: boolean }> {
+  async function feed(
+    reader: string,
+    action: 'refresh' | 'load_more',
+    limit: number,
+  ): Promise<Page & { refreshed: boolean }> {
     const res = await t.app.inject({
       method: 'POST',
       url: '/v1/feeds/for-you',
@@ -59,19 +67,34 @@ describe.each([
     return { ...(res.json() as Page), refreshed: res.headers['x-freshet-refreshed'] === '1' };
   }
   async function peek(reader: string): Promise<{ count: number; capped: boolean }> {
-    const res = await t.app.inject({ method: 'GET', url: '/v1/feeds/for-you/peek', headers: { authorization: `Bearer ${await t.token(reader)}` } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/v1/feeds/for-you/peek',
+      headers: { authorization: `Bearer ${await t.token(reader)}` },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ code: 0, msg: 'success' });
     return res.json().data;
   }
   const ids = (p: Page) => p.data.items.map((i) => i.id);
-  const remove = (id: string) => t.app.inject({ method: 'DELETE', url: `/v1/items/${id}`, headers: { authorization: `Bearer ${SERVICE_KEY}` } });
+  const remove = (id: string) =>
+    t.app.inject({ method: 'DELETE', url: `/v1/items/${id}`, headers: { authorization: `Bearer ${SERVICE_KEY}` } });
   async function setInterests(reader: string, terms: string[]): Promise<void> {
-    const res = await t.app.inject({ method: 'PUT', url: `/v1/users/${reader}/interests`, payload: { terms }, headers: { authorization: `Bearer ${SERVICE_KEY}` } });
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: `/v1/users/${reader}/interests`,
+      payload: { terms },
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    });
     expect(res.statusCode).toBe(200);
   }
   const publish = (items: object[]) =>
-    t.app.inject({ method: 'POST', url: '/v1/items', payload: items, headers: { authorization: `Bearer ${SERVICE_KEY}` } });
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      payload: items,
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    });
 
   it('a reader with a token at wall time gets full pages of HN posts ten years old', async () => {
     t.clock.set(Date.now());
@@ -128,12 +151,22 @@ describe.each([
 
   it('the shared pool is invalidated on publish and delete', async () => {
     t.clock.set(T0);
-    const items = Array.from({ length: 30 }, (_, i) => item(`pool_${i}`, i * HOUR_MS, { author_id: 'pool_author', popularity: 10 }));
+    const items = Array.from({ length: 30 }, (_, i) =>
+      item(`pool_${i}`, i * HOUR_MS, { author_id: 'pool_author', popularity: 10 }),
+    );
     expect((await publish(items)).statusCode).toBe(200);
     const before = ids(await feed(fresh(), 'refresh', 100));
     expect(before).toContain('pool_0');
     // deleted: gone at once, from every page
-    expect((await t.app.inject({ method: 'DELETE', url: '/v1/items/pool_0', headers: { authorization: `Bearer ${SERVICE_KEY}` } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'DELETE',
+          url: '/v1/items/pool_0',
+          headers: { authorization: `Bearer ${SERVICE_KEY}` },
+        })
+      ).statusCode,
+    ).toBe(200);
     const reader = fresh();
     const after = [...ids(await feed(reader, 'refresh', 100)), ...ids(await feed(reader, 'load_more', 100))];
     expect(after).toHaveLength(200);
@@ -145,7 +178,21 @@ describe.each([
     expect(ids(await feed(fresh(), 'refresh', 5))[0]).toBe('pool_new');
     expect(t.f.forYouPool.builds).toBe(builds);
     // another process learns of it by the interval: a pool older than the interval is rebuilt
-    await t.f.content.upsertItems([{ id: 'pool_other', authorId: 'pool_author', title: 'elsewhere', text: '', url: null, tags: [], publishedAt: T0, popularity: 1e7 }], T0);
+    await t.f.content.upsertItems(
+      [
+        {
+          id: 'pool_other',
+          authorId: 'pool_author',
+          title: 'elsewhere',
+          text: '',
+          url: null,
+          tags: [],
+          publishedAt: T0,
+          popularity: 1e7,
+        },
+      ],
+      T0,
+    );
     expect(ids(await feed(fresh(), 'refresh', 5))[0]).toBe('pool_new'); // not told: the pool is kept
     t.clock.advance(t.config.forYou.pool.intervalMs);
     await feed(fresh(), 'refresh', 5); // serves the old pool and starts a rebuild in the background
@@ -174,7 +221,10 @@ describe.each([
     for (let k = 0; k < 8; k++) {
       t.clock.advance(2_000); // 16 s in all, inside the 30 s interval
       const id = `burst_${k}`;
-      expect((await publish([item(id, -(t.clock.now() - T0), { author_id: 'burst_author', popularity: 1e8 + k })])).statusCode).toBe(200);
+      expect(
+        (await publish([item(id, -(t.clock.now() - T0), { author_id: 'burst_author', popularity: 1e8 + k })]))
+          .statusCode,
+      ).toBe(200);
       if (k > 0) {
         expect((await remove(`burst_${k - 1}`)).statusCode).toBe(200);
         gone.push(`burst_${k - 1}`);
@@ -202,9 +252,25 @@ describe.each([
     t.clock.set(now);
     // the window holds more than the pool (500): 600 popular items and one niche item, the least popular
     const crowd = Array.from({ length: 600 }, (_, i) => ({
-      id: `crowd_${i}`, authorId: 'crowd_author', title: 'crowd item', text: '', url: null, tags: [], publishedAt: now - i * MINUTE_MS, popularity: 100,
+      id: `crowd_${i}`,
+      authorId: 'crowd_author',
+      title: 'crowd item',
+      text: '',
+      url: null,
+      tags: [],
+      publishedAt: now - i * MINUTE_MS,
+      popularity: 100,
     }));
-    const niche = { id: 'niche_1', authorId: 'niche_author', title: 'Zanzibar travel notes', text: '', url: null, tags: [], publishedAt: now - 3 * HOUR_MS, popularity: 0 };
+    const niche = {
+      id: 'niche_1',
+      authorId: 'niche_author',
+      title: 'Zanzibar travel notes',
+      text: '',
+      url: null,
+      tags: [],
+      publishedAt: now - 3 * HOUR_MS,
+      popularity: 0,
+    };
     await t.f.content.upsertItems([...crowd, niche], now);
     const reader = fresh();
     await setInterests(reader, ['zanzibar']);

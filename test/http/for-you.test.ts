@@ -12,7 +12,11 @@ import { TEST_REDIS_URL } from '../support/env.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
 import { failure } from '../support/client.js';
 
-type Page = { code: number; msg: string; data: { items: { id: string; author_id: string; update_time: number }[]; has_more: boolean } };
+type Page = {
+  code: number;
+  msg: string;
+  data: { items: { id: string; author_id: string; update_time: number }[]; has_more: boolean };
+};
 
 const setups = [
   { name: 'PGlite + in-process', hot: 'memory', db: 'pglite' },
@@ -44,7 +48,9 @@ describe.each(setups)('for-you feed on $name', ({ hot, db }) => {
 
   /** One for-you page of `who` (default: this test's reader) at the virtual time. */
   function feed(action: 'refresh' | 'load_more', limit: number, who = reader): Promise<ForYouPage> {
-    return action === 'refresh' ? svc.forYou.refresh({ limit, reader: who }) : svc.forYou.loadMore({ limit, reader: who });
+    return action === 'refresh'
+      ? svc.forYou.refresh({ limit, reader: who })
+      : svc.forYou.loadMore({ limit, reader: who });
   }
   const ids = (p: ForYouPage) => p.items.map((i) => i.id);
 
@@ -74,14 +80,27 @@ describe.each(setups)('for-you feed on $name', ({ hot, db }) => {
 
   it('refresh returns note 1 envelope with `limit` hydrated items and has_more', async () => {
     // the envelope is the wire format the client unwraps: read it raw
-    const res = await t.app.inject({ method: 'POST', url: '/v1/feeds/for-you', payload: { action: 'refresh', limit: 10 }, headers: { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': reader, 'x-freshet-now': String(t.clock.now()) } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/feeds/for-you',
+      payload: { action: 'refresh', limit: 10 },
+      headers: {
+        authorization: `Bearer ${SERVICE_KEY}`,
+        'x-freshet-reader': reader,
+        'x-freshet-now': String(t.clock.now()),
+      },
+    });
     expect(res.statusCode).toBe(200);
     const body = res.json() as Page;
     expect(body.code).toBe(0);
     expect(body.msg).toBe('success');
     expect(body.data.items).toHaveLength(10);
     expect(body.data.has_more).toBe(true);
-    expect(body.data.items[0]).toMatchObject({ id: expect.any(String), title: expect.any(String), update_time: expect.any(Number) });
+    expect(body.data.items[0]).toMatchObject({
+      id: expect.any(String),
+      title: expect.any(String),
+      update_time: expect.any(Number),
+    });
   });
 
   it('scrolling to the end never repeats an item, ends with a short page and has_more false', async () => {
@@ -189,7 +208,10 @@ describe.each(setups)('for-you feed on $name', ({ hot, db }) => {
   });
 
   it('a reader with interests gets matching items first; the rest still fills the page', async () => {
-    await svc.items.publish([item('rust_1', 30 * HOUR_MS, { title: 'Rust borrow checker explained' }), item('rust_2', 40 * HOUR_MS, { title: 'Why we moved to Rust' })]);
+    await svc.items.publish([
+      item('rust_1', 30 * HOUR_MS, { title: 'Rust borrow checker explained' }),
+      item('rust_2', 40 * HOUR_MS, { title: 'Why we moved to Rust' }),
+    ]);
     expect((await svc.users.setInterests(reader, ['Rust', 'compilers'])).terms).toEqual(['rust', 'compilers']);
     const page = await feed('refresh', 20);
     expect(ids(page).slice(0, 2).sort()).toEqual(['rust_1', 'rust_2']);

@@ -27,20 +27,40 @@ describe.each([
     t = await startTestApp({ hot, db, env: { FRESHET_HOT_VISITOR_BUDGET_PER_MIN: '5' } });
     svc = t.client();
     alice = t.client({ token: await t.token('alice') });
-    const items = [item('h1', HOUR_MS), item('h2', 2 * HOUR_MS), item('h3', 3 * HOUR_MS), item('old', 100 * HOUR_MS), item('gone', HOUR_MS)];
+    const items = [
+      item('h1', HOUR_MS),
+      item('h2', 2 * HOUR_MS),
+      item('h3', 3 * HOUR_MS),
+      item('old', 100 * HOUR_MS),
+      item('gone', HOUR_MS),
+    ];
     expect(await svc.items.publish(items)).toMatchObject({ inserted: 5 });
   });
   afterAll(async () => t?.close());
 
   /** A raw `POST /v1/views` (bodies the client's types refuse, requests with no token). */
-  const rawView = (payload: unknown, headers: Record<string, string>) => t.app.inject({ method: 'POST', url: '/v1/views', payload: payload as object, headers });
+  const rawView = (payload: unknown, headers: Record<string, string>) =>
+    t.app.inject({ method: 'POST', url: '/v1/views', payload: payload as object, headers });
   /** A raw `GET /v1/hot` (queries the client's types refuse, requests with no token). */
-  const rawHot = (query: string, headers: Record<string, string> = key) => t.app.inject({ method: 'GET', url: `/v1/hot${query}`, headers });
+  const rawHot = (query: string, headers: Record<string, string> = key) =>
+    t.app.inject({ method: 'GET', url: `/v1/hot${query}`, headers });
   const ids = (d: { items: { id: string }[] }) => d.items.map((i) => i.id);
 
   it('a reader token counts its own view (visitor = sub); a repeat within the window is not counted', async () => {
-    expect(await alice.views.record({ item_id: 'h1' })).toMatchObject({ item_id: 'h1', visitor_id: 'alice', counted: true, verdict: 'counted', pv: 1, uv: 1 });
-    expect(await alice.views.record({ item_id: 'h1', visitor_id: 'alice' })).toMatchObject({ counted: false, verdict: 'repeat', pv: 1, uv: 1 });
+    expect(await alice.views.record({ item_id: 'h1' })).toMatchObject({
+      item_id: 'h1',
+      visitor_id: 'alice',
+      counted: true,
+      verdict: 'counted',
+      pv: 1,
+      uv: 1,
+    });
+    expect(await alice.views.record({ item_id: 'h1', visitor_id: 'alice' })).toMatchObject({
+      counted: false,
+      verdict: 'repeat',
+      pv: 1,
+      uv: 1,
+    });
     t.clock.advance(10 * MINUTE_MS);
     expect(await alice.views.record({ item_id: 'h1' })).toMatchObject({ counted: true, pv: 2, uv: 1 });
   });
@@ -64,13 +84,25 @@ describe.each([
   });
 
   it('an unknown or deleted item → 404 with code 40401; bad ids → 40002; bad bodies → 40001', async () => {
-    expect(await failure(svc.views.record({ item_id: 'nope', visitor_id: 'v1' }))).toMatchObject({ status: 404, code: 40401, data: null });
+    expect(await failure(svc.views.record({ item_id: 'nope', visitor_id: 'v1' }))).toMatchObject({
+      status: 404,
+      code: 40401,
+      data: null,
+    });
     await svc.items.delete('gone');
     expect((await failure(svc.views.record({ item_id: 'gone', visitor_id: 'v1' }))).code).toBe(40401);
-    for (const bad of [{ item_id: 'a:b', visitor_id: 'v1' }, { item_id: 'h1', visitor_id: 'no way' }]) {
+    for (const bad of [
+      { item_id: 'a:b', visitor_id: 'v1' },
+      { item_id: 'h1', visitor_id: 'no way' },
+    ]) {
       expect(await failure(svc.views.record(bad)), JSON.stringify(bad)).toMatchObject({ status: 400, code: 40002 });
     }
-    for (const bad of [{}, { item_id: 'h1', visitor_id: 'v1', colour: 'red' }, [], { item_id: 'h1', visitor_id: 'v1', flagged: 'yes' }]) {
+    for (const bad of [
+      {},
+      { item_id: 'h1', visitor_id: 'v1', colour: 'red' },
+      [],
+      { item_id: 'h1', visitor_id: 'v1', flagged: 'yes' },
+    ]) {
       const res = await rawView(bad, key);
       expect(res.statusCode, JSON.stringify(bad)).toBe(400);
       expect([40001, 40002]).toContain(res.json().code);
@@ -78,8 +110,20 @@ describe.each([
   });
 
   it('the service key records anonymous visitors and batches; a batch with an unknown item writes nothing', async () => {
-    expect(await svc.views.record({ item_id: 'h2', visitor_id: 'anon_1' })).toMatchObject({ counted: true, visitor_id: 'anon_1' });
-    expect((await failure(svc.views.recordBatch([{ item_id: 'h3', visitor_id: 'anon_1' }, { item_id: 'ghost', visitor_id: 'anon_1' }]))).status).toBe(404);
+    expect(await svc.views.record({ item_id: 'h2', visitor_id: 'anon_1' })).toMatchObject({
+      counted: true,
+      visitor_id: 'anon_1',
+    });
+    expect(
+      (
+        await failure(
+          svc.views.recordBatch([
+            { item_id: 'h3', visitor_id: 'anon_1' },
+            { item_id: 'ghost', visitor_id: 'anon_1' },
+          ]),
+        )
+      ).status,
+    ).toBe(404);
     const batch = await svc.views.recordBatch([
       { item_id: 'h3', visitor_id: 'anon_1' },
       { item_id: 'h3', visitor_id: 'anon_2' },
@@ -91,10 +135,14 @@ describe.each([
   });
 
   it('suspicious traffic is isolated from PV/UV/score and visible in the API and /metrics', async () => {
-    expect(await svc.views.record({ item_id: 'h2', visitor_id: 'scraper', flagged: true })).toMatchObject({ counted: false, verdict: 'flagged' });
+    expect(await svc.views.record({ item_id: 'h2', visitor_id: 'scraper', flagged: true })).toMatchObject({
+      counted: false,
+      verdict: 'flagged',
+    });
     // a bot viewing many items in one minute exceeds its budget (5 per minute in this app)
     const verdicts: string[] = [];
-    for (let i = 0; i < 8; i++) verdicts.push((await svc.views.record({ item_id: ['h1', 'h2', 'h3'][i % 3]!, visitor_id: 'bot_9' })).verdict);
+    for (let i = 0; i < 8; i++)
+      verdicts.push((await svc.views.record({ item_id: ['h1', 'h2', 'h3'][i % 3]!, visitor_id: 'bot_9' })).verdict);
     expect(verdicts.filter((v) => v === 'budget')).toHaveLength(3);
     const counters = await svc.hot.item('h2');
     expect(counters).toMatchObject({ item: { id: 'h2' }, suspicious: { flagged: 1 } });
@@ -117,7 +165,12 @@ describe.each([
     t.clock.advance(2 * MINUTE_MS);
     await svc.views.record({ item_id: 'old', visitor_id: 'v_old' });
     const data = await alice.hot.top({ range: '72h', limit: 20 }); // any token may read it
-    expect(data).toMatchObject({ range: '72h', limit: 20, refresh_s: 60, params: { alpha: 1, beta: 1.2, base: 2, gamma: 1.5 } });
+    expect(data).toMatchObject({
+      range: '72h',
+      limit: 20,
+      refresh_s: 60,
+      params: { alpha: 1, beta: 1.2, base: 2, gamma: 1.5 },
+    });
     expect(data.computed_at_ms).toBe(t.clock.now());
     expect(data.computed_at).toBe(Math.floor(t.clock.now() / 1000));
     expect(ids(data)).not.toContain('old'); // published 100 h ago
@@ -150,8 +203,18 @@ describe.each([
   });
 
   it.each([
-    ['?limit=-1'], ['?limit=0'], ['?limit=101'], ['?limit=2.5'], ['?limit=ten'],
-    ['?range=72'], ['?range=0h'], ['?range=31d'], ['?range=721h'], ['?range=3w'], ['?range=-3h'], ['?range=72h&colour=red'],
+    ['?limit=-1'],
+    ['?limit=0'],
+    ['?limit=101'],
+    ['?limit=2.5'],
+    ['?limit=ten'],
+    ['?range=72'],
+    ['?range=0h'],
+    ['?range=31d'],
+    ['?range=721h'],
+    ['?range=3w'],
+    ['?range=-3h'],
+    ['?range=72h&colour=red'],
   ])('GET /v1/hot%s → 400 with code 40001', async (query) => {
     const res = await rawHot(query);
     expect(res.statusCode).toBe(400);
@@ -161,7 +224,11 @@ describe.each([
   it('GET /v1/hot at a past X-Freshet-Now ranks the items published in [now − range, now] of that time, none from its future', async () => {
     const past = Date.UTC(2016, 8, 20, 12); // a replay of 2016 data
     await svc.items.publish([item('p16a', T0 - past + HOUR_MS), item('p16b', T0 - past + 2 * HOUR_MS)], { now: past });
-    const views = [{ item_id: 'p16a', visitor_id: 'r1', at: past }, { item_id: 'p16a', visitor_id: 'r2', at: past }, { item_id: 'p16b', visitor_id: 'r1', at: past }];
+    const views = [
+      { item_id: 'p16a', visitor_id: 'r1', at: past },
+      { item_id: 'p16a', visitor_id: 'r2', at: past },
+      { item_id: 'p16b', visitor_id: 'r1', at: past },
+    ];
     expect((await svc.views.recordBatch(views)).summary.counted).toBe(3);
     const at = (now: number, range = '72h') => svc.hot.top({ range, now });
     const then = await at(past + MINUTE_MS);
@@ -205,17 +272,36 @@ describe.each([
 
   /** Publishes two 2016 items, records three views of them at `past`, then runs what a server's workers run at the wall clock. */
   async function replayThenMaintain(t: TestApp): Promise<void> {
-    const published = await t.app.inject({ method: 'POST', url: '/v1/items', headers: svc, payload: [item('p16a', T0 - past + HOUR_MS), item('p16b', T0 - past + 2 * HOUR_MS)] });
+    const published = await t.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      headers: svc,
+      payload: [item('p16a', T0 - past + HOUR_MS), item('p16b', T0 - past + 2 * HOUR_MS)],
+    });
     expect(published.statusCode, published.body).toBe(200);
-    const views = [{ item_id: 'p16a', visitor_id: 'r1', at: past }, { item_id: 'p16a', visitor_id: 'r2', at: past }, { item_id: 'p16b', visitor_id: 'r1', at: past }];
+    const views = [
+      { item_id: 'p16a', visitor_id: 'r1', at: past },
+      { item_id: 'p16a', visitor_id: 'r2', at: past },
+      { item_id: 'p16b', visitor_id: 'r1', at: past },
+    ];
     const res = await t.app.inject({ method: 'POST', url: '/v1/views', payload: views, headers: svc });
     expect(res.json().data.summary.counted).toBe(3);
     await t.f.hotMaintenance.archive(t.clock.now()); // the checkpoint worker's pass: checkpoint, then archive
     await t.f.hotMaintenance.rescore(t.clock.now());
   }
   const hotAt = async (t: TestApp, now: number) =>
-    (await t.app.inject({ method: 'GET', url: '/v1/hot?range=72h', headers: { ...svc, 'x-freshet-now': String(now) } })).json().data.items.map((i: { id: string; pv: number }) => `${i.id}:${i.pv}`);
-  const viewToday = async (t: TestApp) => (await t.app.inject({ method: 'POST', url: '/v1/views', payload: { item_id: 'p16b', visitor_id: 'today_1' }, headers: svc })).json().data.verdict;
+    (await t.app.inject({ method: 'GET', url: '/v1/hot?range=72h', headers: { ...svc, 'x-freshet-now': String(now) } }))
+      .json()
+      .data.items.map((i: { id: string; pv: number }) => `${i.id}:${i.pv}`);
+  const viewToday = async (t: TestApp) =>
+    (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/views',
+        payload: { item_id: 'p16b', visitor_id: 'today_1' },
+        headers: svc,
+      })
+    ).json().data.verdict;
 
   it('FRESHET_HOT_RETENTION_DAYS=0 keeps every item: GET /v1/hot at a 2016 X-Freshet-Now still ranks the replayed items', async () => {
     const t = await startTestApp({ hot, db, env: { FRESHET_HOT_RETENTION_DAYS: '0' } });

@@ -34,14 +34,39 @@ const VALID: Record<string, () => Promise<Req>> = {
     await t.app.inject({ method: 'POST', url: '/v1/items', payload: [item(id, 0)], headers: svc });
     return { url: `/v1/items/${id}`, headers: svc };
   },
-  'POST /v1/feeds/for-you': async () => ({ url: '/v1/feeds/for-you', payload: { action: 'refresh', limit: 5 }, headers: { ...svc, 'x-freshet-reader': 'u1' } }),
-  'GET /v1/feeds/for-you/peek': async () => ({ url: '/v1/feeds/for-you/peek', headers: { ...svc, 'x-freshet-reader': 'u1' } }),
-  'PUT /v1/users/{id}/interests': async () => ({ url: '/v1/users/u1/interests', payload: { terms: ['rust'] }, headers: svc }),
+  'POST /v1/feeds/for-you': async () => ({
+    url: '/v1/feeds/for-you',
+    payload: { action: 'refresh', limit: 5 },
+    headers: { ...svc, 'x-freshet-reader': 'u1' },
+  }),
+  'GET /v1/feeds/for-you/peek': async () => ({
+    url: '/v1/feeds/for-you/peek',
+    headers: { ...svc, 'x-freshet-reader': 'u1' },
+  }),
+  'PUT /v1/users/{id}/interests': async () => ({
+    url: '/v1/users/u1/interests',
+    payload: { terms: ['rust'] },
+    headers: svc,
+  }),
   'GET /v1/users/{id}/interests': async () => ({ url: '/v1/users/u1/interests', headers: svc }),
-  'GET /v1/feeds/discover': async () => ({ url: '/v1/feeds/discover?limit=5', headers: { ...svc, 'x-freshet-reader': 'u1' } }),
-  'POST /v1/engagements': async () => ({ url: '/v1/engagements', payload: { item_id: 'i1', kind: 'like' }, headers: { ...svc, 'x-freshet-reader': 'u1' } }),
-  'POST /v1/feedback': async () => ({ url: '/v1/feedback', payload: { item_id: 'i2', kind: 'not_interested' }, headers: { ...svc, 'x-freshet-reader': 'u1' } }),
-  'DELETE /v1/feedback/{item_id}': async () => ({ url: '/v1/feedback/i2?kind=not_interested', headers: { ...svc, 'x-freshet-reader': 'u1' } }),
+  'GET /v1/feeds/discover': async () => ({
+    url: '/v1/feeds/discover?limit=5',
+    headers: { ...svc, 'x-freshet-reader': 'u1' },
+  }),
+  'POST /v1/engagements': async () => ({
+    url: '/v1/engagements',
+    payload: { item_id: 'i1', kind: 'like' },
+    headers: { ...svc, 'x-freshet-reader': 'u1' },
+  }),
+  'POST /v1/feedback': async () => ({
+    url: '/v1/feedback',
+    payload: { item_id: 'i2', kind: 'not_interested' },
+    headers: { ...svc, 'x-freshet-reader': 'u1' },
+  }),
+  'DELETE /v1/feedback/{item_id}': async () => ({
+    url: '/v1/feedback/i2?kind=not_interested',
+    headers: { ...svc, 'x-freshet-reader': 'u1' },
+  }),
   'GET /v1/exclusions': async () => ({ url: '/v1/exclusions', headers: { ...svc, 'x-freshet-reader': 'u1' } }),
   'PUT /v1/users/{id}': async () => ({ url: '/v1/users/u1', headers: svc }),
   'PUT /v1/users/{id}/following/{author_id}': async () => ({ url: '/v1/users/u1/following/a1', headers: svc }),
@@ -51,7 +76,10 @@ const VALID: Record<string, () => Promise<Req>> = {
   'GET /v1/users/{id}/following': async () => ({ url: '/v1/users/u1/following?limit=5', headers: svc }),
   'GET /v1/users/{id}/followers': async () => ({ url: '/v1/users/u1/followers?limit=5', headers: svc }),
   'GET /v1/users/{id}/blocks': async () => ({ url: '/v1/users/u1/blocks?limit=5', headers: svc }),
-  'GET /v1/feeds/following': async () => ({ url: '/v1/feeds/following?limit=5', headers: { ...svc, 'x-freshet-reader': 'u1' } }),
+  'GET /v1/feeds/following': async () => ({
+    url: '/v1/feeds/following?limit=5',
+    headers: { ...svc, 'x-freshet-reader': 'u1' },
+  }),
   'POST /v1/views': async () => ({ url: '/v1/views', payload: { item_id: 'i1', visitor_id: `v${++n}` }, headers: svc }),
   'GET /v1/hot': async () => ({ url: '/v1/hot?limit=5', headers: svc }),
   'GET /v1/hot/items/{id}': async () => ({ url: '/v1/hot/items/i1', headers: svc }),
@@ -59,7 +87,12 @@ const VALID: Record<string, () => Promise<Req>> = {
 
 beforeAll(async () => {
   t = await startTestApp({ env: { FRESHET_BODY_LIMIT_BYTES: String(BODY_LIMIT) } });
-  await t.app.inject({ method: 'POST', url: '/v1/items', payload: [item('i1', 1000, { author_id: 'a1' }), item('i2', 2000, { author_id: 'a2' })], headers: svc });
+  await t.app.inject({
+    method: 'POST',
+    url: '/v1/items',
+    payload: [item('i1', 1000, { author_id: 'a1' }), item('i2', 2000, { author_id: 'a2' })],
+    headers: svc,
+  });
   ops = await loadOperations(t.app);
 });
 afterAll(async () => t?.close());
@@ -67,7 +100,10 @@ afterAll(async () => t?.close());
 /** Sends `r` as `op`, asserts the answer keeps the document's promises, and returns it. */
 async function call(op: Operation, r: Req, note: string) {
   const res = await t.app.inject({ method: op.method, url: r.url, payload: r.payload as string, headers: r.headers });
-  expect(answerProblem(op, res.statusCode, res.body, res.headers['content-type'] as string | undefined), `${op.key} ${note}`).toBeNull();
+  expect(
+    answerProblem(op, res.statusCode, res.body, res.headers['content-type'] as string | undefined),
+    `${op.key} ${note}`,
+  ).toBeNull();
   return res;
 }
 
@@ -99,7 +135,11 @@ describe('the OpenAPI document', () => {
     const big = JSON.stringify({ pad: 'x'.repeat(BODY_LIMIT) });
     for (const op of v1()) {
       const r = await VALID[op.key]!();
-      const res = await call(op, { ...r, payload: big, headers: { ...r.headers, 'content-type': 'application/json' } }, 'oversized body');
+      const res = await call(
+        op,
+        { ...r, payload: big, headers: { ...r.headers, 'content-type': 'application/json' } },
+        'oversized body',
+      );
       expect(res.statusCode === 413, op.key).toBe('413' in op.responses);
       expect('413' in op.responses, op.key).toBe(op.method !== 'GET');
     }
@@ -112,7 +152,11 @@ describe('the OpenAPI document', () => {
       const name = op.params.find((p) => p.in === 'path')!.name;
       const segments = op.path.split('/');
       const at = segments.indexOf(`{${name}}`);
-      const url = r.url.split('?')[0]!.split('/').map((s, i) => (i === at ? 'a'.repeat(101) : s)).join('/');
+      const url = r.url
+        .split('?')[0]!
+        .split('/')
+        .map((s, i) => (i === at ? 'a'.repeat(101) : s))
+        .join('/');
       expect((await call(op, { ...r, url }, 'a 101-character path parameter')).statusCode, op.key).toBe(414);
     }
   });
@@ -121,8 +165,13 @@ describe('the OpenAPI document', () => {
     for (const op of v1()) {
       const documented = headersOf(op).includes('x-freshet-now');
       const r = await VALID[op.key]!();
-      const res = await call(op, { ...r, headers: { ...r.headers, 'x-freshet-now': String(MAX_TIME_MS + 1) } }, 'X-Freshet-Now out of range');
-      if (documented) expect(res.json(), op.key).toMatchObject({ code: 40001, msg: expect.stringContaining('X-Freshet-Now') });
+      const res = await call(
+        op,
+        { ...r, headers: { ...r.headers, 'x-freshet-now': String(MAX_TIME_MS + 1) } },
+        'X-Freshet-Now out of range',
+      );
+      if (documented)
+        expect(res.json(), op.key).toMatchObject({ code: 40001, msg: expect.stringContaining('X-Freshet-Now') });
       else expect(res.statusCode, `${op.key} ignores X-Freshet-Now: ${res.body}`).toBeLessThan(300);
     }
   });
@@ -134,7 +183,11 @@ describe('the OpenAPI document', () => {
       const r = await VALID[op.key]!();
       const { 'x-freshet-reader': _named, authorization: _auth, ...rest } = r.headers;
       const plain = await call(op, { ...r, headers: { ...rest, ...reader } }, 'reader token');
-      const other = await call(op, { ...r, headers: { ...rest, ...reader, 'x-freshet-reader': 'somebody_else' } }, 'reader token naming another reader');
+      const other = await call(
+        op,
+        { ...r, headers: { ...rest, ...reader, 'x-freshet-reader': 'somebody_else' } },
+        'reader token naming another reader',
+      );
       if (documented) {
         expect(plain.statusCode, `${op.key}: ${plain.body}`).toBeLessThan(300);
         expect(other.json(), op.key).toMatchObject({ code: 40301 });
@@ -145,7 +198,8 @@ describe('the OpenAPI document', () => {
   });
 
   it('lists no header but those two', () => {
-    for (const op of ops) for (const h of headersOf(op)) expect(['x-freshet-now', 'x-freshet-reader'], op.key).toContain(h);
+    for (const op of ops)
+      for (const h of headersOf(op)) expect(['x-freshet-now', 'x-freshet-reader'], op.key).toContain(h);
   });
 
   it('documents score: null in GET /v1/hot/items/:id, and a never-viewed item answers it', async () => {
@@ -169,7 +223,13 @@ describe('/readyz documents its 503', () => {
     const op = (await loadOperations(down.app)).find((o) => o.key === 'GET /readyz')!;
     const res = await down.app.inject({ url: '/readyz' });
     expect(res.statusCode).toBe(503);
-    expect(answerProblem(op, res.statusCode, res.body, res.headers['content-type'] as string, { storeDown: true })).toBeNull();
-    expect(res.json()).toMatchObject({ code: 50301, msg: expect.stringContaining('redis'), data: { status: 'unavailable', stores: { redis: false } } });
+    expect(
+      answerProblem(op, res.statusCode, res.body, res.headers['content-type'] as string, { storeDown: true }),
+    ).toBeNull();
+    expect(res.json()).toMatchObject({
+      code: 50301,
+      msg: expect.stringContaining('redis'),
+      data: { status: 'unavailable', stores: { redis: false } },
+    });
   });
 });

@@ -46,7 +46,12 @@ describe('PostgreSQL terminating the backend of a request (57P01)', () => {
   beforeAll(async () => {
     t = await startTestApp({ db: 'postgres' });
     await admin.connect();
-    const res = await t.app.inject({ method: 'POST', url: '/v1/items', payload: [item('p1', HOUR_MS)], headers: { authorization: `Bearer ${SERVICE_KEY}` } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/items',
+      payload: [item('p1', HOUR_MS)],
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    });
     expect(res.statusCode).toBe(200);
   });
   afterAll(async () => {
@@ -66,14 +71,21 @@ describe('PostgreSQL terminating the backend of a request (57P01)', () => {
       const pending = get();
       let victims: number[] = [];
       for (let i = 0; i < 1000 && victims.length === 0; i++) {
-        const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [lockerPid]);
+        const { rows } = await admin.query<{ pid: number }>(
+          'SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+          [lockerPid],
+        );
         victims = rows.map((r) => r.pid);
       }
       expect(victims.length).toBe(1);
       await admin.query('SELECT pg_terminate_backend($1)', [victims[0]]);
       const res = await pending;
       expect(res.statusCode).toBe(503);
-      expect(res.json()).toEqual({ code: 50301, msg: 'PostgreSQL unavailable: the server is shutting down (57P01 admin_shutdown)', data: null });
+      expect(res.json()).toEqual({
+        code: 50301,
+        msg: 'PostgreSQL unavailable: the server is shutting down (57P01 admin_shutdown)',
+        data: null,
+      });
     } finally {
       await locker.query('ROLLBACK').catch(() => undefined);
       await locker.end();

@@ -39,7 +39,8 @@ describe('TokenVerifier cache', () => {
     const forged = await mintReaderToken('x'.repeat(24), 'mallory', 60, T0);
     for (let i = 0; i < 3; i++) expect(await codeOf(v.verify(`Bearer ${forged}`))).toBe('UNAUTHENTICATED');
     const tokens = await Promise.all(['a', 'b', 'c'].map((r) => mintReaderToken(SECRET, r, 60, T0)));
-    for (const [i, t] of tokens.entries()) expect(await v.verify(`Bearer ${t}`)).toEqual({ kind: 'reader', readerId: ['a', 'b', 'c'][i] });
+    for (const [i, t] of tokens.entries())
+      expect(await v.verify(`Bearer ${t}`)).toEqual({ kind: 'reader', readerId: ['a', 'b', 'c'][i] });
     expect((v as unknown as { verified: { size: number } }).verified.size).toBe(2);
     expect(await v.verify(`Bearer ${KEY}`)).toEqual({ kind: 'service' });
   });

@@ -80,7 +80,13 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     sql,
     ...(opts.db === 'postgres' ? { schema } : {}),
     token: (reader, ttlS = 3600) => mintReaderToken(SECRET, reader, ttlS),
-    client: (o = {}) => new FreshetClient({ baseUrl: 'http://inject', fetch: injectFetch(app), ...(o.token ? {} : { serviceKey: SERVICE_KEY }), ...o }),
+    client: (o = {}) =>
+      new FreshetClient({
+        baseUrl: 'http://inject',
+        fetch: injectFetch(app),
+        ...(o.token ? {} : { serviceKey: SERVICE_KEY }),
+        ...o,
+      }),
     close: async () => {
       await app.close();
       if (opts.db === 'postgres') {
@@ -103,10 +109,19 @@ export function injectFetch(app: FastifyInstance): typeof fetch {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     const headers = Object.fromEntries(new Headers(init?.headers).entries());
     const method = (init?.method ?? 'GET') as 'GET';
-    const res = await app.inject({ method, url: url.pathname + url.search, headers, ...(init?.body != null ? { payload: String(init.body) } : {}) });
+    const res = await app.inject({
+      method,
+      url: url.pathname + url.search,
+      headers,
+      ...(init?.body != null ? { payload: String(init.body) } : {}),
+    });
     const out = new Headers();
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(', ') : String(v));
-    return new Response(res.statusCode === 204 ? null : new Uint8Array(res.rawPayload), { status: res.statusCode, headers: out });
+    for (const [k, v] of Object.entries(res.headers))
+      if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(', ') : String(v));
+    return new Response(res.statusCode === 204 ? null : new Uint8Array(res.rawPayload), {
+      status: res.statusCode,
+      headers: out,
+    });
   };
 }
 

@@ -32,7 +32,11 @@ function distIsCurrent(): boolean {
   for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {
     const path = join(e.parentPath, e.name);
     if (!e.isFile() || path.startsWith(join(src, 'app/ui/web'))) continue;
-    const built = e.name.endsWith('.lua') ? path : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? path.replace(/\.ts$/, '.js') : null;
+    const built = e.name.endsWith('.lua')
+      ? path
+      : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')
+        ? path.replace(/\.ts$/, '.js')
+        : null;
     if (built === null) continue;
     const target = join(ROOT, 'dist', relative(src, built));
     if (!existsSync(target) || statSync(target).mtimeMs < statSync(path).mtimeMs) return false;
@@ -48,7 +52,11 @@ export function cliArgv(): string[] {
 }
 
 /** Starts `freshet <args>` with `env` (stdout piped; stderr piped unless `stdio` says otherwise). */
-export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv, stdio: StdioOptions = ['ignore', 'pipe', 'pipe']): ChildProcess {
+export function spawnCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  stdio: StdioOptions = ['ignore', 'pipe', 'pipe'],
+): ChildProcess {
   return spawn(process.execPath, [...cliArgv(), ...args], { cwd: ROOT, env, stdio });
 }
 
@@ -56,7 +64,11 @@ export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv, stdio:
  * Calls `onEntry` with each JSON line of `stream` as it arrives (split on newlines across chunks);
  * a line that is not JSON goes to `onOther` (ignored by default).
  */
-export function onJsonLines<T = Record<string, unknown>>(stream: Readable, onEntry: (entry: T, line: string) => void, onOther: (line: string) => void = () => {}): void {
+export function onJsonLines<T = Record<string, unknown>>(
+  stream: Readable,
+  onEntry: (entry: T, line: string) => void,
+  onOther: (line: string) => void = () => {},
+): void {
   let buffered = '';
   stream.on('data', (b: Buffer) => {
     buffered += b.toString();
@@ -79,7 +91,10 @@ export function onJsonLines<T = Record<string, unknown>>(stream: Readable, onEnt
  * Starts `freshet serve <extra>` with `env` and resolves once it logs that it listens, with the child,
  * its URL and every stdout line so far (and after). Rejects with its stderr when it exits first.
  */
-export async function serveCli(env: NodeJS.ProcessEnv, extra: readonly string[] = []): Promise<{ child: ChildProcess; url: string; lines: string[] }> {
+export async function serveCli(
+  env: NodeJS.ProcessEnv,
+  extra: readonly string[] = [],
+): Promise<{ child: ChildProcess; url: string; lines: string[] }> {
   const child = spawnCli(['serve', ...extra], env);
   const lines: string[] = [];
   let stderr = '';

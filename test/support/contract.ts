@@ -78,7 +78,11 @@ export function pglite(): Engine<SqlPlace> {
 /** The PostgreSQL server (TEST_DATABASE_URL) in a schema of the file's own, dropped after the file. */
 export function postgres(): Engine<SqlPlace> {
   const schema = uniqueSchema();
-  return sqlEngine('PostgreSQL', () => openPostgres(TEST_DATABASE_URL, { schema }), (sql) => sql.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+  return sqlEngine(
+    'PostgreSQL',
+    () => openPostgres(TEST_DATABASE_URL, { schema }),
+    (sql) => sql.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`),
+  );
 }
 
 /** Both SQL engines: PGlite and the PostgreSQL server. */
@@ -140,11 +144,15 @@ async function resetter(sql: Sql): Promise<() => Promise<void>> {
     const rows = (await sql.query<{ j: string }>(`SELECT row_to_json(t)::text AS j FROM ${table} t`)).map((r) => r.j);
     if (rows.length > 0) seeds.push({ table, rows });
   }
-  const emptyAll = childrenFirst(tables, references).map((t) => `DELETE FROM ${t};`).join('\n');
+  const emptyAll = childrenFirst(tables, references)
+    .map((t) => `DELETE FROM ${t};`)
+    .join('\n');
   return async () => {
     await sql.exec(emptyAll);
     for (const { table, rows } of seeds) {
-      await sql.query(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::json)`, [`[${rows.join(',')}]`]);
+      await sql.query(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::json)`, [
+        `[${rows.join(',')}]`,
+      ]);
     }
   };
 }

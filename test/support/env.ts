@@ -15,7 +15,8 @@ export const TEST_DATABASE_URL = process.env.FRESHET_TEST_DATABASE_URL ?? 'postg
  * The shared real data (HN, MIND, MovieLens, follow graphs), read in place and never copied:
  * `<repo>/../shared/data`, or FRESHET_TEST_DATA_DIR (a checkout elsewhere, e.g. a worktree).
  */
-export const TEST_DATA_DIR = process.env.FRESHET_TEST_DATA_DIR ?? fileURLToPath(new URL('../../../shared/data', import.meta.url));
+export const TEST_DATA_DIR =
+  process.env.FRESHET_TEST_DATA_DIR ?? fileURLToPath(new URL('../../../shared/data', import.meta.url));
 
 /** A file of {@link TEST_DATA_DIR}, e.g. `dataFile('hn/hn_posts_2015-09_to_2016-09_sample.csv.gz')`. */
 export function dataFile(path: string): string {

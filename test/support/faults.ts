@@ -40,7 +40,10 @@ export async function ownDatabase(): Promise<{ name: string; url: string; drop()
 }
 
 /** Runs one statement on the test server's `test` database, on a connection of its own. */
-export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
+export async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  text: string,
+  params: unknown[] = [],
+): Promise<R[]> {
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
   try {
@@ -57,7 +60,15 @@ export interface FaultApp {
   config: Config;
   clock: ManualClock;
   /** A request with the service key (and `X-Freshet-Now` = the clock). */
-  request(opts: InjectOptions): Promise<{ status: number; code: number; msg: string; ms: number; body: { code: number; msg: string; data: unknown } }>;
+  request(
+    opts: InjectOptions,
+  ): Promise<{
+    status: number;
+    code: number;
+    msg: string;
+    ms: number;
+    body: { code: number; msg: string; data: unknown };
+  }>;
   close(): Promise<void>;
 }
 
@@ -112,7 +123,10 @@ export class StatusTally {
   }
   /** Answers with a status ≥ 500 other than `allowed`. */
   serverErrorsBut(allowed: number): number {
-    return Object.entries(this.counts).reduce((n, [s, c]) => (Number(s) >= 500 && Number(s) !== allowed ? n + c : n), 0);
+    return Object.entries(this.counts).reduce(
+      (n, [s, c]) => (Number(s) >= 500 && Number(s) !== allowed ? n + c : n),
+      0,
+    );
   }
   toString(): string {
     return Object.entries(this.counts)
@@ -124,7 +138,11 @@ export class StatusTally {
 /** Prints a test's figures as one line: `[faults] <name>: k=v k=v`. */
 export function printFigures(name: string, figures: Record<string, string | number | boolean>): void {
   const show = (v: string | number | boolean) =>
-    typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(0) : typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : String(v);
+    typeof v === 'number' && !Number.isInteger(v)
+      ? v.toFixed(0)
+      : typeof v === 'string' && /\s/.test(v)
+        ? JSON.stringify(v)
+        : String(v);
   const parts = Object.entries(figures).map(([k, v]) => `${k}=${show(v)}`);
   console.log(`[faults] ${name}: ${parts.join(' ')}`);
 }

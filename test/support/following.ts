@@ -16,8 +16,19 @@ export function withWorker(t: TestApp): TestApp {
 }
 
 /** Publishes items `ids` by `author` at virtual time `nowMs` (published_at = now unless `publishedAt`). */
-export async function publish(t: TestApp, author: string, ids: string[], nowMs: number, publishedAt = nowMs): Promise<void> {
-  const items = ids.map((id) => ({ id, author_id: author, title: `${author} ${id}`, published_at: Math.floor(publishedAt / 1000) }));
+export async function publish(
+  t: TestApp,
+  author: string,
+  ids: string[],
+  nowMs: number,
+  publishedAt = nowMs,
+): Promise<void> {
+  const items = ids.map((id) => ({
+    id,
+    author_id: author,
+    title: `${author} ${id}`,
+    published_at: Math.floor(publishedAt / 1000),
+  }));
   await t.client({ now: nowMs }).items.publish(items);
 }
 
@@ -26,7 +37,13 @@ export async function settle(t: TestApp): Promise<void> {
   await t.f.following.queue.idle(20_000);
 }
 
-export async function graphCall(t: TestApp, method: 'PUT' | 'DELETE', url: string, nowMs = T0, headers: Record<string, string> = svc) {
+export async function graphCall(
+  t: TestApp,
+  method: 'PUT' | 'DELETE',
+  url: string,
+  nowMs = T0,
+  headers: Record<string, string> = svc,
+) {
   return t.app.inject({ method, url, headers: { ...headers, 'x-freshet-now': String(nowMs) } });
 }
 
@@ -49,9 +66,25 @@ export interface Page {
 }
 
 /** One page of the reader's timeline at virtual time `nowMs`. */
-export async function page(t: TestApp, reader: string, nowMs: number, q: Record<string, string | number> = {}): Promise<Page> {
-  const data = await t.client({ reader, now: nowMs }).following.page({ limit: q.limit === undefined ? undefined : Number(q.limit), maxId: q.max_id?.toString(), sinceId: q.since_id?.toString() });
-  return { ids: data.items.map((i) => i.id), tids: data.items.map((i) => i.timeline_id), next: data.next_max_id, rebuilt: data.rebuilt };
+export async function page(
+  t: TestApp,
+  reader: string,
+  nowMs: number,
+  q: Record<string, string | number> = {},
+): Promise<Page> {
+  const data = await t
+    .client({ reader, now: nowMs })
+    .following.page({
+      limit: q.limit === undefined ? undefined : Number(q.limit),
+      maxId: q.max_id?.toString(),
+      sinceId: q.since_id?.toString(),
+    });
+  return {
+    ids: data.items.map((i) => i.id),
+    tids: data.items.map((i) => i.timeline_id),
+    next: data.next_max_id,
+    rebuilt: data.rebuilt,
+  };
 }
 
 /** Pages through the whole timeline with `limit` per page; asserts strictly decreasing tids. */

@@ -29,7 +29,11 @@ const PREFIX = 'freshet-pglite-template-';
 
 export default async function setup(project: TestProject): Promise<void> {
   const pglite = readFileSync(join(project.config.root, 'node_modules/@electric-sql/pglite/package.json'), 'utf8');
-  const key = createHash('sha256').update(JSON.parse(pglite).version).update(JSON.stringify(MIGRATIONS)).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(JSON.parse(pglite).version)
+    .update(JSON.stringify(MIGRATIONS))
+    .digest('hex')
+    .slice(0, 16);
   const template = join(tmpdir(), `${PREFIX}${key}`);
   if (!existsSync(template)) await build(template);
   const now = new Date();

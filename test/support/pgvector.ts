@@ -24,7 +24,8 @@ export async function openPgliteWithVector(): Promise<Sql> {
   copyPgliteTemplate(dir);
   const db = await PGlite.create(dir, { extensions: { vector } });
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): SqlTx => ({
-    query: async <T>(text: string, params: readonly unknown[] = []) => (await q.query<T>(text, params as unknown[])).rows,
+    query: async <T>(text: string, params: readonly unknown[] = []) =>
+      (await q.query<T>(text, params as unknown[])).rows,
     exec: async (text: string) => {
       await q.exec(text);
     },
@@ -32,7 +33,13 @@ export async function openPgliteWithVector(): Promise<Sql> {
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= db.close().finally(() => rmSync(dir, { recursive: true, force: true })));
   const direct = wrap(db);
-  return { kind: 'pglite', ...direct, relaxedQuery: direct.query, transaction: (fn) => db.transaction((tx) => fn(wrap(tx))), close };
+  return {
+    kind: 'pglite',
+    ...direct,
+    relaxedQuery: direct.query,
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    close,
+  };
 }
 
 /** The pgvector-on-PGlite engine (see the module doc). */

@@ -89,10 +89,24 @@ export async function startRedisCluster(): Promise<TestCluster> {
       const child = spawn(
         'redis-server',
         [
-          '--port', String(port), '--bind', '127.0.0.1', '--dir', dir,
-          '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`,
-          '--cluster-node-timeout', '5000', '--save', '', '--appendonly', 'no',
-          '--logfile', join(dir, `redis-${port}.log`),
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-node-timeout',
+          '5000',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--logfile',
+          join(dir, `redis-${port}.log`),
         ],
         { stdio: 'ignore' },
       );
@@ -105,7 +119,9 @@ export async function startRedisCluster(): Promise<TestCluster> {
       { timeout: 30_000 },
     );
     for (const port of ports) {
-      await until(`cluster_state:ok on ${port}`, async () => (await cli(port, 'cluster', 'info')).includes('cluster_state:ok'));
+      await until(`cluster_state:ok on ${port}`, async () =>
+        (await cli(port, 'cluster', 'info')).includes('cluster_state:ok'),
+      );
     }
     return { nodes: ports.map((port) => ({ host: '127.0.0.1', port })), stop };
   } catch (err) {

@@ -40,9 +40,13 @@ export async function freePort(): Promise<number> {
  */
 export async function startRedisServer(args: string[] = [], opts: { port?: number } = {}): Promise<RedisServer> {
   const port = opts.port ?? (await freePort());
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   proc.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (output += d.toString()));

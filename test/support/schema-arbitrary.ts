@@ -41,7 +41,12 @@ function plain(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<unknown> {
       return fc.integer({ min: lo, max: Math.max(lo, hi) });
     }
     case 'number':
-      return fc.double({ min: Number(schema.minimum ?? -1e6), max: Number(schema.maximum ?? 1e12), noNaN: true, noDefaultInfinity: true });
+      return fc.double({
+        min: Number(schema.minimum ?? -1e6),
+        max: Number(schema.maximum ?? 1e12),
+        noNaN: true,
+        noDefaultInfinity: true,
+      });
     case 'boolean':
       return fc.boolean();
     case 'null':
@@ -59,7 +64,10 @@ function stringOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<string> {
   const min = Number(schema.minLength ?? 0);
   const max = Math.min(Number(schema.maxLength ?? 24), 64);
   if (schema.pattern === ID_PATTERN) {
-    return fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...ctx.ids) }, { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9_.-]{1,64}$/).filter(isId) });
+    return fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...ctx.ids) },
+      { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9_.-]{1,64}$/).filter(isId) },
+    );
   }
   if (typeof schema.pattern === 'string') {
     try {
@@ -78,7 +86,10 @@ function arrayOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<unknown[]> {
   const max = Math.max(min, Math.min(Number(schema.maxItems ?? 4), 4));
   const small = fc.array(plain(items, ctx), { minLength: min, maxLength: max });
   if (items.type === 'number' && Number(schema.maxItems ?? 0) >= ctx.embeddingDim) {
-    const exact = fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: ctx.embeddingDim, maxLength: ctx.embeddingDim });
+    const exact = fc.array(fc.double({ min: -1, max: 1, noNaN: true }), {
+      minLength: ctx.embeddingDim,
+      maxLength: ctx.embeddingDim,
+    });
     return fc.oneof(exact, small);
   }
   return small;
@@ -87,7 +98,9 @@ function arrayOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<unknown[]> {
 function objectOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<Record<string, unknown>> {
   const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const shape = Object.fromEntries(Object.entries(props).map(([k, s]) => [k, valueOf(s, ctx, k)]));
-  return fc.record(shape, { requiredKeys: (schema.required ?? []) as string[] }) as fc.Arbitrary<Record<string, unknown>>;
+  return fc.record(shape, { requiredKeys: (schema.required ?? []) as string[] }) as fc.Arbitrary<
+    Record<string, unknown>
+  >;
 }
 
 /**
@@ -95,14 +108,16 @@ function objectOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<Record<stri
  * added, or one field replaced by any JSON.
  */
 export function mutatedValueOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<unknown> {
-  return fc.tuple(valueOf(schema, ctx), fc.nat(3), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 12 })).map(([v, kind, junk, key]) => {
-    if (kind === 0 || v === null || typeof v !== 'object') return junk;
-    const target = (Array.isArray(v) ? v[0] : v) as Record<string, unknown> | undefined;
-    if (!target || typeof target !== 'object') return junk;
-    const keys = Object.keys(target);
-    if (kind === 1 && keys.length > 0) delete target[keys[key.length % keys.length]!];
-    else if (kind === 2) target[key || 'extra'] = junk;
-    else if (keys.length > 0) target[keys[key.length % keys.length]!] = junk;
-    return v;
-  });
+  return fc
+    .tuple(valueOf(schema, ctx), fc.nat(3), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 12 }))
+    .map(([v, kind, junk, key]) => {
+      if (kind === 0 || v === null || typeof v !== 'object') return junk;
+      const target = (Array.isArray(v) ? v[0] : v) as Record<string, unknown> | undefined;
+      if (!target || typeof target !== 'object') return junk;
+      const keys = Object.keys(target);
+      if (kind === 1 && keys.length > 0) delete target[keys[key.length % keys.length]!];
+      else if (kind === 2) target[key || 'extra'] = junk;
+      else if (keys.length > 0) target[keys[key.length % keys.length]!] = junk;
+      return v;
+    });
 }

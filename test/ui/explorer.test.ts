@@ -37,11 +37,15 @@ async function hnWindow(n: number): Promise<PublishInput[]> {
   const all: PublishInput[] = [];
   for await (const batch of parseHn(HN, { batchSize: 5000 })) all.push(...batch.items);
   const cut = Date.UTC(2016, 2, 1);
-  return all.filter((i) => i.publishedAt < cut).sort((a, b) => a.publishedAt - b.publishedAt).slice(-n);
+  return all
+    .filter((i) => i.publishedAt < cut)
+    .sort((a, b) => a.publishedAt - b.publishedAt)
+    .slice(-n);
 }
 
 /** Ids of the cards in the shown feed, in order. */
-const cardIds = () => page.locator('ul.feed > li.card').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id!));
+const cardIds = () =>
+  page.locator('ul.feed > li.card').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id!));
 /** The same once no page of the feed is loading (the list is `aria-busy` while one is). */
 async function feedIds(): Promise<string[]> {
   await page.locator('ul.feed[aria-busy="false"]').waitFor({ timeout: 10_000 });
@@ -68,7 +72,15 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   // the page may reach this origin only (nothing downloaded at run time)
@@ -103,7 +115,9 @@ describe('the web explorer at /ui', () => {
   });
 
   it('shows the "N new" badge with what the peek route answers after the pages served', async () => {
-    const res = await fetch(`${base}/v1/feeds/for-you/peek`, { headers: { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': READER } });
+    const res = await fetch(`${base}/v1/feeds/for-you/peek`, {
+      headers: { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': READER },
+    });
     expect(res.status).toBe(200);
     const { count, capped } = ((await res.json()) as { data: { count: number; capped: boolean } }).data;
     expect(count).toBeGreaterThan(0); // 300 fresh posts, 80 served
@@ -129,11 +143,13 @@ describe('the web explorer at /ui', () => {
     await page.screenshot({ path: `${OUT}exclusions-1440.png` });
     await undo.click();
     await expect.poll(() => undo.count()).toBe(0);
-    const after = await fetch(`${base}/v1/exclusions`, { headers: { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': READER } });
+    const after = await fetch(`${base}/v1/exclusions`, {
+      headers: { authorization: `Bearer ${SERVICE_KEY}`, 'x-freshet-reader': READER },
+    });
     expect(((await after.json()) as { data: { not_interested: unknown[] } }).data.not_interested).toEqual([]);
   });
 
-  it('opens discover with each item labelled by its source, and following with the followed authors\' items', async () => {
+  it("opens discover with each item labelled by its source, and following with the followed authors' items", async () => {
     await page.getByRole('link', { name: 'Discover' }).click();
     await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBeGreaterThan(0);
     const sources = await page.locator('ul.feed .badge').allTextContents();
@@ -157,7 +173,16 @@ describe('the web explorer at /ui', () => {
     // the page listens to GET /v1/feeds/following/stream: it says so once it has started watching, which
     // follows the first page's render by a turn of its own (read at once, it failed under a busy suite)
     await expect.poll(async () => page.getByTestId('new-source').textContent(), { timeout: 10_000 }).toBe('live');
-    const fresh = { id: 'ui_new_1', authorId: followed[0]!, title: 'A fresh post from a followed author', text: '', url: null, tags: [], popularity: 1, publishedAt: t.clock.now() };
+    const fresh = {
+      id: 'ui_new_1',
+      authorId: followed[0]!,
+      title: 'A fresh post from a followed author',
+      text: '',
+      url: null,
+      tags: [],
+      popularity: 1,
+      publishedAt: t.clock.now(),
+    };
     await t.f.useCases.publishItems([fresh], t.clock.now());
     const banner = page.getByTestId('new-banner');
     await expect.poll(() => banner.textContent(), { timeout: 10_000 }).toBe('1 new — show them');
@@ -167,7 +192,7 @@ describe('the web explorer at /ui', () => {
     expect(await page.getByTestId('new-source').textContent()).toBe('live'); // still listening after the reload
   });
 
-  it('follow and unfollow: a followed author\'s items join the following page; unfollowing there takes them out at once', async () => {
+  it("follow and unfollow: a followed author's items join the following page; unfollowing there takes them out at once", async () => {
     // the newest post of an author the reader does not follow: on the timeline's first page once followed
     const post = posts.filter((i) => !followed.includes(i.authorId)).at(-1)!;
     const author = post.authorId;
@@ -181,7 +206,10 @@ describe('the web explorer at /ui', () => {
     const theirs = await cardsOf.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id!));
     expect(theirs).toContain(post.id);
 
-    await cardsOf.first().getByRole('button', { name: `Unfollow ${author}`, exact: true }).click();
+    await cardsOf
+      .first()
+      .getByRole('button', { name: `Unfollow ${author}`, exact: true })
+      .click();
     await expect.poll(() => cardsOf.count(), { timeout: 10_000 }).toBe(0);
     // at once: the other cards stay where they were, without a reload
     expect(await cardIds()).toEqual(before.filter((id) => !theirs.includes(id)));
@@ -200,11 +228,24 @@ describe('the web explorer at /ui', () => {
     const gone = await page.locator('ul.feed > li.card').first().getAttribute('data-author');
     const stays = followed.find((a) => a !== gone)!;
     const at = t.clock.now();
-    const post = (id: string, authorId: string) => ({ id, authorId, title: id, text: '', url: null, tags: [], popularity: 1, publishedAt: at });
+    const post = (id: string, authorId: string) => ({
+      id,
+      authorId,
+      title: id,
+      text: '',
+      url: null,
+      tags: [],
+      popularity: 1,
+      publishedAt: at,
+    });
     await t.f.useCases.publishItems([post('ui_wait_1', gone!), post('ui_wait_2', stays), post('ui_wait_3', stays)], at);
     const banner = page.getByTestId('new-banner');
     await expect.poll(() => banner.textContent(), { timeout: 10_000 }).toBe('3 new — show them');
-    await page.locator(`ul.feed li.card[data-author="${gone}"]`).first().getByRole('button', { name: `Unfollow ${gone}`, exact: true }).click();
+    await page
+      .locator(`ul.feed li.card[data-author="${gone}"]`)
+      .first()
+      .getByRole('button', { name: `Unfollow ${gone}`, exact: true })
+      .click();
     await expect.poll(() => banner.textContent(), { timeout: 10_000 }).toBe('2 new — show them');
     await banner.click();
     expect((await feedIds()).slice(0, 2).sort()).toEqual(['ui_wait_2', 'ui_wait_3']);
@@ -226,7 +267,16 @@ describe('the web explorer at /ui', () => {
       await page.getByRole('link', { name: 'Following' }).click();
       await feedIds();
       await expect.poll(() => held, { timeout: 10_000 }).toBe(1);
-      const burst = Array.from({ length: 7 }, (_, i) => ({ id: `ui_burst_${i}`, authorId: followed[2]!, title: `Burst ${i}`, text: '', url: null, tags: [], popularity: 1, publishedAt: t.clock.now() }));
+      const burst = Array.from({ length: 7 }, (_, i) => ({
+        id: `ui_burst_${i}`,
+        authorId: followed[2]!,
+        title: `Burst ${i}`,
+        text: '',
+        url: null,
+        tags: [],
+        popularity: 1,
+        publishedAt: t.clock.now(),
+      }));
       await t.f.useCases.publishItems(burst, t.clock.now());
       await t.f.following.queue.idle(20_000);
       release();
@@ -240,7 +290,7 @@ describe('the web explorer at /ui', () => {
     }
   });
 
-  it('publishes an item through the form: it has its own page and tops the following timeline of its author\'s followers', async () => {
+  it("publishes an item through the form: it has its own page and tops the following timeline of its author's followers", async () => {
     await page.getByRole('link', { name: 'Publish' }).click();
     await page.getByLabel('Id', { exact: true }).fill('ui_form_1');
     await page.getByLabel('Author', { exact: true }).fill(followed[1]!);
@@ -249,10 +299,14 @@ describe('the web explorer at /ui', () => {
     // the server runs on the test's virtual clock; the form's default is the browser's
     await page.getByLabel(/^Published at/).fill(String(Math.floor(t.clock.now() / 1000)));
     await page.getByRole('button', { name: 'Publish', exact: true }).click();
-    await expect.poll(() => page.locator('main .status').textContent(), { timeout: 10_000 }).toContain('Published ui_form_1 (new)');
+    await expect
+      .poll(() => page.locator('main .status').textContent(), { timeout: 10_000 })
+      .toContain('Published ui_form_1 (new)');
     await page.screenshot({ path: `${OUT}publish-1440.png` });
     await page.getByRole('link', { name: 'Open it' }).click();
-    await expect.poll(() => page.locator('main h2').first().textContent(), { timeout: 10_000 }).toBe('Published from the explorer form');
+    await expect
+      .poll(() => page.locator('main h2').first().textContent(), { timeout: 10_000 })
+      .toBe('Published from the explorer form');
     await t.f.following.queue.idle(20_000);
     await page.getByRole('link', { name: 'Following' }).click();
     expect((await feedIds())[0]).toBe('ui_form_1');
@@ -274,7 +328,11 @@ describe('the web explorer at /ui', () => {
     await expect.poll(() => page.locator('.ready').textContent(), { timeout: 10_000 }).toContain('Ready');
     await expect.poll(() => page.locator('.metric').count(), { timeout: 10_000 }).toBe(5);
     // every card charts from the first sample (a zero baseline), not from the third
-    expect(await page.locator('.metric').evaluateAll((els) => els.map((e) => e.querySelectorAll('svg.chart polyline').length > 0))).toEqual([true, true, true, true, true]);
+    expect(
+      await page
+        .locator('.metric')
+        .evaluateAll((els) => els.map((e) => e.querySelectorAll('svg.chart polyline').length > 0)),
+    ).toEqual([true, true, true, true, true]);
     await page.screenshot({ path: `${OUT}health-1440.png` });
   });
 
@@ -305,7 +363,9 @@ describe('the web explorer at /ui', () => {
       await expect.poll(() => p.getByRole('alert').textContent()).toContain('not a reader token');
       await p.getByLabel('Key or token').fill(await t.token(READER));
       await p.getByRole('button', { name: 'Sign in' }).click();
-      await expect.poll(() => p.locator('header .picker').textContent(), { timeout: 10_000 }).toBe(`Reader ${READER} (token)`);
+      await expect
+        .poll(() => p.locator('header .picker').textContent(), { timeout: 10_000 })
+        .toBe(`Reader ${READER} (token)`);
       await expect.poll(() => p.locator('ul.feed > li.card').count(), { timeout: 10_000 }).toBeGreaterThan(0);
     } finally {
       await ctx.close();

@@ -59,7 +59,12 @@ describe('serving /ui', () => {
 
 describe('the health page reads /metrics', () => {
   it('sums counters over labels and histograms bucket by bucket, from a real scrape', async () => {
-    for (const [route, s] of [['/a', 0.003], ['/a', 0.02], ['/b', 0.2], ['/b', 3]] as const) {
+    for (const [route, s] of [
+      ['/a', 0.003],
+      ['/a', 0.02],
+      ['/b', 0.2],
+      ['/b', 3],
+    ] as const) {
       t.f.metrics.httpDuration.observe({ method: 'GET', route, status: '200' }, s);
     }
     t.f.metrics.seenDropped('for_you', 5);
@@ -73,11 +78,26 @@ describe('the health page reads /metrics', () => {
   });
 
   it('estimates quantiles inside the bucket (linear), and says null for an empty histogram', () => {
-    const h = { buckets: [{ le: 1, count: 0 }, { le: 2, count: 10 }, { le: Infinity, count: 10 }], sum: 15, count: 10 };
+    const h = {
+      buckets: [
+        { le: 1, count: 0 },
+        { le: 2, count: 10 },
+        { le: Infinity, count: 10 },
+      ],
+      sum: 15,
+      count: 10,
+    };
     expect(quantile(h, 0.5)).toBeCloseTo(1.5);
     expect(quantile(h, 1)).toBe(2);
     expect(quantile({ buckets: [{ le: Infinity, count: 0 }], sum: 0, count: 0 }, 0.5)).toBeNull();
-    const tail = { buckets: [{ le: 1, count: 1 }, { le: Infinity, count: 3 }], sum: 9, count: 3 };
+    const tail = {
+      buckets: [
+        { le: 1, count: 1 },
+        { le: Infinity, count: 3 },
+      ],
+      sum: 9,
+      count: 3,
+    };
     expect(quantile(tail, 0.9)).toBe(1); // in +Inf: the last finite bound
   });
 });

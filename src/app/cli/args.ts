@@ -14,7 +14,8 @@ export const MAX_PAGE_LIMIT = 100;
 /** A positive integer. */
 export function intArg(value: string): number {
   const n = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError('must be a positive integer');
   return n;
 }
 
@@ -22,7 +23,8 @@ export function intArg(value: string): number {
 export function rangeArg(min: number, max: number): (value: string) => number {
   return (value: string) => {
     const n = Number(value);
-    if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`must be an integer in ${min}..${max}`);
+    if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`must be an integer in ${min}..${max}`);
     return n;
   };
 }

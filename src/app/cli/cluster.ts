@@ -138,9 +138,16 @@ class Primary {
     const live = [...this.slots.values()].filter((s) => !s.worker.isDead());
     // A worker still loading when the SIGTERM comes has no handler yet and ends by the signal: it served
     // nothing and held nothing, so that is a clean stop too.
-    const exits = live.map((s) => new Promise<boolean>((resolve) => s.worker.once('exit', (code, sig) => resolve(code === 0 || (!s.listened && sig === 'SIGTERM')))));
+    const exits = live.map(
+      (s) =>
+        new Promise<boolean>((resolve) =>
+          s.worker.once('exit', (code, sig) => resolve(code === 0 || (!s.listened && sig === 'SIGTERM'))),
+        ),
+    );
     for (const s of live) s.worker.process.kill('SIGTERM');
-    const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), this.graceMs + PRIMARY_EXTRA_GRACE_MS).unref());
+    const timeout = new Promise<'timeout'>((resolve) =>
+      setTimeout(() => resolve('timeout'), this.graceMs + PRIMARY_EXTRA_GRACE_MS).unref(),
+    );
     const result = await Promise.race([Promise.all(exits), timeout]);
     if (result === 'timeout') {
       this.log.error('workers did not exit in time; killing them');

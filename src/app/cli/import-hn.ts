@@ -114,10 +114,12 @@ export function mapHnRecord(rec: Readonly<Record<string, string | undefined>>): 
   const title = (rec.title ?? '').trim();
   if (title.length === 0) return 'empty title';
   const seconds = Number((rec.created_at_unix ?? '').trim());
-  if (!Number.isSafeInteger(seconds) || seconds <= 0) return `created_at_unix ${JSON.stringify(rec.created_at_unix)} is not epoch seconds`;
+  if (!Number.isSafeInteger(seconds) || seconds <= 0)
+    return `created_at_unix ${JSON.stringify(rec.created_at_unix)} is not epoch seconds`;
   const pointsRaw = (rec.num_points ?? '').trim();
   const points = Number(pointsRaw);
-  if (pointsRaw === '' || !Number.isSafeInteger(points) || points < 0) return `num_points ${JSON.stringify(pointsRaw)} is not an integer ≥ 0`;
+  if (pointsRaw === '' || !Number.isSafeInteger(points) || points < 0)
+    return `num_points ${JSON.stringify(pointsRaw)} is not an integer ≥ 0`;
   const rawUrl = (rec.url ?? '').trim();
   const url = rawUrl.length > MAX_URL_CHARS ? rawUrl : httpUrl(rawUrl); // an over-long URL is refused by the item check
   return {
@@ -179,7 +181,11 @@ export async function* parseHn(file: string, opts: ParseOptions = {}): AsyncGene
   const firstLine = new Map<string, number>(); // id → line of its first row
   let lastLine = 0;
 
-  const rows = readErrorsAs(file, parser as AsyncIterable<{ record: string[]; info: { lines: number } }>, () => lastLine);
+  const rows = readErrorsAs(
+    file,
+    parser as AsyncIterable<{ record: string[]; info: { lines: number } }>,
+    () => lastLine,
+  );
   for await (const row of rows) {
     const { record, info } = row;
     lastLine = info.lines;

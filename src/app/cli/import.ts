@@ -24,7 +24,15 @@ import { stoppedMessage } from './input-file.js';
 import { cliLogger } from './log.js';
 import { FreshetClient, FreshetClientError } from '../../client/index.js';
 import { Progress } from './progress.js';
-import { checkServer, findServer, keyMismatchMessage, liveServer, serverKey, serviceKeySource, ServerUnreachableError } from './server.js';
+import {
+  checkServer,
+  findServer,
+  keyMismatchMessage,
+  liveServer,
+  serverKey,
+  serviceKeySource,
+  ServerUnreachableError,
+} from './server.js';
 
 export { liveServer } from './server.js';
 
@@ -37,7 +45,11 @@ export interface Importer {
 
 /** The registry of formats: add a parser here and `freshet import <format>` knows it. */
 export const importers: Readonly<Record<string, Importer>> = {
-  hn: { description: 'Hacker News posts CSV (id,title,url,num_points,num_comments,author,created_at,created_at_unix), .csv or .csv.gz', parse: parseHn },
+  hn: {
+    description:
+      'Hacker News posts CSV (id,title,url,num_points,num_comments,author,created_at,created_at_unix), .csv or .csv.gz',
+    parse: parseHn,
+  },
 };
 
 /** Options of {@link runImport}. */
@@ -111,8 +123,15 @@ function httpSink(baseUrl: string, serviceKey: string, keySource: string, label:
  */
 async function directSink(config: Config): Promise<Sink> {
   const { openFreshet } = await import('../open.js');
-  const f = await openFreshet(forJobs(ensureSecrets(config).config), { log: cliLogger(config), defaultMetrics: false, recoverHot: false, warmDiscover: false });
-  const target = config.databaseUrl ? `PostgreSQL ${redactUrl(config.databaseUrl)}` : `PGlite ${join(config.dataDir, 'pgdata')}`;
+  const f = await openFreshet(forJobs(ensureSecrets(config).config), {
+    log: cliLogger(config),
+    defaultMetrics: false,
+    recoverHot: false,
+    warmDiscover: false,
+  });
+  const target = config.databaseUrl
+    ? `PostgreSQL ${redactUrl(config.databaseUrl)}`
+    : `PGlite ${join(config.dataDir, 'pgdata')}`;
   return { target, write: (items) => f.useCases.publishItems(items, f.clock.now()), close: () => f.close() };
 }
 
@@ -128,8 +147,10 @@ export function redactUrl(url: string): string {
 }
 
 async function openSink(config: Config, mode: 'auto' | 'http' | 'direct', url?: string): Promise<Sink> {
-  const viaServer = url !== undefined || (mode !== 'direct' && !config.databaseUrl && liveServer(config.dataDir) !== null);
-  if (mode === 'http' && !viaServer) throw new Error(`no running Freshet server found in ${join(config.dataDir, 'server.json')}`);
+  const viaServer =
+    url !== undefined || (mode !== 'direct' && !config.databaseUrl && liveServer(config.dataDir) !== null);
+  if (mode === 'http' && !viaServer)
+    throw new Error(`no running Freshet server found in ${join(config.dataDir, 'server.json')}`);
   if (!viaServer) return directSink(config);
   const withKey = readSecrets(config); // the server's key: read, never generated here
   const target = findServer(withKey, url);
@@ -153,7 +174,12 @@ async function openSink(config: Config, mode: 'auto' | 'http' | 'direct', url?: 
  * @throws Error for an unknown format, an unreadable file or header, or a failed write (batches
  *   written before the failure stay written; re-running is safe).
  */
-export async function runImport(format: string, file: string, config: Config, opts: ImportOptions = {}): Promise<ImportSummary> {
+export async function runImport(
+  format: string,
+  file: string,
+  config: Config,
+  opts: ImportOptions = {},
+): Promise<ImportSummary> {
   const importer = importers[format];
   if (!importer) throw new Error(`unknown import format "${format}" (known: ${Object.keys(importers).join(', ')})`);
   const batchSize = Math.min(Math.max(1, opts.batchSize ?? 500), 1000);
@@ -163,7 +189,17 @@ export async function runImport(format: string, file: string, config: Config, op
   const started = performance.now();
   const sink = await openSink(config, opts.url ? 'http' : (opts.sink ?? 'auto'), opts.url);
   const progress = new Progress({ label: `import ${format}`, total: 0, tty: opts.progress });
-  const summary: ImportSummary = { format, file, items: 0, inserted: 0, updated: 0, skipped: 0, skippedRows: [], elapsedMs: 0, target: sink.target };
+  const summary: ImportSummary = {
+    format,
+    file,
+    items: 0,
+    inserted: 0,
+    updated: 0,
+    skipped: 0,
+    skippedRows: [],
+    elapsedMs: 0,
+    target: sink.target,
+  };
   let committedLine = 1; // the header
   try {
     for await (const batch of importer.parse(file, { batchSize })) {
@@ -191,7 +227,8 @@ export async function runImport(format: string, file: string, config: Config, op
     await sink.close();
   }
   summary.elapsedMs = performance.now() - started;
-  if (summary.skipped > summary.skippedRows.length) warn(`… and ${summary.skipped - summary.skippedRows.length} more skipped rows`);
+  if (summary.skipped > summary.skippedRows.length)
+    warn(`… and ${summary.skipped - summary.skippedRows.length} more skipped rows`);
   out(
     `imported ${summary.items} items from ${format} (${summary.inserted} inserted, ${summary.updated} updated, ` +
       `${summary.skipped} skipped) in ${(summary.elapsedMs / 1000).toFixed(1)}s into ${summary.target}`,
@@ -207,7 +244,14 @@ function importStopped(err: unknown, s: ImportSummary, file: string, committedLi
   return stoppedMessage('import', err, {
     file,
     committedLine,
-    committed: s.items === 0 ? null : { what: `${s.items} items`, detail: `(${s.inserted} inserted, ${s.updated} updated, ${s.skipped} rows skipped) into ${s.target}` },
-    resume: 'The import is idempotent (upsert by id): fix the file (or the cause) and run the same command again to resume',
+    committed:
+      s.items === 0
+        ? null
+        : {
+            what: `${s.items} items`,
+            detail: `(${s.inserted} inserted, ${s.updated} updated, ${s.skipped} rows skipped) into ${s.target}`,
+          },
+    resume:
+      'The import is idempotent (upsert by id): fix the file (or the cause) and run the same command again to resume',
   });
 }

@@ -79,7 +79,11 @@ export async function* inputLines(input: InputFile, file: string): AsyncGenerato
  * Re-yields `rows`, turning an error of the input under them (a read or gunzip error) into an
  * {@link ImportReadError} naming `file` and `lastLine()` (the last line read whole).
  */
-export async function* readErrorsAs<T>(file: string, rows: AsyncIterable<T>, lastLine: () => number): AsyncGenerator<T> {
+export async function* readErrorsAs<T>(
+  file: string,
+  rows: AsyncIterable<T>,
+  lastLine: () => number,
+): AsyncGenerator<T> {
   try {
     yield* rows;
   } catch (err) {
@@ -99,14 +103,17 @@ export class ImportReadError extends Error {
     readonly lastLine: number,
     cause: Error,
   ) {
-    super(`${file}: ${describeReadError(cause)} ${lastLine > 0 ? `after line ${lastLine}` : 'before the header'}`, { cause });
+    super(`${file}: ${describeReadError(cause)} ${lastLine > 0 ? `after line ${lastLine}` : 'before the header'}`, {
+      cause,
+    });
   }
 }
 
 /** A person's words for a stream error (zlib's "unexpected end of file" is a truncated file). */
 function describeReadError(err: Error): string {
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'Z_BUF_ERROR' || /unexpected end of file/i.test(err.message)) return 'the gzip data ends early (the file is truncated or still being written)';
+  if (code === 'Z_BUF_ERROR' || /unexpected end of file/i.test(err.message))
+    return 'the gzip data ends early (the file is truncated or still being written)';
   if (code === 'Z_DATA_ERROR') return `the gzip data is corrupt (${err.message})`;
   return err.message;
 }
@@ -130,8 +137,14 @@ export interface StoppedWork {
  * words, otherwise the error after the committed line), exactly what was committed before, and how to go on.
  */
 export function stoppedMessage(command: string, err: unknown, w: StoppedWork): string {
-  const why = err instanceof ImportReadError ? err.message : `${w.file}: ${err instanceof Error ? err.message : String(err)} (after line ${w.committedLine})`;
+  const why =
+    err instanceof ImportReadError
+      ? err.message
+      : `${w.file}: ${err instanceof Error ? err.message : String(err)} (after line ${w.committedLine})`;
   const c = w.committed;
-  const committed = c === null ? 'nothing was committed' : `committed before it: ${c.what} of lines 2–${w.committedLine} ${c.detail}; nothing after line ${w.committedLine}`;
+  const committed =
+    c === null
+      ? 'nothing was committed'
+      : `committed before it: ${c.what} of lines 2–${w.committedLine} ${c.detail}; nothing after line ${w.committedLine}`;
   return `${command} stopped: ${why}. ${committed}. ${w.resume}`;
 }

@@ -23,12 +23,21 @@ export function logFormat(env: NodeJS.ProcessEnv, isTty: boolean): LogFormat {
   const v = env.LOG_FORMAT?.trim().toLowerCase();
   if (!v) return isTty ? 'pretty' : 'json';
   if (v === 'pretty' || v === 'json') return v;
-  throw new Error(`invalid configuration:\n  LOG_FORMAT: must be pretty or json (got ${JSON.stringify(env.LOG_FORMAT)})`);
+  throw new Error(
+    `invalid configuration:\n  LOG_FORMAT: must be pretty or json (got ${JSON.stringify(env.LOG_FORMAT)})`,
+  );
 }
 
 function make(level: string, fd: 1 | 2, format: LogFormat, colorize: boolean): Logger {
   if (format === 'json') return pino({ level }, destination({ fd, sync: true }));
-  const stream = pretty({ destination: fd, sync: true, colorize, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  const stream = pretty({
+    destination: fd,
+    sync: true,
+    colorize,
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname',
+  });
   return pino({ level }, stream);
 }
 

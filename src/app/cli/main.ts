@@ -22,14 +22,22 @@ const program = new Command('freshet').description('Freshet feed engine').showHe
 program
   .command('serve')
   .description('start the HTTP service')
-  .option('--workers <n>', 'worker processes sharing the port (PostgreSQL + Redis only; default FRESHET_WORKERS, else the number of cores)', rangeArg(1, 256))
+  .option(
+    '--workers <n>',
+    'worker processes sharing the port (PostgreSQL + Redis only; default FRESHET_WORKERS, else the number of cores)',
+    rangeArg(1, 256),
+  )
   .action(async (opts: { workers?: number }) => (await import('./serve.js')).runServe({ workers: opts.workers }));
 
 program
   .command('token')
   .description('print a signed reader token (last line of the output)')
   .argument('<reader>', 'reader id', readerArg)
-  .option('--ttl <seconds>', `lifetime in seconds, at most ${MAX_TOKEN_TTL_S} (365 days; default FRESHET_TOKEN_TTL_S)`, ttlArg)
+  .option(
+    '--ttl <seconds>',
+    `lifetime in seconds, at most ${MAX_TOKEN_TTL_S} (365 days; default FRESHET_TOKEN_TTL_S)`,
+    ttlArg,
+  )
   .action(async (reader: string, opts: { ttl?: number }) => {
     const { config, generatedAt } = ensureSecrets(loadConfig());
     if (generatedAt) console.error(`generated a service key and secret into ${generatedAt}`);
@@ -41,7 +49,11 @@ program
   .description('apply pending database migrations')
   .action(async () => {
     const config = loadConfig();
-    refuseBesideServer(config, 'migrate', '`freshet serve` applies pending migrations itself when it starts, so restart the server instead (or stop it, then migrate)');
+    refuseBesideServer(
+      config,
+      'migrate',
+      '`freshet serve` applies pending migrations itself when it starts, so restart the server instead (or stop it, then migrate)',
+    );
     const { openSql } = await import('../open.js');
     const sql = await openSql(config);
     await sql.close();
@@ -54,15 +66,22 @@ program
   .argument('<format>', `one of: ${Object.keys(importers).join(', ')}, graph (follow edges)`)
   .argument('<file>', 'path of the file')
   .option('--batch <n>', 'items per write (1..1000)', rangeArg(1, 1000))
-  .option('--url <url>', 'send the items to this server (default: the server named by <dataDir>/server.json, else write directly)')
+  .option(
+    '--url <url>',
+    'send the items to this server (default: the server named by <dataDir>/server.json, else write directly)',
+  )
   .option('--prefix <p>', 'graph: prepended to every node id', '')
   .action(async (format: string, file: string, opts: { batch?: number; url?: string; prefix?: string }) => {
     if (format === 'graph') {
-      if (opts.url) throw new InvalidArgumentError('import graph writes into the database directly (no HTTP route takes a graph in bulk): drop --url');
+      if (opts.url)
+        throw new InvalidArgumentError(
+          'import graph writes into the database directly (no HTTP route takes a graph in bulk): drop --url',
+        );
       const { runGraphImport } = await import('./following/import-graph.js');
       return void (await runGraphImport(file, loadConfig(), { prefix: opts.prefix })); // follow edges (note 4)
     }
-    if (!importers[format]) throw new InvalidArgumentError(`unknown format "${format}" (known: ${Object.keys(importers).join(', ')})`);
+    if (!importers[format])
+      throw new InvalidArgumentError(`unknown format "${format}" (known: ${Object.keys(importers).join(', ')})`);
     // secrets: generated only when the import opens the stores itself (import.ts), read when it goes through a server
     const { runImport } = await import('./import.js');
     await runImport(format, file, loadConfig(), { batchSize: opts.batch, url: opts.url });
@@ -78,33 +97,53 @@ program
   .option('--load-mores <n>', 'load_more requests after each refresh', intArg, 4)
   .option('--limit <n>', 'items per page (1..100)', limitArg, 20)
   .option('--start <iso>', 'virtual time of the first session day', DEFAULT_START)
-  .action(async (opts: { url?: string; behaviors: string; sessions?: number; concurrency: number; loadMores: number; limit: number; start: string }) => {
-    const config = readSecrets(loadConfig()); // talks to a server: its key is read, never generated
-    const server = findServer(config, opts.url);
-    const { runSimulate } = await import('./for-you/simulate.js');
-    const report = await runSimulate({
-      url: server.url,
-      foundBy: server.foundBy,
-      serviceKey: serverKey(config),
-      keySource: serviceKeySource(config),
-      behaviorsPath: opts.behaviors,
-      sessions: opts.sessions,
-      concurrency: opts.concurrency,
-      loadMores: opts.loadMores,
-      limit: opts.limit,
-      start: opts.start,
-    });
-    process.exitCode = report.exitCode;
-  });
+  .action(
+    async (opts: {
+      url?: string;
+      behaviors: string;
+      sessions?: number;
+      concurrency: number;
+      loadMores: number;
+      limit: number;
+      start: string;
+    }) => {
+      const config = readSecrets(loadConfig()); // talks to a server: its key is read, never generated
+      const server = findServer(config, opts.url);
+      const { runSimulate } = await import('./for-you/simulate.js');
+      const report = await runSimulate({
+        url: server.url,
+        foundBy: server.foundBy,
+        serviceKey: serverKey(config),
+        keySource: serviceKeySource(config),
+        behaviorsPath: opts.behaviors,
+        sessions: opts.sessions,
+        concurrency: opts.concurrency,
+        loadMores: opts.loadMores,
+        limit: opts.limit,
+        start: opts.start,
+      });
+      process.exitCode = report.exitCode;
+    },
+  );
 
 program
   .command('replay')
   .description('replay logged traffic on virtual time')
   .command('views')
-  .description('stream a view log as views through the hot ranking (default: MIND impressions over imported HN posts), then report')
+  .description(
+    'stream a view log as views through the hot ranking (default: MIND impressions over imported HN posts), then report',
+  )
   .option('--log <file>', 'view log, CSV or CSV.gz with a header', '../shared/data/mind/mind_impressions_long.csv.gz')
-  .option('--map <how>', 'hn: map log items onto imported HN posts (README "Real data"); direct: the item column holds item ids', 'hn')
-  .option('--hn <file>', 'the HN posts file the items were imported from (hn mapping)', '../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz')
+  .option(
+    '--map <how>',
+    'hn: map log items onto imported HN posts (README "Real data"); direct: the item column holds item ids',
+    'hn',
+  )
+  .option(
+    '--hn <file>',
+    'the HN posts file the items were imported from (hn mapping)',
+    '../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz',
+  )
   .option('--item-col <name>', 'column of the viewed item', 'news_id')
   .option('--visitor-col <name>', 'column of the visitor', 'user_id')
   .option('--time-col <name>', 'column of the time (ISO 8601, epoch s or ms)', 'time')

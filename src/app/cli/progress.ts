@@ -53,7 +53,14 @@ export class Progress {
     this.total = opts.total;
     if (opts.tty ?? Boolean(process.stderr.isTTY)) {
       const amount = opts.counts ? '{value}/{total}' : '{percentage}%';
-      this.bar = new SingleBar({ stream: process.stderr, format: `${opts.label} [{bar}] ${amount} | {detail} | {eta_formatted}`, hideCursor: true }, Presets.shades_classic);
+      this.bar = new SingleBar(
+        {
+          stream: process.stderr,
+          format: `${opts.label} [{bar}] ${amount} | {detail} | {eta_formatted}`,
+          hideCursor: true,
+        },
+        Presets.shades_classic,
+      );
       this.bar.start(Math.max(opts.total, 1), 0, { detail: '' });
     } else {
       this.bar = null;

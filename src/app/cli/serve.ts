@@ -34,7 +34,11 @@ export interface ServeOptions {
 }
 
 /** How many processes serve: 1 on the embedded default (it holds its data in process), else the asked number. */
-export function servingWorkers(config: Pick<Config, 'databaseUrl' | 'redisUrl' | 'redisClusterNodes' | 'workers'>, asked?: number, cores = availableParallelism()): { workers: number; refused: boolean } {
+export function servingWorkers(
+  config: Pick<Config, 'databaseUrl' | 'redisUrl' | 'redisClusterNodes' | 'workers'>,
+  asked?: number,
+  cores = availableParallelism(),
+): { workers: number; refused: boolean } {
   const wanted = asked ?? (config.workers > 0 ? config.workers : cores);
   const shared = Boolean(config.databaseUrl) && Boolean(config.redisUrl || config.redisClusterNodes?.length);
   if (shared) return { workers: wanted, refused: false };
@@ -48,12 +52,21 @@ export async function runServe(opts: ServeOptions = {}): Promise<void> {
     const { workers, refused } = servingWorkers(config, opts.workers);
     if (workers > 1) {
       // the primary only forks and watches; secrets are settled here so every worker reads the same file
-      if (generatedAt) serverLogger(config).warn({ path: generatedAt }, 'no FRESHET_SERVICE_KEY/FRESHET_SECRET set: generated them into this file');
+      if (generatedAt)
+        serverLogger(config).warn(
+          { path: generatedAt },
+          'no FRESHET_SERVICE_KEY/FRESHET_SECRET set: generated them into this file',
+        );
       return runPrimary(workers, config.host, serverLogger(config), config.shutdownGraceMs);
     }
     if (refused) {
-      const why = config.databaseUrl ? 'in-process hot, seen and feed stores (no FRESHET_REDIS_URL)' : 'the embedded database (PGlite, no FRESHET_DATABASE_URL)';
-      serverLogger(config).warn({ asked: opts.workers ?? config.workers }, `serving from one process: ${why} cannot be shared between processes; --workers needs PostgreSQL and Redis`);
+      const why = config.databaseUrl
+        ? 'in-process hot, seen and feed stores (no FRESHET_REDIS_URL)'
+        : 'the embedded database (PGlite, no FRESHET_DATABASE_URL)';
+      serverLogger(config).warn(
+        { asked: opts.workers ?? config.workers },
+        `serving from one process: ${why} cannot be shared between processes; --workers needs PostgreSQL and Redis`,
+      );
     }
   }
   await serveOne(config, generatedAt);
@@ -78,18 +91,25 @@ async function serveOne(config: Config, generatedAt: string | undefined): Promis
   // close-with-grace: on a signal (or an uncaught error) close the app — stop accepting, finish requests,
   // stop the workers, checkpoint, close every store — within the grace (FRESHET_SHUTDOWN_GRACE_S), else
   // exit 1; a close that throws exits 1 too.
-  closeWithGrace({ delay: config.shutdownGraceMs, ...(worker !== null ? { skip: ['SIGINT', 'SIGHUP'] } : {}), logger: { error: (m: unknown) => log.error(m) } }, async ({ signal, err }) => {
-    stopping = true;
-    if (err) log.error({ err }, 'shutting down after an uncaught error');
-    else log.info({ signal }, 'shutting down');
-    await starting.catch(() => undefined); // a start in progress finishes first (within the grace)
-    try {
-      if (opened?.app) await opened.app.close();
-      else await opened?.f.close();
-    } finally {
-      if (embedded) rmSync(marker, { force: true });
-    }
-  });
+  closeWithGrace(
+    {
+      delay: config.shutdownGraceMs,
+      ...(worker !== null ? { skip: ['SIGINT', 'SIGHUP'] } : {}),
+      logger: { error: (m: unknown) => log.error(m) },
+    },
+    async ({ signal, err }) => {
+      stopping = true;
+      if (err) log.error({ err }, 'shutting down after an uncaught error');
+      else log.info({ signal }, 'shutting down');
+      await starting.catch(() => undefined); // a start in progress finishes first (within the grace)
+      try {
+        if (opened?.app) await opened.app.close();
+        else await opened?.f.close();
+      } finally {
+        if (embedded) rmSync(marker, { force: true });
+      }
+    },
+  );
   const starting = (async () => {
     const f = await openFreshet(config, { log });
     opened = { f };
@@ -97,15 +117,22 @@ async function serveOne(config: Config, generatedAt: string | undefined): Promis
     opened.app = app;
     if (stopping) return;
     if (worker !== null) f.metrics.registry.setDefaultLabels({ worker: String(worker) });
-    if (generatedAt && worker === null) f.log.warn({ path: generatedAt }, 'no FRESHET_SERVICE_KEY/FRESHET_SECRET set: generated them into this file');
-    else if (!process.env.FRESHET_SERVICE_KEY && worker === null) f.log.info({ path: secretsPath(config) }, 'service key and secret read from the data folder');
+    if (generatedAt && worker === null)
+      f.log.warn({ path: generatedAt }, 'no FRESHET_SERVICE_KEY/FRESHET_SECRET set: generated them into this file');
+    else if (!process.env.FRESHET_SERVICE_KEY && worker === null)
+      f.log.info({ path: secretsPath(config) }, 'service key and secret read from the data folder');
     await app.listen({ port: config.port, host: config.host });
     startBackgroundWork(f, config, worker);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     if (embedded) writeFileSync(marker, JSON.stringify({ pid: process.pid, host: config.host, port }) + '\n');
     f.log.info(
-      { url: `http://${config.host}:${port}`, docs: '/docs', database: config.databaseUrl ? 'postgres' : 'pglite', hot: config.redisUrl || config.redisClusterNodes ? 'redis' : 'in-process' },
+      {
+        url: `http://${config.host}:${port}`,
+        docs: '/docs',
+        database: config.databaseUrl ? 'postgres' : 'pglite',
+        hot: config.redisUrl || config.redisClusterNodes ? 'redis' : 'in-process',
+      },
       'freshet listening',
     );
   })();

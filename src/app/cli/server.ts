@@ -62,7 +62,11 @@ function hostUrl(host: string, port: number): string {
 export function findServer(config: Pick<Config, 'dataDir' | 'host' | 'port'>, url?: string): ServerTarget {
   if (url) return { url: url.replace(/\/+$/, ''), foundBy: '--url' };
   const marker = liveServer(config.dataDir);
-  if (marker) return { url: hostUrl(marker.host, marker.port), foundBy: `${serverMarkerPath(config.dataDir)} (pid ${marker.pid})` };
+  if (marker)
+    return {
+      url: hostUrl(marker.host, marker.port),
+      foundBy: `${serverMarkerPath(config.dataDir)} (pid ${marker.pid})`,
+    };
   return { url: hostUrl(config.host, config.port), foundBy: 'HOST:PORT' };
 }
 
@@ -77,8 +81,13 @@ export function serviceKeySource(config: Config, env: NodeJS.ProcessEnv = proces
  */
 export function serverKey(config: Config, env: NodeJS.ProcessEnv = process.env): string {
   if (config.serviceKey) return config.serviceKey;
-  const where = env.FRESHET_SERVICE_KEY === undefined ? `FRESHET_SERVICE_KEY is not set and ${secretsPath(config)} does not exist` : 'FRESHET_SERVICE_KEY is empty';
-  throw new Error(`no service key to send to the server: ${where}. Set FRESHET_SERVICE_KEY to the server's key, or FRESHET_DATA_DIR to the server's data folder (its secrets.json)`);
+  const where =
+    env.FRESHET_SERVICE_KEY === undefined
+      ? `FRESHET_SERVICE_KEY is not set and ${secretsPath(config)} does not exist`
+      : 'FRESHET_SERVICE_KEY is empty';
+  throw new Error(
+    `no service key to send to the server: ${where}. Set FRESHET_SERVICE_KEY to the server's key, or FRESHET_DATA_DIR to the server's data folder (its secrets.json)`,
+  );
 }
 
 /** The message for a server that refused the service key (HTTP 401). */
@@ -95,7 +104,12 @@ export function keyMismatchMessage(url: string, keySource: string): string {
  *   Error for a `/healthz` that is not 200, and
  *   {@link keyMismatchMessage} when an authenticated request is answered 401.
  */
-export async function checkServer(target: ServerTarget, serviceKey: string, keySource: string, timeoutMs = 10_000): Promise<void> {
+export async function checkServer(
+  target: ServerTarget,
+  serviceKey: string,
+  keySource: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const client = new FreshetClient({ baseUrl: target.url, serviceKey, timeoutMs, retry: { attempts: 1 } });
   try {
     await client.health();
@@ -104,13 +118,16 @@ export async function checkServer(target: ServerTarget, serviceKey: string, keyS
     if (err.kind === 'network' || err.kind === 'timeout') {
       const cause = err.cause as (Error & { cause?: Error }) | undefined;
       const why = cause?.cause?.message ?? cause?.message ?? err.msg;
-      throw new ServerUnreachableError(`no Freshet server answers at ${target.url} (found by ${target.foundBy}): ${why}; start one with \`freshet serve\` or pass --url`);
+      throw new ServerUnreachableError(
+        `no Freshet server answers at ${target.url} (found by ${target.foundBy}): ${why}; start one with \`freshet serve\` or pass --url`,
+      );
     }
     throw new Error(`${target.url}/healthz answered ${err.status} (found by ${target.foundBy})`);
   }
   // Any authenticated read tells a refused key (401) from an accepted one (404 for this unused id).
   const probe = await client.items.get('_freshet_key_probe').catch((err: unknown) => err);
-  if (probe instanceof FreshetClientError && probe.status === 401) throw new Error(keyMismatchMessage(target.url, keySource));
+  if (probe instanceof FreshetClientError && probe.status === 401)
+    throw new Error(keyMismatchMessage(target.url, keySource));
   if (probe instanceof FreshetClientError && probe.kind !== 'http') throw probe;
 }
 
@@ -123,7 +140,11 @@ export async function checkServer(target: ServerTarget, serviceKey: string, keyS
  * @param hint what to do instead, e.g. "stop it first".
  * @throws Error naming the command, the holder and the hint.
  */
-export function refuseBesideServer(config: Pick<Config, 'dataDir' | 'databaseUrl'>, command: string, hint: string): void {
+export function refuseBesideServer(
+  config: Pick<Config, 'dataDir' | 'databaseUrl'>,
+  command: string,
+  hint: string,
+): void {
   if (config.databaseUrl || !existsSync(config.dataDir)) return;
   try {
     lockDataDir(config.dataDir).release();
@@ -136,6 +157,8 @@ export function refuseBesideServer(config: Pick<Config, 'dataDir' | 'databaseUrl
       : err.holder
         ? `another process (pid ${err.holder.pid}: ${err.holder.command})`
         : 'another process';
-    throw new Error(`${command}: ${who} holds the data folder ${config.dataDir}, and the embedded database (PGlite) is single-process: ${hint}`);
+    throw new Error(
+      `${command}: ${who} holds the data folder ${config.dataDir}, and the embedded database (PGlite) is single-process: ${hint}`,
+    );
   }
 }

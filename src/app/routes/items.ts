@@ -16,7 +16,17 @@ import { itemToJson, parsePublishedAt } from '../../kernel/items/item.js';
 import type { ContentStore } from '../../kernel/items/content-store.js';
 import type { PublishInput } from '../../kernel/items/validate.js';
 import { nowOf, principalOf, requireService, type RequestAccess } from '../../kernel/http/access.js';
-import { DeleteResult, ErrorEnvelope, IdParams, ItemResult, ItemsBody, NowHeaders, ok, UpsertResult, type ItemInJson } from '../../kernel/http/schemas.js';
+import {
+  DeleteResult,
+  ErrorEnvelope,
+  IdParams,
+  ItemResult,
+  ItemsBody,
+  NowHeaders,
+  ok,
+  UpsertResult,
+  type ItemInJson,
+} from '../../kernel/http/schemas.js';
 import type { UseCases } from '../use-cases.js';
 
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
@@ -28,7 +38,10 @@ const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404
 export function toPublishInput(json: ItemInJson, index: number): PublishInput {
   const publishedAt = parsePublishedAt(json.published_at);
   if (publishedAt === null) {
-    throw fail('INVALID_INPUT', `body/${index}/published_at ${JSON.stringify(json.published_at).slice(0, 60)} is not a time; send epoch seconds (e.g. 1772791200) or ISO 8601 (e.g. "2026-03-06T10:00:00Z")`);
+    throw fail(
+      'INVALID_INPUT',
+      `body/${index}/published_at ${JSON.stringify(json.published_at).slice(0, 60)} is not a time; send epoch seconds (e.g. 1772791200) or ISO 8601 (e.g. "2026-03-06T10:00:00Z")`,
+    );
   }
   return {
     id: json.id,
@@ -67,29 +80,58 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { access, content, useCases } = deps;
 
-  r.post('/items', { schema: { tags: ['items'], summary: 'Upsert items (service key)', body: ItemsBody, headers: NowHeaders, response: { 200: UpsertResult, ...errors, 409: ErrorEnvelope, 413: ErrorEnvelope } } }, async (req) => {
-    const p = principalOf(req);
-    requireService(p);
-    const nowMs = nowOf(p, req, access); // X-Freshet-Now: replays publish on virtual time
-    const items = req.body.map((json, i) => toPublishInput(json, i));
-    try {
-      return ok(await useCases.publishItems(items, nowMs));
-    } catch (err) {
-      throw asBodyRefusal(err);
-    }
-  });
+  r.post(
+    '/items',
+    {
+      schema: {
+        tags: ['items'],
+        summary: 'Upsert items (service key)',
+        body: ItemsBody,
+        headers: NowHeaders,
+        response: { 200: UpsertResult, ...errors, 409: ErrorEnvelope, 413: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      requireService(p);
+      const nowMs = nowOf(p, req, access); // X-Freshet-Now: replays publish on virtual time
+      const items = req.body.map((json, i) => toPublishInput(json, i));
+      try {
+        return ok(await useCases.publishItems(items, nowMs));
+      } catch (err) {
+        throw asBodyRefusal(err);
+      }
+    },
+  );
 
-  r.get('/items/:id', { schema: { tags: ['items'], summary: 'One live item', params: IdParams, response: { 200: ItemResult, ...errors } } }, async (req) => {
-    principalOf(req);
-    const [item] = await content.getItems([req.params.id], { fresh: true }); // the item API reads the store of record
-    if (!item) throw fail('NOT_FOUND', `no item ${req.params.id}`);
-    return ok(itemToJson(item));
-  });
+  r.get(
+    '/items/:id',
+    {
+      schema: { tags: ['items'], summary: 'One live item', params: IdParams, response: { 200: ItemResult, ...errors } },
+    },
+    async (req) => {
+      principalOf(req);
+      const [item] = await content.getItems([req.params.id], { fresh: true }); // the item API reads the store of record
+      if (!item) throw fail('NOT_FOUND', `no item ${req.params.id}`);
+      return ok(itemToJson(item));
+    },
+  );
 
-  r.delete('/items/:id', { schema: { tags: ['items'], summary: 'Soft-delete an item (service key)', params: IdParams, response: { 200: DeleteResult, ...errors } } }, async (req) => {
-    requireService(principalOf(req));
-    const deleted = await useCases.deleteItem(req.params.id, access.clock.now());
-    if (!deleted) throw fail('NOT_FOUND', `no live item ${req.params.id}`);
-    return ok({ id: req.params.id, deleted });
-  });
+  r.delete(
+    '/items/:id',
+    {
+      schema: {
+        tags: ['items'],
+        summary: 'Soft-delete an item (service key)',
+        params: IdParams,
+        response: { 200: DeleteResult, ...errors },
+      },
+    },
+    async (req) => {
+      requireService(principalOf(req));
+      const deleted = await useCases.deleteItem(req.params.id, access.clock.now());
+      if (!deleted) throw fail('NOT_FOUND', `no live item ${req.params.id}`);
+      return ok({ id: req.params.id, deleted });
+    },
+  );
 };

@@ -16,13 +16,31 @@ export interface OpsRouteDeps {
 
 /** Registers the operations routes. */
 export const opsRoutes: FastifyPluginAsync<{ deps: OpsRouteDeps }> = async (app, { deps }) => {
-  app.get('/healthz', { schema: { tags: ['ops'], summary: 'The process answers', response: { 200: HealthResult } } }, async () => ok({ status: 'ok' }));
-  app.get('/readyz', { schema: { tags: ['ops'], summary: 'Every store answers (503 / 50301 naming the stores otherwise)', response: { 200: ReadyResult, 503: NotReadyResult } } }, async (_req, reply) => {
-    const stores = await deps.ready();
-    const down = Object.keys(stores).filter((name) => !stores[name]);
-    if (down.length > 0) return sendError(reply, 'STORE_UNAVAILABLE', `a store is unavailable: ${down.join(', ')}`, { status: 'unavailable', stores });
-    return ok({ status: 'ready' as const, stores });
-  });
+  app.get(
+    '/healthz',
+    { schema: { tags: ['ops'], summary: 'The process answers', response: { 200: HealthResult } } },
+    async () => ok({ status: 'ok' }),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['ops'],
+        summary: 'Every store answers (503 / 50301 naming the stores otherwise)',
+        response: { 200: ReadyResult, 503: NotReadyResult },
+      },
+    },
+    async (_req, reply) => {
+      const stores = await deps.ready();
+      const down = Object.keys(stores).filter((name) => !stores[name]);
+      if (down.length > 0)
+        return sendError(reply, 'STORE_UNAVAILABLE', `a store is unavailable: ${down.join(', ')}`, {
+          status: 'unavailable',
+          stores,
+        });
+      return ok({ status: 'ready' as const, stores });
+    },
+  );
   app.get('/metrics', { schema: { tags: ['ops'], hide: true } }, async (_req, reply) => {
     void reply.header('content-type', deps.registry.contentType);
     return deps.registry.metrics();

@@ -23,7 +23,8 @@ export interface UiOptions {
 }
 
 /** Same-origin only; inline styles allowed for the charts' computed widths (no inline scripts). */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /** Registers `/ui` (redirect to `/ui/`) and the static files under `/ui/`. */
 export const uiRoutes: FastifyPluginAsync<UiOptions> = async (app, opts) => {
@@ -35,7 +36,10 @@ export const uiRoutes: FastifyPluginAsync<UiOptions> = async (app, opts) => {
   app.get('/ui', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/ui/'));
   if (!existsSync(`${root}/index.html`)) {
     app.get('/ui/*', { schema: { hide: true } }, async (_req, reply) =>
-      reply.status(503).type('text/plain; charset=utf-8').send('The web explorer is not built: run `npm run build` (it writes dist/ui/).\n'),
+      reply
+        .status(503)
+        .type('text/plain; charset=utf-8')
+        .send('The web explorer is not built: run `npm run build` (it writes dist/ui/).\n'),
     );
     return;
   }

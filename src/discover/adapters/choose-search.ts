@@ -37,12 +37,21 @@ export interface VectorSearchSettings {
  * Quick: one catalogue query, no set-up.
  * @throws FreshetError `STORE_UNAVAILABLE` when `pgvector` is asked for and cannot be had.
  */
-export async function chooseVectorSearch(sql: Sql, dim: number, s: VectorSearchSettings, log?: Logger): Promise<'pgvector' | 'memory'> {
+export async function chooseVectorSearch(
+  sql: Sql,
+  dim: number,
+  s: VectorSearchSettings,
+  log?: Logger,
+): Promise<'pgvector' | 'memory'> {
   if (s.choice === 'memory') return 'memory';
   const version = await PgvectorSearch.detect(sql);
   const why = PgvectorSearch.unusable(version, dim);
   if (!why) return 'pgvector';
-  if (s.choice === 'pgvector') throw fail('STORE_UNAVAILABLE', `FRESHET_DISCOVER_INDEX=pgvector, but ${why}: install pgvector 0.8 or later, or set FRESHET_DISCOVER_INDEX=auto`);
+  if (s.choice === 'pgvector')
+    throw fail(
+      'STORE_UNAVAILABLE',
+      `FRESHET_DISCOVER_INDEX=pgvector, but ${why}: install pgvector 0.8 or later, or set FRESHET_DISCOVER_INDEX=auto`,
+    );
   if (version) log?.info({ version }, `discover index: in process (${why})`);
   return 'memory';
 }
@@ -53,7 +62,12 @@ export async function chooseVectorSearch(sql: Sql, dim: number, s: VectorSearchS
  * awaited here.
  * @throws FreshetError `STORE_UNAVAILABLE` when `pgvector` is asked for and cannot be had or set up.
  */
-export async function resolveVectorSearch(sql: Sql, dim: number, s: VectorSearchSettings, log?: Logger): Promise<VectorSearch> {
+export async function resolveVectorSearch(
+  sql: Sql,
+  dim: number,
+  s: VectorSearchSettings,
+  log?: Logger,
+): Promise<VectorSearch> {
   if ((await chooseVectorSearch(sql, dim, s, log)) === 'pgvector') {
     const pg = new PgvectorSearch(sql, dim, s.pgvector);
     try {
@@ -61,7 +75,10 @@ export async function resolveVectorSearch(sql: Sql, dim: number, s: VectorSearch
       log?.info({}, 'discover index: pgvector');
       return pg;
     } catch (err) {
-      if (s.choice === 'pgvector') throw fail('STORE_UNAVAILABLE', 'FRESHET_DISCOVER_INDEX=pgvector, but pgvector could not be set up', { message: String(err) });
+      if (s.choice === 'pgvector')
+        throw fail('STORE_UNAVAILABLE', 'FRESHET_DISCOVER_INDEX=pgvector, but pgvector could not be set up', {
+          message: String(err),
+        });
       log?.warn({ err }, 'discover index: pgvector is there but could not be set up; using the in-process index');
     }
   }
@@ -104,11 +121,14 @@ export class LazyVectorSearch implements VectorSearch {
    */
   warm(): void {
     if (this.resolved) return this.resolved.warm();
-    void this.get().catch((err: unknown) => this.log?.error({ err }, 'discover index: could not be started; phase 2 serves the newest items until it is'));
+    void this.get().catch((err: unknown) =>
+      this.log?.error({ err }, 'discover index: could not be started; phase 2 serves the newest items until it is'),
+    );
   }
 
   async search(query: Float32Array, k: number): Promise<VectorHit[]> {
-    if (query.length !== this.dim) throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
+    if (query.length !== this.dim)
+      throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
     return (await this.get()).search(query, k);
   }
 

@@ -109,7 +109,8 @@ export class InProcessSearch implements VectorSearch {
   }
 
   async search(query: Float32Array, k: number): Promise<VectorHit[]> {
-    if (query.length !== this.dim) throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
+    if (query.length !== this.dim)
+      throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
     await this.ensureStarted();
     if (this.now() - this.lastSyncAt >= this.settings.syncMs) await this.catchUpWithin(this.settings.syncWaitMs);
     return this.index.search(query, k);
@@ -117,7 +118,9 @@ export class InProcessSearch implements VectorSearch {
 
   /** Asks for a catch-up (joining one that runs) and waits for it at most `budgetMs`; never throws. */
   private async catchUpWithin(budgetMs: number): Promise<void> {
-    const catching = this.sync().catch((err: unknown) => this.log?.warn({ err }, 'discover index: catch-up failed; serving the index as it is'));
+    const catching = this.sync().catch((err: unknown) =>
+      this.log?.warn({ err }, 'discover index: catch-up failed; serving the index as it is'),
+    );
     if (budgetMs <= 0) return;
     let timer: NodeJS.Timeout | undefined;
     const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, budgetMs).unref()));
@@ -152,7 +155,12 @@ export class InProcessSearch implements VectorSearch {
 
   stats(): VectorSearchStats {
     const building = this.index.buildProgress();
-    return { kind: this.index.mode, size: this.index.size, bytes: this.index.bytes(), ...(building ? { building } : {}) };
+    return {
+      kind: this.index.mode,
+      size: this.index.size,
+      bytes: this.index.bytes(),
+      ...(building ? { building } : {}),
+    };
   }
 
   /** Stops the catch-up timer and a background build, and writes a last snapshot when anything changed since the previous one. */
@@ -163,7 +171,8 @@ export class InProcessSearch implements VectorSearch {
       await this.started.catch(() => undefined);
       await this.syncing?.catch(() => undefined);
       await this.saving;
-      if (this.changedSinceSave > 0) await this.save().catch((err: unknown) => this.log?.warn({ err }, 'discover index: final snapshot failed'));
+      if (this.changedSinceSave > 0)
+        await this.save().catch((err: unknown) => this.log?.warn({ err }, 'discover index: final snapshot failed'));
       this.index.close();
     })());
   }
@@ -184,7 +193,9 @@ export class InProcessSearch implements VectorSearch {
       this.startedOk = true;
       this.scheduleSync();
     });
-    started.catch((err: unknown) => this.log?.warn({ err }, 'discover index: start failed; the next search or warm-up retries'));
+    started.catch((err: unknown) =>
+      this.log?.warn({ err }, 'discover index: start failed; the next search or warm-up retries'),
+    );
     return started;
   }
 
@@ -236,7 +247,8 @@ export class InProcessSearch implements VectorSearch {
       const c = changes[i]!;
       if (c.deleted || c.vector.length !== this.dim) index.remove(c.itemId);
       else if (!index.holds(c.itemId, c.vector)) index.upsert(c.itemId, c.vector);
-      if (index.mode === 'hnsw' && i % APPLY_SLICE === APPLY_SLICE - 1) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (index.mode === 'hnsw' && i % APPLY_SLICE === APPLY_SLICE - 1)
+        await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
@@ -245,7 +257,9 @@ export class InProcessSearch implements VectorSearch {
     if (!this.snapshots || this.saving || this.closed || this.index.size < this.settings.snapshotMin) return;
     const graphUnsaved = this.index.mode === 'hnsw' && !this.savedGraph;
     const firstSave = this.lastSaveAt === 0 && this.changedSinceSave > 0;
-    const enough = this.changedSinceSave >= Math.max(100, this.index.size / 100) && this.now() - this.lastSaveAt >= this.settings.snapshotEveryMs;
+    const enough =
+      this.changedSinceSave >= Math.max(100, this.index.size / 100) &&
+      this.now() - this.lastSaveAt >= this.settings.snapshotEveryMs;
     if (!graphUnsaved && !firstSave && !enough) return;
     this.saving = this.save()
       .catch((err: unknown) => this.log?.warn({ err }, 'discover index: snapshot failed'))

@@ -97,7 +97,8 @@ export class MemoryVectorIndex {
    * @throws FreshetError `INVALID_INPUT` when `codes` is not `dim` long.
    */
   upsert(itemId: string, codes: Int8Array): void {
-    if (codes.length !== this.dim) throw fail('INVALID_INPUT', `embedding of ${itemId} has ${codes.length} components, the index ${this.dim}`);
+    if (codes.length !== this.dim)
+      throw fail('INVALID_INPUT', `embedding of ${itemId} has ${codes.length} components, the index ${this.dim}`);
     let s = this.slotOf.get(itemId);
     if (s === undefined) {
       s = this.free.pop() ?? this.ids.length;
@@ -131,7 +132,8 @@ export class MemoryVectorIndex {
    * index holds no more, and the caller may call it exhausted.
    */
   search(query: Float32Array, k: number): { itemId: string; vector: Int8Array }[] {
-    if (query.length !== this.dim) throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
+    if (query.length !== this.dim)
+      throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
     if (this.size === 0 || k <= 0) return [];
     const q = quantize(query);
     const want = Math.min(k, this.size);
@@ -141,7 +143,16 @@ export class MemoryVectorIndex {
     }
     // free slots are zero vectors (cosine distance 1): ask for enough to cover them, dropped by hitsOf
     const used = this.ids.length;
-    const keys = (exactSearch(this.codes.subarray(0, used * this.dim), q, this.dim, Math.min(used, want + this.free.length), MetricKind.Cos, 1) as Matches).keys;
+    const keys = (
+      exactSearch(
+        this.codes.subarray(0, used * this.dim),
+        q,
+        this.dim,
+        Math.min(used, want + this.free.length),
+        MetricKind.Cos,
+        1,
+      ) as Matches
+    ).keys;
     return this.hitsOf(keys, want);
   }
 
@@ -179,7 +190,12 @@ export class MemoryVectorIndex {
   state(): { dim: number; ids: (string | null)[]; codes: Int8Array; saveGraph: ((path: string) => void) | null } {
     const used = this.ids.length;
     const graph = this.mode === 'hnsw' ? this.hnsw! : null;
-    return { dim: this.dim, ids: this.ids.slice(), codes: this.codes.slice(0, used * this.dim), saveGraph: graph ? (path) => graph.save(path) : null };
+    return {
+      dim: this.dim,
+      ids: this.ids.slice(),
+      codes: this.codes.slice(0, used * this.dim),
+      saveGraph: graph ? (path) => graph.save(path) : null,
+    };
   }
 
   /** An index holding a persisted state (its HNSW file loaded when present, else rebuilt above `exactMax`). */
@@ -252,7 +268,12 @@ export class MemoryVectorIndex {
       }
       this.builtUpTo = to;
       const ms = performance.now() - started;
-      chunk = ms > BUILD_STEP_MS * 1.5 ? Math.max(16, chunk >> 1) : ms < BUILD_STEP_MS / 2 ? Math.min(4096, chunk * 2) : chunk;
+      chunk =
+        ms > BUILD_STEP_MS * 1.5
+          ? Math.max(16, chunk >> 1)
+          : ms < BUILD_STEP_MS / 2
+            ? Math.min(4096, chunk * 2)
+            : chunk;
       await yieldToLoop();
     }
     if (!this.closed) this.builtUpTo = Infinity;

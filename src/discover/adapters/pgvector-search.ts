@@ -92,8 +92,10 @@ export class PgvectorSearch implements VectorSearch {
   /** Why pgvector `version` (null: none) cannot serve embeddings of `dim`, or null when it can. */
   static unusable(version: string | null, dim: number): string | null {
     if (!version) return 'the database has no vector extension (pgvector)';
-    if (!pgvectorSupported(version)) return `the database has pgvector ${version}; ${MIN_PGVECTOR.join('.')} or later is needed (iterative index scans)`;
-    if (dim > MAX_HALFVEC_DIM) return `pgvector indexes at most ${MAX_HALFVEC_DIM} dimensions, FRESHET_EMBEDDING_DIM is ${dim}`;
+    if (!pgvectorSupported(version))
+      return `the database has pgvector ${version}; ${MIN_PGVECTOR.join('.')} or later is needed (iterative index scans)`;
+    if (dim > MAX_HALFVEC_DIM)
+      return `pgvector indexes at most ${MAX_HALFVEC_DIM} dimensions, FRESHET_EMBEDDING_DIM is ${dim}`;
     return null;
   }
 
@@ -107,7 +109,10 @@ export class PgvectorSearch implements VectorSearch {
         `SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute
          WHERE attrelid = 'item_embeddings'::regclass AND attname = 'embedding' AND NOT attisdropped`,
       );
-      if (col[0] && col[0].t !== `halfvec(${dim})`) await tx.exec(`DROP INDEX IF EXISTS item_embeddings_hnsw_idx; ALTER TABLE item_embeddings DROP COLUMN embedding`);
+      if (col[0] && col[0].t !== `halfvec(${dim})`)
+        await tx.exec(
+          `DROP INDEX IF EXISTS item_embeddings_hnsw_idx; ALTER TABLE item_embeddings DROP COLUMN embedding`,
+        );
       await tx.exec(`
         ALTER TABLE item_embeddings ADD COLUMN IF NOT EXISTS embedding halfvec(${dim});
         CREATE OR REPLACE FUNCTION freshet_int8_halfvec(v bytea) RETURNS halfvec LANGUAGE sql IMMUTABLE STRICT AS $fn$
@@ -133,10 +138,14 @@ export class PgvectorSearch implements VectorSearch {
       if (rows.length < BACKFILL) break;
     }
     const { m, efConstruction } = this.settings;
-    await this.sql.exec(`CREATE INDEX IF NOT EXISTS item_embeddings_hnsw_idx ON item_embeddings USING hnsw (embedding halfvec_cosine_ops) WITH (m = ${m}, ef_construction = ${efConstruction})`);
+    await this.sql.exec(
+      `CREATE INDEX IF NOT EXISTS item_embeddings_hnsw_idx ON item_embeddings USING hnsw (embedding halfvec_cosine_ops) WITH (m = ${m}, ef_construction = ${efConstruction})`,
+    );
     const [n, mem] = await Promise.all([
       this.sql.query<{ n: number | string }>(`SELECT count(*) AS n FROM item_embeddings WHERE embedding IS NOT NULL`),
-      this.sql.query<{ b: number | string }>(`SELECT setting::bigint * 1024 AS b FROM pg_settings WHERE name = 'work_mem' AND unit = 'kB'`),
+      this.sql.query<{ b: number | string }>(
+        `SELECT setting::bigint * 1024 AS b FROM pg_settings WHERE name = 'work_mem' AND unit = 'kB'`,
+      ),
     ]);
     this.size = Number(n[0]?.n ?? 0);
     if (mem[0]) this.workMemBytes = Number(mem[0].b);
@@ -152,15 +161,23 @@ export class PgvectorSearch implements VectorSearch {
   warm(): void {}
 
   async search(query: Float32Array, k: number): Promise<VectorHit[]> {
-    if (query.length !== this.dim) throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
+    if (query.length !== this.dim)
+      throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
     if (k <= 0) return [];
     const limit = Math.floor(k);
     const q = literal(query);
     const ef = Math.min(MAX_EF_SEARCH, Math.max(this.settings.efSearch, limit));
     const tuples = Math.min(2 ** 31 - 1, Math.max(MIN_SCAN_TUPLES, SCAN_TUPLES_PER_ROW * limit));
     // bytes a visited tuple holds in the scan's memory: its halfvec (2 B a component) and ~256 B of bookkeeping
-    const mem = Math.min(MAX_MEM_MULTIPLIER, Math.max(1, Math.ceil((tuples * (2 * this.dim + 256)) / this.workMemBytes)));
-    let rows = await this.nearest(`SET LOCAL hnsw.ef_search = ${ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.max_scan_tuples = ${tuples}; SET LOCAL hnsw.scan_mem_multiplier = ${mem}`, q, limit);
+    const mem = Math.min(
+      MAX_MEM_MULTIPLIER,
+      Math.max(1, Math.ceil((tuples * (2 * this.dim + 256)) / this.workMemBytes)),
+    );
+    let rows = await this.nearest(
+      `SET LOCAL hnsw.ef_search = ${ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.max_scan_tuples = ${tuples}; SET LOCAL hnsw.scan_mem_multiplier = ${mem}`,
+      q,
+      limit,
+    );
     if (rows.length < limit) rows = await this.nearest('SET LOCAL enable_indexscan = off', q, limit);
     return rows.map((r) => ({ itemId: r.item_id, vector: toInt8(r.vec) }));
   }

@@ -18,7 +18,18 @@
 import type { Sql } from '../../kernel/sql/sql.js';
 import { fail } from '../../kernel/errors.js';
 import { cosine } from '../embedding.js';
-import { byNearness, rankedAfter, type After, type DiscoverIndex, type EmbeddingRecord, type MissingEmbedding, type NearestQuery, type NearRow, type SignalRow, type StreamRow } from '../discover-index.js';
+import {
+  byNearness,
+  rankedAfter,
+  type After,
+  type DiscoverIndex,
+  type EmbeddingRecord,
+  type MissingEmbedding,
+  type NearestQuery,
+  type NearRow,
+  type SignalRow,
+  type StreamRow,
+} from '../discover-index.js';
 import type { VectorSearch } from '../vector-search.js';
 import { AutoAnalyze } from '../../kernel/sql/auto-analyze.js';
 import { CoalescedWrites } from '../../kernel/sql/coalesced-writes.js';
@@ -44,7 +55,10 @@ const toBytes = (v: Int8Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.
 /** `(published_at, id) < (key, id)` in the descending keyset order, or no bound. Params from `$n`. */
 function afterClause(after: After | null, n: number): { sql: string; params: unknown[] } {
   if (!after) return { sql: '', params: [] };
-  return { sql: `AND (i.published_at, i.id) < ($${n}::bigint, $${n + 1}::text)`, params: [Math.floor(after.key), after.id] };
+  return {
+    sql: `AND (i.published_at, i.id) < ($${n}::bigint, $${n + 1}::text)`,
+    params: [Math.floor(after.key), after.id],
+  };
 }
 
 /** The most rounds of `nearest` (k grows ×4 a round, so 8 rounds reach 4^7 × the first k). */
@@ -103,7 +117,8 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
   /** Phase 2's stream: see the module doc and the port's contract. */
   async nearest(q: NearestQuery): Promise<NearRow[]> {
     const dim = this.vectors.dim;
-    if (q.vector.length !== dim) throw fail('INVALID_INPUT', `the reader embedding has ${q.vector.length} components, the index ${dim}`);
+    if (q.vector.length !== dim)
+      throw fail('INVALID_INPUT', `the reader embedding has ${q.vector.length} components, the index ${dim}`);
     if (q.limit <= 0) return [];
     const out: NearRow[] = [];
     const checked = new Set<string>();
@@ -119,7 +134,11 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
         const chunk = ranked.slice(at, at + Math.ceil((q.limit - out.length) * 1.5) + 8);
         at += chunk.length;
         for (const c of chunk) checked.add(c.id);
-        const live = await this.eligible(chunk.map((c) => c.id), q.untilMs, q.readerId);
+        const live = await this.eligible(
+          chunk.map((c) => c.id),
+          q.untilMs,
+          q.readerId,
+        );
         for (const c of chunk) {
           const author = live.get(c.id);
           if (author !== undefined) out.push({ id: c.id, authorId: author, key: c.key });
@@ -145,7 +164,10 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
   /** The ids among `ids` of items that exist and are not deleted (primary-key lookups). */
   async live(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = await this.sql.query<{ id: string }>(`SELECT id FROM items WHERE id = ANY($1::text[]) AND deleted_at IS NULL`, [[...new Set(ids)]]);
+    const rows = await this.sql.query<{ id: string }>(
+      `SELECT id FROM items WHERE id = ANY($1::text[]) AND deleted_at IS NULL`,
+      [[...new Set(ids)]],
+    );
     return new Set(rows.map((r) => r.id));
   }
 
@@ -157,7 +179,11 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
     if (records.length === 0) return;
     const dim = this.vectors.dim;
     const wrong = records.findIndex((r) => r.vector.length !== dim);
-    if (wrong >= 0) throw fail('INVALID_INPUT', `embedding of ${records[wrong]!.itemId} has ${records[wrong]!.vector.length} components, the index ${dim}`);
+    if (wrong >= 0)
+      throw fail(
+        'INVALID_INPUT',
+        `embedding of ${records[wrong]!.itemId} has ${records[wrong]!.vector.length} components, the index ${dim}`,
+      );
     const byId = new Map(records.map((r) => [r.itemId, r]));
     const all = [...byId.values()];
     await this.sql.transaction(async (tx) => {
@@ -183,14 +209,26 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
 
   /** Live items with no embedding, or whose text embedding predates their last write; id > `afterId`. */
   async missingEmbeddings(afterId: string | null, limit: number): Promise<MissingEmbedding[]> {
-    const rows = await this.sql.query<{ id: string; title: string; text: string; tags: string[]; update_time: number | string }>(
+    const rows = await this.sql.query<{
+      id: string;
+      title: string;
+      text: string;
+      tags: string[];
+      update_time: number | string;
+    }>(
       `SELECT i.id, i.title, i.text, i.tags, i.update_time FROM items i LEFT JOIN item_embeddings e ON e.item_id = i.id
        WHERE i.deleted_at IS NULL AND ($1::text IS NULL OR i.id > $1::text)
          AND (e.item_id IS NULL OR (e.source = 'text' AND e.update_time < i.update_time))
        ORDER BY i.id LIMIT $2::int`,
       [afterId, limit],
     );
-    return rows.map((r) => ({ id: r.id, title: r.title, text: r.text, tags: r.tags, updateTime: Number(r.update_time) }));
+    return rows.map((r) => ({
+      id: r.id,
+      title: r.title,
+      text: r.text,
+      tags: r.tags,
+      updateTime: Number(r.update_time),
+    }));
   }
 
   async sync(): Promise<void> {
@@ -202,7 +240,8 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
    * most {@link CHUNK} rows each); resolves once this call's signals are written.
    */
   async addSignals(signals: readonly Signal[]): Promise<void> {
-    for (let start = 0; start < signals.length; start += CHUNK) await this.signalWrites.write(signals.slice(start, start + CHUNK));
+    for (let start = 0; start < signals.length; start += CHUNK)
+      await this.signalWrites.write(signals.slice(start, start + CHUNK));
     await this.analyze.wrote('reader_signals', signals.length, 'VACUUM ANALYZE');
   }
 
@@ -221,7 +260,10 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
       params.push(s.readerId, Math.floor(s.atMs), s.itemId, s.weight);
       return `($${p + 1}::text, $${p + 2}::bigint, $${p + 3}::text, $${p + 4}::real)`;
     });
-    await this.sql.relaxedQuery(`INSERT INTO reader_signals (reader_id, at, item_id, weight) VALUES ${tuples.join(',')} ON CONFLICT DO NOTHING`, params);
+    await this.sql.relaxedQuery(
+      `INSERT INTO reader_signals (reader_id, at, item_id, weight) VALUES ${tuples.join(',')} ON CONFLICT DO NOTHING`,
+      params,
+    );
   }
 
   /**

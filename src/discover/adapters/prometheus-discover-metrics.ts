@@ -27,7 +27,11 @@ export class PromDiscoverMetrics implements DiscoverMetrics {
     indexReady: () => boolean,
   ) {
     const registers = [registry];
-    this.deferred = new Counter({ name: 'freshet_discover_phase2_deferred_total', help: 'Discover pages whose phase 2 was deferred while the vector index started', registers });
+    this.deferred = new Counter({
+      name: 'freshet_discover_phase2_deferred_total',
+      help: 'Discover pages whose phase 2 was deferred while the vector index started',
+      registers,
+    });
     new Gauge({
       name: 'freshet_discover_index_ready',
       help: "1 once the discover feed's vector index answers without waiting for its start",

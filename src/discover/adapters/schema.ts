@@ -38,7 +38,11 @@ export const DISCOVER_SQL = `
 `;
 
 /** Migration 5, as src/app/migrations.ts lists it. */
-export const DISCOVER_MIGRATION: Migration = { version: 5, name: 'discover feed: item embeddings with sketches, reader signals, newest-first indexes', sql: DISCOVER_SQL };
+export const DISCOVER_MIGRATION: Migration = {
+  version: 5,
+  name: 'discover feed: item embeddings with sketches, reader signals, newest-first indexes',
+  sql: DISCOVER_SQL,
+};
 
 /**
  * The SQL of migration 7: the nearest-neighbour index replaces the sketch (issue 12).
@@ -73,4 +77,8 @@ export const DISCOVER_INDEX_SQL = `
 `;
 
 /** Migration 7, as src/app/migrations.ts lists it. */
-export const DISCOVER_INDEX_MIGRATION: Migration = { version: 7, name: 'discover: nearest-neighbour index change feed replaces the sketch', sql: DISCOVER_INDEX_SQL };
+export const DISCOVER_INDEX_MIGRATION: Migration = {
+  version: 7,
+  name: 'discover: nearest-neighbour index change feed replaces the sketch',
+  sql: DISCOVER_INDEX_SQL,
+};

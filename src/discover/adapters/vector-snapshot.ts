@@ -59,7 +59,8 @@ export class VectorSnapshots {
       const buf = await readFile(join(at, 'codes.i8'));
       if (buf.length !== ids.length * dim) return null;
       const codes = new Int8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-      const sameGraph = m.graph && m.graph.connectivity === settings.connectivity && m.graph.expansionAdd === settings.expansionAdd;
+      const sameGraph =
+        m.graph && m.graph.connectivity === settings.connectivity && m.graph.expansionAdd === settings.expansionAdd;
       const hnswPath = sameGraph && existsSync(join(at, 'graph.usearch')) ? join(at, 'graph.usearch') : undefined;
       return { state: { dim, ids, codes, ...(hnswPath ? { hnswPath } : {}) }, watermark: m.watermark };
     } catch {
@@ -87,7 +88,9 @@ export class VectorSnapshots {
       identity: meta.identity,
       watermark: meta.watermark,
       dim: meta.dim,
-      graph: s.saveGraph ? { connectivity: meta.settings.connectivity, expansionAdd: meta.settings.expansionAdd } : null,
+      graph: s.saveGraph
+        ? { connectivity: meta.settings.connectivity, expansionAdd: meta.settings.expansionAdd }
+        : null,
       savedAtMs: Date.now(),
     };
     const tmp = join(this.dir, `current.json.${generation}`);

@@ -28,7 +28,12 @@ export class PostgresExclusionStore implements ExclusionStore {
   constructor(private readonly sql: Sql) {}
 
   /** One statement: the insert only happens for a live item. */
-  async recordEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ created: boolean }> {
+  async recordEngagement(
+    readerId: string,
+    itemId: string,
+    kind: EngagementKind,
+    nowMs: number,
+  ): Promise<{ created: boolean }> {
     const rows = await this.sql.query<WriteRow>(
       `WITH it AS (SELECT id, author_id FROM items WHERE id = $2 AND deleted_at IS NULL),
             ins AS (INSERT INTO engagements (reader_id, item_id, kind, created_at)

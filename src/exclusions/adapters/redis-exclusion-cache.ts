@@ -12,7 +12,12 @@ import type { Keys } from '../../kernel/redis/keys.js';
 import { LuaScripts } from '../../kernel/redis/lua.js';
 
 /** The exclusions' scripts (src/exclusions/lua/): every one touches the keys of ONE reader. */
-export const EXCLUSION_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.url), ['exViews-2', 'exRead-4', 'exFill-2', 'exInvalidate-2']);
+export const EXCLUSION_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.url), [
+  'exViews-2',
+  'exRead-4',
+  'exFill-2',
+  'exInvalidate-2',
+]);
 
 /** {@link ExclusionCache} on Redis. The client is the caller's (not closed here). */
 export class RedisExclusionCache implements ExclusionCache {
@@ -37,12 +42,10 @@ export class RedisExclusionCache implements ExclusionCache {
     const { recentViews, recentViewsTtlMs } = this.settings;
     await Promise.all(
       [...byReader].map(([reader, ids]) =>
-        this.lua.exViews([this.keys.recentViews(reader), this.keys.recentViewsAt(reader)], [
-          Math.floor(nowMs),
-          recentViews,
-          Math.floor(recentViewsTtlMs),
-          ...ids,
-        ]),
+        this.lua.exViews(
+          [this.keys.recentViews(reader), this.keys.recentViewsAt(reader)],
+          [Math.floor(nowMs), recentViews, Math.floor(recentViewsTtlMs), ...ids],
+        ),
       ),
     );
   }

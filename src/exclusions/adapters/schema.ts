@@ -32,4 +32,8 @@ export const EXCLUSIONS_SQL = `
 `;
 
 /** Migration 4, as src/app/migrations.ts lists it. */
-export const EXCLUSIONS_MIGRATION: Migration = { version: 4, name: 'exclusions: engagements and feedback', sql: EXCLUSIONS_SQL };
+export const EXCLUSIONS_MIGRATION: Migration = {
+  version: 4,
+  name: 'exclusions: engagements and feedback',
+  sql: EXCLUSIONS_SQL,
+};

@@ -43,7 +43,15 @@
  */
 import { hostname } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
-import { DEFAULT_FANOUT_ATTEMPTS, DEFAULT_FANOUT_BACKOFF_MS, type ConsumeOptions, type FanoutConsumer, type FanoutHandler, type FanoutJob, type FanoutQueue } from '../fanout-queue.js';
+import {
+  DEFAULT_FANOUT_ATTEMPTS,
+  DEFAULT_FANOUT_BACKOFF_MS,
+  type ConsumeOptions,
+  type FanoutConsumer,
+  type FanoutHandler,
+  type FanoutJob,
+  type FanoutQueue,
+} from '../fanout-queue.js';
 import { closeRedis, type RedisClient } from '../../kernel/redis/client.js';
 import { redisCall } from '../../kernel/redis/errors.js';
 
@@ -122,7 +130,12 @@ export class BullFanoutQueue implements FanoutQueue {
       const now = Date.now();
       if (now - this.lastErrorLogMs < BULL_ERROR_LOG_MS) return;
       this.lastErrorLogMs = now;
-      const detail = { source, err: err.message, code: (err as NodeJS.ErrnoException).code, errors: this.errorsSinceLog };
+      const detail = {
+        source,
+        err: err.message,
+        code: (err as NodeJS.ErrnoException).code,
+        errors: this.errorsSinceLog,
+      };
       this.errorsSinceLog = 0;
       if (this.opts.log) this.opts.log.warn(detail, 'fan-out queue: redis connection error (retrying)');
       else process.stderr.write(`fan-out queue: redis connection error (retrying): ${source}: ${err.message}\n`);
@@ -131,7 +144,9 @@ export class BullFanoutQueue implements FanoutQueue {
 
   async enqueue(jobs: readonly FanoutJob[]): Promise<void> {
     if (jobs.length === 0) return;
-    await redisCall(this.queue.addBulk(jobs.map((data) => ({ name: FANOUT_QUEUE, data, opts: { jobId: `t${data.tid}` } }))));
+    await redisCall(
+      this.queue.addBulk(jobs.map((data) => ({ name: FANOUT_QUEUE, data, opts: { jobId: `t${data.tid}` } }))),
+    );
   }
 
   consume(handler: FanoutHandler, opts: ConsumeOptions = {}): FanoutConsumer {
@@ -176,7 +191,9 @@ export class BullFanoutQueue implements FanoutQueue {
   }
 
   async backlog(): Promise<number> {
-    const counts = await redisCall(this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'));
+    const counts = await redisCall(
+      this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children'),
+    );
     return Object.values(counts).reduce((a, b) => a + b, 0);
   }
 

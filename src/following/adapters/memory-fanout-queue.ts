@@ -7,7 +7,15 @@
  * its fan-out completes, and the fan-out worker's sweep re-enqueues rows left behind — so jobs this queue
  * lost in a crash are run again after the restart.
  */
-import { DEFAULT_FANOUT_ATTEMPTS, DEFAULT_FANOUT_BACKOFF_MS, type ConsumeOptions, type FanoutConsumer, type FanoutHandler, type FanoutJob, type FanoutQueue } from '../fanout-queue.js';
+import {
+  DEFAULT_FANOUT_ATTEMPTS,
+  DEFAULT_FANOUT_BACKOFF_MS,
+  type ConsumeOptions,
+  type FanoutConsumer,
+  type FanoutHandler,
+  type FanoutJob,
+  type FanoutQueue,
+} from '../fanout-queue.js';
 
 /** Retry policy of {@link MemoryFanoutQueue}. */
 export interface MemoryQueueOptions {
@@ -73,7 +81,8 @@ export class MemoryFanoutQueue implements FanoutQueue {
   async idle(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.known.size > 0) {
-      if (Date.now() > deadline) throw new Error(`fan-out queue not idle after ${timeoutMs} ms (${this.known.size} jobs)`);
+      if (Date.now() > deadline)
+        throw new Error(`fan-out queue not idle after ${timeoutMs} ms (${this.known.size} jobs)`);
       await new Promise((r) => setTimeout(r, 2));
     }
   }

@@ -6,7 +6,14 @@
  * `maxLen`); an outbox this process has not seen reads as missing ({@link MISSING_FLOOR}), as on Redis.
  */
 import { assertId } from '../../kernel/ids.js';
-import { MISSING_FLOOR, type InboxSlice, type InboxState, type OutboxSlice, type TidRange, type TimelineStore } from '../timeline-store.js';
+import {
+  MISSING_FLOOR,
+  type InboxSlice,
+  type InboxState,
+  type OutboxSlice,
+  type TidRange,
+  type TimelineStore,
+} from '../timeline-store.js';
 
 /** One ZSET of tids with its floor. */
 interface Box {
@@ -121,7 +128,13 @@ export class MemoryTimelineStore implements TimelineStore {
     else this.inboxes.set(readerId, { tids: [], floor: 0, state: 'building' });
   }
 
-  async completeRebuild(readerId: string, tids: readonly number[], floor: number, maxLen: number, _ttlMs: number): Promise<void> {
+  async completeRebuild(
+    readerId: string,
+    tids: readonly number[],
+    floor: number,
+    maxLen: number,
+    _ttlMs: number,
+  ): Promise<void> {
     assertId(readerId, 'readerId');
     const box = this.inboxes.get(readerId);
     if (!box) return; // not prepared (as on Redis when the state expired meanwhile): the next read rebuilds

@@ -20,13 +20,20 @@ export interface EdgesInserted {
  * Inserts users and edges `[follower, followee]` (valid ids, no self-loops) in one transaction.
  * @returns the new edges and those a block left out.
  */
-export async function insertEdges(sql: Sql, edges: readonly (readonly [string, string])[], nowMs: number): Promise<EdgesInserted> {
+export async function insertEdges(
+  sql: Sql,
+  edges: readonly (readonly [string, string])[],
+  nowMs: number,
+): Promise<EdgesInserted> {
   if (edges.length === 0) return { inserted: 0, blocked: 0 };
   const users = [...new Set(edges.flat())].sort();
   const followers = edges.map((e) => e[0]);
   const followees = edges.map((e) => e[1]);
   return sql.transaction(async (tx) => {
-    await tx.query(`INSERT INTO users (id, created_at) SELECT unnest($1::text[]), $2::bigint ON CONFLICT (id) DO NOTHING`, [users, Math.floor(nowMs)]);
+    await tx.query(
+      `INSERT INTO users (id, created_at) SELECT unnest($1::text[]), $2::bigint ON CONFLICT (id) DO NOTHING`,
+      [users, Math.floor(nowMs)],
+    );
     await tx.query(`SELECT 1 FROM users WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [users]);
     const [blocked] = await tx.query<{ n: number | string }>(
       `SELECT count(*) AS n FROM (SELECT DISTINCT a, b FROM unnest($1::text[], $2::text[]) AS e (a, b)) e

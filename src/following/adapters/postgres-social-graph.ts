@@ -32,7 +32,11 @@ function encodeCursor(sinceMs: number, userId: string): string {
 /** @throws FreshetError INVALID_INPUT for a cursor this module did not make. */
 function decodeCursor(cursor: string): [number, string] {
   const m = /^([0-9]{1,16})\.(.+)$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!m || !/^[A-Za-z0-9_.-]{1,64}$/.test(m[2]!)) throw fail('INVALID_INPUT', 'query parameter cursor is not one this API returned: send the next_cursor of the previous page as it came');
+  if (!m || !/^[A-Za-z0-9_.-]{1,64}$/.test(m[2]!))
+    throw fail(
+      'INVALID_INPUT',
+      'query parameter cursor is not one this API returned: send the next_cursor of the previous page as it came',
+    );
   return [Number(m[1]), m[2]!];
 }
 
@@ -79,7 +83,10 @@ export class PostgresSocialGraph implements SocialGraph {
     });
   }
 
-  async importFollows(edges: readonly (readonly [string, string])[], nowMs: number): Promise<{ inserted: number; blocked: number }> {
+  async importFollows(
+    edges: readonly (readonly [string, string])[],
+    nowMs: number,
+  ): Promise<{ inserted: number; blocked: number }> {
     for (const [a, b] of edges) {
       assertId(a, 'user id');
       assertId(b, 'author id');
@@ -110,7 +117,10 @@ export class PostgresSocialGraph implements SocialGraph {
   async unblock(blocker: string, blocked: string): Promise<{ removed: boolean }> {
     assertId(blocker, 'user id');
     assertId(blocked, 'author id');
-    const rows = await this.sql.query(`DELETE FROM blocks WHERE blocker_id = $1 AND blocked_id = $2 RETURNING 1`, [blocker, blocked]);
+    const rows = await this.sql.query(`DELETE FROM blocks WHERE blocker_id = $1 AND blocked_id = $2 RETURNING 1`, [
+      blocker,
+      blocked,
+    ]);
     return { removed: rows.length > 0 };
   }
 
@@ -173,7 +183,10 @@ export class PostgresSocialGraph implements SocialGraph {
   }
 
   async markPulled(authorId: string, tid: number): Promise<void> {
-    await this.sql.query(`UPDATE users SET pull_tid = greatest(coalesce(pull_tid, 0), $2::bigint) WHERE id = $1`, [authorId, tid]);
+    await this.sql.query(`UPDATE users SET pull_tid = greatest(coalesce(pull_tid, 0), $2::bigint) WHERE id = $1`, [
+      authorId,
+      tid,
+    ]);
   }
 
   async countUsers(): Promise<number> {
@@ -199,13 +212,22 @@ export class PostgresSocialGraph implements SocialGraph {
     assertId(actor, 'user id');
     assertId(target, 'author id');
     if (actor === target) throw fail('SELF_REFERENCE', 'a user cannot follow or block itself');
-    await tx.query(`INSERT INTO users (id, created_at) VALUES ($1, $2::bigint) ON CONFLICT (id) DO NOTHING`, [actor, Math.floor(nowMs)]);
-    const rows = await tx.query<{ id: string }>(`SELECT id FROM users WHERE id IN ($1, $2) ORDER BY id FOR UPDATE`, [actor, target]);
+    await tx.query(`INSERT INTO users (id, created_at) VALUES ($1, $2::bigint) ON CONFLICT (id) DO NOTHING`, [
+      actor,
+      Math.floor(nowMs),
+    ]);
+    const rows = await tx.query<{ id: string }>(`SELECT id FROM users WHERE id IN ($1, $2) ORDER BY id FOR UPDATE`, [
+      actor,
+      target,
+    ]);
     if (!rows.some((r) => r.id === target)) throw fail('UNKNOWN_USER', `no user ${target}`);
   }
 
   private async removeFollow(tx: SqlTx, follower: string, followee: string): Promise<boolean> {
-    const rows = await tx.query(`DELETE FROM follows WHERE follower_id = $1 AND followee_id = $2 RETURNING 1`, [follower, followee]);
+    const rows = await tx.query(`DELETE FROM follows WHERE follower_id = $1 AND followee_id = $2 RETURNING 1`, [
+      follower,
+      followee,
+    ]);
     if (rows.length === 0) return false;
     await this.count(tx, follower, followee, -1);
     return true;

@@ -7,7 +7,14 @@
  * in commit order (domain/timeline.ts explains why the late-arrival guard needs that).
  */
 import { MAX_TID, nextTids } from '../domain.js';
-import type { PendingFanout, Published, ReaderView, TimelineIndex, TimelineItem, VisibleResult } from '../timeline-index.js';
+import type {
+  PendingFanout,
+  Published,
+  ReaderView,
+  TimelineIndex,
+  TimelineItem,
+  VisibleResult,
+} from '../timeline-index.js';
 import type { Sql } from '../../kernel/sql/sql.js';
 import { itemColumns, rowToItem, type ItemRow } from '../../kernel/items/item-rows.js';
 
@@ -56,7 +63,9 @@ export class PostgresTimelineIndex implements TimelineIndex {
         [ids],
       );
       if (rows.length === 0) return [];
-      const [clock] = await tx.query<{ last_tid: number | string }>(`SELECT last_tid FROM timeline_clock WHERE id = 1 FOR UPDATE`);
+      const [clock] = await tx.query<{ last_tid: number | string }>(
+        `SELECT last_tid FROM timeline_clock WHERE id = 1 FOR UPDATE`,
+      );
       const first = nextTids(Number(clock!.last_tid), nowMs, rows.length);
       const out = rows.map((r, k) => ({ itemId: r.id, authorId: r.author_id, tid: first + k }));
       await tx.query(`UPDATE timeline_clock SET last_tid = $1::bigint WHERE id = 1`, [first + rows.length - 1]);
@@ -123,11 +132,23 @@ export class PostgresTimelineIndex implements TimelineIndex {
   }
 
   async pendingBefore(wallBeforeMs: number, limit: number): Promise<PendingFanout[]> {
-    const rows = await this.sql.query<{ tid: string | number; item_id: string; author_id: string; now_ms: string | number; recorded_at: string | number }>(
+    const rows = await this.sql.query<{
+      tid: string | number;
+      item_id: string;
+      author_id: string;
+      now_ms: string | number;
+      recorded_at: string | number;
+    }>(
       `SELECT tid, item_id, author_id, now_ms, recorded_at FROM fanout_pending WHERE recorded_at < $1::bigint ORDER BY tid LIMIT $2::int`,
       [Math.floor(wallBeforeMs), limit],
     );
-    return rows.map((r) => ({ tid: Number(r.tid), itemId: r.item_id, authorId: r.author_id, nowMs: Number(r.now_ms), recordedAtMs: Number(r.recorded_at) }));
+    return rows.map((r) => ({
+      tid: Number(r.tid),
+      itemId: r.item_id,
+      authorId: r.author_id,
+      nowMs: Number(r.now_ms),
+      recordedAtMs: Number(r.recorded_at),
+    }));
   }
 
   async timeline(readerId: string, hi: number, lo: number, limit: number): Promise<TimelineItem[]> {
@@ -176,7 +197,10 @@ export class PostgresTimelineIndex implements TimelineIndex {
   }
 
   async tidsOf(itemIds: readonly string[]): Promise<(number | null)[]> {
-    const rows = await this.sql.query<{ id: string; tid: number | string | null }>(`SELECT id, tid FROM items WHERE id = ANY($1::text[])`, [itemIds]);
+    const rows = await this.sql.query<{ id: string; tid: number | string | null }>(
+      `SELECT id, tid FROM items WHERE id = ANY($1::text[])`,
+      [itemIds],
+    );
     const byId = new Map(rows.map((r) => [r.id, r.tid == null ? null : Number(r.tid)]));
     return itemIds.map((id) => byId.get(id) ?? null);
   }

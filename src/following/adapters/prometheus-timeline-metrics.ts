@@ -25,9 +25,22 @@ export class PromTimelineMetrics implements TimelineMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.deliveries = new Counter({ name: 'freshet_fanout_deliveries_total', help: 'Tids pushed into inboxes', registers });
-    this.jobs = new Counter({ name: 'freshet_fanout_jobs_total', help: 'Fan-out jobs done', labelNames: ['mode'], registers });
-    this.failed = new Counter({ name: 'freshet_fanout_failed_total', help: 'Fan-out jobs that failed their last attempt', registers });
+    this.deliveries = new Counter({
+      name: 'freshet_fanout_deliveries_total',
+      help: 'Tids pushed into inboxes',
+      registers,
+    });
+    this.jobs = new Counter({
+      name: 'freshet_fanout_jobs_total',
+      help: 'Fan-out jobs done',
+      labelNames: ['mode'],
+      registers,
+    });
+    this.failed = new Counter({
+      name: 'freshet_fanout_failed_total',
+      help: 'Fan-out jobs that failed their last attempt',
+      registers,
+    });
     this.lag = new Histogram({
       name: 'freshet_fanout_lag_seconds',
       help: 'Publish to fan-out done, wall clock',
@@ -41,9 +54,23 @@ export class PromTimelineMetrics implements TimelineMetrics {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers,
     });
-    this.removed = new Counter({ name: 'freshet_timeline_lazy_removed_total', help: 'Ids removed lazily at read time', labelNames: ['reason'], registers });
-    this.open = new Gauge({ name: 'freshet_stream_connections', help: 'Open following-timeline event streams', registers });
-    this.ended = new Counter({ name: 'freshet_stream_ended_total', help: 'Following-timeline event streams ended, by why', labelNames: ['reason'], registers });
+    this.removed = new Counter({
+      name: 'freshet_timeline_lazy_removed_total',
+      help: 'Ids removed lazily at read time',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.open = new Gauge({
+      name: 'freshet_stream_connections',
+      help: 'Open following-timeline event streams',
+      registers,
+    });
+    this.ended = new Counter({
+      name: 'freshet_stream_ended_total',
+      help: 'Following-timeline event streams ended, by why',
+      labelNames: ['reason'],
+      registers,
+    });
   }
 
   streams(open: number): void {

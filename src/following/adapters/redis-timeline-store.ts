@@ -68,7 +68,10 @@ export class RedisTimelineStore implements TimelineStore {
 
   async appendToOutbox(authorId: string, tid: number, maxLen: number, ttlMs: number): Promise<void> {
     assertId(authorId, 'authorId');
-    await this.lua.tlAppendOutbox([this.keys.outbox(authorId), this.keys.outboxMeta(authorId)], [maxLen, tid, Math.ceil(ttlMs), INBOX_EXTRA_LIFE_MS, tid - 1]);
+    await this.lua.tlAppendOutbox(
+      [this.keys.outbox(authorId), this.keys.outboxMeta(authorId)],
+      [maxLen, tid, Math.ceil(ttlMs), INBOX_EXTRA_LIFE_MS, tid - 1],
+    );
   }
 
   async pushToInboxes(readerIds: readonly string[], tid: number, maxLen: number): Promise<number> {
@@ -88,7 +91,10 @@ export class RedisTimelineStore implements TimelineStore {
   async readInbox(readerId: string, range: TidRange): Promise<InboxSlice> {
     assertId(readerId, 'readerId');
     checkCount(range);
-    const reply = await this.lua.tlRead([this.keys.inbox(readerId), this.keys.inboxMeta(readerId)], [...bounds(range), range.count]);
+    const reply = await this.lua.tlRead(
+      [this.keys.inbox(readerId), this.keys.inboxMeta(readerId)],
+      [...bounds(range), range.count],
+    );
     const { state, floor, tids } = parseRead(reply);
     if (state === '') return { state: 'missing', floor: 0, tids: [] };
     return { state: state as InboxState, floor, tids };
@@ -100,7 +106,9 @@ export class RedisTimelineStore implements TimelineStore {
     const [hi, lo] = bounds(range);
     return Promise.all(
       authorIds.map(async (a) => {
-        const { floor, tids } = parseRead(await this.lua.tlRead([this.keys.outbox(a), this.keys.outboxMeta(a)], [hi, lo, range.count]));
+        const { floor, tids } = parseRead(
+          await this.lua.tlRead([this.keys.outbox(a), this.keys.outboxMeta(a)], [hi, lo, range.count]),
+        );
         return { floor, tids };
       }),
     );
@@ -111,7 +119,13 @@ export class RedisTimelineStore implements TimelineStore {
     await this.lua.tlBegin(this.inboxKeys(readerId), [Math.ceil(ttlMs), INBOX_EXTRA_LIFE_MS]);
   }
 
-  async completeRebuild(readerId: string, tids: readonly number[], floor: number, maxLen: number, ttlMs: number): Promise<void> {
+  async completeRebuild(
+    readerId: string,
+    tids: readonly number[],
+    floor: number,
+    maxLen: number,
+    ttlMs: number,
+  ): Promise<void> {
     assertId(readerId, 'readerId');
     await this.merge(readerId, tids, floor, maxLen, Math.ceil(ttlMs));
   }
@@ -135,7 +149,8 @@ export class RedisTimelineStore implements TimelineStore {
     readerIds.forEach((r) => assertId(r, 'readerId'));
     const per = this.cluster ? 1 : PUSH_BATCH; // one DEL per reader on a Cluster: its two keys share a slot
     const calls: Promise<number>[] = [];
-    for (let i = 0; i < readerIds.length; i += per) calls.push(redisCall(this.redis.del(...readerIds.slice(i, i + per).flatMap((r) => this.inboxKeys(r)))));
+    for (let i = 0; i < readerIds.length; i += per)
+      calls.push(redisCall(this.redis.del(...readerIds.slice(i, i + per).flatMap((r) => this.inboxKeys(r)))));
     await Promise.all(calls);
   }
 
@@ -155,7 +170,13 @@ export class RedisTimelineStore implements TimelineStore {
    * tlMerge in batches; the last batch marks the inbox ready when `readyTtlMs` is given. Every batch
    * is atomic on its own; a push between two batches lands as it would anyway.
    */
-  private async merge(readerId: string, tids: readonly number[], floor: number, maxLen: number, readyTtlMs: number | null): Promise<boolean> {
+  private async merge(
+    readerId: string,
+    tids: readonly number[],
+    floor: number,
+    maxLen: number,
+    readyTtlMs: number | null,
+  ): Promise<boolean> {
     const batches: (readonly number[])[] = [];
     for (let i = 0; i < tids.length; i += MERGE_BATCH) batches.push(tids.slice(i, i + MERGE_BATCH));
     if (batches.length === 0) batches.push([]);

@@ -66,4 +66,8 @@ export const FOLLOWING_TIMELINE_SQL = `
 `;
 
 /** Migration 3, as src/app/migrations.ts lists it. */
-export const FOLLOWING_MIGRATION: Migration = { version: 3, name: 'following timeline: users, follows, blocks, timeline ids, pending fan-outs', sql: FOLLOWING_TIMELINE_SQL };
+export const FOLLOWING_MIGRATION: Migration = {
+  version: 3,
+  name: 'following timeline: users, follows, blocks, timeline ids, pending fan-outs',
+  sql: FOLLOWING_TIMELINE_SQL,
+};

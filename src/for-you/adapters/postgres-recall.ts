@@ -140,9 +140,12 @@ export class PostgresRecall implements CandidateRecall {
     // titles and tags of `interestItemIds` (already lexemes: cast, not parsed again). Without either, no
     // row matches: the text match is skipped, so `tsv` (the widest column) is never read. ($6 = '' then,
     // so `$6 <> ''` is false; every parameter must appear for its type to be known.)
-    const textQuery = fromItems.length === 0
-      ? (query === '' ? null : `to_tsquery('english', $6::text)`)
-      : `(SELECT CASE WHEN $6::text = '' THEN d.q ELSE to_tsquery('english', $6::text) || coalesce(d.q, ''::tsquery) END
+    const textQuery =
+      fromItems.length === 0
+        ? query === ''
+          ? null
+          : `to_tsquery('english', $6::text)`
+        : `(SELECT CASE WHEN $6::text = '' THEN d.q ELSE to_tsquery('english', $6::text) || coalesce(d.q, ''::tsquery) END
           FROM (SELECT string_agg(w, ' | ')::tsquery AS q FROM (${itemWordsSql(p.add(fromItems))}) l) d)`;
     const withText = textQuery !== null;
     const matched = withText ? `coalesce(tsv @@ tq.q, false)` : `$6::text <> ''`;
@@ -236,15 +239,29 @@ export class PostgresRecall implements CandidateRecall {
    * Keyset walk (see the port) over `items_live_keyset_idx` (migration 9), scanned backwards; with
    * lexemes, each row's `tsv` is read to count the ones it holds (its lexemes are distinct).
    */
-  async older(nowMs: number, before: KeysetCursor | null, limit: number, lexemes: readonly string[] = []): Promise<Candidate[]> {
+  async older(
+    nowMs: number,
+    before: KeysetCursor | null,
+    limit: number,
+    lexemes: readonly string[] = [],
+  ): Promise<Candidate[]> {
     const words = [...new Set(lexemes)];
     // $4: the lexemes, when given
-    const matched = words.length > 0 ? '(SELECT count(*) FROM unnest(tsvector_to_array(tsv)) AS w WHERE w = ANY($4::text[]))::int AS matched' : null;
+    const matched =
+      words.length > 0
+        ? '(SELECT count(*) FROM unnest(tsvector_to_array(tsv)) AS w WHERE w = ANY($4::text[]))::int AS matched'
+        : null;
     return this.keyset(nowMs, before, limit, matched, words);
   }
 
   /** One keyset page (see `older`), with one more column (`extra`, its parameters from $4) when given. */
-  private async keyset(nowMs: number, before: KeysetCursor | null, limit: number, extra: string | null, ...more: unknown[]): Promise<Candidate[]> {
+  private async keyset(
+    nowMs: number,
+    before: KeysetCursor | null,
+    limit: number,
+    extra: string | null,
+    ...more: unknown[]
+  ): Promise<Candidate[]> {
     const n = Math.floor(limit);
     if (!(n > 0)) return [];
     // a cursor after `now` (a request at an earlier virtual time) starts at now: future items never

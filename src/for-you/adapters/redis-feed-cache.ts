@@ -16,7 +16,11 @@ import { redisCall } from '../../kernel/redis/errors.js';
 import { LuaScripts } from '../../kernel/redis/lua.js';
 
 /** The feed cache's scripts (src/for-you/lua/): each touches one key of one reader. */
-export const FEED_CACHE_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.url), ['feedReplace-1', 'feedPop-1', 'leaseRelease-1']);
+export const FEED_CACHE_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.url), [
+  'feedReplace-1',
+  'feedPop-1',
+  'leaseRelease-1',
+]);
 
 /** {@link FeedCache} over Redis. Does not own the client: `close()` leaves it open. */
 export class RedisFeedCache implements FeedCache {
@@ -46,10 +50,7 @@ export class RedisFeedCache implements FeedCache {
   async pop(readerId: string, count: number): Promise<{ itemIds: string[]; remaining: number }> {
     assertId(readerId, 'readerId');
     if (!Number.isInteger(count) || count < 1) throw new RangeError('count must be a positive integer');
-    const reply = (await this.lua.feedPop([this.keys.feedCache(readerId)], [count])) as [
-      number,
-      ...string[],
-    ];
+    const reply = (await this.lua.feedPop([this.keys.feedCache(readerId)], [count])) as [number, ...string[]];
     const [remaining, ...itemIds] = reply;
     return { itemIds, remaining };
   }

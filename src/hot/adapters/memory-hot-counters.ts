@@ -71,13 +71,23 @@ export class MemoryHotCounters implements HotCounters {
     return 0;
   }
 
-  async register(items: readonly { itemId: string; publishedAtMs: number }[], opts: { onlyExisting?: boolean } = {}): Promise<void> {
+  async register(
+    items: readonly { itemId: string; publishedAtMs: number }[],
+    opts: { onlyExisting?: boolean } = {},
+  ): Promise<void> {
     for (const it of items) assertId(it.itemId, 'item id');
     for (const { itemId, publishedAtMs } of items) {
       const publishedAtWholeSecMs = Math.floor(publishedAtMs / 1000) * 1000;
       const state = this.items.get(itemId);
       if (state) state.publishedAtMs = publishedAtWholeSecMs;
-      else if (!opts.onlyExisting) this.items.set(itemId, { publishedAtMs: publishedAtWholeSecMs, pv: 0, hll: null, uv: 0, suspicious: noSuspicious() });
+      else if (!opts.onlyExisting)
+        this.items.set(itemId, {
+          publishedAtMs: publishedAtWholeSecMs,
+          pv: 0,
+          hll: null,
+          uv: 0,
+          suspicious: noSuspicious(),
+        });
     }
   }
 
@@ -202,7 +212,13 @@ export class MemoryHotCounters implements HotCounters {
   private addSnapshot(snap: CounterSnapshot, nowMs: number): void {
     let s = this.items.get(snap.itemId);
     if (!s) {
-      s = { publishedAtMs: Math.floor(snap.publishedAtMs / 1000) * 1000, pv: 0, hll: null, uv: 0, suspicious: noSuspicious() };
+      s = {
+        publishedAtMs: Math.floor(snap.publishedAtMs / 1000) * 1000,
+        pv: 0,
+        hll: null,
+        uv: 0,
+        suspicious: noSuspicious(),
+      };
       this.items.set(snap.itemId, s);
     }
     s.pv += snap.pv;
@@ -215,7 +231,8 @@ export class MemoryHotCounters implements HotCounters {
       s.suspicious[kind] += snap.suspicious[kind];
       this.totals[kind] += snap.suspicious[kind];
     }
-    if (s.pv > 0) this.ranking.set(snap.itemId, hotScore(s.pv, s.uv, hoursSincePublish(nowMs, s.publishedAtMs), this.rules.params));
+    if (s.pv > 0)
+      this.ranking.set(snap.itemId, hotScore(s.pv, s.uv, hoursSincePublish(nowMs, s.publishedAtMs), this.rules.params));
     this.dirty.add(snap.itemId);
   }
 

@@ -24,7 +24,8 @@ interface Row {
   archived_at: number | string | null;
 }
 
-const COLUMNS = 'h.item_id, h.published_at, h.pv, h.uv, h.uv_hll, h.sus_repeat, h.sus_budget, h.sus_flagged, h.checkpointed_at, h.archived_at';
+const COLUMNS =
+  'h.item_id, h.published_at, h.pv, h.uv, h.uv_hll, h.sus_repeat, h.sus_budget, h.sus_flagged, h.checkpointed_at, h.archived_at';
 
 function toSnapshot(r: Row): CounterSnapshot {
   return {
@@ -54,7 +55,16 @@ export class PostgresHotArchive implements HotArchive {
         const params: unknown[] = [Math.floor(nowMs)];
         const tuples = rows.slice(start, start + CHUNK_ROWS).map((s) => {
           const p = params.length;
-          params.push(s.itemId, Math.floor(s.publishedAtMs), s.pv, s.uv, s.hll, s.suspicious.repeat, s.suspicious.budget, s.suspicious.flagged);
+          params.push(
+            s.itemId,
+            Math.floor(s.publishedAtMs),
+            s.pv,
+            s.uv,
+            s.hll,
+            s.suspicious.repeat,
+            s.suspicious.budget,
+            s.suspicious.flagged,
+          );
           return `($${p + 1}::text, $${p + 2}::bigint, $${p + 3}::bigint, $${p + 4}::bigint, $${p + 5}::bytea,
                    $${p + 6}::bigint, $${p + 7}::bigint, $${p + 8}::bigint)`;
         });
@@ -98,12 +108,20 @@ export class PostgresHotArchive implements HotArchive {
   async get(itemIds: readonly string[]): Promise<ArchivedCounters[]> {
     const unique = [...new Set(itemIds)];
     if (unique.length === 0) return [];
-    const rows = await this.sql.query<Row>(`SELECT ${COLUMNS} FROM hot_counters h WHERE h.item_id = ANY($1::text[])`, [unique]);
+    const rows = await this.sql.query<Row>(`SELECT ${COLUMNS} FROM hot_counters h WHERE h.item_id = ANY($1::text[])`, [
+      unique,
+    ]);
     const byId = new Map(rows.map((r) => [r.item_id, r]));
     return unique.flatMap((id) => {
       const r = byId.get(id);
       if (!r) return [];
-      return [{ ...toSnapshot(r), checkpointedAtMs: Number(r.checkpointed_at), archivedAtMs: r.archived_at === null ? null : Number(r.archived_at) }];
+      return [
+        {
+          ...toSnapshot(r),
+          checkpointedAtMs: Number(r.checkpointed_at),
+          archivedAtMs: r.archived_at === null ? null : Number(r.archived_at),
+        },
+      ];
     });
   }
 }

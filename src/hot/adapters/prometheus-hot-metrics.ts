@@ -26,13 +26,44 @@ export class PromHotMetrics implements HotMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.viewsTotal = new Counter({ name: 'freshet_hot_views_total', help: 'Views handled, by verdict (only counted ones reach PV/UV/score)', labelNames: ['verdict'], registers });
-    this.rescoreSeconds = new Histogram({ name: 'freshet_hot_rescore_duration_seconds', help: 'Duration of one rescoring pass', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5], registers });
-    this.trimmedTotal = new Counter({ name: 'freshet_hot_trimmed_total', help: 'Items trimmed off the ranking after rescoring', registers });
-    this.checkpoints = new Counter({ name: 'freshet_hot_checkpoints_total', help: 'Checkpoints of the hot counters to PostgreSQL', labelNames: ['result'], registers });
-    this.checkpointItems = new Counter({ name: 'freshet_hot_checkpoint_items_total', help: 'Item rows written by checkpoints', registers });
-    this.lastCheckpoint = new Gauge({ name: 'freshet_hot_last_checkpoint_timestamp_seconds', help: 'Time of the last complete checkpoint (epoch s)', registers });
-    this.archivedTotal = new Counter({ name: 'freshet_hot_archived_items_total', help: 'Items whose counters were archived to PostgreSQL and left the hot store', registers });
+    this.viewsTotal = new Counter({
+      name: 'freshet_hot_views_total',
+      help: 'Views handled, by verdict (only counted ones reach PV/UV/score)',
+      labelNames: ['verdict'],
+      registers,
+    });
+    this.rescoreSeconds = new Histogram({
+      name: 'freshet_hot_rescore_duration_seconds',
+      help: 'Duration of one rescoring pass',
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers,
+    });
+    this.trimmedTotal = new Counter({
+      name: 'freshet_hot_trimmed_total',
+      help: 'Items trimmed off the ranking after rescoring',
+      registers,
+    });
+    this.checkpoints = new Counter({
+      name: 'freshet_hot_checkpoints_total',
+      help: 'Checkpoints of the hot counters to PostgreSQL',
+      labelNames: ['result'],
+      registers,
+    });
+    this.checkpointItems = new Counter({
+      name: 'freshet_hot_checkpoint_items_total',
+      help: 'Item rows written by checkpoints',
+      registers,
+    });
+    this.lastCheckpoint = new Gauge({
+      name: 'freshet_hot_last_checkpoint_timestamp_seconds',
+      help: 'Time of the last complete checkpoint (epoch s)',
+      registers,
+    });
+    this.archivedTotal = new Counter({
+      name: 'freshet_hot_archived_items_total',
+      help: 'Items whose counters were archived to PostgreSQL and left the hot store',
+      registers,
+    });
     const self = this;
     new Gauge({
       name: 'freshet_hot_suspicious_views',

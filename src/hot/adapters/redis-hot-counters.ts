@@ -76,10 +76,16 @@ export class RedisHotCounters implements HotCounters {
     return this.keys.hotShard(assertId(itemId, 'item id'));
   }
 
-  async register(items: readonly { itemId: string; publishedAtMs: number }[], opts: { onlyExisting?: boolean } = {}): Promise<void> {
+  async register(
+    items: readonly { itemId: string; publishedAtMs: number }[],
+    opts: { onlyExisting?: boolean } = {},
+  ): Promise<void> {
     const byId = new Map(items.map((it) => [assertId(it.itemId, 'item id'), Math.floor(it.publishedAtMs / 1000)]));
     await this.eachShardChunk([...byId.keys()], (k, ids) =>
-      this.lua.hotRegister(ids.map((id) => k.meta(id)), [opts.onlyExisting ? '1' : '0', ...ids.map((id) => byId.get(id)!)]),
+      this.lua.hotRegister(
+        ids.map((id) => k.meta(id)),
+        [opts.onlyExisting ? '1' : '0', ...ids.map((id) => byId.get(id)!)],
+      ),
     );
   }
 
@@ -90,8 +96,27 @@ export class RedisHotCounters implements HotCounters {
     const k = this.shardKeys[this.keys.hotShard(id)]!;
     const r = this.rules;
     const reply = (await this.lua.hotView(
-      [k.views(id), k.uv(id), k.score(), k.meta(id), k.rateMark(id, visitor), k.budget(visitor, budgetMinute(v.nowMs)), k.suspicious(id), k.suspiciousTotal(), k.dirty()],
-      [id, visitor, v.nowMs, ...this.scoreArgs, r.rateWindowMs, r.visitorBudgetPerMinute, v.flagged ? '1' : '0', r.retentionMs],
+      [
+        k.views(id),
+        k.uv(id),
+        k.score(),
+        k.meta(id),
+        k.rateMark(id, visitor),
+        k.budget(visitor, budgetMinute(v.nowMs)),
+        k.suspicious(id),
+        k.suspiciousTotal(),
+        k.dirty(),
+      ],
+      [
+        id,
+        visitor,
+        v.nowMs,
+        ...this.scoreArgs,
+        r.rateWindowMs,
+        r.visitorBudgetPerMinute,
+        v.flagged ? '1' : '0',
+        r.retentionMs,
+      ],
     )) as [number, number, number, string];
     const verdict = HOT_SCRIPTS.decode('hotView', reply[0], VIEW_CODES);
     return { verdict, pv: reply[1], uv: reply[2], score: Number(reply[3]) };
@@ -110,20 +135,34 @@ export class RedisHotCounters implements HotCounters {
 
   async counters(itemIds: readonly string[]): Promise<ItemCounters[]> {
     const out = new Map<string, ItemCounters>();
-    await this.eachShardChunk(itemIds.map((id) => assertId(id, 'item id')), async (k, ids) => {
-      const flat = (await this.lua.hotCounters([k.score(), ...ids.flatMap((id) => itemKeys(k, id))], ids)) as (number | string)[];
-      ids.forEach((itemId, i) => {
-        const [pub, pv, uv, score, repeat, budget, flagged] = flat.slice(7 * i, 7 * i + 7) as [number, number, number, string, number, number, number];
-        out.set(itemId, {
-          itemId,
-          publishedAtMs: pub < 0 ? null : pub * 1000,
-          pv,
-          uv,
-          score: score === '' ? null : Number(score),
-          suspicious: { repeat, budget, flagged },
+    await this.eachShardChunk(
+      itemIds.map((id) => assertId(id, 'item id')),
+      async (k, ids) => {
+        const flat = (await this.lua.hotCounters([k.score(), ...ids.flatMap((id) => itemKeys(k, id))], ids)) as (
+          | number
+          | string
+        )[];
+        ids.forEach((itemId, i) => {
+          const [pub, pv, uv, score, repeat, budget, flagged] = flat.slice(7 * i, 7 * i + 7) as [
+            number,
+            number,
+            number,
+            string,
+            number,
+            number,
+            number,
+          ];
+          out.set(itemId, {
+            itemId,
+            publishedAtMs: pub < 0 ? null : pub * 1000,
+            pv,
+            uv,
+            score: score === '' ? null : Number(score),
+            suspicious: { repeat, budget, flagged },
+          });
         });
-      });
-    });
+      },
+    );
     return itemIds.map((id) => out.get(id)!);
   }
 
@@ -134,7 +173,10 @@ export class RedisHotCounters implements HotCounters {
       for (let i = 0; i < ids.length; i += CHUNK) {
         const chunk = ids.slice(i, i + CHUNK);
         const keys = [k.score(), ...chunk.flatMap((id) => [k.views(id), k.uv(id), k.meta(id)])];
-        const [rescored, dropped] = (await this.lua.hotRescore(keys, [nowMs, ...this.scoreArgs, ...chunk])) as [number, number];
+        const [rescored, dropped] = (await this.lua.hotRescore(keys, [nowMs, ...this.scoreArgs, ...chunk])) as [
+          number,
+          number,
+        ];
         result.rescored += rescored;
         result.dropped += dropped;
       }
@@ -146,7 +188,9 @@ export class RedisHotCounters implements HotCounters {
   async suspiciousTotals(): Promise<SuspiciousCounts> {
     const totals = noSuspicious();
     for (const k of this.shardKeys) {
-      const [repeat, budget, flagged] = await redisCall(this.redis.hmget(k.suspiciousTotal(), 'repeat', 'budget', 'flagged'));
+      const [repeat, budget, flagged] = await redisCall(
+        this.redis.hmget(k.suspiciousTotal(), 'repeat', 'budget', 'flagged'),
+      );
       totals.repeat += Number(repeat ?? 0);
       totals.budget += Number(budget ?? 0);
       totals.flagged += Number(flagged ?? 0);
@@ -155,30 +199,54 @@ export class RedisHotCounters implements HotCounters {
   }
 
   async forget(itemIds: readonly string[]): Promise<void> {
-    await this.eachShardChunk(itemIds.map((id) => assertId(id, 'item id')), (k, ids) =>
-      this.lua.hotForget([k.score(), ...ids.flatMap((id) => itemKeys(k, id))], ids),
+    await this.eachShardChunk(
+      itemIds.map((id) => assertId(id, 'item id')),
+      (k, ids) => this.lua.hotForget([k.score(), ...ids.flatMap((id) => itemKeys(k, id))], ids),
     );
   }
 
   async beginCheckpoint(): Promise<string[]> {
     const ids: string[] = [];
-    for (const k of this.shardKeys) ids.push(...((await this.lua.hotBeginCheckpoint([k.dirty(), k.inflight()], [])) as string[]));
+    for (const k of this.shardKeys)
+      ids.push(...((await this.lua.hotBeginCheckpoint([k.dirty(), k.inflight()], [])) as string[]));
     return ids;
   }
 
   async snapshot(itemIds: readonly string[]): Promise<{ snapshots: CounterSnapshot[]; lost: number[] }> {
     const snapshots: CounterSnapshot[] = [];
     const lost = new Set<number>();
-    await this.eachShardChunk(itemIds.map((id) => assertId(id, 'item id')), async (k, ids, shard) => {
-      if (lost.has(shard)) return;
-      const reply = (await this.lua.hotSnapshot.buffer([k.epoch(), ...ids.flatMap((id) => itemKeys(k, id))], [])) as (number | Buffer)[];
-      if (reply[0] === 0) return void lost.add(shard);
-      ids.forEach((itemId, i) => {
-        const [pub, pv, uv, hll, repeat, budget, flagged] = reply.slice(1 + 7 * i, 8 + 7 * i) as [number, number, number, Buffer, number, number, number];
-        // copy the HLL: reply Buffers may share memory the parser reuses
-        if (pub >= 0) snapshots.push({ itemId, publishedAtMs: pub * 1000, pv, uv, hll: Buffer.from(hll), suspicious: { repeat, budget, flagged } });
-      });
-    });
+    await this.eachShardChunk(
+      itemIds.map((id) => assertId(id, 'item id')),
+      async (k, ids, shard) => {
+        if (lost.has(shard)) return;
+        const reply = (await this.lua.hotSnapshot.buffer([k.epoch(), ...ids.flatMap((id) => itemKeys(k, id))], [])) as (
+          | number
+          | Buffer
+        )[];
+        if (reply[0] === 0) return void lost.add(shard);
+        ids.forEach((itemId, i) => {
+          const [pub, pv, uv, hll, repeat, budget, flagged] = reply.slice(1 + 7 * i, 8 + 7 * i) as [
+            number,
+            number,
+            number,
+            Buffer,
+            number,
+            number,
+            number,
+          ];
+          // copy the HLL: reply Buffers may share memory the parser reuses
+          if (pub >= 0)
+            snapshots.push({
+              itemId,
+              publishedAtMs: pub * 1000,
+              pv,
+              uv,
+              hll: Buffer.from(hll),
+              suspicious: { repeat, budget, flagged },
+            });
+        });
+      },
+    );
     return { snapshots, lost: [...lost].sort((a, b) => a - b) };
   }
 
@@ -188,7 +256,8 @@ export class RedisHotCounters implements HotCounters {
 
   async lostShards(): Promise<number[]> {
     const lost: number[] = [];
-    for (let s = 0; s < this.shards; s++) if ((await redisCall(this.redis.exists(this.shardKeys[s]!.epoch()))) === 0) lost.push(s);
+    for (let s = 0; s < this.shards; s++)
+      if ((await redisCall(this.redis.exists(this.shardKeys[s]!.epoch()))) === 0) lost.push(s);
     return lost;
   }
 
@@ -202,7 +271,11 @@ export class RedisHotCounters implements HotCounters {
       const k = this.shardKeys[shard]!;
       for (let i = 0; i < snaps.length; i += CHUNK / 2) {
         const chunk = snaps.slice(i, i + CHUNK / 2);
-        const added = (await this.lua.hotRestore(restoreKeys(k, chunk), [nowMs, ...this.scoreArgs, ...chunk.flatMap(restoreArgs)])) as number;
+        const added = (await this.lua.hotRestore(restoreKeys(k, chunk), [
+          nowMs,
+          ...this.scoreArgs,
+          ...chunk.flatMap(restoreArgs),
+        ])) as number;
         if (added < 0) break; // another process sealed this shard meanwhile
         restored += added;
       }
@@ -221,7 +294,10 @@ export class RedisHotCounters implements HotCounters {
   async close(): Promise<void> {}
 
   /** Calls `fn` once per shard and chunk of `ids` (ids grouped by shard, order kept within a shard). */
-  private async eachShardChunk(ids: readonly string[], fn: (k: HotShardKeys, chunk: string[], shard: number) => Promise<unknown>): Promise<void> {
+  private async eachShardChunk(
+    ids: readonly string[],
+    fn: (k: HotShardKeys, chunk: string[], shard: number) => Promise<unknown>,
+  ): Promise<void> {
     const byShard = new Map<number, string[]>();
     for (const id of new Set(ids)) {
       const s = this.keys.hotShard(id);
@@ -242,7 +318,15 @@ function itemKeys(k: HotShardKeys, id: string): string[] {
 
 function restoreKeys(k: HotShardKeys, snaps: readonly CounterSnapshot[]): string[] {
   const head = [k.score(), k.suspiciousTotal(), k.dirty(), k.restored(), k.epoch()];
-  return head.concat(snaps.flatMap((s) => [k.views(s.itemId), k.uv(s.itemId), k.uvRestore(s.itemId), k.meta(s.itemId), k.suspicious(s.itemId)]));
+  return head.concat(
+    snaps.flatMap((s) => [
+      k.views(s.itemId),
+      k.uv(s.itemId),
+      k.uvRestore(s.itemId),
+      k.meta(s.itemId),
+      k.suspicious(s.itemId),
+    ]),
+  );
 }
 
 function restoreArgs(s: CounterSnapshot): ScriptArg[] {

@@ -55,10 +55,15 @@ export function readerOf(p: Principal, req: FastifyRequest, pathReader?: string)
   const header = req.headers['x-freshet-reader'];
   const named = pathReader ?? (typeof header === 'string' ? header : undefined);
   if (p.kind === 'reader') {
-    if (named !== undefined && named !== p.readerId) throw fail('FORBIDDEN', `a reader token acts only for its own reader (${p.readerId}), not ${named}`);
+    if (named !== undefined && named !== p.readerId)
+      throw fail('FORBIDDEN', `a reader token acts only for its own reader (${p.readerId}), not ${named}`);
     return p.readerId;
   }
-  if (named === undefined) throw fail('INVALID_INPUT', 'header X-Freshet-Reader is required with the service key: name the reader the request is for');
+  if (named === undefined)
+    throw fail(
+      'INVALID_INPUT',
+      'header X-Freshet-Reader is required with the service key: name the reader the request is for',
+    );
   return assertId(named, 'header X-Freshet-Reader');
 }
 
@@ -67,11 +72,17 @@ export function readerOf(p: Principal, req: FastifyRequest, pathReader?: string)
  * range, src/kernel/time-range.ts), else the clock.
  * @throws FreshetError FORBIDDEN (a reader token sending it), INVALID_INPUT (not epoch ms, out of range).
  */
-export function nowOf(p: Principal, req: FastifyRequest, access: Pick<RequestAccess, 'clock' | 'futureSkewMs'>): number {
+export function nowOf(
+  p: Principal,
+  req: FastifyRequest,
+  access: Pick<RequestAccess, 'clock' | 'futureSkewMs'>,
+): number {
   const header = req.headers['x-freshet-now'];
   if (header === undefined) return access.clock.now();
-  if (p.kind !== 'service') throw fail('FORBIDDEN', 'header X-Freshet-Now needs the service key; a reader token reads at the server time');
-  if (typeof header !== 'string' || !/^[0-9]{1,15}$/.test(header)) throw fail('INVALID_INPUT', 'header X-Freshet-Now must be epoch milliseconds (1 to 15 digits)');
+  if (p.kind !== 'service')
+    throw fail('FORBIDDEN', 'header X-Freshet-Now needs the service key; a reader token reads at the server time');
+  if (typeof header !== 'string' || !/^[0-9]{1,15}$/.test(header))
+    throw fail('INVALID_INPUT', 'header X-Freshet-Now must be epoch milliseconds (1 to 15 digits)');
   return assertTimeInRange(Number(header), 'header X-Freshet-Now', access.clock.now(), access.futureSkewMs);
 }
 
@@ -79,7 +90,12 @@ export function nowOf(p: Principal, req: FastifyRequest, access: Pick<RequestAcc
  * A time input of a body (an item's `published_at`, a view's `at`), epoch ms, checked against the
  * accepted time range. @throws FreshetError INVALID_INPUT naming `field`.
  */
-export function timeOf(ms: number, field: string, access: Pick<RequestAccess, 'clock' | 'futureSkewMs'>, unit: 's' | 'ms' = 'ms'): number {
+export function timeOf(
+  ms: number,
+  field: string,
+  access: Pick<RequestAccess, 'clock' | 'futureSkewMs'>,
+  unit: 's' | 'ms' = 'ms',
+): number {
   return assertTimeInRange(ms, field, access.clock.now(), access.futureSkewMs, unit);
 }
 

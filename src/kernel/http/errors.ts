@@ -50,19 +50,30 @@ export function installErrorHandling(app: FastifyInstance): void {
 function clientMistake(err: FastifyError, req: FastifyRequest): [ErrorName, string] | null {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return ['BODY_TOO_LARGE', `request body over the limit of ${req.routeOptions.bodyLimit ?? '?'} bytes (FRESHET_BODY_LIMIT_BYTES); send fewer items per request`];
+      return [
+        'BODY_TOO_LARGE',
+        `request body over the limit of ${req.routeOptions.bodyLimit ?? '?'} bytes (FRESHET_BODY_LIMIT_BYTES); send fewer items per request`,
+      ];
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return ['MALFORMED_BODY', `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not accepted; send the body as application/json`];
+      return [
+        'MALFORMED_BODY',
+        `Content-Type ${JSON.stringify(req.headers['content-type'] ?? '')} is not accepted; send the body as application/json`,
+      ];
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return ['MALFORMED_BODY', 'body is empty but Content-Type is application/json; send a JSON value, or no Content-Type when there is no body'];
+      return [
+        'MALFORMED_BODY',
+        'body is empty but Content-Type is application/json; send a JSON value, or no Content-Type when there is no body',
+      ];
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return ['MALFORMED_BODY', 'body length does not match the Content-Length header'];
   }
-  if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return ['MALFORMED_BODY', 'body is not valid JSON'];
+  if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+    return ['MALFORMED_BODY', 'body is not valid JSON'];
   const status = err.statusCode ?? (err as { status?: number }).status;
   if (typeof status !== 'number' || status < 400 || status >= 500) return null;
   // 4xx from a plugin, e.g. @fastify/static refusing `/docs/static/../..` (403): answered, never a 500
-  if (status === 403 || status === 404 || status === 405) return ['NOT_FOUND', `no such resource ${req.method} ${req.url.split('?')[0]}`];
+  if (status === 403 || status === 404 || status === 405)
+    return ['NOT_FOUND', `no such resource ${req.method} ${req.url.split('?')[0]}`];
   if (status === 413) return ['BODY_TOO_LARGE', 'request body too large'];
   if (status === 414) return ['URI_TOO_LONG', 'request URL too long'];
   return ['MALFORMED_REQUEST', `the request was refused: ${err.message}`];
@@ -75,9 +86,18 @@ function clientMistake(err: FastifyError, req: FastifyRequest): [ErrorName, stri
 export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (err, req, reply) => {
   const path = req.url.split('?')[0] ?? '';
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return sendError(reply, 'URI_TOO_LONG', `a path segment of ${path.slice(0, 60)}… is over 100 characters; ids are 1 to 64 characters`);
+    return sendError(
+      reply,
+      'URI_TOO_LONG',
+      `a path segment of ${path.slice(0, 60)}… is over 100 characters; ids are 1 to 64 characters`,
+    );
   }
-  if (err.code === 'FST_ERR_BAD_URL') return sendError(reply, 'MALFORMED_REQUEST', `the URL ${JSON.stringify(path.slice(0, 80))} is not valid percent-encoding (write % as %25)`);
+  if (err.code === 'FST_ERR_BAD_URL')
+    return sendError(
+      reply,
+      'MALFORMED_REQUEST',
+      `the URL ${JSON.stringify(path.slice(0, 80))} is not valid percent-encoding (write % as %25)`,
+    );
   return sendError(reply, 'MALFORMED_REQUEST', `the request was refused: ${err.message}`);
 };
 
@@ -90,16 +110,25 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const [name, msg]: [ErrorName, string] =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? ['HEADERS_TOO_LARGE', 'request headers are over the size limit (16 KiB by default); send fewer or shorter headers']
+      ? [
+          'HEADERS_TOO_LARGE',
+          'request headers are over the size limit (16 KiB by default); send fewer or shorter headers',
+        ]
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? ['REQUEST_TIMEOUT', 'the request was not received in time']
         : ['MALFORMED_REQUEST', 'the request is not valid HTTP'];
   const { status } = ErrorCodes[name];
   const body = JSON.stringify(errorBody(name, msg));
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Bad Request'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Bad Request'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy(err);
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};

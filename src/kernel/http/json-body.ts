@@ -26,13 +26,20 @@ export function installJsonBodyParser(app: FastifyInstance): void {
  *   `__proto__` / `constructor.prototype` key (refused, saying why).
  */
 export function parseJsonBody(body: string): unknown {
-  if (body.length === 0) throw fail('MALFORMED_BODY', 'body is empty but Content-Type is application/json; send a JSON value, or no Content-Type when there is no body');
+  if (body.length === 0)
+    throw fail(
+      'MALFORMED_BODY',
+      'body is empty but Content-Type is application/json; send a JSON value, or no Content-Type when there is no body',
+    );
   try {
     return sjson.parse(body, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (/forbidden prototype property/i.test(message)) {
-      throw fail('MALFORMED_BODY', 'body is valid JSON but holds a "__proto__" or "constructor": {"prototype": …} key, which is refused: such keys can rewrite object prototypes in JavaScript servers (prototype pollution); rename the field');
+      throw fail(
+        'MALFORMED_BODY',
+        'body is valid JSON but holds a "__proto__" or "constructor": {"prototype": …} key, which is refused: such keys can rewrite object prototypes in JavaScript servers (prototype pollution); rename the field',
+      );
     }
     throw fail('MALFORMED_BODY', `body is not valid JSON: ${message}`);
   }

@@ -6,7 +6,14 @@ import type { RouteOptions } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ID_PATTERN, ID_RULE } from '../ids.js';
 import { ErrorCodes, type ErrorName } from '../errors.js';
-import { MAX_EMBEDDING_DIM, MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS } from '../items/validate.js';
+import {
+  MAX_EMBEDDING_DIM,
+  MAX_TAG_CHARS,
+  MAX_TAGS,
+  MAX_TEXT_CHARS,
+  MAX_TITLE_CHARS,
+  MAX_URL_CHARS,
+} from '../items/validate.js';
 
 /** An id: 1–64 of `[A-Za-z0-9_.-]`, not `.` or `..`. */
 export const Id = Type.String({ pattern: ID_PATTERN, description: ID_RULE });
@@ -47,15 +54,23 @@ export const ItemIn = Type.Object(
     title: Type.String({ maxLength: MAX_TITLE_CHARS }),
     text: Type.Optional(Type.String({ maxLength: MAX_TEXT_CHARS })),
     url: Type.Optional(
-      Type.Union([Type.String({ maxLength: MAX_URL_CHARS, pattern: HTTP_URL_PATTERN, description: 'an http:// or https:// URL' }), Type.Null()]),
+      Type.Union([
+        Type.String({ maxLength: MAX_URL_CHARS, pattern: HTTP_URL_PATTERN, description: 'an http:// or https:// URL' }),
+        Type.Null(),
+      ]),
     ),
     tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: MAX_TAG_CHARS }), { maxItems: MAX_TAGS })),
     published_at: Type.Union([Type.Number({ minimum: 0 }), Type.String({ minLength: 1, maxLength: 40 })], {
-      description: 'epoch SECONDS (not ms), or an ISO 8601 date-time; from 1970-01-01 to the server clock + FRESHET_FUTURE_SKEW_S (at most 2100-01-01)',
+      description:
+        'epoch SECONDS (not ms), or an ISO 8601 date-time; from 1970-01-01 to the server clock + FRESHET_FUTURE_SKEW_S (at most 2100-01-01)',
     }),
     popularity: Type.Optional(Type.Number({ minimum: 0, description: 'popularity prior (points, likes)' })),
     embedding: Type.Optional(
-      Type.Array(Type.Number(), { minItems: 1, maxItems: MAX_EMBEDDING_DIM, description: 'the item embedding (length FRESHET_EMBEDDING_DIM); computed from the text when absent' }),
+      Type.Array(Type.Number(), {
+        minItems: 1,
+        maxItems: MAX_EMBEDDING_DIM,
+        description: 'the item embedding (length FRESHET_EMBEDDING_DIM); computed from the text when absent',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -75,12 +90,18 @@ export const ItemResult = Envelope(ItemOut);
 /** `X-Freshet-Now`: the request's virtual time (service key only; range checked by `nowOf`). */
 const XNow = Type.String({
   pattern: '^[0-9]{1,15}$',
-  description: 'virtual time of the request, epoch ms (service key only); from 1970-01-01 to the server clock + FRESHET_FUTURE_SKEW_S (at most 2100-01-01)',
+  description:
+    'virtual time of the request, epoch ms (service key only); from 1970-01-01 to the server clock + FRESHET_FUTURE_SKEW_S (at most 2100-01-01)',
 });
 
 /** Headers of routes that read both: which reader the service key acts for, and the request's virtual time. */
 export const FeedHeaders = Type.Object({
-  'x-freshet-reader': Type.Optional(Type.String({ pattern: ID_PATTERN, description: `the reader the service key acts for (${ID_RULE}); a reader token may only name itself` })),
+  'x-freshet-reader': Type.Optional(
+    Type.String({
+      pattern: ID_PATTERN,
+      description: `the reader the service key acts for (${ID_RULE}); a reader token may only name itself`,
+    }),
+  ),
   'x-freshet-now': Type.Optional(XNow),
 });
 
@@ -96,7 +117,10 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** The error envelope for one HTTP status, described by the codes that answer with it (from src/kernel/errors.ts). */
 function errorEnvelopeFor(status: number) {
   const codes = Object.entries(ErrorCodes).filter(([, c]) => c.status === status);
-  return { ...ErrorEnvelope, description: codes.map(([name, c]) => `${c.code} ${name}`).join(', ') || 'an error envelope' };
+  return {
+    ...ErrorEnvelope,
+    description: codes.map(([name, c]) => `${c.code} ${name}`).join(', ') || 'an error envelope',
+  };
 }
 
 /**
@@ -113,14 +137,18 @@ export function documentEdgeErrors(route: RouteOptions): void {
   const statuses = ['400', '401', '503'];
   if (methods.some((m) => BODY_METHODS.has(m))) statuses.push('413');
   if (route.url.includes(':')) statuses.push('414');
-  for (const status of statuses) if (response[status] === undefined && response[Number(status)] === undefined) response[status] = ErrorEnvelope;
-  for (const status of Object.keys(response)) if (response[status] === ErrorEnvelope) response[status] = errorEnvelopeFor(Number(status));
+  for (const status of statuses)
+    if (response[status] === undefined && response[Number(status)] === undefined) response[status] = ErrorEnvelope;
+  for (const status of Object.keys(response))
+    if (response[status] === ErrorEnvelope) response[status] = errorEnvelopeFor(Number(status));
 }
 
 export const HealthResult = Envelope(Type.Object({ status: Type.String() }));
 
 /** `/readyz`: which stores answer, by name. */
-const Stores = Type.Record(Type.String(), Type.Boolean(), { description: 'store name → whether it answered (postgres, redis, …)' });
+const Stores = Type.Record(Type.String(), Type.Boolean(), {
+  description: 'store name → whether it answered (postgres, redis, …)',
+});
 export const ReadyResult = Envelope(Type.Object({ status: Type.Literal('ready'), stores: Stores }));
 /** `/readyz` when a store does not answer: 503 with code 50301, `data` saying which. */
 export const NotReadyResult = Type.Object({
@@ -139,6 +167,10 @@ export function ok<T>(data: T): { code: 0; msg: 'success'; data: T } {
  * `data` is null unless the route documents more (`/readyz` names the stores). Sent with
  * `ErrorCodes[name].status`.
  */
-export function errorBody<D = null>(name: ErrorName, msg: string, data: D = null as D): { code: number; msg: string; data: D } {
+export function errorBody<D = null>(
+  name: ErrorName,
+  msg: string,
+  data: D = null as D,
+): { code: number; msg: string; data: D } {
   return { code: ErrorCodes[name].code, msg, data };
 }

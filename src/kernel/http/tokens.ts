@@ -22,7 +22,12 @@ export type Principal = { kind: 'service' } | { kind: 'reader'; readerId: string
 const ISSUER = 'freshet';
 
 /** Mints a reader token valid for `ttlS` seconds from `nowMs` (epoch ms). */
-export async function mintReaderToken(secret: string, readerId: string, ttlS: number, nowMs = Date.now()): Promise<string> {
+export async function mintReaderToken(
+  secret: string,
+  readerId: string,
+  ttlS: number,
+  nowMs = Date.now(),
+): Promise<string> {
   assertId(readerId, 'reader id');
   const iat = Math.floor(nowMs / 1000);
   return new SignJWT({})
@@ -53,7 +58,12 @@ export class TokenVerifier {
    * @param cacheSize verified reader tokens remembered (LRU); 0 verifies every request.
    * @param nowMs the clock `exp` is compared with (epoch ms), by the cache and by jose.
    */
-  constructor(serviceKey: string, secret: string, cacheSize = VERIFIED_TOKENS, private readonly nowMs: () => number = Date.now) {
+  constructor(
+    serviceKey: string,
+    secret: string,
+    cacheSize = VERIFIED_TOKENS,
+    private readonly nowMs: () => number = Date.now,
+  ) {
     this.serviceDigest = digest(serviceKey);
     this.key = new TextEncoder().encode(secret);
     this.verified = cacheSize > 0 ? new LRUCache<string, Verified>({ max: cacheSize }) : null;
@@ -75,8 +85,13 @@ export class TokenVerifier {
       this.verified!.delete(token);
     }
     try {
-      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: ['HS256'], currentDate: new Date(this.nowMs()) });
-      if (!isId(payload.sub) || typeof payload.exp !== 'number') throw fail('UNAUTHENTICATED', 'token has no valid sub/exp');
+      const { payload } = await jwtVerify(token, this.key, {
+        issuer: ISSUER,
+        algorithms: ['HS256'],
+        currentDate: new Date(this.nowMs()),
+      });
+      if (!isId(payload.sub) || typeof payload.exp !== 'number')
+        throw fail('UNAUTHENTICATED', 'token has no valid sub/exp');
       this.verified?.set(token, { readerId: payload.sub, exp: payload.exp });
       return { kind: 'reader', readerId: payload.sub };
     } catch (err) {

@@ -19,7 +19,13 @@ import { ID_PATTERN, ID_RULE } from '../ids.js';
 import type { ErrorName } from '../errors.js';
 
 /** Ajv options of every part: one error (allErrors invites a DoS), no silent changes to the input. */
-const STRICT = { allErrors: false, coerceTypes: false, removeAdditional: false, useDefaults: true, verbose: true } as const;
+const STRICT = {
+  allErrors: false,
+  coerceTypes: false,
+  removeAdditional: false,
+  useDefaults: true,
+  verbose: true,
+} as const;
 
 /** What Fastify hands a validator builder for one part of one route. */
 interface RouteValidation {
@@ -38,10 +44,18 @@ export function schemaController(): NonNullable<FastifyServerOptions['schemaCont
   const factory = AjvCompiler();
   const buildValidator = (externalSchemas: Record<string, never>) => {
     const strict = factory(externalSchemas, { customOptions: STRICT }) as unknown as BuildValidator;
-    const coerced = factory(externalSchemas, { customOptions: { ...STRICT, coerceTypes: true } }) as unknown as BuildValidator;
+    const coerced = factory(externalSchemas, {
+      customOptions: { ...STRICT, coerceTypes: true },
+    }) as unknown as BuildValidator;
     return (route: RouteValidation) => (route.httpPart === 'querystring' ? coerced(route) : strict(route));
   };
-  return { compilersFactory: { buildValidator: buildValidator as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator'] } };
+  return {
+    compilersFactory: {
+      buildValidator: buildValidator as unknown as NonNullable<
+        NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+      >['buildValidator'],
+    },
+  };
 }
 
 /** The parts of an Ajv error (with `verbose`) this module reads. */
@@ -71,7 +85,10 @@ export function describeValidation(errors: readonly SchemaError[], context: stri
   const d = decisive(errors);
   if (!d) return { name: 'INVALID_INPUT', msg: `${context ?? 'input'} is not valid` };
   const isIdPattern = d.kind === 'error' && d.e.keyword === 'pattern' && d.e.schema === ID_PATTERN;
-  return { name: isIdPattern ? 'INVALID_ID' : 'INVALID_INPUT', msg: d.kind === 'error' ? sentence(d.e, context) : summary(d, context) };
+  return {
+    name: isIdPattern ? 'INVALID_ID' : 'INVALID_INPUT',
+    msg: d.kind === 'error' ? sentence(d.e, context) : summary(d, context),
+  };
 }
 
 /** A failure the message is about: an Ajv error, or an `anyOf` over constants / types, summarised. */
@@ -92,7 +109,9 @@ function decisive(errors: readonly SchemaError[]): Decisive | undefined {
   const branches = Array.isArray(last.schema) ? (last.schema as Record<string, unknown>[]) : [];
   const byBranch = new Map<number, SchemaError[]>();
   for (const err of errors.slice(0, -1)) {
-    const m = err.schemaPath.startsWith(`${last.schemaPath}/`) ? /^(\d+)/.exec(err.schemaPath.slice(last.schemaPath.length + 1)) : null;
+    const m = err.schemaPath.startsWith(`${last.schemaPath}/`)
+      ? /^(\d+)/.exec(err.schemaPath.slice(last.schemaPath.length + 1))
+      : null;
     if (!m) continue;
     const i = Number(m[1]);
     byBranch.set(i, [...(byBranch.get(i) ?? []), err]);
@@ -100,9 +119,13 @@ function decisive(errors: readonly SchemaError[]): Decisive | undefined {
   if (branches.length > 0 && branches.every((b) => 'const' in b)) {
     return { kind: 'values', instancePath: last.instancePath, values: branches.map((b) => b.const), data: last.data };
   }
-  const mismatch = (errs: SchemaError[]) => errs.length === 1 && errs[0]!.keyword === 'type' && errs[0]!.instancePath === last.instancePath;
-  for (const [, errs] of [...byBranch.entries()].sort((a, b) => a[0] - b[0])) if (!mismatch(errs)) return decisive(errs);
-  const types = branches.map((b) => (typeof b.type === 'string' ? b.type : 'other')).filter((t, i, all) => all.indexOf(t) === i);
+  const mismatch = (errs: SchemaError[]) =>
+    errs.length === 1 && errs[0]!.keyword === 'type' && errs[0]!.instancePath === last.instancePath;
+  for (const [, errs] of [...byBranch.entries()].sort((a, b) => a[0] - b[0]))
+    if (!mismatch(errs)) return decisive(errs);
+  const types = branches
+    .map((b) => (typeof b.type === 'string' ? b.type : 'other'))
+    .filter((t, i, all) => all.indexOf(t) === i);
   return { kind: 'types', instancePath: last.instancePath, types, data: last.data };
 }
 

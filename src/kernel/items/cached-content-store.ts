@@ -67,7 +67,12 @@ export class CachedContentStore implements ContentStore {
     private readonly metrics?: ItemCacheMetrics,
   ) {
     this.keeps = settings.maxItems > 0;
-    this.items = new LRUCache<string, Item>({ max: Math.max(1, settings.maxItems), ttl: settings.ttlMs, ttlResolution: 0, perf: { now: () => clock.now() } });
+    this.items = new LRUCache<string, Item>({
+      max: Math.max(1, settings.maxItems),
+      ttl: settings.ttlMs,
+      ttlResolution: 0,
+      perf: { now: () => clock.now() },
+    });
     changes.subscribe({ changed: (w, d) => this.forget([...w, ...d]), reset: () => this.reset() });
   }
 
@@ -113,7 +118,8 @@ export class CachedContentStore implements ContentStore {
       if (this.resetSeq <= started && this.changes.live) {
         for (const item of items) {
           // shared by every later reader of the id: frozen, so no caller can change another's copy
-          if ((this.changedAt.get(item.id) ?? -1) <= started) this.items.set(item.id, Object.freeze({ ...item, tags: Object.freeze([...item.tags]) as string[] }));
+          if ((this.changedAt.get(item.id) ?? -1) <= started)
+            this.items.set(item.id, Object.freeze({ ...item, tags: Object.freeze([...item.tags]) as string[] }));
         }
       }
       return items;
@@ -132,7 +138,10 @@ export class CachedContentStore implements ContentStore {
       return await this.store.upsertItems(items, nowMs);
     } finally {
       // also after a failure: a commit whose answer was lost may have happened
-      this.changed(items.map((i) => i.id), []);
+      this.changed(
+        items.map((i) => i.id),
+        [],
+      );
     }
   }
 

@@ -29,10 +29,20 @@ const COLUMNS = itemColumns();
 
 /** Throws ITEM_DELETED naming the soft-deleted ids among `ids` (the transaction then rolls back). */
 async function refuseDeleted(tx: SqlTx, ids: readonly string[]): Promise<void> {
-  const rows = await tx.query<{ id: string }>(`SELECT id FROM items WHERE id = ANY($1::text[]) AND deleted_at IS NOT NULL ORDER BY id`, [ids]);
+  const rows = await tx.query<{ id: string }>(
+    `SELECT id FROM items WHERE id = ANY($1::text[]) AND deleted_at IS NOT NULL ORDER BY id`,
+    [ids],
+  );
   if (rows.length === 0) return;
-  const shown = rows.slice(0, 5).map((r) => r.id).join(', ') + (rows.length > 5 ? ` (+${rows.length - 5} more)` : '');
-  throw fail('ITEM_DELETED', `item ${shown} was deleted; a deleted id is never reused: publish it under a new id (nothing of this batch was written)`);
+  const shown =
+    rows
+      .slice(0, 5)
+      .map((r) => r.id)
+      .join(', ') + (rows.length > 5 ? ` (+${rows.length - 5} more)` : '');
+  throw fail(
+    'ITEM_DELETED',
+    `item ${shown} was deleted; a deleted id is never reused: publish it under a new id (nothing of this batch was written)`,
+  );
 }
 
 /**
@@ -71,20 +81,21 @@ export class PostgresContentStore implements ContentStore {
     assertUniqueIds(items);
     const rows = items;
     if (rows.length === 0) return { inserted: 0, updated: 0 };
-    return this.sql.transaction(async (tx) => {
-      let inserted = 0;
-      let updated = 0;
-      for (let start = 0; start < rows.length; start += UPSERT_CHUNK_ROWS) {
-        const chunk = rows.slice(start, start + UPSERT_CHUNK_ROWS);
-        const params: unknown[] = [Math.floor(nowMs)];
-        const tuples = chunk.map((it) => {
-          const p = params.length;
-          params.push(it.id, it.authorId, it.title, it.text, it.url ?? null, it.tags, it.publishedAt, it.popularity);
-          return `($${p + 1}::text, $${p + 2}::text, $${p + 3}::text, $${p + 4}::text, $${p + 5}::text,
+    return this.sql
+      .transaction(async (tx) => {
+        let inserted = 0;
+        let updated = 0;
+        for (let start = 0; start < rows.length; start += UPSERT_CHUNK_ROWS) {
+          const chunk = rows.slice(start, start + UPSERT_CHUNK_ROWS);
+          const params: unknown[] = [Math.floor(nowMs)];
+          const tuples = chunk.map((it) => {
+            const p = params.length;
+            params.push(it.id, it.authorId, it.title, it.text, it.url ?? null, it.tags, it.publishedAt, it.popularity);
+            return `($${p + 1}::text, $${p + 2}::text, $${p + 3}::text, $${p + 4}::text, $${p + 5}::text,
                    $${p + 6}::text[], $${p + 7}::bigint, $${p + 8}::float8)`;
-        });
-        const result = await tx.query<{ inserted: boolean }>(
-          `INSERT INTO items AS i (id, author_id, title, text, url, tags, published_at, popularity, update_time, tsv)
+          });
+          const result = await tx.query<{ inserted: boolean }>(
+            `INSERT INTO items AS i (id, author_id, title, text, url, tags, published_at, popularity, update_time, tsv)
            SELECT v.id, v.author_id, v.title, v.text, v.url, v.tags, v.published_at, v.popularity, $1::bigint, ${TSV('v')}
            FROM (VALUES ${tuples.join(',\n')}) AS v (id, author_id, title, text, url, tags, published_at, popularity)
            ON CONFLICT (id) DO UPDATE SET
@@ -93,18 +104,23 @@ export class PostgresContentStore implements ContentStore {
              update_time = excluded.update_time, tsv = excluded.tsv
            WHERE i.deleted_at IS NULL
            RETURNING (i.xmax = 0) AS inserted`,
-          params,
-        );
-        // xmax = 0 ⇔ the row version was created by an INSERT, not by the UPDATE branch.
-        for (const r of result) r.inserted ? inserted++ : updated++;
-        // a row not returned hit the WHERE of the UPDATE branch: a soft-deleted id (checked under its row lock)
-        if (result.length < chunk.length) await refuseDeleted(tx, chunk.map((it) => it.id));
-      }
-      return { inserted, updated };
-    }).then(async (counts) => {
-      await this.analyze.wrote('items', counts.inserted + counts.updated, 'ANALYZE');
-      return counts;
-    });
+            params,
+          );
+          // xmax = 0 ⇔ the row version was created by an INSERT, not by the UPDATE branch.
+          for (const r of result) r.inserted ? inserted++ : updated++;
+          // a row not returned hit the WHERE of the UPDATE branch: a soft-deleted id (checked under its row lock)
+          if (result.length < chunk.length)
+            await refuseDeleted(
+              tx,
+              chunk.map((it) => it.id),
+            );
+        }
+        return { inserted, updated };
+      })
+      .then(async (counts) => {
+        await this.analyze.wrote('items', counts.inserted + counts.updated, 'ANALYZE');
+        return counts;
+      });
   }
 
   /** Soft-deletes (sets `deleted_at = nowMs`); false when the id is unknown or already deleted. */
@@ -156,7 +172,9 @@ export class PostgresContentStore implements ContentStore {
 
   /** Number of live (not deleted) items. */
   async countItems(): Promise<number> {
-    const rows = await this.sql.query<{ n: number | string }>(`SELECT count(*) AS n FROM items WHERE deleted_at IS NULL`);
+    const rows = await this.sql.query<{ n: number | string }>(
+      `SELECT count(*) AS n FROM items WHERE deleted_at IS NULL`,
+    );
     return Number(rows[0]?.n ?? 0);
   }
 

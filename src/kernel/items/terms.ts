@@ -23,7 +23,10 @@ export function normalizeTerms(terms: readonly unknown[]): string[] {
   const out = new Set<string>();
   for (const term of terms) {
     if (typeof term !== 'string') continue;
-    const folded = term.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+    const folded = term
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase();
     for (const word of folded.match(/[a-z0-9]+/g) ?? []) {
       if (word.length > MAX_TERM_LENGTH) continue;
       out.add(word);

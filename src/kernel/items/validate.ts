@@ -82,7 +82,10 @@ export function assertUniqueIds(items: readonly { id: string }[]): void {
   items.forEach((item, i) => {
     const first = firstAt.get(item.id);
     if (first !== undefined) {
-      throw fail('INVALID_INPUT', `${itemField(i, 'id')} ${JSON.stringify(item.id)} repeats ${itemField(first, 'id')}; send each id at most once per batch (nothing was written)`);
+      throw fail(
+        'INVALID_INPUT',
+        `${itemField(i, 'id')} ${JSON.stringify(item.id)} repeats ${itemField(first, 'id')}; send each id at most once per batch (nothing was written)`,
+      );
     }
     firstAt.set(item.id, i);
   });
@@ -91,22 +94,34 @@ export function assertUniqueIds(items: readonly { id: string }[]): void {
 /** Checks one item (see the module doc); `i` is its index in the batch, for the field names. */
 function validateItem(item: PublishInput, i: number, rules: ItemRules): void {
   const at = (field: string) => itemField(i, field);
-  if (item === null || typeof item !== 'object') throw fail('INVALID_INPUT', `items[${i}] must be an object (got ${typeof item})`);
+  if (item === null || typeof item !== 'object')
+    throw fail('INVALID_INPUT', `items[${i}] must be an object (got ${typeof item})`);
   for (const field of ['id', 'authorId'] as const) {
-    if (!isId(item[field])) throw fail('INVALID_ID', `${at(field)} ${preview(item[field])} is not a valid id: ids are ${ID_RULE}`);
+    if (!isId(item[field]))
+      throw fail('INVALID_ID', `${at(field)} ${preview(item[field])} is not a valid id: ids are ${ID_RULE}`);
   }
   text(item.title, at('title'), MAX_TITLE_CHARS);
   text(item.text, at('text'), MAX_TEXT_CHARS);
   if (item.url !== null) {
     text(item.url, at('url'), MAX_URL_CHARS);
-    if (!isHttpUrl(item.url)) throw fail('INVALID_INPUT', `${at('url')} ${preview(item.url)} is not an absolute http:// or https:// URL with a host`);
+    if (!isHttpUrl(item.url))
+      throw fail(
+        'INVALID_INPUT',
+        `${at('url')} ${preview(item.url)} is not an absolute http:// or https:// URL with a host`,
+      );
   }
-  if (!Array.isArray(item.tags) || item.tags.length > MAX_TAGS) throw fail('INVALID_INPUT', `${at('tags')} must be a list of at most ${MAX_TAGS} tags`);
+  if (!Array.isArray(item.tags) || item.tags.length > MAX_TAGS)
+    throw fail('INVALID_INPUT', `${at('tags')} must be a list of at most ${MAX_TAGS} tags`);
   item.tags.forEach((tag, t) => {
     text(tag, `${at('tags')}[${t}]`, MAX_TAG_CHARS);
-    if (tag.length === 0) throw fail('INVALID_INPUT', `${at('tags')}[${t}] is empty; a tag has 1 to ${MAX_TAG_CHARS} characters`);
+    if (tag.length === 0)
+      throw fail('INVALID_INPUT', `${at('tags')}[${t}] is empty; a tag has 1 to ${MAX_TAG_CHARS} characters`);
   });
-  if (!Number.isSafeInteger(item.publishedAt)) throw fail('INVALID_INPUT', `${at('publishedAt')} must be an integer of epoch milliseconds (got ${preview(item.publishedAt)})`);
+  if (!Number.isSafeInteger(item.publishedAt))
+    throw fail(
+      'INVALID_INPUT',
+      `${at('publishedAt')} must be an integer of epoch milliseconds (got ${preview(item.publishedAt)})`,
+    );
   assertTimeInRange(item.publishedAt, at('publishedAt'), rules.clockMs, rules.futureSkewMs);
   if (typeof item.popularity !== 'number' || !Number.isFinite(item.popularity) || item.popularity < 0) {
     throw fail('INVALID_INPUT', `${at('popularity')} must be a finite number ≥ 0 (got ${preview(item.popularity)})`);
@@ -117,8 +132,10 @@ function validateItem(item: PublishInput, i: number, rules: ItemRules): void {
 /** A string of at most `max` UTF-16 code units without U+0000. */
 function text(value: unknown, field: string, max: number): asserts value is string {
   if (typeof value !== 'string') throw fail('INVALID_INPUT', `${field} must be a string (got ${preview(value)})`);
-  if (value.length > max) throw fail('INVALID_INPUT', `${field} must be at most ${max} characters (got ${value.length})`);
-  if (value.includes('\u0000')) throw fail('INVALID_INPUT', `${field} holds a NUL character (\\u0000), which no store keeps; remove it`);
+  if (value.length > max)
+    throw fail('INVALID_INPUT', `${field} must be at most ${max} characters (got ${value.length})`);
+  if (value.includes('\u0000'))
+    throw fail('INVALID_INPUT', `${field} holds a NUL character (\\u0000), which no store keeps; remove it`);
 }
 
 /** True for an absolute http(s) URL with a host. */
@@ -137,18 +154,29 @@ export function isHttpUrl(text: string): boolean {
  */
 function checkEmbedding(v: unknown, field: string, dim: number): void {
   if (!Array.isArray(v) || v.length !== dim) {
-    throw fail('INVALID_INPUT', `${field} must have ${dim} components (FRESHET_EMBEDDING_DIM; got ${Array.isArray(v) ? v.length : preview(v)})`);
+    throw fail(
+      'INVALID_INPUT',
+      `${field} must have ${dim} components (FRESHET_EMBEDDING_DIM; got ${Array.isArray(v) ? v.length : preview(v)})`,
+    );
   }
   let squares = 0;
   let zero = true;
   for (const x of v) {
-    if (typeof x !== 'number' || !Number.isFinite(x)) throw fail('INVALID_INPUT', `${field} must be finite numbers (got ${preview(x)})`);
+    if (typeof x !== 'number' || !Number.isFinite(x))
+      throw fail('INVALID_INPUT', `${field} must be finite numbers (got ${preview(x)})`);
     if (x !== 0) zero = false;
     squares += x * x;
   }
-  if (zero) throw fail('INVALID_INPUT', `${field} is all zeros: a vector with no direction cannot be searched; omit it to embed the text`);
+  if (zero)
+    throw fail(
+      'INVALID_INPUT',
+      `${field} is all zeros: a vector with no direction cannot be searched; omit it to embed the text`,
+    );
   if (!Number.isFinite(squares) || squares === 0) {
-    throw fail('INVALID_INPUT', `${field} cannot be normalised: its squared length overflows to infinity or underflows to 0 (components like 1e308 or 1e-320); send finite components of ordinary size, e.g. the unit vector`);
+    throw fail(
+      'INVALID_INPUT',
+      `${field} cannot be normalised: its squared length overflows to infinity or underflows to 0 (components like 1e308 or 1e-320); send finite components of ordinary size, e.g. the unit vector`,
+    );
   }
 }
 
@@ -162,4 +190,3 @@ function preview(value: unknown): string {
   }
   return s.length > 60 ? `${s.slice(0, 57)}…` : s;
 }
-

@@ -22,8 +22,16 @@ export interface WiredContent {
 /** Opens the content store over `stores.sql` (not owned) with the item cache of `settings`. */
 export function wireContent(settings: ItemCacheSettings, stores: Stores, metrics?: ItemCacheMetrics): WiredContent {
   const r = stores.redis;
-  const changes: ItemChanges = r ? new RedisItemChanges(r.redis, r.connectBlocking, r.keys.itemChanges(), stores.log) : new LocalItemChanges();
+  const changes: ItemChanges = r
+    ? new RedisItemChanges(r.redis, r.connectBlocking, r.keys.itemChanges(), stores.log)
+    : new LocalItemChanges();
   // also with maxItems 0: its writes still tell the other processes (their caches and fill pools listen)
-  const content = new CachedContentStore(new PostgresContentStore(stores.sql, { ownsSql: false }), changes, settings, stores.clock, metrics);
+  const content = new CachedContentStore(
+    new PostgresContentStore(stores.sql, { ownsSql: false }),
+    changes,
+    settings,
+    stores.clock,
+    metrics,
+  );
   return { content, changes, close: () => changes.close() };
 }

@@ -130,7 +130,11 @@ export function redisFailure(err: unknown, script?: string): unknown {
   const message = err instanceof Error ? err.message : String(err);
   const reason = outageReason(err);
   if (reason !== null) {
-    const out = fail('STORE_UNAVAILABLE', `Redis unavailable: ${reason}`, { store: 'redis', ...(script ? { script } : {}), message });
+    const out = fail('STORE_UNAVAILABLE', `Redis unavailable: ${reason}`, {
+      store: 'redis',
+      ...(script ? { script } : {}),
+      message,
+    });
     Object.defineProperty(out, 'cause', { value: err, enumerable: false, configurable: true, writable: true });
     return out;
   }

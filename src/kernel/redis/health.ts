@@ -40,10 +40,17 @@ export interface RedisReadiness {
  * @returns `{ready: true}` when every write succeeded within `timeoutMs`; else `ready: false` and
  *   a reason (`Redis unavailable: out of memory (OOM)`, `no answer within 1000 ms`). Never throws.
  */
-export async function probeRedis(client: RedisClient, keys: Keys, timeoutMs = PROBE_TIMEOUT_MS): Promise<RedisReadiness> {
+export async function probeRedis(
+  client: RedisClient,
+  keys: Keys,
+  timeoutMs = PROBE_TIMEOUT_MS,
+): Promise<RedisReadiness> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<RedisReadiness>((resolve) => {
-    timer = setTimeout(() => resolve({ ready: false, reason: `Redis unavailable: no answer within ${timeoutMs} ms` }), timeoutMs);
+    timer = setTimeout(
+      () => resolve({ ready: false, reason: `Redis unavailable: no answer within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
   });
   const probe = (async (): Promise<RedisReadiness> => {
     try {
@@ -52,7 +59,10 @@ export async function probeRedis(client: RedisClient, keys: Keys, timeoutMs = PR
       return { ready: true, reason: null };
     } catch (err) {
       const reason = outageReason(err);
-      return { ready: false, reason: reason ? `Redis unavailable: ${reason}` : `Redis refused the probe: ${(err as Error).message}` };
+      return {
+        ready: false,
+        reason: reason ? `Redis unavailable: ${reason}` : `Redis refused the probe: ${(err as Error).message}`,
+      };
     }
   })();
   try {

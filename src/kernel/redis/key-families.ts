@@ -29,61 +29,130 @@ const USER = String.raw`\{u:[^}]+\}`;
 const HOT = String.raw`\{hot[^}]*\}:`;
 const QUEUE = String.raw`\{fanout[^}]*\}:fanout:`;
 
-function family(name: string, pattern: string, owner: KeyFamily['owner'], ttl: string | null, bound: string | null = null): KeyFamily {
+function family(
+  name: string,
+  pattern: string,
+  owner: KeyFamily['owner'],
+  ttl: string | null,
+  bound: string | null = null,
+): KeyFamily {
   return { name, pattern: new RegExp(`^${pattern}$`), owner, ttl, bound };
 }
 
-const READER_TTL = 'the reader-filter TTL after the reader\'s last activity (`FRESHET_READER_SEEN_TTL_DAYS`)';
-const WINDOW = 'the day\'s end + `FRESHET_SEEN_DAYS` (7)';
-const HOT_ITEM = 'one per item viewed inside the retention: deleted when the item is archived (`FRESHET_HOT_RETENTION_DAYS`, 90)';
+const READER_TTL = "the reader-filter TTL after the reader's last activity (`FRESHET_READER_SEEN_TTL_DAYS`)";
+const WINDOW = "the day's end + `FRESHET_SEEN_DAYS` (7)";
+const HOT_ITEM =
+  'one per item viewed inside the retention: deleted when the item is archived (`FRESHET_HOT_RETENTION_DAYS`, 90)';
 
 /** The families, in the order of docs/operations.md. */
 export const KEY_FAMILIES: readonly KeyFamily[] = [
   family('bf:{<s>}:<day>', `${SEEN}${DAY}`, 'seen', WINDOW),
   family('bf:{<s>}:<day>:v', `${SEEN}${DAY}:v`, 'seen', WINDOW),
   family('bf:{<s>}:<day>:j', `${SEEN}${DAY}:j`, 'seen', WINDOW),
-  family('bf:{<s>}:<day>:j:taken', `${SEEN}${DAY}:j:taken`, 'seen', 'the journal\'s'),
+  family('bf:{<s>}:<day>:j:taken', `${SEEN}${DAY}:j:taken`, 'seen', "the journal's"),
   family('bf:{<s>}:<day>:j:lease', `${SEEN}${DAY}:j:lease`, 'seen', 'the checkpoint lease'),
-  family('bf:{<s>}:<day>:restore', `${SEEN}${DAY}:restore`, 'seen', null, 'scratch: deleted by the script that writes it'),
+  family(
+    'bf:{<s>}:<day>:restore',
+    `${SEEN}${DAY}:restore`,
+    'seen',
+    null,
+    'scratch: deleted by the script that writes it',
+  ),
   family('bf:{<s>}:journal-days', `${SEEN}journal-days`, 'seen', WINDOW),
   family('bf:{<s>}:epoch', `${SEEN}epoch`, 'seen', null, 'one per seen shard (`FRESHET_SEEN_SHARDS`)'),
   family('bf:{<s>}:rsf-dirty', `${SEEN}rsf-dirty`, 'seen', READER_TTL),
-  family('bf:{<s>}:rsf-dirty:taken', `${SEEN}rsf-dirty:taken`, 'seen', 'the dirty set\'s'),
+  family('bf:{<s>}:rsf-dirty:taken', `${SEEN}rsf-dirty:taken`, 'seen', "the dirty set's"),
   family('bf:{<s>}:rsf-dirty:lease', `${SEEN}rsf-dirty:lease`, 'seen', 'the checkpoint lease'),
   family('rsf:{u:<r>}', `rsf:${USER}`, 'seen', READER_TTL),
   family('rsf:meta:{u:<r>}', `rsf:meta:${USER}`, 'seen', READER_TTL),
   family('rsf:j:{u:<r>}', `rsf:j:${USER}`, 'seen', READER_TTL),
-  family('rsf:j:taken:{u:<r>}', `rsf:j:taken:${USER}`, 'seen', 'the journal\'s'),
+  family('rsf:j:taken:{u:<r>}', `rsf:j:taken:${USER}`, 'seen', "the journal's"),
   family('rsf:j:lease:{u:<r>}', `rsf:j:lease:${USER}`, 'seen', 'the checkpoint lease'),
   family('feed:cache:{u:<r>}', `feed:cache:${USER}`, 'for-you', '`FRESHET_FEED_CACHE_TTL_S` (30 min)'),
   family('feed:lease:{u:<r>}', `feed:lease:${USER}`, 'for-you', 'the refresh lease'),
-  family('feed:cursor:{u:<r>}', `feed:cursor:${USER}`, 'for-you', '`FRESHET_SEEN_DAYS` (7 days) after the last refresh that moved it'),
-  family('tl:in:meta:{u:<r>}', `tl:in:meta:${USER}`, 'following', '`FRESHET_ACTIVE_DAYS` after the reader\'s last read or rebuild'),
-  family('tl:in:{u:<r>}', `tl:in:${USER}`, 'following', 'its state\'s + 1 h (also when a push creates it)'),
-  family('tl:out:meta:{u:<a>}', `tl:out:meta:${USER}`, 'following', '`FRESHET_ACTIVE_DAYS` after the author\'s last publish'),
-  family('tl:out:{u:<a>}', `tl:out:${USER}`, 'following', 'its state\'s + 1 h'),
+  family(
+    'feed:cursor:{u:<r>}',
+    `feed:cursor:${USER}`,
+    'for-you',
+    '`FRESHET_SEEN_DAYS` (7 days) after the last refresh that moved it',
+  ),
+  family(
+    'tl:in:meta:{u:<r>}',
+    `tl:in:meta:${USER}`,
+    'following',
+    "`FRESHET_ACTIVE_DAYS` after the reader's last read or rebuild",
+  ),
+  family('tl:in:{u:<r>}', `tl:in:${USER}`, 'following', "its state's + 1 h (also when a push creates it)"),
+  family(
+    'tl:out:meta:{u:<a>}',
+    `tl:out:meta:${USER}`,
+    'following',
+    "`FRESHET_ACTIVE_DAYS` after the author's last publish",
+  ),
+  family('tl:out:{u:<a>}', `tl:out:${USER}`, 'following', "its state's + 1 h"),
   family('rv:{u:<r>}', `rv:${USER}`, 'exclusions', '`FRESHET_RECENT_VIEWS_TTL_DAYS`'),
   family('rv:at:{u:<r>}', `rv:at:${USER}`, 'exclusions', '`FRESHET_RECENT_VIEWS_TTL_DAYS`'),
   family('ex:{u:<r>}', `ex:${USER}`, 'exclusions', '`FRESHET_EXCLUSION_CACHE_TTL_S`'),
-  family('ex:gen:{u:<r>}', `ex:gen:${USER}`, 'exclusions', 'longer than the cache\'s'),
+  family('ex:gen:{u:<r>}', `ex:gen:${USER}`, 'exclusions', "longer than the cache's"),
   family('ready:{<tag>}', String.raw`ready:\{[^}]+\}`, 'readiness', '10 s'),
   family('{<h>}:counter:views:<item>', `${HOT}counter:views:[^:]+`, 'hot', null, HOT_ITEM),
   family('{<h>}:hll:uv:<item>', `${HOT}hll:uv:[^:]+`, 'hot', null, HOT_ITEM),
-  family('{<h>}:hll:uv:<item>:restore', `${HOT}hll:uv:[^:]+:restore`, 'hot', null, 'scratch: deleted by the script that writes it'),
+  family(
+    '{<h>}:hll:uv:<item>:restore',
+    `${HOT}hll:uv:[^:]+:restore`,
+    'hot',
+    null,
+    'scratch: deleted by the script that writes it',
+  ),
   family('{<h>}:meta:article:<item>', `${HOT}meta:article:[^:]+`, 'hot', null, HOT_ITEM),
   family('{<h>}:suspicious:<item>', `${HOT}suspicious:[^:]+`, 'hot', null, HOT_ITEM),
-  family('{<h>}:hot:score', `${HOT}hot:score`, 'hot', null, 'one per hot shard, trimmed to `FRESHET_HOT_CAP` (1000) items'),
+  family(
+    '{<h>}:hot:score',
+    `${HOT}hot:score`,
+    'hot',
+    null,
+    'one per hot shard, trimmed to `FRESHET_HOT_CAP` (1000) items',
+  ),
   family('{<h>}:totals:suspicious', `${HOT}totals:suspicious`, 'hot', null, 'one per hot shard (3 fields)'),
-  family('{<h>}:checkpoint:dirty', `${HOT}checkpoint:dirty`, 'hot', null, 'one per hot shard; items viewed since the last checkpoint (emptied by each)'),
-  family('{<h>}:checkpoint:inflight', `${HOT}checkpoint:inflight`, 'hot', null, 'one per hot shard; items of checkpoints in progress'),
+  family(
+    '{<h>}:checkpoint:dirty',
+    `${HOT}checkpoint:dirty`,
+    'hot',
+    null,
+    'one per hot shard; items viewed since the last checkpoint (emptied by each)',
+  ),
+  family(
+    '{<h>}:checkpoint:inflight',
+    `${HOT}checkpoint:inflight`,
+    'hot',
+    null,
+    'one per hot shard; items of checkpoints in progress',
+  ),
   family('{<h>}:epoch', `${HOT}epoch`, 'hot', null, 'one per hot shard'),
   family('{<h>}:restored', `${HOT}restored`, 'hot', null, 'one per hot shard, deleted when its restore completes'),
   family('{<h>}:ratelimit:<item>:<visitor>', `${HOT}ratelimit:[^:]+:[^:]+`, 'hot', '`FRESHET_HOT_RATE_WINDOW_MIN`'),
   family('{<h>}:budget:<visitor>:<minute>', `${HOT}budget:[^:]+:\\d+`, 'hot', '2 min'),
-  family('{<q>}:fanout:t<tid>', `${QUEUE}t\\d+`, 'fan-out queue', null, 'one per fan-out job waiting or running (removed on completion and on final failure)'),
-  family('{<q>}:fanout:t<tid>:lock', `${QUEUE}t\\d+:lock`, 'fan-out queue', 'the lock duration (`FRESHET_FANOUT_LOCK_MS`)'),
+  family(
+    '{<q>}:fanout:t<tid>',
+    `${QUEUE}t\\d+`,
+    'fan-out queue',
+    null,
+    'one per fan-out job waiting or running (removed on completion and on final failure)',
+  ),
+  family(
+    '{<q>}:fanout:t<tid>:lock',
+    `${QUEUE}t\\d+:lock`,
+    'fan-out queue',
+    'the lock duration (`FRESHET_FANOUT_LOCK_MS`)',
+  ),
   family('{<q>}:fanout:stalled-check', `${QUEUE}stalled-check`, 'fan-out queue', 'the stalled-check interval'),
-  family('{<q>}:fanout:events', `${QUEUE}events`, 'fan-out queue', null, 'a stream trimmed to ~10,000 entries (BullMQ default)'),
+  family(
+    '{<q>}:fanout:events',
+    `${QUEUE}events`,
+    'fan-out queue',
+    null,
+    'a stream trimmed to ~10,000 entries (BullMQ default)',
+  ),
   family(
     '{<q>}:fanout:<list>',
     `${QUEUE}(id|meta|wait|active|paused|delayed|prioritized|completed|failed|stalled|marker|pc|limiter|waiting-children)`,
@@ -104,5 +173,7 @@ export function keyFamilyOf(keyAfterPrefix: string): KeyFamily | undefined {
 /** docs/operations.md's "Redis keys" table (markdown), generated from {@link KEY_FAMILIES}. */
 export function keyFamilyTable(): string {
   const rows = KEY_FAMILIES.map((f) => `| \`${f.name}\` | ${f.owner} | ${f.ttl ?? '–'} | ${f.bound ?? '–'} |`);
-  return ['| key (after the prefix) | owner | time to live | bound without one |', '|---|---|---|---|', ...rows].join('\n');
+  return ['| key (after the prefix) | owner | time to live | bound without one |', '|---|---|---|---|', ...rows].join(
+    '\n',
+  );
 }

@@ -100,15 +100,27 @@ export function fitsKeyCount(count: KeyCount, n: number): boolean {
  */
 export function loadLuaScript(dir: URL, id: string): LuaScript {
   const m = /^([A-Za-z][A-Za-z0-9]*)-([0-9ND+]+)$/.exec(id);
-  if (!m) throw new LuaLoadError(`${id}.lua: a script file is named <name>-<keys>.lua (hotView-9.lua, hotCounters-1+4N.lua)`);
+  if (!m)
+    throw new LuaLoadError(`${id}.lua: a script file is named <name>-<keys>.lua (hotView-9.lua, hotCounters-1+4N.lua)`);
   const root = fileURLToPath(dir);
   const file = join(root, `${id}.lua`);
   const source = resolveIncludes(file, root, new Set([file]), []);
-  return { name: m[1]!, id, keys: parseKeyCount(m[2]!, `${id}.lua`), source, sha: createHash('sha1').update(source).digest('hex') };
+  return {
+    name: m[1]!,
+    id,
+    keys: parseKeyCount(m[2]!, `${id}.lua`),
+    source,
+    sha: createHash('sha1').update(source).digest('hex'),
+  };
 }
 
 /** The text of `file` with its include lines replaced (see the module doc). */
-function resolveIncludes(file: string, root: string, included: Set<string>, chain: readonly { file: string; at: string }[]): string {
+function resolveIncludes(
+  file: string,
+  root: string,
+  included: Set<string>,
+  chain: readonly { file: string; at: string }[],
+): string {
   const where = relative(root, file) || file;
   let text: string;
   try {
@@ -127,7 +139,8 @@ function resolveIncludes(file: string, root: string, included: Set<string>, chai
     const at = `${where}:${i + 1}`;
     if (named.has(target)) throw new LuaLoadError(`${at}: "${m[2]}" is included twice`);
     named.add(target);
-    if (target === file || chain.some((c) => c.file === target)) throw new LuaLoadError(`${at}: include cycle through "${m[2]}"`);
+    if (target === file || chain.some((c) => c.file === target))
+      throw new LuaLoadError(`${at}: include cycle through "${m[2]}"`);
     if (included.has(target)) {
       lines[i] = `-- (${m[2]} already included)`;
       continue;

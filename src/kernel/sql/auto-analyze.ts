@@ -29,7 +29,10 @@ export class AutoAnalyze {
     if (t.since < 50 + 0.1 * t.atLast) return;
     t.since = 0;
     await this.sql.exec(`${command} ${table}`);
-    const n = await this.sql.query<{ n: number | string }>(`SELECT reltuples AS n FROM pg_class WHERE oid = $1::regclass`, [table]);
+    const n = await this.sql.query<{ n: number | string }>(
+      `SELECT reltuples AS n FROM pg_class WHERE oid = $1::regclass`,
+      [table],
+    );
     t.atLast = Math.max(0, Number(n[0]?.n ?? 0));
   }
 }

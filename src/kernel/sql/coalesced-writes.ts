@@ -62,7 +62,8 @@ export class CoalescedWrites<T> {
   private takeGroup(): Waiter<T>[] {
     let rows = 0;
     let n = 0;
-    while (n < this.queue.length && (n === 0 || rows + this.queue[n]!.rows.length <= this.maxRows)) rows += this.queue[n++]!.rows.length;
+    while (n < this.queue.length && (n === 0 || rows + this.queue[n]!.rows.length <= this.maxRows))
+      rows += this.queue[n++]!.rows.length;
     return this.queue.splice(0, n);
   }
 }

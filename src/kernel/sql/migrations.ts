@@ -88,11 +88,11 @@ export async function migrate(sql: Sql, migrations: readonly Migration[]): Promi
 
 /** Versions recorded in `freshet_migrations`, ascending ([] before the first `migrate`). */
 export async function appliedMigrations(sql: Sql): Promise<number[]> {
-  const rows = await sql.query<{ version: number }>(
-    `SELECT version FROM freshet_migrations ORDER BY version`,
-  ).catch((err: unknown) => {
-    if ((err as { code?: unknown }).code === '42P01') return []; // table not created yet
-    throw err;
-  });
+  const rows = await sql
+    .query<{ version: number }>(`SELECT version FROM freshet_migrations ORDER BY version`)
+    .catch((err: unknown) => {
+      if ((err as { code?: unknown }).code === '42P01') return []; // table not created yet
+      throw err;
+    });
   return rows.map((r) => Number(r.version));
 }

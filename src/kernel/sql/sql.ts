@@ -74,7 +74,15 @@ const UNAVAILABLE_CLASSES: ReadonlyMap<string, string> = new Map([
 
 /** Node socket errors seen when a server is down or unreachable. */
 const UNAVAILABLE_ERRNOS = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
 ]);
 
 /** Messages of `pg` and PGlite for a connection they cannot use (they give these errors no SQLSTATE). */
@@ -102,7 +110,8 @@ export function sqlOutageReason(err: unknown): string | null {
   const message = typeof e.message === 'string' ? e.message : '';
   const fatal = e.severity === 'FATAL' || e.severity === 'PANIC';
   if (UNAVAILABLE_ERRNOS.has(code)) return `cannot connect (${code})`;
-  if (code === '57014' && message.includes('statement timeout')) return 'no answer within the deadline (57014 statement_timeout)';
+  if (code === '57014' && message.includes('statement timeout'))
+    return 'no answer within the deadline (57014 statement_timeout)';
   const known = UNAVAILABLE_STATES.get(code);
   if (known && (code !== '55000' || fatal)) return known;
   const cls = UNAVAILABLE_CLASSES.get(code.slice(0, 2));
@@ -128,7 +137,11 @@ export function mapSqlError(err: unknown): unknown {
   const code = typeof e.code === 'string' ? e.code : '';
   const message = typeof e.message === 'string' ? e.message : '';
   const reason = sqlOutageReason(err);
-  if (reason !== null) return withCause(fail('STORE_UNAVAILABLE', `PostgreSQL unavailable: ${reason}`, { store: 'postgres', code, message }), err);
+  if (reason !== null)
+    return withCause(
+      fail('STORE_UNAVAILABLE', `PostgreSQL unavailable: ${reason}`, { store: 'postgres', code, message }),
+      err,
+    );
   if (code.startsWith('22') || code.startsWith('23')) {
     const what = typeof e.column === 'string' ? e.column : typeof e.constraint === 'string' ? e.constraint : 'a value';
     return fail('INVALID_INPUT', `the store rejected ${what}`, { code, message });
@@ -166,7 +179,13 @@ export async function openPglite(dataDir: string): Promise<Sql> {
   try {
     db = await PGlite.create(dataDir);
   } catch (err) {
-    throw withCause(fail('STORE_UNAVAILABLE', 'PostgreSQL unavailable: cannot open the embedded database', { dataDir, message: String(err) }), err);
+    throw withCause(
+      fail('STORE_UNAVAILABLE', 'PostgreSQL unavailable: cannot open the embedded database', {
+        dataDir,
+        message: String(err),
+      }),
+      err,
+    );
   }
   type Queryable = Pick<PGlite, 'query' | 'exec'>;
   const wrap = (q: Queryable): SqlTx => ({
@@ -273,7 +292,9 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
   let relaxed: pg.Pool | null = null;
   let closed = false;
   const relaxedPool = (): pg.Pool =>
-    closed ? pool : (relaxed ??= newPool(RELAXED_POOL_MAX, [options, '-c synchronous_commit=off'].filter(Boolean).join(' ')));
+    closed
+      ? pool
+      : (relaxed ??= newPool(RELAXED_POOL_MAX, [options, '-c synchronous_commit=off'].filter(Boolean).join(' ')));
   const rowsOf = async <T>(q: pg.Pool | pg.PoolClient, text: string, params: readonly unknown[]): Promise<T[]> =>
     (await mapped(q.query(text, params as unknown[]))).rows as T[];
   const wrap = (q: pg.Pool | pg.PoolClient): SqlTx => ({

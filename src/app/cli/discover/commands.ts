@@ -15,7 +15,11 @@ import { refuseBesideServer } from '../server.js';
 /** `freshet discover embed`: prints how many items it embedded. */
 async function runEmbed(): Promise<void> {
   const { config } = ensureSecrets(loadConfig());
-  refuseBesideServer(config, 'discover embed', 'stop it first (items written through its API or `freshet import` are embedded as they are written)');
+  refuseBesideServer(
+    config,
+    'discover embed',
+    'stop it first (items written through its API or `freshet import` are embedded as they are written)',
+  );
   const { openFreshet } = await import('../../open.js'); // loaded once the command is chosen (main.ts)
   const f = await openFreshet(forJobs(config), { recoverHot: false, log: cliLogger(config), warmDiscover: false }); // serves no feed
   const progress = new Progress({ label: 'discover embed', total: 0 });
@@ -46,28 +50,45 @@ export function registerDiscoverCommands(program: Command): void {
   simulate.enablePositionalOptions();
   simulate
     .command('discover')
-    .description('replay MIND and MovieLens reader sessions against the discover feed over HN posts; report duplicates, phase mix, exclusions, latency')
+    .description(
+      'replay MIND and MovieLens reader sessions against the discover feed over HN posts; report duplicates, phase mix, exclusions, latency',
+    )
     .option('--hn <file>', 'HN posts CSV(.gz)', '../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz')
-    .option('--behaviors <file>', 'MIND behaviors.tsv.gz', '../shared/data/mind/MINDsmall_train_sample_behaviors.tsv.gz')
+    .option(
+      '--behaviors <file>',
+      'MIND behaviors.tsv.gz',
+      '../shared/data/mind/MINDsmall_train_sample_behaviors.tsv.gz',
+    )
     .option('--ratings <file>', 'MovieLens ratings.csv.gz', '../shared/data/movielens/ml-latest-small/ratings.csv.gz')
     .option('--sessions <n>', 'MIND sessions replayed', intArg, 1000)
     .option('--movielens-readers <n>', 'MovieLens readers', intArg, 100)
     .option('--items <n>', 'only the newest n HN posts (default: all)', intArg)
     .option('--pages <n>', 'pages per session', intArg, 3)
     .option('--limit <n>', 'items per page (1..100)', limitArg, 20)
-    .action(async (o: { hn: string; behaviors: string; ratings: string; sessions: number; movielensReaders: number; items?: number; pages: number; limit: number }) => {
-      const { config } = ensureSecrets(loadConfig());
-      const { runSimulateDiscover } = await import('./simulate.js');
-      const report = await runSimulateDiscover(config, {
-        hnPath: o.hn,
-        behaviorsPath: o.behaviors,
-        ratingsPath: o.ratings,
-        sessions: o.sessions,
-        movielensReaders: o.movielensReaders,
-        items: o.items,
-        pages: o.pages,
-        limit: o.limit,
-      });
-      process.exitCode = report.exitCode;
-    });
+    .action(
+      async (o: {
+        hn: string;
+        behaviors: string;
+        ratings: string;
+        sessions: number;
+        movielensReaders: number;
+        items?: number;
+        pages: number;
+        limit: number;
+      }) => {
+        const { config } = ensureSecrets(loadConfig());
+        const { runSimulateDiscover } = await import('./simulate.js');
+        const report = await runSimulateDiscover(config, {
+          hnPath: o.hn,
+          behaviorsPath: o.behaviors,
+          ratingsPath: o.ratings,
+          sessions: o.sessions,
+          movielensReaders: o.movielensReaders,
+          items: o.items,
+          pages: o.pages,
+          limit: o.limit,
+        });
+        process.exitCode = report.exitCode;
+      },
+    );
 }

@@ -45,8 +45,13 @@ const round = (x: number) => Math.round(x * 100) / 100;
 /** The report as a plain-text table. */
 export function formatDiscoverReport(r: DiscoverReport): string {
   const mix = (Object.keys(r.phaseMix) as DiscoverSource[]).map((k) => `${k} ${r.phaseMix[k].toFixed(2)}`).join(' · ');
-  const share = (Object.keys(r.pagesWith) as DiscoverSource[]).map((k) => `${k} ${(100 * r.pagesWith[k]).toFixed(1)} %`).join(' · ');
-  const excluded = Object.entries(r.excluded).map(([k, v]) => `${k} ${v}`).join(' · ') || 'none';
+  const share = (Object.keys(r.pagesWith) as DiscoverSource[])
+    .map((k) => `${k} ${(100 * r.pagesWith[k]).toFixed(1)} %`)
+    .join(' · ');
+  const excluded =
+    Object.entries(r.excluded)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(' · ') || 'none';
   return [
     'freshet simulate discover',
     `  items (HN posts)            ${r.items}`,

@@ -94,11 +94,17 @@ async function mindSessions(path: string, n: number): Promise<Session[]> {
       reader: parsed.userId,
       t,
       history: hist.map((key, i) => ({ key, at: t - (hist.length - i) * HOUR_MS, weight: VIEW_WEIGHT })),
-      clicks: (impressions ?? '').split(' ').filter((x) => x.endsWith('-1')).map((x) => x.slice(0, -2)),
+      clicks: (impressions ?? '')
+        .split(' ')
+        .filter((x) => x.endsWith('-1'))
+        .map((x) => x.slice(0, -2)),
     });
   }
   if (out.length === 0) throw notMindError(path, invalid);
-  if (invalid.length > 0) process.stderr.write(`simulate discover: ${invalid.length} invalid behaviors lines skipped (first: line ${invalid[0]!.line}: ${invalid[0]!.reason})\n`);
+  if (invalid.length > 0)
+    process.stderr.write(
+      `simulate discover: ${invalid.length} invalid behaviors lines skipped (first: line ${invalid[0]!.line}: ${invalid[0]!.reason})\n`,
+    );
   out.sort((a, b) => a.t - b.t);
   const kept = out.slice(0, n);
   const first = kept[0]?.t ?? 0;
@@ -123,19 +129,35 @@ async function movielensSessions(path: string, readers: number, from: number): P
   for await (const line of lines(path)) {
     if (first) {
       first = false;
-      if (line.trim() !== RATINGS_HEADER) throw new Error(`${path}: not a MovieLens ratings file (first line ${JSON.stringify(line.slice(0, 80))}, expected "${RATINGS_HEADER}")`);
+      if (line.trim() !== RATINGS_HEADER)
+        throw new Error(
+          `${path}: not a MovieLens ratings file (first line ${JSON.stringify(line.slice(0, 80))}, expected "${RATINGS_HEADER}")`,
+        );
       continue;
     }
     const [u, movie, rating, ts] = line.split(',');
     if (!u || !/^\d+$/.test(u) || Number(u) > readers) continue;
-    (byUser.get(u) ?? byUser.set(u, []).get(u)!).push({ key: `m${movie}`, ts: Number(ts) * 1000, rating: Number(rating) });
+    (byUser.get(u) ?? byUser.set(u, []).get(u)!).push({
+      key: `m${movie}`,
+      ts: Number(ts) * 1000,
+      rating: Number(rating),
+    });
   }
   return [...byUser].map(([u, rs]) => {
     rs.sort((a, b) => a.ts - b.ts);
     const last = rs.slice(-50);
     const t = from + (fnv1a(u) % (6 * 24)) * HOUR_MS;
     const end = last.at(-1)!.ts;
-    return { reader: `ml_${u}`, t, history: last.map((r) => ({ key: r.key, at: t - HOUR_MS - (end - r.ts), weight: r.rating >= 4 ? ENGAGEMENT_WEIGHT : VIEW_WEIGHT })), clicks: [] };
+    return {
+      reader: `ml_${u}`,
+      t,
+      history: last.map((r) => ({
+        key: r.key,
+        at: t - HOUR_MS - (end - r.ts),
+        weight: r.rating >= 4 ? ENGAGEMENT_WEIGHT : VIEW_WEIGHT,
+      })),
+      clicks: [],
+    };
   });
 }
 
@@ -143,13 +165,20 @@ async function movielensSessions(path: string, readers: number, from: number): P
 export async function runSimulateDiscover(base: Config, opts: SimulateDiscoverOptions): Promise<DiscoverReport> {
   const out = opts.out ?? ((text: string) => process.stdout.write(text + '\n'));
   const limit = opts.limit ?? 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) throw new Error(`limit must be an integer in 1..${MAX_PAGE_LIMIT} (the discover feed's cap)`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT)
+    throw new Error(`limit must be an integer in 1..${MAX_PAGE_LIMIT} (the discover feed's cap)`);
   const mind = await mindSessions(opts.behaviorsPath, opts.sessions ?? 1000); // checked before the long load
   const ml = await movielensSessions(opts.ratingsPath, opts.movielensReaders ?? 100, mind[0]!.t);
   const scratch = await openScratch(base, 'discover');
   out(`simulate discover: ${scratch.where}`);
   const clock = new ManualClock(Date.parse(DEFAULT_START));
-  const f = await openFreshet(forJobs(scratch.config), { sql: scratch.sql, clock, defaultMetrics: false, recoverHot: false, log: cliLogger(base) }).catch(async (err: unknown) => {
+  const f = await openFreshet(forJobs(scratch.config), {
+    sql: scratch.sql,
+    clock,
+    defaultMetrics: false,
+    recoverHot: false,
+    log: cliLogger(base),
+  }).catch(async (err: unknown) => {
     await scratch.sql.close();
     await scratch.remove();
     throw err;
@@ -160,7 +189,12 @@ export async function runSimulateDiscover(base: Config, opts: SimulateDiscoverOp
     for await (const batch of parseHn(opts.hnPath, { batchSize: 1000 })) items.push(...batch.items);
     items.sort((a, b) => a.publishedAt - b.publishedAt);
     if (opts.items !== undefined) items.splice(0, Math.max(0, items.length - opts.items));
-    const loading = new Progress({ label: 'simulate discover (publishing the posts)', total: items.length, counts: true, tty: opts.progress });
+    const loading = new Progress({
+      label: 'simulate discover (publishing the posts)',
+      total: items.length,
+      counts: true,
+      tty: opts.progress,
+    });
     try {
       for (let i = 0; i < items.length; i += 1000) {
         await f.useCases.publishItems(items.slice(i, i + 1000), items.at(-1)!.publishedAt);
@@ -186,14 +220,27 @@ export async function runSimulateDiscover(base: Config, opts: SimulateDiscoverOp
  * Writes a reader's history through the use cases, oldest first: engagement-weighted entries (a high
  * MovieLens rating) as likes, the others as views (hot counters, reader signals, recent views).
  */
-async function writeHistory(f: Freshet, history: { readerId: string; itemId: string; atMs: number; weight: number }[]): Promise<void> {
-  const views = history.filter((h) => h.weight < ENGAGEMENT_WEIGHT).map((h) => ({ itemId: h.itemId, visitorId: h.readerId, nowMs: h.atMs }));
+async function writeHistory(
+  f: Freshet,
+  history: { readerId: string; itemId: string; atMs: number; weight: number }[],
+): Promise<void> {
+  const views = history
+    .filter((h) => h.weight < ENGAGEMENT_WEIGHT)
+    .map((h) => ({ itemId: h.itemId, visitorId: h.readerId, nowMs: h.atMs }));
   if (views.length > 0) await f.useCases.recordViews(views);
-  for (const h of history) if (h.weight >= ENGAGEMENT_WEIGHT) await f.useCases.recordEngagement(h.readerId, h.itemId, 'like', h.atMs);
+  for (const h of history)
+    if (h.weight >= ENGAGEMENT_WEIGHT) await f.useCases.recordEngagement(h.readerId, h.itemId, 'like', h.atMs);
 }
 
 /** Plays the sessions in time order and gathers the report. */
-async function replay(f: Freshet, items: ItemInput[], sessions: Session[], pages: number, limit: number, tty: boolean | undefined): Promise<DiscoverReport> {
+async function replay(
+  f: Freshet,
+  items: ItemInput[],
+  sessions: Session[],
+  pages: number,
+  limit: number,
+  tty: boolean | undefined,
+): Promise<DiscoverReport> {
   const progress = new Progress({ label: 'simulate discover', total: sessions.length, counts: true, tty });
   try {
     return await replaySessions(f, items, sessions, pages, limit, progress);
@@ -202,7 +249,14 @@ async function replay(f: Freshet, items: ItemInput[], sessions: Session[], pages
   }
 }
 
-async function replaySessions(f: Freshet, items: ItemInput[], sessions: Session[], pages: number, limit: number, progress: Progress): Promise<DiscoverReport> {
+async function replaySessions(
+  f: Freshet,
+  items: ItemInput[],
+  sessions: Session[],
+  pages: number,
+  limit: number,
+  progress: Progress,
+): Promise<DiscoverReport> {
   const ids = items.map((i) => i.id);
   const times = items.map((i) => i.publishedAt);
   const anyItem = (key: string) => ids[fnv1a(key) % ids.length]!;
@@ -220,8 +274,16 @@ async function replaySessions(f: Freshet, items: ItemInput[], sessions: Session[
   for (const s of sessions) {
     if (!primed.has(s.reader)) {
       primed.add(s.reader);
-      for (let k = 0; k < 5; k++) await f.useCases.follow(s.reader, authors[fnv1a(`${s.reader}:${k}`) % authors.length]!, s.t - DAY_MS).catch(() => undefined);
-      const history = s.history.map((h) => ({ readerId: s.reader, itemId: anyItem(h.key), atMs: h.at, weight: h.weight }));
+      for (let k = 0; k < 5; k++)
+        await f.useCases
+          .follow(s.reader, authors[fnv1a(`${s.reader}:${k}`) % authors.length]!, s.t - DAY_MS)
+          .catch(() => undefined);
+      const history = s.history.map((h) => ({
+        readerId: s.reader,
+        itemId: anyItem(h.key),
+        atMs: h.at,
+        weight: h.weight,
+      }));
       await writeHistory(f, history);
       r.signals += history.length;
     }
@@ -261,6 +323,22 @@ async function replaySessions(f: Freshet, items: ItemInput[], sessions: Session[
 
 function blankReport(items: number): DiscoverReport {
   const zero = () => ({ followed: 0, trending: 0, discovery: 0, newest: 0 });
-  return { items, readers: { mind: 0, movielens: 0 }, signals: 0, sessions: 0, pages: 0, served: 0, duplicates: 0, shortPages: 0, lastPages: 0, phaseMix: zero(), pagesWith: zero(), excluded: {}, seenDropped: 0, latencyMs: { p50: 0, p99: 0, max: 0 }, wallMs: 0, exitCode: 0 };
+  return {
+    items,
+    readers: { mind: 0, movielens: 0 },
+    signals: 0,
+    sessions: 0,
+    pages: 0,
+    served: 0,
+    duplicates: 0,
+    shortPages: 0,
+    lastPages: 0,
+    phaseMix: zero(),
+    pagesWith: zero(),
+    excluded: {},
+    seenDropped: 0,
+    latencyMs: { p50: 0, p99: 0, max: 0 },
+    wallMs: 0,
+    exitCode: 0,
+  };
 }
-

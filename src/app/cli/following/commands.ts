@@ -22,7 +22,9 @@ export const DEFAULT_GRAPH = '../shared/data/graph/slashdot0902_follow_edges.tsv
 async function runFanoutWorker(opts: { concurrency?: number }): Promise<void> {
   const { config } = ensureSecrets(loadConfig());
   if (!config.redisUrl && !config.redisClusterNodes) {
-    throw new Error('no FRESHET_REDIS_URL: the embedded default runs its fan-out inside `freshet serve` (in-process queue)');
+    throw new Error(
+      'no FRESHET_REDIS_URL: the embedded default runs its fan-out inside `freshet serve` (in-process queue)',
+    );
   }
   if (!config.databaseUrl) {
     throw new Error(
@@ -61,7 +63,9 @@ export function registerFollowingCommands(program: Command): void {
   if (!simulate) throw new Error('register the simulate command first');
   simulate
     .command('following')
-    .description('publish HN posts as items of graph users on virtual time while readers page their following timelines; check them against SQL')
+    .description(
+      'publish HN posts as items of graph users on virtual time while readers page their following timelines; check them against SQL',
+    )
     .option('--posts-file <file>', 'HN posts CSV(.gz)', '../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz')
     .option('--posts <n>', 'publish only the first n posts', intArg)
     .option('--readers <n>', 'sampled readers', intArg, 300)
@@ -70,23 +74,42 @@ export function registerFollowingCommands(program: Command): void {
     .option('--check <n>', 'readers whose whole timeline is compared with SQL', intArg, 50)
     .option('--celebrity-threshold <n>', 'followers above which an author is pulled', intArg, 1000)
     .option('--concurrency <n>', 'fan-out worker concurrency (Redis)', intArg)
-    .option('--graph <file>', 'follow-edge list imported into the scratch stores first (with --in-place: imported there too when given)')
-    .option('--in-place', 'run on the configured stores (their imported graph) instead of scratch ones; it publishes, deletes, unfollows and blocks there')
-    .action(async (o: { postsFile: string; posts?: number; readers: number; meanGapHours: number; pages: number; check: number; celebrityThreshold: number; concurrency?: number; graph?: string; inPlace?: boolean }) => {
-      const { config } = ensureSecrets(loadConfig());
-      const { runSimulateFollowing } = await import('./simulate.js');
-      const report = await runSimulateFollowing(config, {
-        postsPath: o.postsFile,
-        posts: o.posts,
-        readers: o.readers,
-        meanGapHours: o.meanGapHours,
-        pages: o.pages,
-        check: o.check,
-        celebrityThreshold: o.celebrityThreshold,
-        concurrency: o.concurrency,
-        inPlace: o.inPlace,
-        graphPath: o.graph ?? (o.inPlace ? undefined : DEFAULT_GRAPH),
-      });
-      process.exitCode = report.exitCode;
-    });
+    .option(
+      '--graph <file>',
+      'follow-edge list imported into the scratch stores first (with --in-place: imported there too when given)',
+    )
+    .option(
+      '--in-place',
+      'run on the configured stores (their imported graph) instead of scratch ones; it publishes, deletes, unfollows and blocks there',
+    )
+    .action(
+      async (o: {
+        postsFile: string;
+        posts?: number;
+        readers: number;
+        meanGapHours: number;
+        pages: number;
+        check: number;
+        celebrityThreshold: number;
+        concurrency?: number;
+        graph?: string;
+        inPlace?: boolean;
+      }) => {
+        const { config } = ensureSecrets(loadConfig());
+        const { runSimulateFollowing } = await import('./simulate.js');
+        const report = await runSimulateFollowing(config, {
+          postsPath: o.postsFile,
+          posts: o.posts,
+          readers: o.readers,
+          meanGapHours: o.meanGapHours,
+          pages: o.pages,
+          check: o.check,
+          celebrityThreshold: o.celebrityThreshold,
+          concurrency: o.concurrency,
+          inPlace: o.inPlace,
+          graphPath: o.graph ?? (o.inPlace ? undefined : DEFAULT_GRAPH),
+        });
+        process.exitCode = report.exitCode;
+      },
+    );
 }

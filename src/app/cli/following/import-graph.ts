@@ -58,11 +58,26 @@ const HEADER = /^follower_id\s+followee_id$/;
  *   server holds the PGlite database, or the import stopped part-way (a truncated file, a store error:
  *   the message says what was committed and to run the same command again).
  */
-export async function runGraphImport(file: string, config: Config, opts: GraphImportOptions = {}): Promise<GraphImportSummary> {
-  if (!opts.freshet) refuseBesideServer(config, 'import graph', 'stop it first (the graph import opens the database), or use FRESHET_DATABASE_URL');
+export async function runGraphImport(
+  file: string,
+  config: Config,
+  opts: GraphImportOptions = {},
+): Promise<GraphImportSummary> {
+  if (!opts.freshet)
+    refuseBesideServer(
+      config,
+      'import graph',
+      'stop it first (the graph import opens the database), or use FRESHET_DATABASE_URL',
+    );
   const out = opts.out ?? ((line: string) => process.stdout.write(line + '\n'));
   const started = performance.now();
-  const f = opts.freshet ?? (await openFreshet(forJobs(ensureSecrets(config).config), { log: cliLogger(config), defaultMetrics: false, recoverHot: false }));
+  const f =
+    opts.freshet ??
+    (await openFreshet(forJobs(ensureSecrets(config).config), {
+      log: cliLogger(config),
+      defaultMetrics: false,
+      recoverHot: false,
+    }));
   const s: GraphImportSummary = { edges: 0, inserted: 0, blocked: 0, selfLoops: 0, invalid: 0, users: 0, elapsedMs: 0 };
   try {
     await importEdges(f, file, opts, s);
@@ -106,7 +121,10 @@ async function importEdges(f: Freshet, file: string, opts: GraphImportOptions, s
       if (text === '') continue;
       if (header === null) {
         header = text;
-        if (!HEADER.test(header)) throw new NotAnEdgeList(`${file}: not a follow-edge list (header "${header}", expected "follower_id<TAB>followee_id")`);
+        if (!HEADER.test(header))
+          throw new NotAnEdgeList(
+            `${file}: not a follow-edge list (header "${header}", expected "follower_id<TAB>followee_id")`,
+          );
         continue;
       }
       const edge = parseEdge(text, prefix, s);
@@ -118,9 +136,15 @@ async function importEdges(f: Freshet, file: string, opts: GraphImportOptions, s
     s.users = await f.following.graph.countUsers();
   } catch (err) {
     if (err instanceof NotAnEdgeList) throw err;
-    const committed = done.edges === 0 ? null : { what: `${done.edges} edges`, detail: `(${s.inserted} new, ${s.blocked} across a block)` };
-    const resume = 'The import is idempotent (an edge already there is left alone): fix the file (or the cause) and run the same command again to resume';
-    throw new Error(stoppedMessage('import graph', err, { file, committedLine: done.line, committed, resume }), { cause: err });
+    const committed =
+      done.edges === 0
+        ? null
+        : { what: `${done.edges} edges`, detail: `(${s.inserted} new, ${s.blocked} across a block)` };
+    const resume =
+      'The import is idempotent (an edge already there is left alone): fix the file (or the cause) and run the same command again to resume';
+    throw new Error(stoppedMessage('import graph', err, { file, committedLine: done.line, committed, resume }), {
+      cause: err,
+    });
   } finally {
     bar.stop();
     input.close();

@@ -76,12 +76,17 @@ const EXPECTED_SQL = `
     AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = $1 AND b.blocked_id = f.followee_id)
   ORDER BY i.tid DESC`;
 
-type Event = { t: number; kind: 'publish'; item: ItemInput } | { t: number; kind: 'delete'; itemId: string } | { t: number; kind: 'session'; reader: string; n: number };
-
-
+type Event =
+  | { t: number; kind: 'publish'; item: ItemInput }
+  | { t: number; kind: 'delete'; itemId: string }
+  | { t: number; kind: 'session'; reader: string; n: number };
 
 /** Reads the posts and maps their authors onto graph users (see the module doc). */
-async function mappedPosts(f: Freshet, path: string, limit: number | undefined): Promise<{ items: ItemInput[]; authors: number; topFollowers: number; celebrities: number; threshold: number }> {
+async function mappedPosts(
+  f: Freshet,
+  path: string,
+  limit: number | undefined,
+): Promise<{ items: ItemInput[]; authors: number; topFollowers: number; celebrities: number; threshold: number }> {
   let posts: ItemInput[] = [];
   for await (const batch of parseHn(path, { batchSize: 1000 })) posts.push(...batch.items);
   posts.sort((a, b) => a.publishedAt - b.publishedAt || a.id.localeCompare(b.id));
@@ -97,13 +102,23 @@ async function mappedPosts(f: Freshet, path: string, limit: number | undefined):
 }
 
 /** The reading schedule of the sampled readers. */
-async function sessions(sql: Sql, n: number, from: number, to: number, meanGapMs: number): Promise<{ readers: string[]; events: Event[] }> {
-  const rows = await sql.query<{ id: string }>(`SELECT id FROM users WHERE following > 0 ORDER BY md5(id), id LIMIT $1::int`, [n]);
+async function sessions(
+  sql: Sql,
+  n: number,
+  from: number,
+  to: number,
+  meanGapMs: number,
+): Promise<{ readers: string[]; events: Event[] }> {
+  const rows = await sql.query<{ id: string }>(
+    `SELECT id FROM users WHERE following > 0 ORDER BY md5(id), id LIMIT $1::int`,
+    [n],
+  );
   const events: Event[] = [];
   for (const { id } of rows) {
     const rnd = prng(fnv1a(id));
     let k = 0;
-    for (let t = from + rnd() * meanGapMs; t < to; t += -Math.log(1 - rnd()) * meanGapMs) events.push({ t: Math.floor(t), kind: 'session', reader: id, n: k++ });
+    for (let t = from + rnd() * meanGapMs; t < to; t += -Math.log(1 - rnd()) * meanGapMs)
+      events.push({ t: Math.floor(t), kind: 'session', reader: id, n: k++ });
   }
   return { readers: rows.map((r) => r.id), events };
 }
@@ -115,12 +130,25 @@ async function sessions(sql: Sql, n: number, from: number, to: number, meanGapMs
  */
 export async function runSimulateFollowing(config: Config, opts: SimulateFollowingOptions): Promise<FollowingReport> {
   const out = opts.out ?? ((text: string) => process.stdout.write(text + '\n'));
-  if (!opts.inPlace && !opts.graphPath) throw new Error('simulate following on scratch stores needs a graph to import (--graph FILE), or --in-place to use the graph already imported');
-  if (opts.inPlace) refuseBesideServer(config, 'simulate following --in-place', 'stop it first, or run without --in-place (scratch stores)');
+  if (!opts.inPlace && !opts.graphPath)
+    throw new Error(
+      'simulate following on scratch stores needs a graph to import (--graph FILE), or --in-place to use the graph already imported',
+    );
+  if (opts.inPlace)
+    refuseBesideServer(
+      config,
+      'simulate following --in-place',
+      'stop it first, or run without --in-place (scratch stores)',
+    );
   const scratch: Scratch | null = opts.inPlace ? null : await openScratch(config, 'following');
-  out(`simulate following: ${scratch ? `${scratch.where}; --in-place runs on the configured stores` : 'the configured stores (--in-place): publishes, deletes, unfollows and blocks stay there'}`);
+  out(
+    `simulate following: ${scratch ? `${scratch.where}; --in-place runs on the configured stores` : 'the configured stores (--in-place): publishes, deletes, unfollows and blocks stay there'}`,
+  );
   const base = scratch?.config ?? config;
-  const cfg: Config = { ...base, following: { ...base.following, celebrityThreshold: opts.celebrityThreshold ?? 1_000 } };
+  const cfg: Config = {
+    ...base,
+    following: { ...base.following, celebrityThreshold: opts.celebrityThreshold ?? 1_000 },
+  };
   try {
     const sql = scratch?.sql ?? (await openSql(cfg));
     return await simulate(cfg, sql, opts, out);
@@ -130,9 +158,20 @@ export async function runSimulateFollowing(config: Config, opts: SimulateFollowi
 }
 
 /** The graph import (when given) and the simulation proper on open stores (closes them, `sql` included). */
-async function simulate(cfg: Config, sql: Sql, opts: SimulateFollowingOptions, out: (text: string) => void): Promise<FollowingReport> {
+async function simulate(
+  cfg: Config,
+  sql: Sql,
+  opts: SimulateFollowingOptions,
+  out: (text: string) => void,
+): Promise<FollowingReport> {
   const clock = new ManualClock(0);
-  const f = await openFreshet(forJobs(cfg), { sql, clock, defaultMetrics: false, recoverHot: false, log: cliLogger(cfg) });
+  const f = await openFreshet(forJobs(cfg), {
+    sql,
+    clock,
+    defaultMetrics: false,
+    recoverHot: false,
+    log: cliLogger(cfg),
+  });
   const stats = new FollowingStats();
   const started = performance.now();
   try {
@@ -148,10 +187,21 @@ async function simulate(cfg: Config, sql: Sql, opts: SimulateFollowingOptions, o
     const from = posts.items[0]!.publishedAt;
     const to = posts.items.at(-1)!.publishedAt + HOUR_MS;
     const plan = await sessions(sql, opts.readers ?? 300, from, to, (opts.meanGapHours ?? 96) * HOUR_MS);
-    const events: Event[] = [...posts.items.map((item) => ({ t: item.publishedAt, kind: 'publish' as const, item })), ...plan.events];
-    posts.items.forEach((item, i) => i % 200 === 199 && events.push({ t: item.publishedAt + 6 * HOUR_MS, kind: 'delete', itemId: item.id }));
+    const events: Event[] = [
+      ...posts.items.map((item) => ({ t: item.publishedAt, kind: 'publish' as const, item })),
+      ...plan.events,
+    ];
+    posts.items.forEach(
+      (item, i) =>
+        i % 200 === 199 && events.push({ t: item.publishedAt + 6 * HOUR_MS, kind: 'delete', itemId: item.id }),
+    );
     events.sort((a, b) => a.t - b.t);
-    const progress = new Progress({ label: 'simulate following', total: events.length, counts: true, tty: opts.progress });
+    const progress = new Progress({
+      label: 'simulate following',
+      total: events.length,
+      counts: true,
+      tty: opts.progress,
+    });
     try {
       await replay(f, events, opts.pages ?? 3, stats, progress);
     } finally {
@@ -194,13 +244,20 @@ async function simulate(cfg: Config, sql: Sql, opts: SimulateFollowingOptions, o
 }
 
 /** Plays the events in virtual-time order: publishes in runs of up to 100, deletes, reading sessions. */
-async function replay(f: Freshet, events: Event[], pages: number, stats: FollowingStats, progress: Progress): Promise<void> {
+async function replay(
+  f: Freshet,
+  events: Event[],
+  pages: number,
+  stats: FollowingStats,
+  progress: Progress,
+): Promise<void> {
   for (let i = 0; i < events.length; ) {
     progress.update(i, `${stats.published} published, ${stats.sessions} sessions`);
     const e = events[i]!;
     if (e.kind === 'publish') {
       const run: ItemInput[] = [];
-      while (i < events.length && events[i]!.kind === 'publish' && run.length < 100) run.push((events[i++] as Extract<Event, { kind: 'publish' }>).item);
+      while (i < events.length && events[i]!.kind === 'publish' && run.length < 100)
+        run.push((events[i++] as Extract<Event, { kind: 'publish' }>).item);
       const now = run.at(-1)!.publishedAt;
       stats.published += (await f.useCases.publishItems(run, now)).inserted;
       continue;
@@ -214,7 +271,14 @@ async function replay(f: Freshet, events: Event[], pages: number, stats: Followi
   }
 }
 
-async function session(f: Freshet, reader: string, n: number, now: number, pages: number, stats: FollowingStats): Promise<void> {
+async function session(
+  f: Freshet,
+  reader: string,
+  n: number,
+  now: number,
+  pages: number,
+  stats: FollowingStats,
+): Promise<void> {
   stats.sessions++;
   if (n === 2) {
     const [newest] = (await f.following.graph.following(reader, 1)).entries;
@@ -236,7 +300,12 @@ async function session(f: Freshet, reader: string, n: number, now: number, pages
 }
 
 /** Pages through each reader's whole timeline and compares it with {@link EXPECTED_SQL}, tid for tid. */
-async function checkTimelines(f: Freshet, sql: Sql, readers: string[], now: number): Promise<Pick<FollowingReport, 'checked' | 'checkedRebuilt' | 'checkedItems' | 'mismatches' | 'mismatchExamples'>> {
+async function checkTimelines(
+  f: Freshet,
+  sql: Sql,
+  readers: string[],
+  now: number,
+): Promise<Pick<FollowingReport, 'checked' | 'checkedRebuilt' | 'checkedItems' | 'mismatches' | 'mismatchExamples'>> {
   let mismatches = 0;
   let rebuilt = 0;
   let items = 0;
@@ -258,7 +327,13 @@ async function checkTimelines(f: Freshet, sql: Sql, readers: string[], now: numb
       if (examples.length < 5) examples.push(`${reader}: paged ${got.length} items, SQL has ${want.length}`);
     }
   }
-  return { checked: readers.length, checkedRebuilt: rebuilt, checkedItems: items, mismatches, mismatchExamples: examples };
+  return {
+    checked: readers.length,
+    checkedRebuilt: rebuilt,
+    checkedItems: items,
+    mismatches,
+    mismatchExamples: examples,
+  };
 }
 
 /** Inboxes, their memory (`MEMORY USAGE` of every inbox key on standalone Redis) and those without a time to live; counts in process. */

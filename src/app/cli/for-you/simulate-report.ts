@@ -117,7 +117,14 @@ export class SimulateStats {
   constructor(private readonly limit: number) {}
 
   /** Records a page of `itemIds` served to `readerId` at virtual time `nowMs`, after `latencyMs`. */
-  page(action: FeedAction, readerId: string, itemIds: readonly string[], nowMs: number, latencyMs: number, refreshed: boolean): void {
+  page(
+    action: FeedAction,
+    readerId: string,
+    itemIds: readonly string[],
+    nowMs: number,
+    latencyMs: number,
+    refreshed: boolean,
+  ): void {
     this.latencies[action].push(latencyMs);
     const sizes = this.pageSizes[action];
     sizes.set(itemIds.length, (sizes.get(itemIds.length) ?? 0) + 1);
@@ -129,7 +136,8 @@ export class SimulateStats {
       const last = seen.get(id);
       if (last !== undefined && nowMs - last < DUPLICATE_WINDOW_MS) {
         this.duplicates++;
-        if (this.duplicateExamples.length < 10) this.duplicateExamples.push({ readerId, itemId: id, gapMs: nowMs - last });
+        if (this.duplicateExamples.length < 10)
+          this.duplicateExamples.push({ readerId, itemId: id, gapMs: nowMs - last });
       }
       seen.set(id, nowMs);
     }
@@ -155,8 +163,18 @@ export class SimulateStats {
   }
 
   /** The final report. */
-  report(extra: { readersWithInterests: number; seenFilterDropped: number | null; virtualFrom: number; virtualTo: number; wallMs: number }): SimulateReport {
-    const latency = (a: FeedAction): LatencyStats => ({ n: this.latencies[a].length, p50: percentile(this.latencies[a], 50), p99: percentile(this.latencies[a], 99) });
+  report(extra: {
+    readersWithInterests: number;
+    seenFilterDropped: number | null;
+    virtualFrom: number;
+    virtualTo: number;
+    wallMs: number;
+  }): SimulateReport {
+    const latency = (a: FeedAction): LatencyStats => ({
+      n: this.latencies[a].length,
+      p50: percentile(this.latencies[a], 50),
+      p99: percentile(this.latencies[a], 99),
+    });
     const errorCount = Object.values(this.errors).reduce((a, b) => a + b, 0);
     return {
       sessions: this.sessions,
@@ -182,7 +200,8 @@ export class SimulateStats {
 
 /** The report as an aligned two-column text table (one line per figure). */
 export function formatReport(r: SimulateReport): string {
-  const pages = (p: PageStats) => `${p.pages} pages: ${p.full} full, ${p.short} short, ${p.empty} empty; ${p.meanItems} items/page`;
+  const pages = (p: PageStats) =>
+    `${p.pages} pages: ${p.full} full, ${p.short} short, ${p.empty} empty; ${p.meanItems} items/page`;
   const lat = (l: LatencyStats) => `p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms (n=${l.n})`;
   const errors = Object.entries(r.errors);
   const rows: [string, string][] = [
@@ -203,6 +222,7 @@ export function formatReport(r: SimulateReport): string {
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
-  for (const d of r.duplicateExamples) lines.push(`  duplicate: reader ${d.readerId} item ${d.itemId} again after ${(d.gapMs / 1000).toFixed(0)} s`);
+  for (const d of r.duplicateExamples)
+    lines.push(`  duplicate: reader ${d.readerId} item ${d.itemId} again after ${(d.gapMs / 1000).toFixed(0)} s`);
   return lines.join('\n');
 }

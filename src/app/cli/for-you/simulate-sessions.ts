@@ -38,7 +38,18 @@ export interface VirtualSession extends MindSession {
 export const DEFAULT_START = '2016-09-20T00:00:00Z';
 
 /** Tech words common in HN titles, from which interests are drawn. */
-export const INTEREST_TERMS = ['rust', 'python', 'startup', 'security', 'google', 'apple', 'ai', 'linux', 'javascript', 'data'] as const;
+export const INTEREST_TERMS = [
+  'rust',
+  'python',
+  'startup',
+  'security',
+  'google',
+  'apple',
+  'ai',
+  'linux',
+  'javascript',
+  'data',
+] as const;
 
 const MIND_TIME = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}):(\d{2}) (AM|PM)$/;
 
@@ -49,8 +60,16 @@ const MIND_TIME = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}):(\d{2}) (AM|
 export function parseMindTime(text: string): number | null {
   const m = MIND_TIME.exec(text.trim());
   if (!m) return null;
-  const [month, day, year, hour12, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour12 < 1 || hour12 > 12 || minute > 59 || second > 59) return null;
+  const [month, day, year, hour12, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour12 < 1 || hour12 > 12 || minute > 59 || second > 59)
+    return null;
   const hour = (hour12 % 12) + (m[7] === 'PM' ? 12 : 0);
   const ms = Date.UTC(year, month - 1, day, hour, minute, second);
   return new Date(ms).getUTCDate() === day ? ms : null; // rejects 2/30 and the like
@@ -86,7 +105,9 @@ export function notMindError(path: string, invalid: readonly { line: number; rea
  * Reads a behaviors file (gzip when it ends in `.gz`).
  * @returns the valid sessions sorted by (time, impression id), and the invalid lines (1-based).
  */
-export async function readMindSessions(path: string): Promise<{ sessions: MindSession[]; invalid: { line: number; reason: string }[] }> {
+export async function readMindSessions(
+  path: string,
+): Promise<{ sessions: MindSession[]; invalid: { line: number; reason: string }[] }> {
   const raw = createReadStream(path);
   const input = path.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
   if (input !== raw) raw.on('error', (err) => input.destroy(err));

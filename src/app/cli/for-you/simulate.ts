@@ -21,7 +21,14 @@ import { Progress } from '../progress.js';
 import { checkServer } from '../server.js';
 import { SECOND_MS } from '../../../kernel/clock.js';
 import { formatReport, promMetricSum, SimulateStats, type FeedAction, type SimulateReport } from './simulate-report.js';
-import { DEFAULT_START, interestsFor, notMindError, readMindSessions, shiftSessions, type VirtualSession } from './simulate-sessions.js';
+import {
+  DEFAULT_START,
+  interestsFor,
+  notMindError,
+  readMindSessions,
+  shiftSessions,
+  type VirtualSession,
+} from './simulate-sessions.js';
 
 export { DEFAULT_START } from './simulate-sessions.js';
 export type { SimulateReport } from './simulate-report.js';
@@ -77,12 +84,22 @@ export async function runSimulate(opts: SimulateOptions): Promise<SimulateReport
 
   const { sessions: all, invalid } = await readMindSessions(opts.behaviorsPath);
   if (all.length === 0) throw notMindError(opts.behaviorsPath, invalid);
-  if (invalid.length > 0) process.stderr.write(`simulate: ${invalid.length} invalid behaviors lines skipped (first: line ${invalid[0]!.line}: ${invalid[0]!.reason})\n`);
+  if (invalid.length > 0)
+    process.stderr.write(
+      `simulate: ${invalid.length} invalid behaviors lines skipped (first: line ${invalid[0]!.line}: ${invalid[0]!.reason})\n`,
+    );
   const sessions = shiftSessions(all, opts.start ?? DEFAULT_START).slice(0, opts.sessions ?? all.length);
   if (sessions.length === 0) throw new Error(`no sessions in ${opts.behaviorsPath}`);
 
-  await checkServer({ url: base, foundBy: opts.foundBy ?? '--url' }, opts.serviceKey, opts.keySource ?? "FRESHET_SERVICE_KEY or the data folder's secrets.json", timeoutMs);
-  process.stderr.write(`simulate: ${sessions.length} sessions against ${base} (found by ${opts.foundBy ?? '--url'}); writes interests and impressions of their readers there\n`);
+  await checkServer(
+    { url: base, foundBy: opts.foundBy ?? '--url' },
+    opts.serviceKey,
+    opts.keySource ?? "FRESHET_SERVICE_KEY or the data folder's secrets.json",
+    timeoutMs,
+  );
+  process.stderr.write(
+    `simulate: ${sessions.length} sessions against ${base} (found by ${opts.foundBy ?? '--url'}); writes interests and impressions of their readers there\n`,
+  );
 
   const stats = new SimulateStats(limit);
   const firstMs = sessions[0]!.virtualMs;
@@ -106,7 +123,14 @@ export async function runSimulate(opts: SimulateOptions): Promise<SimulateReport
       const t0 = performance.now();
       try {
         const page = await (action === 'refresh' ? client.forYou.refresh(call) : client.forYou.loadMore(call));
-        stats.page(action, s.userId, page.items.map((i) => i.id), nowMs, performance.now() - t0, page.refreshed);
+        stats.page(
+          action,
+          s.userId,
+          page.items.map((i) => i.id),
+          nowMs,
+          performance.now() - t0,
+          page.refreshed,
+        );
       } catch (err) {
         stats.error(errorKind(err));
       }

@@ -40,13 +40,27 @@ function configFor(command: string, hint: string, overrides: (c: Config) => Conf
 
 /** `freshet replay views`. */
 export async function runReplayCommand(o: ReplayCliOptions): Promise<ReplayReport> {
-  const config = configFor('replay views', 'stop it first (the replay rescores on virtual time in this process), or use FRESHET_DATABASE_URL', (c) => (o.visitorBudget ? { ...c, hot: { ...c.hot, visitorBudgetPerMinute: o.visitorBudget } } : c));
+  const config = configFor(
+    'replay views',
+    'stop it first (the replay rescores on virtual time in this process), or use FRESHET_DATABASE_URL',
+    (c) => (o.visitorBudget ? { ...c, hot: { ...c.hot, visitorBudgetPerMinute: o.visitorBudget } } : c),
+  );
   if (o.map !== 'hn' && o.map !== 'direct') throw new Error(`--map must be hn or direct`);
-  const columns: ViewLogColumns = { item: o.itemCol ?? MIND_COLUMNS.item, visitor: o.visitorCol ?? MIND_COLUMNS.visitor, time: o.timeCol ?? MIND_COLUMNS.time };
+  const columns: ViewLogColumns = {
+    item: o.itemCol ?? MIND_COLUMNS.item,
+    visitor: o.visitorCol ?? MIND_COLUMNS.visitor,
+    time: o.timeCol ?? MIND_COLUMNS.time,
+  };
   const f = await openFreshet(forJobs(config), { log: cliLogger(config) });
   try {
     return await replayViews(
-      { recordViews: (v) => f.useCases.recordViews(v), hot: f.hot, maintenance: f.hotMaintenance, counters: f.hotCounters, content: f.content },
+      {
+        recordViews: (v) => f.useCases.recordViews(v),
+        hot: f.hot,
+        maintenance: f.hotMaintenance,
+        counters: f.hotCounters,
+        content: f.content,
+      },
       {
         logPath: o.log,
         columns,
@@ -68,7 +82,10 @@ export async function runReplayCommand(o: ReplayCliOptions): Promise<ReplayRepor
 
 /** `freshet hot rebuild`: prints which shards were restored and how many items. */
 export async function runHotRebuild(): Promise<void> {
-  const config = configFor('hot rebuild', 'the server restores lost hot-counter shards from the checkpoints itself when it starts: restart it instead');
+  const config = configFor(
+    'hot rebuild',
+    'the server restores lost hot-counter shards from the checkpoints itself when it starts: restart it instead',
+  );
   const f = await openFreshet(forJobs(config), { recoverHot: false, log: cliLogger(config) });
   try {
     const lost = await f.hotCounters.lostShards();
@@ -79,7 +96,9 @@ export async function runHotRebuild(): Promise<void> {
     const t0 = performance.now();
     const progress = new Progress({ label: 'hot rebuild', total: 0 }); // one long step: a line every 5 s says it runs
     const r = await f.hotMaintenance.recover(f.clock.now()).finally(() => progress.stop());
-    console.log(`rebuilt ${r.shards.length} shard(s) [${r.shards.join(', ')}] from the checkpoints: ${r.restored} items in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `rebuilt ${r.shards.length} shard(s) [${r.shards.join(', ')}] from the checkpoints: ${r.restored} items in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
   } finally {
     await f.close();
   }

@@ -37,7 +37,10 @@ export function shiftFor(firstMs: number, startMs: number): number {
  * @param firstSeen each log item's first view, already shifted (virtual epoch ms).
  * @returns the mapping, and the keys no candidate could take (first view before every candidate).
  */
-export function mapOntoCandidates(firstSeen: ReadonlyMap<string, number>, candidates: readonly Candidate[]): { map: Map<string, string>; unmapped: string[] } {
+export function mapOntoCandidates(
+  firstSeen: ReadonlyMap<string, number>,
+  candidates: readonly Candidate[],
+): { map: Map<string, string>; unmapped: string[] } {
   const sorted = [...candidates].sort((a, b) => a.publishedAt - b.publishedAt || compareIds(a.id, b.id));
   const times = sorted.map((c) => c.publishedAt);
   const map = new Map<string, string>();

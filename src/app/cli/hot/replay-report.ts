@@ -59,7 +59,10 @@ export interface ReplayReport {
  * Compares each item's UV with the exact count of distinct visitors of its counted views.
  * `large` restricts to items with at least 100 exact visitors.
  */
-export async function uvCrossCheck(counters: HotCounters, exact: ReadonlyMap<string, ReadonlySet<string>>): Promise<ReplayReport['uv']> {
+export async function uvCrossCheck(
+  counters: HotCounters,
+  exact: ReadonlyMap<string, ReadonlySet<string>>,
+): Promise<ReplayReport['uv']> {
   const ids = [...exact.keys()];
   const all: number[] = [];
   const large: number[] = [];
@@ -85,7 +88,11 @@ export async function uvCrossCheck(counters: HotCounters, exact: ReadonlyMap<str
 }
 
 function errors(e: readonly number[]): UvErrors {
-  return { items: e.length, meanRelErr: e.length ? e.reduce((a, b) => a + b, 0) / e.length : 0, maxRelErr: e.length ? Math.max(...e) : 0 };
+  return {
+    items: e.length,
+    meanRelErr: e.length ? e.reduce((a, b) => a + b, 0) / e.length : 0,
+    maxRelErr: e.length ? Math.max(...e) : 0,
+  };
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(3)} %`;
@@ -96,19 +103,35 @@ export function formatReplayReport(r: ReplayReport): string {
   const v = r.views;
   const suspicious = v.repeat + v.budget + v.flagged;
   const rows: [string, string][] = [
-    ['virtual time', `${iso(r.virtualFromMs)} → ${iso(r.virtualToMs)} (log shifted by ${(r.shiftMs / 86_400_000).toFixed(0)} days)`],
+    [
+      'virtual time',
+      `${iso(r.virtualFromMs)} → ${iso(r.virtualToMs)} (log shifted by ${(r.shiftMs / 86_400_000).toFixed(0)} days)`,
+    ],
     ['wall time', `${(r.wallMs / 1000).toFixed(1)} s (${Math.round(r.rows / (r.wallMs / 1000))} views/s)`],
     ['log rows', `${r.rows} replayed, ${r.skipped} skipped, ${r.unmappedRows} unmapped`],
     ['items', `${r.logItems} log items onto ${r.items} items`],
-    ['views', `${v.counted} counted, ${suspicious} suspicious (repeat ${v.repeat}, budget ${v.budget}, flagged ${v.flagged}), ${v.expired} expired`],
-    ['UV: HLL vs exact', `${r.uv.items} items: mean ${pct(r.uv.meanRelErr)}, max ${pct(r.uv.maxRelErr)} (${r.uv.maxItem}: ${r.uv.maxItemUv} for ${r.uv.maxItemExact})`],
-    [`  items with ≥ ${r.uv.large.minExact} visitors`, `${r.uv.large.items} items: mean ${pct(r.uv.large.meanRelErr)}, max ${pct(r.uv.large.maxRelErr)}`],
+    [
+      'views',
+      `${v.counted} counted, ${suspicious} suspicious (repeat ${v.repeat}, budget ${v.budget}, flagged ${v.flagged}), ${v.expired} expired`,
+    ],
+    [
+      'UV: HLL vs exact',
+      `${r.uv.items} items: mean ${pct(r.uv.meanRelErr)}, max ${pct(r.uv.maxRelErr)} (${r.uv.maxItem}: ${r.uv.maxItemUv} for ${r.uv.maxItemExact})`,
+    ],
+    [
+      `  items with ≥ ${r.uv.large.minExact} visitors`,
+      `${r.uv.large.items} items: mean ${pct(r.uv.large.meanRelErr)}, max ${pct(r.uv.large.maxRelErr)}`,
+    ],
     ['  HLL standard error', `${pct(HLL_STANDARD_ERROR)} (1.04/√16384, asymptotic)`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, val]) => `${k.padEnd(width)}  ${val}`);
   for (const s of r.snapshots) {
-    lines.push('', `top ${s.entries.length} at ${iso(s.atMs)}`, '   #  item         age h      pv      uv      score  title');
+    lines.push(
+      '',
+      `top ${s.entries.length} at ${iso(s.atMs)}`,
+      '   #  item         age h      pv      uv      score  title',
+    );
     s.entries.forEach((e, i) =>
       lines.push(
         `  ${String(i + 1).padStart(2)}  ${e.id.padEnd(11)} ${e.ageHours.toFixed(1).padStart(6)} ${String(e.pv).padStart(7)} ${String(e.uv).padStart(7)} ${e.score.toFixed(2).padStart(10)}  ${e.title.slice(0, 60)}`,

@@ -75,12 +75,16 @@ export async function replayViews(deps: ReplayDeps, opts: ReplayOptions): Promis
   const start = opts.start ?? (opts.mapping === 'hn' ? REPLAY_START : undefined);
   const shift = start === undefined ? 0 : shiftFor(scan.firstMs, parseStart(start));
   const firstSeen = new Map([...scan.firstSeen].map(([k, t]) => [k, t + shift]));
-  const { map } = opts.mapping === 'hn' ? mapOntoCandidates(firstSeen, await hnCandidates(opts.hnPath)) : mapDirect(firstSeen.keys());
+  const { map } =
+    opts.mapping === 'hn' ? mapOntoCandidates(firstSeen, await hnCandidates(opts.hnPath)) : mapDirect(firstSeen.keys());
   const itemIds = [...new Set(map.values())];
   await checkItems(deps.content, itemIds);
   await deps.hot.resolve(itemIds, scan.firstMs + shift);
   const already = (await deps.counters.counters(itemIds)).filter((c) => c.pv > 0).length;
-  if (already > 0) out(`note: ${already} of the ${itemIds.length} items already have views (an earlier replay?); this replay adds to them\n`);
+  if (already > 0)
+    out(
+      `note: ${already} of the ${itemIds.length} items already have views (an earlier replay?); this replay adds to them\n`,
+    );
 
   const report = newReport(scan, shift, itemIds.length, scan.firstSeen.size);
   const exact = new Map<string, Set<string>>();
@@ -132,7 +136,10 @@ async function scanLog(path: string, opts: ViewLogOptions, tty: boolean | undefi
   let firstMs = Infinity;
   let lastMs = -Infinity;
   const bar = new Progress({ label: 'replay views (reading the log)', total: 0, tty });
-  const withProgress: ViewLogOptions = { ...opts, progress: (read, total) => (bar.setTotal(total), bar.update(read, `${stats.rows} rows`)) };
+  const withProgress: ViewLogOptions = {
+    ...opts,
+    progress: (read, total) => (bar.setTotal(total), bar.update(read, `${stats.rows} rows`)),
+  };
   try {
     for await (const v of readViewLog(path, withProgress, stats)) {
       const seen = firstSeen.get(v.itemKey);
@@ -143,7 +150,9 @@ async function scanLog(path: string, opts: ViewLogOptions, tty: boolean | undefi
   } catch (err) {
     if (!(err instanceof ImportReadError)) throw err;
     const resume = 'The log is read whole before the first view is sent: fix the file and run the same command again';
-    throw new Error(stoppedMessage('replay views', err, { file: path, committedLine: 1, committed: null, resume }), { cause: err });
+    throw new Error(stoppedMessage('replay views', err, { file: path, committedLine: 1, committed: null, resume }), {
+      cause: err,
+    });
   } finally {
     bar.stop();
   }
@@ -159,7 +168,8 @@ function parseStart(start: string): number {
 async function hnCandidates(hnPath: string | undefined): Promise<Candidate[]> {
   if (!hnPath) throw new Error('the hn mapping needs the HN posts file (--hn)');
   const out: Candidate[] = [];
-  for await (const batch of parseHn(hnPath, { batchSize: 2000 })) for (const it of batch.items) out.push({ id: it.id, publishedAt: it.publishedAt });
+  for await (const batch of parseHn(hnPath, { batchSize: 2000 }))
+    for (const it of batch.items) out.push({ id: it.id, publishedAt: it.publishedAt });
   return out;
 }
 
@@ -170,12 +180,20 @@ async function checkItems(content: ContentStore, ids: readonly string[]): Promis
   for (let i = 0; i < ids.length; i += 1000) {
     const chunk = ids.slice(i, i + 1000);
     const found = new Set((await content.getItems(chunk)).map((it) => it.id));
-    for (const id of chunk) if (!found.has(id)) (missing++, (example ||= id));
+    for (const id of chunk) if (!found.has(id)) missing++, (example ||= id);
   }
-  if (missing > 0) throw new Error(`${missing} mapped items are not in the store (e.g. ${example}): run \`freshet import hn\` first`);
+  if (missing > 0)
+    throw new Error(`${missing} mapped items are not in the store (e.g. ${example}): run \`freshet import hn\` first`);
 }
 
-async function send(deps: ReplayDeps, row: LogView, itemId: string, nowMs: number, views: Record<ViewVerdict, number>, exact: Map<string, Set<string>>): Promise<void> {
+async function send(
+  deps: ReplayDeps,
+  row: LogView,
+  itemId: string,
+  nowMs: number,
+  views: Record<ViewVerdict, number>,
+  exact: Map<string, Set<string>>,
+): Promise<void> {
   const [r] = await deps.recordViews([{ itemId, visitorId: row.visitorId, nowMs }]);
   views[r!.verdict]++;
   if (r!.verdict !== 'counted') return;
@@ -189,11 +207,23 @@ async function snapshot(deps: ReplayDeps, atMs: number, top: number): Promise<To
   const entries = snap.entries
     .filter((e) => e.item.publishedAt >= atMs - MAX_RANGE_MS)
     .slice(0, top)
-    .map((e) => ({ id: e.item.id, title: e.item.title, ageHours: (atMs - e.item.publishedAt) / HOUR_MS, pv: e.pv, uv: e.uv, score: e.score }));
+    .map((e) => ({
+      id: e.item.id,
+      title: e.item.title,
+      ageHours: (atMs - e.item.publishedAt) / HOUR_MS,
+      pv: e.pv,
+      uv: e.uv,
+      score: e.score,
+    }));
   return { atMs, entries };
 }
 
-function newReport(scan: { rows: number; skipped: number; skippedExamples: string[]; firstMs: number; lastMs: number }, shift: number, items: number, logItems: number): ReplayReport {
+function newReport(
+  scan: { rows: number; skipped: number; skippedExamples: string[]; firstMs: number; lastMs: number },
+  shift: number,
+  items: number,
+  logItems: number,
+): ReplayReport {
   return {
     rows: scan.rows,
     skipped: scan.skipped,
@@ -207,6 +237,14 @@ function newReport(scan: { rows: number; skipped: number; skippedExamples: strin
     shiftMs: shift,
     wallMs: 0,
     snapshots: [],
-    uv: { items: 0, meanRelErr: 0, maxRelErr: 0, maxItem: '', maxItemExact: 0, maxItemUv: 0, large: { minExact: 100, items: 0, meanRelErr: 0, maxRelErr: 0 } },
+    uv: {
+      items: 0,
+      meanRelErr: 0,
+      maxRelErr: 0,
+      maxItem: '',
+      maxItemExact: 0,
+      maxItemUv: 0,
+      large: { minExact: 100, items: 0, meanRelErr: 0, maxRelErr: 0 },
+    },
   };
 }

@@ -31,18 +31,29 @@ function host(url: string | null): string | null {
 /** A follow/unfollow toggle for `author` (label follows the state once loaded). */
 export function followButton(ctx: Ctx, author: string): HTMLButtonElement {
   const label = (on: boolean) => (on ? `Unfollow ${author}` : `Follow ${author}`);
-  const b = h('button', { type: 'button', class: 'small', 'data-action': 'follow', 'aria-pressed': 'false' }, `Follow ${author}`);
-  void ctx.follows.load().then((s) => {
-    b.textContent = label(s.has(author));
-    b.setAttribute('aria-pressed', String(s.has(author)));
-  }, () => undefined);
+  const b = h(
+    'button',
+    { type: 'button', class: 'small', 'data-action': 'follow', 'aria-pressed': 'false' },
+    `Follow ${author}`,
+  );
+  void ctx.follows.load().then(
+    (s) => {
+      b.textContent = label(s.has(author));
+      b.setAttribute('aria-pressed', String(s.has(author)));
+    },
+    () => undefined,
+  );
   b.addEventListener('click', async () => {
     b.disabled = true;
     try {
       const on = await ctx.follows.toggle(author);
       b.textContent = label(on);
       b.setAttribute('aria-pressed', String(on));
-      ctx.say(on ? `Following ${author}: their items join the following timeline.` : `Unfollowed ${author}: their items leave the following timeline.`);
+      ctx.say(
+        on
+          ? `Following ${author}: their items join the following timeline.`
+          : `Unfollowed ${author}: their items leave the following timeline.`,
+      );
     } catch (err) {
       ctx.say(`Could not change the follow: ${describe(err)}`);
     } finally {
@@ -66,7 +77,9 @@ export function itemCard(ctx: Ctx, item: Item, opts: CardOptions = {}): HTMLLIEl
         const next = (li.nextElementSibling ?? li.previousElementSibling)?.querySelector<HTMLElement>('a');
         li.remove();
         next?.focus();
-        ctx.say(`"${item.title}" will not be shown again; ${item.author_id}'s items weigh less for a while. Undo it under Exclusions.`);
+        ctx.say(
+          `"${item.title}" will not be shown again; ${item.author_id}'s items weigh less for a while. Undo it under Exclusions.`,
+        );
         opts.onDismissed?.(item.id);
       } catch (err) {
         b.disabled = false;
@@ -77,7 +90,12 @@ export function itemCard(ctx: Ctx, item: Item, opts: CardOptions = {}): HTMLLIEl
   }
   actions.append(followButton(ctx, item.author_id));
   li.append(
-    h('h3', {}, opts.badge ? h('span', { class: `badge badge-${opts.badge}` }, opts.badge) : null, h('a', { href: `#/item/${encodeURIComponent(item.id)}` }, item.title)),
+    h(
+      'h3',
+      {},
+      opts.badge ? h('span', { class: `badge badge-${opts.badge}` }, opts.badge) : null,
+      h('a', { href: `#/item/${encodeURIComponent(item.id)}` }, item.title),
+    ),
     h(
       'p',
       { class: 'meta' },

@@ -33,7 +33,10 @@ export function sparkline(values: readonly number[], label: string): SVGSVGEleme
   if (values.length === 0) return s;
   const max = Math.max(...values, 1e-9);
   const y = (v: number) => (H - 2 - (v / max) * (H - 6)).toFixed(1);
-  const pts = values.length === 1 ? [`0,${y(values[0]!)}`, `${W},${y(values[0]!)}`] : values.map((v, i) => `${((i / (values.length - 1)) * W).toFixed(1)},${y(v)}`);
+  const pts =
+    values.length === 1
+      ? [`0,${y(values[0]!)}`, `${W},${y(values[0]!)}`]
+      : values.map((v, i) => `${((i / (values.length - 1)) * W).toFixed(1)},${y(v)}`);
   s.append(el('polyline', { points: pts.join(' '), class: 'line' }));
   return s;
 }
@@ -54,7 +57,12 @@ export function bars(h: Histo, label: string, unit: (le: number) => string): SVG
     r.append(t);
     s.append(r);
     if (i % 2 === 0) {
-      const tx = el('text', { x: i === 0 ? 0 : i * bw + bw / 2, y: H - 2, 'text-anchor': i === 0 ? 'start' : 'middle', class: 'tick' });
+      const tx = el('text', {
+        x: i === 0 ? 0 : i * bw + bw / 2,
+        y: H - 2,
+        'text-anchor': i === 0 ? 'start' : 'middle',
+        class: 'tick',
+      });
       tx.textContent = Number.isFinite(p.le) ? unit(p.le) : '∞';
       s.append(tx);
     }

@@ -9,7 +9,11 @@ export type Kids = Child | readonly Kids[];
 type Attrs = Record<string, unknown>;
 
 /** Creates an element: attributes (`on*` are listeners, `class`, `data-*`, booleans), then children. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Kids[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Kids[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;

@@ -29,6 +29,7 @@ export async function peek(c: FreshetClient): Promise<{ count: number; capped: b
 
 /** A short sentence for an error shown on a page. */
 export function describe(err: unknown): string {
-  if (err instanceof FreshetClientError) return err.kind === 'http' ? `${err.status} · ${err.code} · ${err.msg}` : `${err.kind}: ${err.msg}`;
+  if (err instanceof FreshetClientError)
+    return err.kind === 'http' ? `${err.status} · ${err.code} · ${err.msg}` : `${err.kind}: ${err.msg}`;
   return err instanceof Error ? err.message : String(err);
 }

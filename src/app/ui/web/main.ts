@@ -6,7 +6,15 @@
 import { FollowSet, type Ctx, type Page } from './context.js';
 import { h, replace } from './dom.js';
 import { describe } from './extras.js';
-import { clearSession, clientFor, loadSession, readerOfToken, recentReaders, saveSession, type Session } from './session.js';
+import {
+  clearSession,
+  clientFor,
+  loadSession,
+  readerOfToken,
+  recentReaders,
+  saveSession,
+  type Session,
+} from './session.js';
 import { discoverPage, followingPage, forYouPage } from './pages/feeds.js';
 import { hotPage } from './pages/hot.js';
 import { itemPage } from './pages/item.js';
@@ -29,10 +37,20 @@ let cleanup: (() => void) | void;
 
 /** The sign-in form: service key + reader, or a reader token. */
 function signIn(message = ''): void {
-  const mode = h('select', { id: 'mode' }, h('option', { value: 'service' }, 'Service key'), h('option', { value: 'reader' }, 'Reader token'));
+  const mode = h(
+    'select',
+    { id: 'mode' },
+    h('option', { value: 'service' }, 'Service key'),
+    h('option', { value: 'reader' }, 'Reader token'),
+  );
   const secret = h('input', { id: 'secret', type: 'password', required: true, autocomplete: 'off' });
   const reader = h('input', { id: 'reader', required: true, value: recentReaders()[0] ?? '', autocomplete: 'off' });
-  const readerField = h('p', { class: 'field' }, h('label', { for: 'reader' }, 'Reader id (the feeds are shown for this reader)'), reader);
+  const readerField = h(
+    'p',
+    { class: 'field' },
+    h('label', { for: 'reader' }, 'Reader id (the feeds are shown for this reader)'),
+    reader,
+  );
   const error = h('p', { class: 'bad', role: 'alert' }, message);
   mode.addEventListener('change', () => {
     readerField.hidden = mode.value !== 'service';
@@ -42,7 +60,11 @@ function signIn(message = ''): void {
     'form',
     { class: 'signin', 'aria-labelledby': 'signin-title' },
     h('h1', { id: 'signin-title' }, 'Freshet explorer'),
-    h('p', {}, 'Sign in with the service key (it can act for any reader) or a reader token. It is kept in this tab\'s session only.'),
+    h(
+      'p',
+      {},
+      "Sign in with the service key (it can act for any reader) or a reader token. It is kept in this tab's session only.",
+    ),
     h('p', { class: 'field' }, h('label', { for: 'mode' }, 'Sign in with'), mode),
     h('p', { class: 'field' }, h('label', { for: 'secret' }, 'Key or token'), secret),
     readerField,
@@ -82,7 +104,11 @@ function readerPicker(s: Session): HTMLElement {
     { class: 'picker' },
     h('label', { for: 'pick-reader' }, 'Reader'),
     input,
-    h('datalist', { id: 'readers' }, recentReaders().map((r) => h('option', { value: r }))),
+    h(
+      'datalist',
+      { id: 'readers' },
+      recentReaders().map((r) => h('option', { value: r })),
+    ),
     h('button', { type: 'submit', class: 'small' }, 'Switch'),
   );
   f.addEventListener('submit', (e) => {
@@ -115,7 +141,9 @@ function shell(s: Session): void {
   /** A fresh FollowSet per page view (a follow made elsewhere shows on the next one). */
   function followSet(): FollowSet {
     return new FollowSet(client, s.reader, (read) =>
-      ctx.say(`${s.reader} follows more than ${read} authors; the explorer read ${read} of them, so a Follow button may show for an author already followed (pressing it is harmless).`),
+      ctx.say(
+        `${s.reader} follows more than ${read} authors; the explorer read ${read} of them, so a Follow button may show for an author already followed (pressing it is harmless).`,
+      ),
     );
   }
   const picker = readerPicker(s);
@@ -125,11 +153,30 @@ function shell(s: Session): void {
     cleanup?.();
     signIn();
   });
-  const nav = h('nav', { 'aria-label': 'Pages' }, h('ul', {}, PAGES.map((p) => h('li', {}, h('a', { href: `#/${p.path}`, 'data-path': p.path }, p.label)))));
+  const nav = h(
+    'nav',
+    { 'aria-label': 'Pages' },
+    h(
+      'ul',
+      {},
+      PAGES.map((p) => h('li', {}, h('a', { href: `#/${p.path}`, 'data-path': p.path }, p.label))),
+    ),
+  );
   const main = h('main', { id: 'main', tabindex: '-1' });
   replace(
     app,
-    h('a', { class: 'skip', href: '#main', onclick: (e: Event) => { e.preventDefault(); main.focus(); } }, 'Skip to content'),
+    h(
+      'a',
+      {
+        class: 'skip',
+        href: '#main',
+        onclick: (e: Event) => {
+          e.preventDefault();
+          main.focus();
+        },
+      },
+      'Skip to content',
+    ),
     h('header', {}, h('p', { class: 'brand' }, 'Freshet'), nav, picker, out),
     main,
     live,
@@ -137,7 +184,8 @@ function shell(s: Session): void {
   const route = () => {
     cleanup?.();
     const [, path = 'for-you', arg = ''] = /^#\/([^/]*)\/?(.*)$/.exec(location.hash) ?? [];
-    const found = path === 'item' ? { page: itemPage, label: 'Item' } : (PAGES.find((p) => p.path === path) ?? PAGES[0]!);
+    const found =
+      path === 'item' ? { page: itemPage, label: 'Item' } : (PAGES.find((p) => p.path === path) ?? PAGES[0]!);
     for (const a of nav.querySelectorAll('a')) {
       if (a.dataset.path === path) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');

@@ -46,9 +46,12 @@ export function scroller(label: string, list: HTMLElement, load: () => Promise<b
     }
   };
   button.addEventListener('click', () => void run());
-  const io = new IntersectionObserver((entries) => {
-    if (entries.some((e) => e.isIntersecting)) void run();
-  }, { rootMargin: '200px' });
+  const io = new IntersectionObserver(
+    (entries) => {
+      if (entries.some((e) => e.isIntersecting)) void run();
+    },
+    { rootMargin: '200px' },
+  );
   io.observe(el);
   return {
     el,

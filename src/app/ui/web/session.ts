@@ -22,7 +22,12 @@ const READERS = 'freshet.readers';
 export function loadSession(): Session | null {
   try {
     const s = JSON.parse(sessionStorage.getItem(KEY) ?? 'null') as Session | null;
-    return s && (s.mode === 'service' || s.mode === 'reader') && typeof s.secret === 'string' && typeof s.reader === 'string' ? s : null;
+    return s &&
+      (s.mode === 'service' || s.mode === 'reader') &&
+      typeof s.secret === 'string' &&
+      typeof s.reader === 'string'
+      ? s
+      : null;
   } catch {
     return null;
   }
@@ -58,7 +63,12 @@ export function readerOfToken(token: string): string | null {
   const part = token.split('.')[1];
   if (!part) return null;
   try {
-    const json = atob(part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '='));
+    const json = atob(
+      part
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(part.length / 4) * 4, '='),
+    );
     const sub = (JSON.parse(json) as { sub?: unknown }).sub;
     return typeof sub === 'string' && sub.length > 0 ? sub : null;
   } catch {
@@ -69,5 +79,7 @@ export function readerOfToken(token: string): string | null {
 /** The client of a session: same origin as the page; service mode names the session's reader. */
 export function clientFor(s: Session): FreshetClient {
   const base = { baseUrl: location.origin, timeoutMs: 15_000 };
-  return s.mode === 'service' ? new FreshetClient({ ...base, serviceKey: s.secret, reader: s.reader }) : new FreshetClient({ ...base, token: s.secret });
+  return s.mode === 'service'
+    ? new FreshetClient({ ...base, serviceKey: s.secret, reader: s.reader })
+    : new FreshetClient({ ...base, token: s.secret });
 }

@@ -10,7 +10,14 @@ import { describe, exclusions } from '../extras.js';
 /** Titles of up to 50 items (one GET each, in parallel); a deleted or unknown item keeps its id. */
 async function titles(ctx: Ctx, ids: readonly string[]): Promise<Map<string, string>> {
   const unique = [...new Set(ids)].slice(0, 50);
-  const got = await Promise.all(unique.map((id) => ctx.client.items.get(id).then((it) => [id, it.title] as const, () => null)));
+  const got = await Promise.all(
+    unique.map((id) =>
+      ctx.client.items.get(id).then(
+        (it) => [id, it.title] as const,
+        () => null,
+      ),
+    ),
+  );
   return new Map(got.filter((x): x is readonly [string, string] => x !== null));
 }
 
@@ -19,11 +26,23 @@ const link = (id: string) => h('a', { href: `#/item/${encodeURIComponent(id)}` }
 
 /** A section with a list, or a sentence when it is empty. */
 function section(title: string, hint: string, rows: HTMLElement[]): HTMLElement {
-  return h('section', { class: 'excl' }, h('h3', {}, `${title} (${rows.length})`), h('p', { class: 'meta' }, hint), rows.length ? h('ul', { class: 'rows' }, rows) : h('p', {}, 'None.'));
+  return h(
+    'section',
+    { class: 'excl' },
+    h('h3', {}, `${title} (${rows.length})`),
+    h('p', { class: 'meta' }, hint),
+    rows.length ? h('ul', { class: 'rows' }, rows) : h('p', {}, 'None.'),
+  );
 }
 
 /** An undo button that runs `act`, then reloads the page. */
-function undo(ctx: Ctx, label: string, act: () => Promise<unknown>, done: string, reload: () => void): HTMLButtonElement {
+function undo(
+  ctx: Ctx,
+  label: string,
+  act: () => Promise<unknown>,
+  done: string,
+  reload: () => void,
+): HTMLButtonElement {
   const b = h('button', { type: 'button', class: 'small', 'data-action': 'undo' }, label);
   b.addEventListener('click', async () => {
     b.disabled = true;
@@ -43,7 +62,10 @@ export const exclusionsPage: Page = (root, ctx) => {
   const status = statusLine();
   const load = async () => {
     try {
-      const [ex, blocks] = await Promise.all([exclusions(ctx.client), ctx.client.blocks.list(ctx.reader, { limit: 200 })]);
+      const [ex, blocks] = await Promise.all([
+        exclusions(ctx.client),
+        ctx.client.blocks.list(ctx.reader, { limit: 200 }),
+      ]);
       names = await titles(ctx, [...ex.not_interested.map((n) => n.item_id), ...ex.recently_viewed, ...ex.engaged]);
       const mine = new Set(blocks.users.map((u) => u.id));
       status.textContent = '';
@@ -55,18 +77,52 @@ export const exclusionsPage: Page = (root, ctx) => {
           'Not interested',
           'Never shown again in for-you and discover; the author weighs less for a while. Undo brings the item back.',
           ex.not_interested.map((n) =>
-            h('li', {}, link(n.item_id), ` by ${n.author_id} · ${isoMinute(n.at)} `, undo(ctx, `Undo ${n.item_id}`, () => ctx.client.feedback.undo(n.item_id), `${n.item_id} may be shown again.`, () => void load())),
+            h(
+              'li',
+              {},
+              link(n.item_id),
+              ` by ${n.author_id} · ${isoMinute(n.at)} `,
+              undo(
+                ctx,
+                `Undo ${n.item_id}`,
+                () => ctx.client.feedback.undo(n.item_id),
+                `${n.item_id} may be shown again.`,
+                () => void load(),
+              ),
+            ),
           ),
         ),
         section(
           'Blocked authors',
           'Their items reach no feed of this reader (either way: an author who blocks the reader is listed too, without an unblock).',
           ex.blocked_authors.map((a) =>
-            h('li', {}, a, ' ', mine.has(a) ? undo(ctx, `Unblock ${a}`, () => ctx.client.blocks.unblock(ctx.reader, a), `${a} is unblocked.`, () => void load()) : h('span', { class: 'meta' }, '(blocks this reader)')),
+            h(
+              'li',
+              {},
+              a,
+              ' ',
+              mine.has(a)
+                ? undo(
+                    ctx,
+                    `Unblock ${a}`,
+                    () => ctx.client.blocks.unblock(ctx.reader, a),
+                    `${a} is unblocked.`,
+                    () => void load(),
+                  )
+                : h('span', { class: 'meta' }, '(blocks this reader)'),
+            ),
           ),
         ),
-        section('Recent views', 'The last counted views: left out of for-you and discover until newer views push them out or they expire.', ex.recently_viewed.map((id) => h('li', {}, link(id)))),
-        section('Engaged', 'Replied to, liked or shared: left out of the ranked feeds for good.', ex.engaged.map((id) => h('li', {}, link(id)))),
+        section(
+          'Recent views',
+          'The last counted views: left out of for-you and discover until newer views push them out or they expire.',
+          ex.recently_viewed.map((id) => h('li', {}, link(id))),
+        ),
+        section(
+          'Engaged',
+          'Replied to, liked or shared: left out of the ranked feeds for good.',
+          ex.engaged.map((id) => h('li', {}, link(id))),
+        ),
       );
     } catch (err) {
       replace(root, h('h2', {}, 'Exclusions'), status);

@@ -115,7 +115,13 @@ export const forYouPage: Page = (root, ctx) => {
   };
   badge.addEventListener('click', () => void refresh());
   refreshBtn.addEventListener('click', () => void refresh());
-  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'For you'), refreshBtn, badge, list.count), status, list.ul, more.el);
+  replace(
+    root,
+    h('div', { class: 'toolbar' }, h('h2', {}, 'For you'), refreshBtn, badge, list.count),
+    status,
+    list.ul,
+    more.el,
+  );
   void refresh();
   const timer = setInterval(() => void updateBadge(), POLL_MS);
   return () => {
@@ -155,9 +161,16 @@ export const discoverPage: Page = (root, ctx) => {
     { class: 'legend' },
     'Sources: ',
     ['followed', 'trending', 'discovery', 'newest'].map((s) => [h('span', { class: `badge badge-${s}` }, s), ' ']),
-    '— followed: by an author the reader follows; trending: hot now; discovery: close to the reader\'s interests; newest: fresh items.',
+    "— followed: by an author the reader follows; trending: hot now; discovery: close to the reader's interests; newest: fresh items.",
   );
-  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Discover'), restart, list.count), legend, status, list.ul, more.el);
+  replace(
+    root,
+    h('div', { class: 'toolbar' }, h('h2', {}, 'Discover'), restart, list.count),
+    legend,
+    status,
+    list.ul,
+    more.el,
+  );
   void start();
   return () => more.stop();
 };
@@ -200,12 +213,20 @@ function newEntries(ctx: Ctx, how: HTMLElement, show: (n: number, capped?: boole
       capped = false;
       how.textContent = 'live';
       try {
-        for await (const ev of ctx.client.following.stream({ ...(newest ? { sinceId: newest } : {}), signal: ctl.signal, maxReconnects: 3 })) {
+        for await (const ev of ctx.client.following.stream({
+          ...(newest ? { sinceId: newest } : {}),
+          signal: ctl.signal,
+          maxReconnects: 3,
+        })) {
           if (ctl.signal.aborted) return; // an entry already buffered when the page reloaded
           if (ev.type === 'item') fresh.set(ev.timeline_id, ev.item.author_id);
           else {
             // a reset: more came than the server replays, and its id is not one entry — count them instead
-            const p = await ctx.client.following.page({ limit: NEWS_MAX, ...(newest ? { sinceId: newest } : {}), signal: ctl.signal });
+            const p = await ctx.client.following.page({
+              limit: NEWS_MAX,
+              ...(newest ? { sinceId: newest } : {}),
+              signal: ctl.signal,
+            });
             for (const it of p.items) fresh.set(it.timeline_id, it.author_id);
             capped = p.items.length === NEWS_MAX;
           }
@@ -240,7 +261,8 @@ export const followingPage: Page = (root, ctx) => {
     newest ??= p.items[0]?.timeline_id;
     list.add(p.items);
     maxId = p.next_max_id ?? undefined;
-    if (list.ul.childElementCount === 0) status.textContent = 'The timeline is empty: follow authors from the for-you or discover cards.';
+    if (list.ul.childElementCount === 0)
+      status.textContent = 'The timeline is empty: follow authors from the for-you or discover cards.';
     return p.next_max_id !== null && p.items.length > 0;
   };
   const more = scroller('Older', list.ul, load);
@@ -268,7 +290,14 @@ export const followingPage: Page = (root, ctx) => {
       news.forget(author);
     }
   });
-  replace(root, h('div', { class: 'toolbar' }, h('h2', {}, 'Following'), list.count, how), banner, status, list.ul, more.el);
+  replace(
+    root,
+    h('div', { class: 'toolbar' }, h('h2', {}, 'Following'), list.count, how),
+    banner,
+    status,
+    list.ul,
+    more.el,
+  );
   void start();
   return () => {
     off();

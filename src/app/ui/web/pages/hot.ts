@@ -17,7 +17,11 @@ function suspicious(s: { repeat: number; budget: number; flagged: number }): str
 
 export const hotPage: Page = (root, ctx) => {
   const status = statusLine();
-  const range = h('select', { id: 'hot-range' }, RANGES.map((r) => h('option', { value: r, selected: r === '72h' }, r)));
+  const range = h(
+    'select',
+    { id: 'hot-range' },
+    RANGES.map((r) => h('option', { value: r, selected: r === '72h' }, r)),
+  );
   const auto = h('input', { type: 'checkbox', id: 'hot-auto', checked: true });
   const refreshBtn = h('button', { type: 'button', 'data-action': 'refresh' }, 'Refresh');
   const params = h('p', { class: 'params' });
@@ -26,7 +30,15 @@ export const hotPage: Page = (root, ctx) => {
     'table',
     { class: 'hot' },
     h('caption', { class: 'sr-only' }, 'Hot items'),
-    h('thead', {}, h('tr', {}, ['#', 'Item', 'PV', 'UV', 'Score'].map((c) => h('th', { scope: 'col' }, c)))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['#', 'Item', 'PV', 'UV', 'Score'].map((c) => h('th', { scope: 'col' }, c)),
+      ),
+    ),
     body,
   );
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -49,14 +61,21 @@ export const hotPage: Page = (root, ctx) => {
             'tr',
             { 'data-id': it.id },
             h('td', {}, i + 1),
-            h('td', {}, h('a', { href: `#/item/${encodeURIComponent(it.id)}` }, it.title), h('span', { class: 'meta' }, ` ${it.author_id}${suspicious(it.suspicious)}`)),
+            h(
+              'td',
+              {},
+              h('a', { href: `#/item/${encodeURIComponent(it.id)}` }, it.title),
+              h('span', { class: 'meta' }, ` ${it.author_id}${suspicious(it.suspicious)}`),
+            ),
             h('td', { class: 'num' }, it.pv),
             h('td', { class: 'num' }, it.uv),
             h('td', { class: 'num' }, it.score.toFixed(3)),
           ),
         ),
       );
-      status.textContent = p.items.length ? '' : 'No item has a counted view in this range yet: open an item and record a view.';
+      status.textContent = p.items.length
+        ? ''
+        : 'No item has a counted view in this range yet: open an item and record a view.';
       next = Math.max(5, p.refresh_s);
     } catch (err) {
       status.textContent = `The ranking failed: ${describe(err)}`;
@@ -68,7 +87,15 @@ export const hotPage: Page = (root, ctx) => {
   refreshBtn.addEventListener('click', () => void load());
   replace(
     root,
-    h('div', { class: 'toolbar' }, h('h2', {}, 'Hot'), h('label', { for: 'hot-range' }, 'Published within '), range, refreshBtn, h('label', {}, auto, ' refresh on its own')),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('h2', {}, 'Hot'),
+      h('label', { for: 'hot-range' }, 'Published within '),
+      range,
+      refreshBtn,
+      h('label', {}, auto, ' refresh on its own'),
+    ),
     params,
     status,
     h('div', { class: 'table-wrap' }, table),

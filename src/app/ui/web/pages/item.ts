@@ -25,7 +25,10 @@ async function counters(ctx: Ctx, id: string, el: HTMLElement): Promise<void> {
           ['PV', c.pv],
           ['UV', c.uv],
           ['Score', c.score === null ? 'not ranked' : c.score.toFixed(3)],
-          ['Suspicious', `${c.suspicious.repeat} repeat · ${c.suspicious.budget} budget · ${c.suspicious.flagged} flagged`],
+          [
+            'Suspicious',
+            `${c.suspicious.repeat} repeat · ${c.suspicious.budget} budget · ${c.suspicious.flagged} flagged`,
+          ],
         ].map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))),
       ),
     );
@@ -42,7 +45,11 @@ async function followers(ctx: Ctx, author: string, el: HTMLElement): Promise<voi
       el,
       h('h3', {}, `Who follows ${author}`),
       p.users.length
-        ? h('ul', { class: 'chips' }, p.users.map((u) => h('li', {}, u.id)))
+        ? h(
+            'ul',
+            { class: 'chips' },
+            p.users.map((u) => h('li', {}, u.id)),
+          )
         : h('p', { class: 'meta' }, 'Nobody yet.'),
       p.next_cursor ? h('p', { class: 'meta' }, 'Showing the 50 newest.') : null,
     );
@@ -68,8 +75,12 @@ export const itemPage: Page = (root, ctx, arg) => {
     const view = h('button', { type: 'button', 'data-action': 'view' }, 'Record a view');
     view.addEventListener('click', async () => {
       try {
-        const v = await ctx.client.views.record(ctx.session.mode === 'service' ? { item_id: id, visitor_id: ctx.reader } : { item_id: id });
-        ctx.say(`View ${v.verdict}: PV ${v.pv}, UV ${v.uv}.${v.counted ? ' It is now among the reader\'s recent views.' : ''}`);
+        const v = await ctx.client.views.record(
+          ctx.session.mode === 'service' ? { item_id: id, visitor_id: ctx.reader } : { item_id: id },
+        );
+        ctx.say(
+          `View ${v.verdict}: PV ${v.pv}, UV ${v.uv}.${v.counted ? " It is now among the reader's recent views." : ''}`,
+        );
         void counters(ctx, id, counterEl);
       } catch (err) {
         ctx.say(`The view failed: ${describe(err)}`);
@@ -104,7 +115,13 @@ export const itemPage: Page = (root, ctx, arg) => {
         item.url ? [' · ', h('a', { href: item.url, rel: 'noopener noreferrer', target: '_blank' }, item.url)] : null,
       ),
       item.text ? h('p', { class: 'text' }, item.text) : null,
-      item.tags.length ? h('ul', { class: 'chips', 'aria-label': 'Tags' }, item.tags.map((t) => h('li', {}, t))) : null,
+      item.tags.length
+        ? h(
+            'ul',
+            { class: 'chips', 'aria-label': 'Tags' },
+            item.tags.map((t) => h('li', {}, t)),
+          )
+        : null,
       h('div', { class: 'actions' }, view, dismiss, followButton(ctx, item.author_id), block),
       h('h3', {}, 'Counters'),
       counterEl,

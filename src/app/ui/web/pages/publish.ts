@@ -48,7 +48,10 @@ export const publishPage: Page = (root, ctx) => {
           title: title.value,
           text: text.value,
           url: url.value.trim() || null,
-          tags: tags.value.split(',').map((t) => t.trim()).filter(Boolean),
+          tags: tags.value
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean),
           published_at: /^\d+$/.test(at.value.trim()) ? Number(at.value.trim()) : at.value.trim(),
         },
       ]);
@@ -63,5 +66,11 @@ export const publishPage: Page = (root, ctx) => {
       status.textContent = `Publish failed: ${describe(err)}`;
     }
   });
-  replace(root, h('h2', {}, 'Publish a test item'), h('p', { class: 'meta' }, `Follow its author as ${ctx.reader} first to see it arrive in the following timeline.`), form, status);
+  replace(
+    root,
+    h('h2', {}, 'Publish a test item'),
+    h('p', { class: 'meta' }, `Follow its author as ${ctx.reader} first to see it arrive in the following timeline.`),
+    form,
+    status,
+  );
 };
