@@ -32,7 +32,6 @@ import { DAY_MS, ManualClock, dayStamp } from '../src/kernel/clock.js';
 import {
   TIMING_COLUMNS,
   fmtInt,
-  fmtMs,
   fmtRatio,
   printNotes,
   printTable,

@@ -155,7 +155,7 @@ function vocabulary(): string[] {
 function makeCorpus(): Corpus {
   const rnd = prng(2026);
   const words = vocabulary();
-  const zipf = () => words[Math.floor(Math.pow(VOCABULARY, rnd())) - 1]!; // P(rank r) ∝ 1/r
+  const zipf = () => words[Math.floor(VOCABULARY ** rnd()) - 1]!; // P(rank r) ∝ 1/r
   const phrase = (n: number) => range(n, zipf).join(' ');
   const items = range(
     ITEMS,

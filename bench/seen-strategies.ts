@@ -239,7 +239,7 @@ export async function run(): Promise<void> {
     );
     const fixed = sizeWindow(100_000, 0.01, 1);
     printNotes(
-      `a single fixed filter (note 3 as written: 100,000 at 1 %) holding ${fmtInt(HEAVY)} would answer ${fmtPct(Math.pow(1 - Math.exp((-fixed.hashes * HEAVY) / fixed.bits), fixed.hashes))} (expected)`,
+      `a single fixed filter (note 3 as written: 100,000 at 1 %) holding ${fmtInt(HEAVY)} would answer ${fmtPct((1 - Math.exp((-fixed.hashes * HEAVY) / fixed.bits)) ** fixed.hashes)} (expected)`,
       `rolling at the default FRESHET_SEEN_CAPACITY_PER_DAY (1,000,000): ${((7 * Math.ceil(sizeWindow(1_000_000, 0.01, 7).bits / 8)) / 2 ** 20).toFixed(1)} MB for everyone, whatever the number of readers`,
     );
   });

@@ -201,7 +201,7 @@ export function printTable(title: string, columns: readonly string[], rows: read
       .trimEnd();
   console.log(`\n${title}`);
   console.log(line(cols));
-  console.log('  ' + widths.map((w) => '-'.repeat(w)).join('  '));
+  console.log(`  ${widths.map((w) => '-'.repeat(w)).join('  ')}`);
   for (const r of body) console.log(line(r));
 }
 

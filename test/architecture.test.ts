@@ -52,7 +52,7 @@ function kernelLines(): number {
 }
 
 /** The arrows an import graph breaks, one line each (`from → to: why`). */
-export function violations(edges: readonly [string, string][]): string[] {
+function violations(edges: readonly [string, string][]): string[] {
   const out: string[] = [];
   for (const [from, to] of edges) {
     const [a, ...restFrom] = from.split('/');

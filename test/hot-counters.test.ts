@@ -30,7 +30,7 @@ describe('Redis layout of the hot counters', () => {
     expect(await redis.hget(`${base}meta:article:12345`, 'publishedAt')).toBe(String((T0 - 3_600_000) / 1000));
     const [member, score] = await redis.zrevrange(`${base}hot:score`, 0, -1, 'WITHSCORES');
     expect(member).toBe('12345');
-    expect(Number(score)).toBeCloseTo((1 + 1.2) / Math.pow(3, 1.5), 14);
+    expect(Number(score)).toBeCloseTo((1 + 1.2) / 3 ** 1.5, 14);
     await deleteByPrefix(redis, prefix);
   });
 

@@ -29,10 +29,10 @@ afterAll(async () => {
 describe("note 2's score", () => {
   it('is (α·pv + β·uv) / (hours + base)^γ with α 1.0, β 1.2, base 2, γ 1.5', () => {
     expect(DEFAULT_HOT_PARAMS).toEqual({ alpha: 1, beta: 1.2, base: 2, gamma: 1.5 });
-    expect(hotScore(100, 80, 0, DEFAULT_HOT_PARAMS)).toBeCloseTo(196 / Math.pow(2, 1.5), 12);
-    expect(hotScore(100, 80, 22, DEFAULT_HOT_PARAMS)).toBeCloseTo(196 / Math.pow(24, 1.5), 12);
+    expect(hotScore(100, 80, 0, DEFAULT_HOT_PARAMS)).toBeCloseTo(196 / 2 ** 1.5, 12);
+    expect(hotScore(100, 80, 22, DEFAULT_HOT_PARAMS)).toBeCloseTo(196 / 24 ** 1.5, 12);
     // HN gravity is the same shape: (P - 1) / (T + 2)^1.8
-    expect(hotScore(9, 0, 3, { alpha: 1, beta: 0, base: 2, gamma: 1.8 })).toBeCloseTo(9 / Math.pow(5, 1.8), 12);
+    expect(hotScore(9, 0, 3, { alpha: 1, beta: 0, base: 2, gamma: 1.8 })).toBeCloseTo(9 / 5 ** 1.8, 12);
   });
 
   it("counts hours from publication in seconds, 0 before publication (as the note's Lua)", () => {

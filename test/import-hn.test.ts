@@ -99,7 +99,7 @@ describe('parseHn on a fixture', () => {
       `203,From the future,,1,0,a,9/6/2015 10:03,${future}`,
       `204,Fine,,1,0,a,9/6/2015 10:03,1441533780`,
     ];
-    const { items, skipped } = await parseAll(writeFixture('refused.csv.gz', [header, ...rows].join('\n') + '\n'));
+    const { items, skipped } = await parseAll(writeFixture('refused.csv.gz', `${[header, ...rows].join('\n')}\n`));
     expect(items.map((i) => i.id)).toEqual(['hn_204']);
     expect(skipped.map((s) => [s.line, s.reason.split(' ')[0]])).toEqual([
       [2, 'title'],

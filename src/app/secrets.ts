@@ -37,7 +37,7 @@ export function ensureSecrets(config: Config): { config: Config; generatedAt?: s
   const generated = !stored.serviceKey || !stored.secret;
   if (generated) {
     mkdirSync(config.dataDir, { recursive: true });
-    writeFileSync(path, JSON.stringify(next, null, 2) + '\n', { mode: 0o600 });
+    writeFileSync(path, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
   }
   return {
     config: { ...config, serviceKey: config.serviceKey ?? next.serviceKey, secret: config.secret ?? next.secret },

@@ -6,7 +6,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { itemToJson } from '../kernel/items/item.js';
-import { nowOf, principalOf, readerOf, type RequestAccess } from '../kernel/http/access.js';
+import { type RequestAccess, readerRequest } from '../kernel/http/access.js';
 import { ErrorEnvelope, FeedHeaders, ok } from '../kernel/http/schemas.js';
 import type { DiscoverFeed } from './service.js';
 import { DiscoverQuery, DiscoverResult } from './schemas.js';
@@ -39,9 +39,8 @@ export const discoverRoutes: FastifyPluginAsync<{ deps: DiscoverRouteDeps }> = a
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      const readerId = readerOf(p, req);
-      const page = await feed.page(readerId, req.query.limit ?? 20, req.query.cursor, nowOf(p, req, access));
+      const { readerId, nowMs } = readerRequest(req, access);
+      const page = await feed.page(readerId, req.query.limit ?? 20, req.query.cursor, nowMs);
       return ok({
         items: page.items.map(itemToJson),
         sources: page.sources,

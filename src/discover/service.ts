@@ -31,7 +31,7 @@ import type { ContentStore } from '../kernel/items/content-store.js';
 import { rankedAfter, type After, type DiscoverIndex, type StreamRow } from './discover-index.js';
 import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
 import type { Logger } from '../kernel/observability.js';
-import { CursorCodec, type CursorState, type Phase, type Position } from './cursor.js';
+import type { CursorCodec, CursorState, Phase, Position } from './cursor.js';
 import type { DiscoverEmbeddings, ReaderQuery } from './embeddings.js';
 import type { DiscoverPoolCache, PoolEntry, RankedPool } from './pool-cache.js';
 import type { DiscoverMetrics } from './discover-metrics.js';
@@ -163,7 +163,7 @@ export class DiscoverFeed {
     const ex = started(this.deps.exclusions.forReader(readerId, nowMs));
     // a session's first page readies the reader's seen filter beside these reads (a reader new to Redis
     // is restored from its checkpoint now, not in the first clean)
-    if (cursor === undefined && this.deps.seen.warm) started(this.deps.seen.warm(readerId, nowMs));
+    if (cursor === undefined && this.deps.seen.warm) void started(this.deps.seen.warm(readerId, nowMs));
     const run: Run = {
       readerId,
       nowMs,

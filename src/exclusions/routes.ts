@@ -10,7 +10,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { nowOf, principalOf, readerOf, type RequestAccess } from '../kernel/http/access.js';
+import { type RequestAccess, readerRequest, readerOfRequest } from '../kernel/http/access.js';
 import { ErrorEnvelope, FeedHeaders, ok, ReaderHeaders } from '../kernel/http/schemas.js';
 import type { EngagementKind, FeedbackKind } from './domain.js';
 import {
@@ -64,10 +64,9 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      const readerId = readerOf(p, req);
+      const { readerId, nowMs } = readerRequest(req, access);
       const { item_id, kind } = req.body;
-      const { created } = await deps.recordEngagement(readerId, item_id, kind, nowOf(p, req, access));
+      const { created } = await deps.recordEngagement(readerId, item_id, kind, nowMs);
       return ok({ reader_id: readerId, item_id, kind, created });
     },
   );
@@ -84,10 +83,9 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      const readerId = readerOf(p, req);
+      const { readerId, nowMs } = readerRequest(req, access);
       const { item_id, kind } = req.body;
-      const res = await deps.recordFeedback(readerId, item_id, kind, nowOf(p, req, access));
+      const res = await deps.recordFeedback(readerId, item_id, kind, nowMs);
       const until = Math.floor(res.authorPenaltyUntilMs / 1000);
       return ok({
         reader_id: readerId,
@@ -113,7 +111,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
       },
     },
     async (req) => {
-      const readerId = readerOf(principalOf(req), req);
+      const readerId = readerOfRequest(req);
       const kind = req.query.kind ?? 'not_interested';
       const { removed } = await deps.undoFeedback(readerId, req.params.item_id, kind);
       return ok({ reader_id: readerId, item_id: req.params.item_id, kind, removed });
@@ -131,9 +129,8 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      const readerId = readerOf(p, req);
-      const l = await deps.list(readerId, nowOf(p, req, access));
+      const { readerId, nowMs } = readerRequest(req, access);
+      const l = await deps.list(readerId, nowMs);
       return ok({
         reader_id: readerId,
         recently_viewed: l.recentViews,

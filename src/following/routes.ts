@@ -11,7 +11,7 @@ import { fail } from '../kernel/errors.js';
 import { itemToJson } from '../kernel/items/item.js';
 import { parseTid, tidText } from './domain.js';
 import type { GraphPage } from './social-graph.js';
-import { nowOf, principalOf, readerOf, requireService, type RequestAccess } from '../kernel/http/access.js';
+import { type RequestAccess, readerRequest, readerOfRequest, requireServiceKey } from '../kernel/http/access.js';
 import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok } from '../kernel/http/schemas.js';
 import type { SocialGraph } from './social-graph.js';
 import type { FollowingTimeline } from './service.js';
@@ -82,7 +82,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
       },
     },
     async (req) => {
-      requireService(principalOf(req));
+      requireServiceKey(req);
       const created = (await deps.registerUsers([req.params.id], access.clock.now())) === 1;
       return ok({ id: req.params.id, created });
     },
@@ -99,9 +99,8 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      const userId = readerOf(p, req, req.params.id);
-      const res = await deps.follow(userId, req.params.author_id, nowOf(p, req, access));
+      const { readerId: userId, nowMs } = readerRequest(req, access, req.params.id);
+      const res = await deps.follow(userId, req.params.author_id, nowMs);
       return ok({ user_id: userId, author_id: req.params.author_id, following: true, ...res });
     },
   );
@@ -110,7 +109,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
     '/users/:id/following/:author_id',
     { schema: { ...pair, summary: 'Unfollow (idempotent)', response: { 200: FollowResult, ...errors } } },
     async (req) => {
-      const userId = readerOf(principalOf(req), req, req.params.id);
+      const userId = readerOfRequest(req, req.params.id);
       const res = await deps.unfollow(userId, req.params.author_id);
       return ok({ user_id: userId, author_id: req.params.author_id, following: false, ...res });
     },
@@ -127,9 +126,8 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      const userId = readerOf(p, req, req.params.id);
-      const res = await deps.block(userId, req.params.author_id, nowOf(p, req, access));
+      const { readerId: userId, nowMs } = readerRequest(req, access, req.params.id);
+      const res = await deps.block(userId, req.params.author_id, nowMs);
       return ok({ user_id: userId, author_id: req.params.author_id, blocking: true, created: res.created });
     },
   );
@@ -138,7 +136,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
     '/users/:id/blocks/:author_id',
     { schema: { ...pair, summary: 'Unblock (idempotent)', response: { 200: BlockResult, ...errors } } },
     async (req) => {
-      const userId = readerOf(principalOf(req), req, req.params.id);
+      const userId = readerOfRequest(req, req.params.id);
       const res = await deps.unblock(userId, req.params.author_id);
       return ok({ user_id: userId, author_id: req.params.author_id, blocking: false, ...res });
     },
@@ -157,7 +155,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         },
       },
       async (req) => {
-        const userId = readerOf(principalOf(req), req, req.params.id);
+        const userId = readerOfRequest(req, req.params.id);
         const [known] = await graph.exists([userId]);
         if (!known) throw fail('UNKNOWN_USER', `no user ${userId}`);
         return listJson(userId, await graph[list](userId, req.query.limit ?? 100, req.query.cursor));
@@ -177,14 +175,13 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      const readerId = readerOf(p, req);
+      const { readerId, nowMs } = readerRequest(req, access);
       const q = {
         limit: req.query.limit ?? 20,
         maxId: tidParam(req.query.max_id, 'max_id'),
         sinceId: tidParam(req.query.since_id, 'since_id'),
       };
-      const page = await t.page(readerId, q, nowOf(p, req, access));
+      const page = await t.page(readerId, q, nowMs);
       const items = page.items.map((e) => ({ ...itemToJson(e.item), timeline_id: tidText(e.tid) }));
       return ok({
         items,
@@ -201,9 +198,8 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
     '/feeds/following/stream',
     { schema: { hide: true, querystring: StreamQuery, headers: StreamHeaders, response: errors } },
     async (req, reply) => {
-      const p = principalOf(req);
-      const readerId = readerOf(p, req);
-      const startNow = nowOf(p, req, access);
+      const { readerId, nowMs } = readerRequest(req, access);
+      const startNow = nowMs;
       const clockAtStart = access.clock.now();
       const resume = req.headers['last-event-id'];
       const since = tidParam(

@@ -12,7 +12,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { itemToJson } from '../kernel/items/item.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
-import { nowOf, principalOf, readerOf, requireService, type RequestAccess } from '../kernel/http/access.js';
+import { type RequestAccess, readerRequest, readerOfRequest, requireServiceKey } from '../kernel/http/access.js';
 import { ErrorEnvelope, FeedHeaders, IdParams, ok } from '../kernel/http/schemas.js';
 import type { ForYouFeed } from './service.js';
 import { FeedResult, ForYouBody, InterestsBody, InterestsResult, PeekResult } from './schemas.js';
@@ -45,8 +45,8 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
       },
     },
     async (req, reply) => {
-      const p = principalOf(req);
-      const page = await feed.page(readerOf(p, req), req.body.action, req.body.limit, nowOf(p, req, access));
+      const { readerId, nowMs } = readerRequest(req, access);
+      const page = await feed.page(readerId, req.body.action, req.body.limit, nowMs);
       if (page.refreshed) void reply.header('x-freshet-refreshed', '1');
       return ok({ items: page.items.map(itemToJson), has_more: page.hasMore });
     },
@@ -63,8 +63,8 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      const peek = await feed.peek(readerOf(p, req), nowOf(p, req, access));
+      const { readerId, nowMs } = readerRequest(req, access);
+      const peek = await feed.peek(readerId, nowMs);
       return ok({ count: peek.count, capped: peek.capped });
     },
   );
@@ -81,7 +81,7 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
       },
     },
     async (req) => {
-      requireService(principalOf(req));
+      requireServiceKey(req);
       return ok({
         reader_id: req.params.id,
         terms: await deps.setInterests(req.params.id, req.body.terms, access.clock.now()),
@@ -100,7 +100,7 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
       },
     },
     async (req) => {
-      const readerId = readerOf(principalOf(req), req, req.params.id);
+      const readerId = readerOfRequest(req, req.params.id);
       return ok({ reader_id: readerId, terms: await content.getInterests(readerId) });
     },
   );

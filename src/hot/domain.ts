@@ -53,7 +53,7 @@ export function hoursSincePublish(nowMs: number, publishedAtMs: number): number 
  * the same order; results agree to the last bit or two (C `pow` vs V8's `Math.pow`).
  */
 export function hotScore(pv: number, uv: number, hours: number, p: HotParams): number {
-  const denominator = Math.pow(hours + p.base, p.gamma);
+  const denominator = (hours + p.base) ** p.gamma;
   return denominator > 0 ? (p.alpha * pv + p.beta * uv) / denominator : 0;
 }
 

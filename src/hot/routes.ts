@@ -16,7 +16,14 @@ import type { ViewInput, ViewResult as Outcome } from './hot-counters.js';
 import type { Principal } from '../kernel/http/tokens.js';
 import type { HotPage } from './service.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
-import { nowOf, principalOf, requireService, timeOf, type RequestAccess } from '../kernel/http/access.js';
+import {
+  nowOf,
+  principalOf,
+  requireService,
+  timeOf,
+  type RequestAccess,
+  requireServiceKey,
+} from '../kernel/http/access.js';
 import { ErrorEnvelope, IdParams, ok } from '../kernel/http/schemas.js';
 import type { HotCounters } from './hot-counters.js';
 import type { HotRanking } from './service.js';
@@ -115,7 +122,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
       },
     },
     async (req) => {
-      requireService(principalOf(req));
+      requireServiceKey(req);
       const [item] = await deps.content.getItems([req.params.id], { fresh: true });
       if (!item) throw fail('NOT_FOUND', `no item ${req.params.id}`);
       const [c] = await deps.counters.counters([item.id]);

@@ -113,7 +113,7 @@ export function lockDataDir(dataDir: string, opts: { command?: string } = {}): D
     since: new Date().toISOString(),
   };
   ftruncateSync(fd, 0);
-  writeSync(fd, JSON.stringify(holder) + '\n');
+  writeSync(fd, `${JSON.stringify(holder)}\n`);
   let released = false;
   return {
     path,

@@ -49,10 +49,6 @@ export function assertTimeInRange(
   const range = `${isoOf(minMs)} … ${isoOf(maxMs)} (the clock + FRESHET_FUTURE_SKEW_S, at most 2100-01-01)`;
   const got = Number.isFinite(ms) && Math.abs(ms) < 8.64e15 ? isoOf(ms) : String(ms);
   const hint =
-    unit === 's' && ms / 1000 >= minMs && ms / 1000 <= maxMs
-      ? '; it looks like milliseconds: send epoch seconds'
-      : unit === 'ms' && ms / 1000 >= minMs && ms / 1000 <= maxMs
-        ? '; it is 1,000 times a time in range: check the unit (epoch seconds in the JSON API, epoch ms in the library)'
-        : '';
+    unit === 's' && ms / 1000 >= minMs && ms / 1000 <= maxMs ? '; it looks like milliseconds: send epoch seconds' : '';
   throw fail('INVALID_INPUT', `${field} is ${got}, outside the accepted time range ${range}${hint}`);
 }

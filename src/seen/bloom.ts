@@ -42,7 +42,7 @@ export function sizeWindow(capacity: number, windowRate: number, days: number): 
   if (!(capacity >= 1) || !Number.isFinite(capacity)) throw new RangeError('capacity must be >= 1');
   if (!(windowRate > 0 && windowRate < 1)) throw new RangeError('windowRate must be in (0, 1)');
   if (!(days >= 1)) throw new RangeError('days must be >= 1');
-  const perFilterRate = 1 - Math.pow(1 - windowRate, 1 / days);
+  const perFilterRate = 1 - (1 - windowRate) ** (1 / days);
   const bits = Math.ceil((-capacity * Math.log(perFilterRate)) / (Math.LN2 * Math.LN2));
   if (bits > MAX_BITS) throw new RangeError(`a ${bits}-bit filter exceeds Redis's 2^32-bit strings`);
   const hashes = Math.max(1, Math.round((bits / capacity) * Math.LN2));
@@ -54,12 +54,12 @@ export function sizeWindow(capacity: number, windowRate: number, days: number): 
  * (1 - e^{-k·n/m})^k. Beyond capacity it grows quickly: a filter sized for p = 0.14 % holds ≈ 6.1 % at 2× capacity.
  */
 export function expectedRate(g: BloomGeometry, members: number): number {
-  return Math.pow(1 - Math.exp((-g.hashes * members) / g.bits), g.hashes);
+  return (1 - Math.exp((-g.hashes * members) / g.bits)) ** g.hashes;
 }
 
 /** Expected rate of the whole D-filter check when each filter holds `members`: 1-(1-p)^D. */
 export function expectedWindowRate(g: BloomGeometry, members: number): number {
-  return 1 - Math.pow(1 - expectedRate(g, members), g.days);
+  return 1 - (1 - expectedRate(g, members)) ** g.days;
 }
 
 /** The k bit positions of a member, from its hash pair: g_i = (h1 + i·h2) mod m, i = 0..k-1. */

@@ -15,7 +15,7 @@
  * [offset_i, offset_i + m_i), offsets rounded up to whole bytes. Redis grows a string only up to its
  * highest set bit, so unopened sub-filters cost nothing.
  */
-import { MAX_BITS, sizeWindow } from './bloom.js';
+import { MAX_BITS, sizeWindow, type BloomGeometry } from './bloom.js';
 
 /** Growth ratio s of capacities (Almeida et al. 2007; RedisBloom's default expansion). */
 export const GROWTH = 2;
@@ -52,7 +52,7 @@ export function scalableLevels(initialCapacity: number, errorRate: number): SubF
   for (let level = 0; ; level++) {
     const capacity = initialCapacity * GROWTH ** level;
     const rate = errorRate * (1 - TIGHTENING) * TIGHTENING ** level;
-    let g;
+    let g: BloomGeometry;
     try {
       g = sizeWindow(capacity, rate, 1);
     } catch {
@@ -68,7 +68,7 @@ export function scalableLevels(initialCapacity: number, errorRate: number): SubF
 
 /** Expected rate of one sub-filter holding `members`: (1 − e^{−k·c/m})^k. */
 export function subFilterRate(g: SubFilterGeometry, members: number): number {
-  return Math.pow(1 - Math.exp((-g.hashes * members) / g.bits), g.hashes);
+  return (1 - Math.exp((-g.hashes * members) / g.bits)) ** g.hashes;
 }
 
 /** Upper bound of the compound rate of sub-filters holding `members[i]`: Σ_i rate_i (union bound). */

@@ -28,7 +28,7 @@ function hnSlice(from: number, to: number): { path: string; authors: Map<string,
   const dir = mkdtempSync(join(tmpdir(), 'freshet-hn-slice-'));
   dirs.push(dir);
   const path = join(dir, 'slice.csv');
-  writeFileSync(path, [lines[0], ...rows].join('\n') + '\n');
+  writeFileSync(path, `${[lines[0], ...rows].join('\n')}\n`);
   // id,title,url,num_points,num_comments,author,... — the simple rows are enough to find authors
   const authors = new Map<string, string[]>();
   for (const row of rows) {
@@ -50,7 +50,7 @@ function embeddedConfig(dataDir: string) {
   });
 }
 
-async function timelineIds(f: Freshet, app: Awaited<ReturnType<typeof buildApp>>, reader: string): Promise<string[]> {
+async function timelineIds(_f: Freshet, app: Awaited<ReturnType<typeof buildApp>>, reader: string): Promise<string[]> {
   const res = await app.inject({
     method: 'GET',
     url: '/v1/feeds/following?limit=100',

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   FreshetClient,
-  FreshetClientError,
+  type FreshetClientError,
   parseSse,
   type SseMessage,
   type StreamEvent,

@@ -377,7 +377,7 @@ describe('time inputs are checked against one range (issue 10.5)', () => {
     expect(res.json()).toMatchObject({
       code: 40001,
       msg: expect.stringMatching(
-        /^body\/0\/published_at is .*outside the accepted time range .*check the unit \(epoch seconds in the JSON API/,
+        /^body\/0\/published_at is .*outside the accepted time range .*it looks like milliseconds/,
       ),
     });
     expect(await stored('ms_1')).toEqual([]);

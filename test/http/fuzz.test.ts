@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintReaderToken } from '../../src/kernel/http/tokens.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
 import { answerProblem, loadOperations, type Operation } from '../support/openapi.js';
-import { mutatedValueOf, valueOf, type ArbContext } from '../support/schema-arbitrary.js';
+import { mutatedValueOf, valuesOf, type ArbContext } from '../support/schema-arbitrary.js';
 
 /** Requests per run and the seed (change the seed to explore; keep it fixed in the suite). */
 const RUNS = 2500;
@@ -126,7 +126,7 @@ function requestFor(op: Operation, ctx: ArbContext): fc.Arbitrary<FuzzRequest> {
       ...queryParams.map((p) =>
         fc.option(
           fc.oneof(
-            { weight: 3, arbitrary: valueOf(p.schema, ctx).map(String) },
+            { weight: 3, arbitrary: valuesOf(p.schema, ctx).map(String) },
             { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
           ),
           { freq: 2 },
@@ -137,7 +137,7 @@ function requestFor(op: Operation, ctx: ArbContext): fc.Arbitrary<FuzzRequest> {
   );
   const body = op.body
     ? fc.oneof(
-        { weight: 6, arbitrary: valueOf(op.body, ctx).map((v) => JSON.stringify(v)) },
+        { weight: 6, arbitrary: valuesOf(op.body, ctx).map((v) => JSON.stringify(v)) },
         { weight: 3, arbitrary: mutatedValueOf(op.body, ctx).map((v) => JSON.stringify(v) ?? 'null') },
         { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES) },
       )

@@ -180,7 +180,7 @@ describe.each([
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     for (const i of data.items) {
       const hours = (data.computed_at_ms / 1000 - i.published_at) / 3600;
-      expect(i.score).toBeCloseTo((1 * i.pv + 1.2 * i.uv) / Math.pow(hours + 2, 1.5), 10);
+      expect(i.score).toBeCloseTo((1 * i.pv + 1.2 * i.uv) / (hours + 2) ** 1.5, 10);
     }
     expect(ids(await svc.hot.top({ range: '5d' }))).toContain('old');
     expect((await svc.hot.top({ range: '72h', limit: 1 })).items).toHaveLength(1);

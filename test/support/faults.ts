@@ -60,9 +60,7 @@ export interface FaultApp {
   config: Config;
   clock: ManualClock;
   /** A request with the service key (and `X-Freshet-Now` = the clock). */
-  request(
-    opts: InjectOptions,
-  ): Promise<{
+  request(opts: InjectOptions): Promise<{
     status: number;
     code: number;
     msg: string;

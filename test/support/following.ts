@@ -72,13 +72,11 @@ export async function page(
   nowMs: number,
   q: Record<string, string | number> = {},
 ): Promise<Page> {
-  const data = await t
-    .client({ reader, now: nowMs })
-    .following.page({
-      limit: q.limit === undefined ? undefined : Number(q.limit),
-      maxId: q.max_id?.toString(),
-      sinceId: q.since_id?.toString(),
-    });
+  const data = await t.client({ reader, now: nowMs }).following.page({
+    limit: q.limit === undefined ? undefined : Number(q.limit),
+    maxId: q.max_id?.toString(),
+    sinceId: q.since_id?.toString(),
+  });
   return {
     ids: data.items.map((i) => i.id),
     tids: data.items.map((i) => i.timeline_id),

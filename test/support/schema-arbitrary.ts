@@ -21,7 +21,7 @@ export interface ArbContext {
 const INT32_MAX = 2 ** 31 - 1;
 
 /** Values that follow `schema` (as far as this subset of JSON Schema goes: what our TypeBox schemas use). */
-export function valueOf(schema: JsonSchema, ctx: ArbContext, name?: string): fc.Arbitrary<unknown> {
+export function valuesOf(schema: JsonSchema, ctx: ArbContext, name?: string): fc.Arbitrary<unknown> {
   const override = name === undefined ? undefined : ctx.byName[name];
   if (override) return fc.oneof({ weight: 4, arbitrary: override }, { weight: 1, arbitrary: plain(schema, ctx) });
   return plain(schema, ctx);
@@ -97,7 +97,7 @@ function arrayOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<unknown[]> {
 
 function objectOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<Record<string, unknown>> {
   const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const shape = Object.fromEntries(Object.entries(props).map(([k, s]) => [k, valueOf(s, ctx, k)]));
+  const shape = Object.fromEntries(Object.entries(props).map(([k, s]) => [k, valuesOf(s, ctx, k)]));
   return fc.record(shape, { requiredKeys: (schema.required ?? []) as string[] }) as fc.Arbitrary<
     Record<string, unknown>
   >;
@@ -109,7 +109,7 @@ function objectOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<Record<stri
  */
 export function mutatedValueOf(schema: JsonSchema, ctx: ArbContext): fc.Arbitrary<unknown> {
   return fc
-    .tuple(valueOf(schema, ctx), fc.nat(3), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 12 }))
+    .tuple(valuesOf(schema, ctx), fc.nat(3), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 12 }))
     .map(([v, kind, junk, key]) => {
       if (kind === 0 || v === null || typeof v !== 'object') return junk;
       const target = (Array.isArray(v) ? v[0] : v) as Record<string, unknown> | undefined;

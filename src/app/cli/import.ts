@@ -183,8 +183,8 @@ export async function runImport(
   const importer = importers[format];
   if (!importer) throw new Error(`unknown import format "${format}" (known: ${Object.keys(importers).join(', ')})`);
   const batchSize = Math.min(Math.max(1, opts.batchSize ?? 500), 1000);
-  const out = opts.out ?? ((line: string) => process.stdout.write(line + '\n'));
-  const warn = opts.warn ?? ((line: string) => process.stderr.write(line + '\n'));
+  const out = opts.out ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const warn = opts.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
   const maxSkipLines = opts.maxSkipLines ?? 10;
   const started = performance.now();
   const sink = await openSink(config, opts.url ? 'http' : (opts.sink ?? 'auto'), opts.url);

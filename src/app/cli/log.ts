@@ -60,6 +60,6 @@ function severity(level: string): number {
 export function cliLogger(config: Pick<Config, 'logLevel'>, env: NodeJS.ProcessEnv = process.env): Logger {
   const tty = Boolean(process.stderr.isTTY);
   const format = env.LOG_FORMAT ? logFormat(env, tty) : 'pretty';
-  const level = Boolean(env.LOG_LEVEL) || severity(config.logLevel) > severity('warn') ? config.logLevel : 'warn';
+  const level = env.LOG_LEVEL || severity(config.logLevel) > severity('warn') ? config.logLevel : 'warn';
   return make(level, 2, format, tty);
 }

@@ -48,7 +48,7 @@ export class Progress {
   constructor(private readonly opts: ProgressOptions) {
     this.now = opts.now ?? (() => performance.now());
     this.intervalMs = opts.intervalMs ?? PROGRESS_INTERVAL_MS;
-    this.write = opts.write ?? ((line) => process.stderr.write(line + '\n'));
+    this.write = opts.write ?? ((line) => process.stderr.write(`${line}\n`));
     this.startedAt = this.lastLineAt = this.now();
     this.total = opts.total;
     if (opts.tty ?? Boolean(process.stderr.isTTY)) {

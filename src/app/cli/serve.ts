@@ -125,7 +125,7 @@ async function serveOne(config: Config, generatedAt: string | undefined): Promis
     startBackgroundWork(f, config, worker);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    if (embedded) writeFileSync(marker, JSON.stringify({ pid: process.pid, host: config.host, port }) + '\n');
+    if (embedded) writeFileSync(marker, `${JSON.stringify({ pid: process.pid, host: config.host, port })}\n`);
     f.log.info(
       {
         url: `http://${config.host}:${port}`,

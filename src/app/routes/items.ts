@@ -15,7 +15,8 @@ import { fail, FreshetError } from '../../kernel/errors.js';
 import { itemToJson, parsePublishedAt } from '../../kernel/items/item.js';
 import type { ContentStore } from '../../kernel/items/content-store.js';
 import type { PublishInput } from '../../kernel/items/validate.js';
-import { nowOf, principalOf, requireService, type RequestAccess } from '../../kernel/http/access.js';
+import { assertTimeInRange, MAX_TIME_MS } from '../../kernel/time-range.js';
+import { principalOf, type RequestAccess, serviceRequest, requireServiceKey } from '../../kernel/http/access.js';
 import {
   DeleteResult,
   ErrorEnvelope,
@@ -42,6 +43,10 @@ export function toPublishInput(json: ItemInJson, index: number): PublishInput {
       'INVALID_INPUT',
       `body/${index}/published_at ${JSON.stringify(json.published_at).slice(0, 60)} is not a time; send epoch seconds (e.g. 1772791200) or ISO 8601 (e.g. "2026-03-06T10:00:00Z")`,
     );
+  }
+  // the one unit mistake of the JSON edge (seconds expected): refused here with a hint, the range itself by the item check
+  if (publishedAt > MAX_TIME_MS && publishedAt / 1000 <= MAX_TIME_MS) {
+    assertTimeInRange(publishedAt, `body/${index}/published_at`, publishedAt, 0, 's');
   }
   return {
     id: json.id,
@@ -92,9 +97,7 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
       },
     },
     async (req) => {
-      const p = principalOf(req);
-      requireService(p);
-      const nowMs = nowOf(p, req, access); // X-Freshet-Now: replays publish on virtual time
+      const { nowMs } = serviceRequest(req, access); // X-Freshet-Now: replays publish on virtual time
       const items = req.body.map((json, i) => toPublishInput(json, i));
       try {
         return ok(await useCases.publishItems(items, nowMs));
@@ -110,7 +113,7 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
       schema: { tags: ['items'], summary: 'One live item', params: IdParams, response: { 200: ItemResult, ...errors } },
     },
     async (req) => {
-      principalOf(req);
+      principalOf(req); // any valid token may read an item
       const [item] = await content.getItems([req.params.id], { fresh: true }); // the item API reads the store of record
       if (!item) throw fail('NOT_FOUND', `no item ${req.params.id}`);
       return ok(itemToJson(item));
@@ -128,7 +131,7 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
       },
     },
     async (req) => {
-      requireService(principalOf(req));
+      requireServiceKey(req);
       const deleted = await useCases.deleteItem(req.params.id, access.clock.now());
       if (!deleted) throw fail('NOT_FOUND', `no live item ${req.params.id}`);
       return ok({ id: req.params.id, deleted });

@@ -120,7 +120,10 @@ export class LazyVectorSearch implements VectorSearch {
    * way (a failed one again); a failure is logged, and the next warm-up or search retries.
    */
   warm(): void {
-    if (this.resolved) return this.resolved.warm();
+    if (this.resolved) {
+      this.resolved.warm();
+      return;
+    }
     void this.get().catch((err: unknown) =>
       this.log?.error({ err }, 'discover index: could not be started; phase 2 serves the newest items until it is'),
     );

@@ -99,6 +99,47 @@ export function timeOf(
   return assertTimeInRange(ms, field, access.clock.now(), access.futureSkewMs, unit);
 }
 
+/**
+ * The reader (or with `pathReader`, the path's user) a request acts for, for a route that reads no time:
+ * {@link readerOf} of the request's caller. @throws FreshetError as {@link principalOf} and {@link readerOf}.
+ */
+export function readerOfRequest(req: FastifyRequest, pathReader?: string): string {
+  return readerOf(principalOf(req), req, pathReader);
+}
+
+/**
+ * A reader's request as a handler needs it: the caller, the reader it acts for ({@link readerOf}, or the
+ * path's user with `pathReader`) and the request's time ({@link nowOf}). Every check runs before the
+ * handler does any work.
+ * @throws FreshetError as {@link principalOf}, {@link readerOf} and {@link nowOf}.
+ */
+export function readerRequest(
+  req: FastifyRequest,
+  access: Pick<RequestAccess, 'clock' | 'futureSkewMs'>,
+  pathReader?: string,
+): { principal: Principal; readerId: string; nowMs: number } {
+  const principal = principalOf(req);
+  return { principal, readerId: readerOf(principal, req, pathReader), nowMs: nowOf(principal, req, access) };
+}
+
+/** Throws unless the request carries the service key (a route that reads no time). @throws FreshetError UNAUTHENTICATED, FORBIDDEN. */
+export function requireServiceKey(req: FastifyRequest): void {
+  requireService(principalOf(req));
+}
+
+/**
+ * A request that needs the service key, and its time ({@link nowOf}: `X-Freshet-Now` or the clock).
+ * @throws FreshetError UNAUTHENTICATED, FORBIDDEN (a reader token), INVALID_INPUT (a bad `X-Freshet-Now`).
+ */
+export function serviceRequest(
+  req: FastifyRequest,
+  access: Pick<RequestAccess, 'clock' | 'futureSkewMs'>,
+): { nowMs: number } {
+  const principal = principalOf(req);
+  requireService(principal);
+  return { nowMs: nowOf(principal, req, access) };
+}
+
 /** What every route needs to authorize a request and read its time. */
 export interface RequestAccess {
   tokens: TokenVerifier;

@@ -163,7 +163,7 @@ async function movielensSessions(path: string, readers: number, from: number): P
 
 /** Runs the replay and prints the report. */
 export async function runSimulateDiscover(base: Config, opts: SimulateDiscoverOptions): Promise<DiscoverReport> {
-  const out = opts.out ?? ((text: string) => process.stdout.write(text + '\n'));
+  const out = opts.out ?? ((text: string) => process.stdout.write(`${text}\n`));
   const limit = opts.limit ?? 20;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT)
     throw new Error(`limit must be an integer in 1..${MAX_PAGE_LIMIT} (the discover feed's cap)`);

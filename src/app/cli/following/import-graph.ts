@@ -69,7 +69,7 @@ export async function runGraphImport(
       'import graph',
       'stop it first (the graph import opens the database), or use FRESHET_DATABASE_URL',
     );
-  const out = opts.out ?? ((line: string) => process.stdout.write(line + '\n'));
+  const out = opts.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const started = performance.now();
   const f =
     opts.freshet ??

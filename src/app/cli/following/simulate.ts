@@ -129,7 +129,7 @@ async function sessions(
  *   for scratch stores, or (in place) another process holds the embedded data folder.
  */
 export async function runSimulateFollowing(config: Config, opts: SimulateFollowingOptions): Promise<FollowingReport> {
-  const out = opts.out ?? ((text: string) => process.stdout.write(text + '\n'));
+  const out = opts.out ?? ((text: string) => process.stdout.write(`${text}\n`));
   if (!opts.inPlace && !opts.graphPath)
     throw new Error(
       'simulate following on scratch stores needs a graph to import (--graph FILE), or --in-place to use the graph already imported',

@@ -80,7 +80,7 @@ export async function runSimulate(opts: SimulateOptions): Promise<SimulateReport
   const timeoutMs = opts.timeoutMs ?? 30_000;
   // retries off: every failed request is counted in the report
   const client = new FreshetClient({ baseUrl: base, serviceKey: opts.serviceKey, timeoutMs, retry: { attempts: 1 } });
-  const out = opts.out ?? ((text: string) => process.stdout.write(text + '\n'));
+  const out = opts.out ?? ((text: string) => process.stdout.write(`${text}\n`));
 
   const { sessions: all, invalid } = await readMindSessions(opts.behaviorsPath);
   if (all.length === 0) throw notMindError(opts.behaviorsPath, invalid);

@@ -68,7 +68,7 @@ export const REPLAY_START = '2016-09-20T00:00:00Z';
  */
 export async function replayViews(deps: ReplayDeps, opts: ReplayOptions): Promise<ReplayReport> {
   const started = performance.now();
-  const out = opts.out ?? ((text: string) => process.stdout.write(text + '\n'));
+  const out = opts.out ?? ((text: string) => process.stdout.write(`${text}\n`));
   const logOpts: ViewLogOptions = { columns: opts.columns, filter: opts.filter, maxRows: opts.maxRows };
   const scan = await scanLog(opts.logPath, logOpts, opts.progress);
   if (scan.rows === 0) throw new Error(`${opts.logPath}: no usable rows`);

@@ -50,7 +50,7 @@ export function age(epochS: number, nowMs = Date.now()): string {
 
 /** An ISO date-time (UTC, minutes) of epoch seconds. */
 export function isoMinute(epochS: number): string {
-  return new Date(epochS * 1000).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+  return `${new Date(epochS * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
 /** A status line region that screen readers announce. */

@@ -63,7 +63,7 @@ export const itemPage: Page = (root, ctx, arg) => {
   const status = statusLine();
   replace(root, h('h2', {}, 'Item'), status);
   void (async () => {
-    let item;
+    let item: Awaited<ReturnType<typeof ctx.client.items.get>>;
     try {
       item = await ctx.client.items.get(id);
     } catch (err) {

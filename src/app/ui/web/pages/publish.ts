@@ -25,7 +25,7 @@ export const publishPage: Page = (root, ctx) => {
   const url = h('input', { type: 'url', placeholder: 'https://example.com/post' });
   const tags = h('input', { placeholder: 'comma, separated' });
   // ISO 8601 or epoch seconds; the server refuses a time past its clock + FRESHET_FUTURE_SKEW_S
-  const at = h('input', { value: new Date().toISOString().slice(0, 19) + 'Z' });
+  const at = h('input', { value: `${new Date().toISOString().slice(0, 19)}Z` });
   const form = h(
     'form',
     { class: 'publish' },
