@@ -8,11 +8,11 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Freshet } from './open.js';
-import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../kernel/http/errors.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http-errors.js';
 import { authenticate } from '../kernel/http/access.js';
 import { installJsonBodyParser } from '../kernel/http/json-body.js';
 import { documentEdgeErrors } from '../kernel/http/schemas.js';
-import { schemaController } from '../kernel/http/validation.js';
+import { schemaController } from './http-validation.js';
 import { forYouRoutes } from '../for-you/routes.js';
 import { discoverRoutes } from '../discover/routes.js';
 import { exclusionRoutes } from '../exclusions/routes.js';
@@ -37,7 +37,7 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
   const app: FastifyInstance = Fastify({
     ...(opts.logger === false ? { logger: false } : { loggerInstance: f.log as FastifyBaseLogger }),
     bodyLimit: f.config.bodyLimitBytes,
-    // query strings coerced by their schema, bodies/params/headers strict (src/kernel/http/validation.ts)
+    // query strings coerced by their schema, bodies/params/headers strict (src/app/http-validation.ts)
     schemaController: schemaController(),
     // failures before a route runs (bad URL, long path parameter, oversized headers) answer envelopes too
     frameworkErrors,

@@ -17,13 +17,13 @@ import { systemClock, type Clock } from '../kernel/clock.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { ReaderSeenFilter } from '../kernel/reader-seen-filter.js';
-import { PromMetrics } from '../kernel/metrics.js';
+import { PromMetrics } from './metrics.js';
 import { openPglite, openPostgres, type Sql } from '../kernel/sql/sql.js';
-import { lockDataDir, type DataDirLock } from '../kernel/data-dir-lock.js';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { wireContent } from '../kernel/items/wire.js';
 import { createRedis, type RedisClient } from '../kernel/redis/client.js';
 import { Keys } from '../kernel/redis/keys.js';
-import { probeRedis } from '../kernel/redis/health.js';
+import { probeRedis } from './store-health.js';
 import { TokenVerifier } from '../kernel/http/tokens.js';
 import type { RedisHandle, Stores } from '../kernel/stores.js';
 import { wireSeen } from '../seen/wire.js';
@@ -148,7 +148,7 @@ export function configFromOptions(o: FreshetOptions = {}): Config {
 
 /**
  * Opens the SQL store the configuration names and runs pending migrations. The embedded PGlite
- * database is opened only under the data folder's lock (src/kernel/data-dir-lock.ts), released when
+ * database is opened only under the data folder's lock (src/app/data-dir-lock.ts), released when
  * the returned store closes: a second process opening the same folder fails at once.
  * A PostgreSQL server's calls get `timeoutMs` (default: the job deadline, so migrations are never cut;
  * {@link openFreshet} opens the request-path pool beside it with the request deadline). PGlite runs in

@@ -44,7 +44,7 @@ export interface UseCaseDeps {
   timeline: FollowingTimeline;
   exclusions: Exclusions;
   log: Logger;
-  /** The wall clock: the upper bound of a published item's time is its now + `futureSkewMs`. */
+  /** The clock: a published item's time may be at most `futureSkewMs` past the later of it and the publish time. */
   clock: Clock;
   /** How far past the clock a published item's time may be, ms (`FRESHET_FUTURE_SKEW_S`). */
   futureSkewMs: number;
@@ -76,7 +76,12 @@ export class UseCases {
   async publishItems(items: readonly PublishInput[], nowMs: number): Promise<{ inserted: number; updated: number }> {
     if (items.length === 0) return { inserted: 0, updated: 0 };
     const { embeddings, content, hot, timeline, clock, futureSkewMs } = this.deps;
-    validateItems(items, { embeddingDim: embeddings.settings.dim, clockMs: clock.now(), futureSkewMs });
+    // the upper bound of an item's time: the later of the clock and the publish time (a replay's virtual now)
+    validateItems(items, {
+      embeddingDim: embeddings.settings.dim,
+      clockMs: Math.max(clock.now(), nowMs),
+      futureSkewMs,
+    });
     const records = embeddings.records(
       items,
       items.map((i) => i.embedding),

@@ -4,7 +4,7 @@
  * PostgresDiscoverIndex (adapters/postgres-discover-index.ts: SQL on PGlite or a server), over a
  * VectorSearch (vector-search.ts: pgvector, or the in-process usearch index) for phase 2.
  *
- * Contract (test/contracts/discover-index.contract.ts, run by test/discover-index.test.ts against
+ * Contract (test/contracts/discover-index.contract.ts, run by test/discover/discover-index.test.ts against
  * pgvector on PGlite, the in-process index on PGlite and on the PostgreSQL server):
  * - Streams return live items published at or before `untilMs`, in their order, strictly after the
  *   given position, at most `limit`; fewer than `limit` means the stream is exhausted.

@@ -39,7 +39,7 @@ export function gaussExponentFactor(p: GaussDecay): number {
 /**
  * The decay factor in (0, 1] of an item published at `publishedMs`, seen from `nowMs`:
  * `exp(−min(700, max(0, |now − published| − offset)² / (2σ²)))`. The one formula of the decay; the
- * recall computes it in SQL with {@link gaussDecaySql} (test/decay.test.ts checks they agree).
+ * recall computes it in SQL with {@link gaussDecaySql} (test/for-you/decay.test.ts checks they agree).
  */
 export function gaussDecay(p: GaussDecay, nowMs: number, publishedMs: number): number {
   const d = Math.max(0, Math.abs(nowMs - publishedMs) - p.offsetMs);

@@ -124,7 +124,7 @@ export const MAX_RANGE_MS = 30 * DAY_MS;
 /**
  * The `range` values `GET /v1/hot` accepts, as its query schema's pattern (so validation refuses the
  * rest with the field's description): 1h..720h or 1d..30d — up to {@link MAX_RANGE_MS} — without
- * leading zeros. test/hot-domain.test.ts checks it against the bound for every count up to 1000.
+ * leading zeros. test/hot/hot-domain.test.ts checks it against the bound for every count up to 1000.
  */
 export const RANGE_PATTERN = '^(?:(?:[1-9]|[1-9][0-9]|[1-6][0-9]{2}|7[01][0-9]|720)h|(?:[1-9]|[12][0-9]|30)d)$';
 const RANGE_RE = new RegExp(RANGE_PATTERN);

@@ -2,7 +2,7 @@
  * One check of published input (src/kernel/items/validate.ts): the same bad batch gets the same refusal —
  * the same code, the same field — from `POST /v1/items` and from the library's `publishItems`, and a
  * refused batch writes nothing anywhere (items, embeddings). The CLI import's rows go through the same
- * check (test/import-hn.test.ts checks its reasons).
+ * check (test/app/import-hn.test.ts checks its reasons).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FreshetError } from '../../src/kernel/errors.js';

@@ -1,6 +1,6 @@
 /**
  * The DiscoverIndex contract (src/discover/discover-index.ts), adopted on every vector search behind it
- * (test/discover-index.test.ts, through test/support/contract.ts): pgvector on PGlite, the in-process
+ * (test/discover/discover-index.test.ts, through test/support/contract.ts): pgvector on PGlite, the in-process
  * index on PGlite and on the PostgreSQL server. Phase 2's search is checked against an exact cosine
  * scan computed here:
  * - **exact order** of every item for several queries on 400 embeddings (the in-process index in its

@@ -14,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/app/config.js';
 import { openSql } from '../../src/app/open.js';
-import { DataDirLockedError } from '../../src/kernel/data-dir-lock.js';
+import { DataDirLockedError } from '../../src/app/data-dir-lock.js';
 import { seedPgliteDataDir } from '../support/pglite.js';
 import { serveCli, spawnCli } from '../support/cli.js';
 import { printFigures } from '../support/faults.js';

@@ -2,7 +2,7 @@
  * `freshet serve`: starts the HTTP service on the configured stores and shuts it down gracefully on
  * SIGINT/SIGTERM (close-with-grace: stops accepting, finishes requests, closes every store, exits 1 when
  * closing fails or takes longer than `FRESHET_SHUTDOWN_GRACE_S`, 10 s by default). On the embedded
- * default it holds the data folder's lock while the database is open (src/kernel/data-dir-lock.ts: a
+ * default it holds the data folder's lock while the database is open (src/app/data-dir-lock.ts: a
  * second server or a writing CLI command on the same folder fails at once) and writes `<dataDir>/server.json` (`{pid, host, port}`) so CLI commands find it
  * (src/app/cli/server.ts) and send their work through its API. Logs go to stdout, pretty on a terminal
  * and JSON otherwise (`LOG_FORMAT`, src/app/cli/log.ts).

@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { secretsPath, type Config } from '../config.js';
-import { DataDirLockedError, lockDataDir } from '../../kernel/data-dir-lock.js';
+import { DataDirLockedError, lockDataDir } from '../data-dir-lock.js';
 import { FreshetClient, FreshetClientError } from '../../client/index.js';
 
 /** Nothing answers at a server's URL (refused, timed out, unknown host). */

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Registry } from 'prom-client';
-import { sendError } from '../../kernel/http/errors.js';
+import { sendError } from '../http-errors.js';
 import { HealthResult, NotReadyResult, ok, ReadyResult } from '../../kernel/http/schemas.js';
 
 /** What the routes read. */

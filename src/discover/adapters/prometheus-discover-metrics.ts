@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the discover feed, on the instance's registry (src/kernel/metrics.ts):
+ * Prometheus metrics of the discover feed, on the instance's registry (src/app/metrics.ts):
  * - `freshet_discover_index_ready` gauge — 1 once phase 2's vector index answers without waiting for
  *   its start (in-process: snapshot loaded or every embedding read; pgvector: set up), 0 before
  * - `freshet_discover_phase2_deferred_total` counter — pages whose phase 2 was deferred while the

@@ -32,7 +32,7 @@
  * ("Redis unavailable: command timed out" once a sweep interval) — until it restarted: fan-outs stayed
  * pending, the watermark stayed pinned, and the following timeline showed nothing new, with every
  * process alive and Redis answering. The producer's queue skips that check (Freshet needs Redis ≥ 6.2
- * anyway, README); test/fanout-queue.test.ts fails the first `INFO` after connecting and enqueues.
+ * anyway, README); test/following/fanout-queue.test.ts fails the first `INFO` after connecting and enqueues.
  *
  * BullMQ needs its own connections (`maxRetriesPerRequest: null`, blocking reads): the adapter opens
  * them from `connect()` and closes them on close. Redis failures of `enqueue` and `backlog` are

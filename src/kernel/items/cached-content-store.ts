@@ -7,7 +7,7 @@
  * Freshness: the cache holds only live items, as the store returned them. This process's writes and
  * deletes drop their ids before they resolve (after the commit), and are published through
  * {@link ItemChanges} to the other processes, which drop them when the message arrives (Redis pub/sub:
- * 1–3 ms between two processes on loopback, test/item-cache.test.ts). While the subscription is down or unconfirmed (`live` false) the
+ * 1–3 ms between two processes on loopback, test/kernel/item-cache.test.ts). While the subscription is down or unconfirmed (`live` false) the
  * cache is bypassed, and it is emptied when it comes back (messages may have been lost meanwhile). Every
  * entry also lapses `ttlMs` after it was read from the store: the bound on a stale copy when a writer
  * dies between its commit and its publish, or when a Redis Cluster moves the subscription to another

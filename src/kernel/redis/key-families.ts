@@ -3,7 +3,7 @@
  * under the fan-out queue prefix), with how each is bounded: a time to live, or — for the few that have
  * none — a documented hard bound (issue 10.7: no key may grow or linger without one).
  *
- * This list is the one place that says so: test/key-bounds.test.ts drives every capability against a
+ * This list is the one place that says so: test/kernel/key-bounds.test.ts drives every capability against a
  * real Redis under its own prefix, SCANs every key and fails on a key that matches no family, or has no
  * time to live while its family has no bound; docs/operations.md "Redis keys" is
  * {@link keyFamilyTable}'s output (the same test checks the page carries it).

@@ -262,7 +262,7 @@ export class Keys {
   }
 
   /**
-   * The readiness probe's key (src/kernel/redis/health.ts): a short string written with a 10 s time to
+   * The readiness probe's key (src/app/store-health.ts): a short string written with a 10 s time to
    * live. `tag` picks the hash slot (one probe per Cluster master); `{probe}` on a standalone server.
    */
   readyProbe(tag = 'probe'): string {

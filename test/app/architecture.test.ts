@@ -1,0 +1,114 @@
+/**
+ * The layout's arrows (docs/architecture.md): app → capabilities → kernel. The kernel imports no
+ * capability, not the seen room and not the app; a capability imports only itself and the kernel (it
+ * reaches another capability through a port the app bridges, and the seen filters through the kernel's
+ * ports `SeenFilter` / `ReaderSeenFilter`); the seen room (`src/seen/`, the never-twice promise) is a room
+ * like the capabilities: it imports only itself and the kernel, and only the app imports it. Inside a
+ * capability, only `wire.ts` and the adapters themselves import `adapters/` (the service and domain depend
+ * on ports). Checked over the real import graph of src/, and over a small graph with known violations, so
+ * the check is shown to bite.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+/** The rooms over the kernel: the feed capabilities and the seen filters. */
+const CAPABILITIES = ['for-you', 'hot', 'discover', 'following', 'exclusions', 'notifications', 'seen'];
+
+/** Every relative import of every .ts file under src/, as [from, to] paths relative to src/. */
+function importGraph(): [string, string][] {
+  const edges: [string, string][] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (path.endsWith('.ts')) {
+        const text = readFileSync(path, 'utf8');
+        for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+          const target = resolve(dirname(path), m[1]!).replace(/\.js$/, '.ts');
+          edges.push([relative(SRC, path), relative(SRC, target)]);
+        }
+      }
+    }
+  };
+  walk(SRC);
+  return edges;
+}
+
+/** Lines of every .ts file under src/kernel/. */
+function kernelLines(): number {
+  let n = 0;
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (path.endsWith('.ts')) n += readFileSync(path, 'utf8').split('\n').length;
+    }
+  };
+  walk(join(SRC, 'kernel'));
+  return n;
+}
+
+/** The arrows an import graph breaks, one line each (`from → to: why`). */
+function violations(edges: readonly [string, string][]): string[] {
+  const out: string[] = [];
+  for (const [from, to] of edges) {
+    const [a, ...restFrom] = from.split('/');
+    const [b] = to.split('/');
+    if (a === 'kernel' && b !== 'kernel') out.push(`${from} → ${to}: the kernel imports only the kernel`);
+    if (CAPABILITIES.includes(a!) && b !== a && b !== 'kernel')
+      out.push(`${from} → ${to}: a room imports only itself and the kernel`);
+    if (CAPABILITIES.includes(a!) && b === a && to.split('/')[1] === 'adapters') {
+      const inside = restFrom.join('/');
+      if (inside !== 'wire.ts' && !inside.startsWith('adapters/'))
+        out.push(`${from} → ${to}: only wire.ts and adapters import adapters`);
+    }
+  }
+  return out;
+}
+
+describe('the layout keeps its arrows', () => {
+  it('src/ has no import against app → capabilities → kernel', () => {
+    const edges = importGraph();
+    expect(edges.length).toBeGreaterThan(300); // the walk really read the tree
+    expect(violations(edges)).toEqual([]);
+  });
+
+  it('the check reports each kind of wrong arrow', () => {
+    expect(
+      violations([
+        ['kernel/ids.ts', 'hot/domain.ts'],
+        ['kernel/stores.ts', 'app/config.ts'],
+        ['discover/service.ts', 'hot/service.ts'],
+        ['hot/routes.ts', 'app/open.ts'],
+        ['hot/service.ts', 'hot/adapters/redis-hot-counters.ts'],
+        ['hot/wire.ts', 'hot/adapters/redis-hot-counters.ts'],
+        ['app/open.ts', 'hot/wire.ts'],
+        ['hot/service.ts', 'kernel/errors.ts'],
+        ['kernel/redis/keys.ts', 'seen/bloom.ts'],
+        ['for-you/service.ts', 'seen/redis-seen-filter.ts'],
+        ['seen/wire.ts', 'discover/service.ts'],
+        ['seen/bloom.ts', 'kernel/hash.ts'],
+        ['app/open.ts', 'seen/wire.ts'],
+      ]),
+    ).toEqual([
+      'kernel/ids.ts → hot/domain.ts: the kernel imports only the kernel',
+      'kernel/stores.ts → app/config.ts: the kernel imports only the kernel',
+      'discover/service.ts → hot/service.ts: a room imports only itself and the kernel',
+      'hot/routes.ts → app/open.ts: a room imports only itself and the kernel',
+      'hot/service.ts → hot/adapters/redis-hot-counters.ts: only wire.ts and adapters import adapters',
+      'kernel/redis/keys.ts → seen/bloom.ts: the kernel imports only the kernel',
+      'for-you/service.ts → seen/redis-seen-filter.ts: a room imports only itself and the kernel',
+      'seen/wire.ts → discover/service.ts: a room imports only itself and the kernel',
+    ]);
+  });
+
+  it('the kernel stays the small shared floor: under 4,500 lines, and nothing in it imports src/seen/', () => {
+    const lines = kernelLines();
+    expect(lines).toBeGreaterThan(1000); // the count really read the kernel
+    expect(lines).toBeLessThan(4500);
+    expect(importGraph().filter(([from, to]) => from.startsWith('kernel/') && to.startsWith('seen/'))).toEqual([]);
+  });
+});

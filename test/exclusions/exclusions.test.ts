@@ -1,0 +1,161 @@
+/**
+ * Note 5's exclusions below HTTP: the ExclusionCache contract on memory and Redis, the ExclusionStore
+ * contract on PGlite and PostgreSQL, and the Exclusions service (one round trip, cold-cache load,
+ * invalidation on writes, the author penalty window) over real stores, and the recall with the
+ * exclusions pushed into its SQL.
+ */
+import { describe, expect, it } from 'vitest';
+import { DAY_MS } from '../../src/kernel/clock.js';
+import { buildReaderExclusions } from '../../src/exclusions/domain.js';
+import { MemoryExclusionCache } from '../../src/exclusions/adapters/memory-exclusion-cache.js';
+import { RedisExclusionCache } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
+import { PostgresExclusionStore } from '../../src/exclusions/adapters/postgres-exclusion-store.js';
+import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresRecall } from '../../src/for-you/adapters/postgres-recall.js';
+import { PostgresSocialGraph } from '../../src/following/adapters/postgres-social-graph.js';
+import type { Sql } from '../../src/kernel/sql/sql.js';
+import { Keys } from '../../src/kernel/redis/keys.js';
+import { Exclusions } from '../../src/exclusions/service.js';
+import { silentLogger } from '../../src/kernel/observability.js';
+import { fileRedis } from '../support/redis.js';
+import { adopt, memory, pglite, postgres, redisEngine, type SqlPlace } from '../support/contract.js';
+import { exclusionCacheContract, exclusionStoreContract, type StoreHarness } from '../contracts/exclusions.contract.js';
+
+const file = fileRedis();
+const { redis, commands } = file;
+const lite = pglite();
+const server = postgres();
+const T = Date.UTC(2026, 2, 5);
+
+adopt(exclusionCacheContract, memory, (_, s) => ({ cache: new MemoryExclusionCache(s) }));
+adopt(exclusionCacheContract, redisEngine(file), ({ redis, keys, commands }, s) => ({
+  cache: new RedisExclusionCache(redis, keys, s),
+  commands,
+}));
+
+function exclusionStore({ sql }: SqlPlace): StoreHarness {
+  const graph = new PostgresSocialGraph(sql);
+  return {
+    store: new PostgresExclusionStore(sql),
+    content: new PostgresContentStore(sql, { ownsSql: false }),
+    block: async (a, b) => {
+      await graph.ensureUsers([a, b], T);
+      await graph.block(a, b, T);
+    },
+  };
+}
+
+adopt(exclusionStoreContract, lite, exclusionStore);
+adopt(exclusionStoreContract, server, exclusionStore);
+
+describe('ReaderExclusions snapshot', () => {
+  const penalty = { weight: 0.3, durationMs: 30 * DAY_MS };
+  const durable = {
+    engaged: ['e'],
+    notInterested: [{ itemId: 'n', authorId: 'meh', atMs: T }],
+    blockedAuthors: ['bad'],
+  };
+
+  it('gives each rule its reason, own and blocked authors first', () => {
+    const ex = buildReaderExclusions('me', ['v', 'v', 'w'], durable, T, penalty);
+    expect(ex.recentViews).toEqual(['v', 'w']);
+    expect(ex.reason('x', 'me')).toBe('own');
+    expect(ex.reason('x', 'bad')).toBe('blocked_author');
+    expect(ex.reason('n', 'meh')).toBe('not_interested');
+    expect(ex.reason('e')).toBe('engaged');
+    expect(ex.reason('w')).toBe('recently_viewed');
+    expect(ex.reason('ok', 'someone')).toBeNull();
+    expect([...ex.itemIds].sort()).toEqual(['e', 'n', 'v', 'w']);
+    expect([...ex.blockedAuthors].sort()).toEqual(['bad', 'me']);
+  });
+
+  it('down-weights a not-interested author for the configured time only', () => {
+    expect(buildReaderExclusions('me', [], durable, T + 30 * DAY_MS - 1, penalty).authorWeight('meh')).toBe(0.3);
+    expect(buildReaderExclusions('me', [], durable, T + 30 * DAY_MS, penalty).authorWeight('meh')).toBe(1);
+    expect(buildReaderExclusions('me', [], durable, T, { weight: 1, durationMs: DAY_MS }).authorWeights.size).toBe(0);
+  });
+});
+
+describe('Exclusions service on Redis + PostgreSQL', () => {
+  it('reads in one Redis round trip and no SQL once cached; writes invalidate', async () => {
+    const { sql } = await server.place();
+    let queries = 0;
+    const counted: Sql = Object.assign(Object.create(sql) as Sql, {
+      query: (text: string, params?: readonly unknown[]) => {
+        queries++;
+        return sql.query(text, params);
+      },
+    });
+    const content = new PostgresContentStore(sql, { ownsSql: false });
+    await content.upsertItems(
+      [{ id: 'i1', authorId: 'a1', title: 't', text: '', url: null, tags: [], publishedAt: T, popularity: 0 }],
+      T,
+    );
+    const cache = new RedisExclusionCache(redis, new Keys(file.nextPrefix()), {
+      recentViews: 10,
+      recentViewsTtlMs: 7 * DAY_MS,
+      durableTtlMs: 60_000,
+    });
+    const ex = new Exclusions(
+      { store: new PostgresExclusionStore(counted), cache, log: silentLogger },
+      { penalty: { weight: 0.3, durationMs: DAY_MS }, cap: 100 },
+    );
+
+    let [c0, q0] = [commands(), queries];
+    expect((await ex.forReader('r', T)).itemIds.size).toBe(0); // cold: 1 round trip + 1 query (+ the fill)
+    expect(queries - q0).toBe(1);
+    await new Promise((r) => setImmediate(r));
+    await redis.ping(); // the fill was sent before this PING, so it has landed
+    [c0, q0] = [commands(), queries];
+    await ex.forReader('r', T);
+    expect([commands() - c0, queries - q0]).toEqual([1, 0]);
+
+    await ex.notInterested('r', 'i1', T);
+    const after = await ex.forReader('r', T + 1);
+    expect(after.reason('i1', 'a1')).toBe('not_interested');
+    expect(after.authorWeight('a1')).toBe(0.3);
+    await ex.undoNotInterested('r', 'i1');
+    expect((await ex.forReader('r', T + 2)).excludes('i1', 'a1')).toBe(false);
+    await ex.recordEngagement('r', 'i1', 'reply', T);
+    expect((await ex.forReader('r', T + 3)).reason('i1')).toBe('engaged');
+    await ex.recordViews([{ readerId: 'r', itemId: 'v1' }], T);
+    expect((await ex.forReader('r', T + 4)).recentViews).toEqual(['v1']);
+  });
+});
+
+describe('recall with exclusions pushed into SQL (PGlite)', () => {
+  it('never returns excluded items or authors, and sinks down-weighted authors', async () => {
+    const { sql } = await lite.place();
+    const content = new PostgresContentStore(sql, { ownsSql: false });
+    const recall = new PostgresRecall(sql);
+    const H = 3_600_000;
+    await content.upsertItems(
+      ['a', 'b', 'c', 'd', 'e'].map((id, i) => ({
+        id,
+        authorId: `au_${id}`,
+        title: id,
+        text: '',
+        url: null,
+        tags: [],
+        publishedAt: T - i * H,
+        popularity: 10,
+      })),
+      T,
+    );
+    const q = {
+      readerId: 'r',
+      interests: [],
+      nowMs: T,
+      limit: 10,
+      decay: { scaleMs: 48 * H, offsetMs: 6 * H, decay: 0.5 },
+      horizonMs: 5 * DAY_MS,
+    };
+    expect(await recall.recall(q)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    const exclusions = {
+      authorIds: new Set(['au_b']),
+      itemIds: new Set(['d']),
+      authorWeights: new Map([['au_a', 0.3]]),
+    };
+    expect(await recall.recall({ ...q, exclusions })).toEqual(['c', 'e', 'a']);
+  });
+});
