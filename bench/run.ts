@@ -17,6 +17,7 @@ const BENCHMARKS: [string, () => Promise<void>][] = [
   ['seen-strategies', async () => (await import('./seen-strategies.js')).run()],
   ['discover', async () => (await import('./discover.js')).run()],
   ['http', async () => (await import('./http.js')).run([1, 2])],
+  ['memory', async () => (await import('./memory.js')).run()],
 ];
 
 await runMain(async () => {
