@@ -121,6 +121,9 @@ const EnvSchema = z.object({
   FRESHET_NOT_INTERESTED_AUTHOR_WEIGHT: num(0, 1, 0.3),
   FRESHET_NOT_INTERESTED_AUTHOR_DAYS: num(0, 3650, 30),
   FRESHET_EXCLUSION_CAP: int(10, 100_000, 5000),
+  FRESHET_SHOW_LESS_WEIGHT: num(0.01, 1, 0.5),
+  FRESHET_SHOW_LESS_FLOOR: num(0.01, 1, 0.1),
+  FRESHET_SHOW_LESS_DAYS: num(0, 3650, 30),
   FRESHET_EXCLUSION_CACHE_TTL_S: int(1, 30 * 86400, 3600),
 });
 
@@ -323,6 +326,11 @@ function exclusionSettings(e: Env): ExclusionSettings {
     penalty: {
       weight: e.FRESHET_NOT_INTERESTED_AUTHOR_WEIGHT,
       durationMs: Math.round(e.FRESHET_NOT_INTERESTED_AUTHOR_DAYS * DAY_MS),
+    },
+    showLess: {
+      weight: e.FRESHET_SHOW_LESS_WEIGHT,
+      floor: Math.min(e.FRESHET_SHOW_LESS_FLOOR, e.FRESHET_SHOW_LESS_WEIGHT),
+      durationMs: Math.round(e.FRESHET_SHOW_LESS_DAYS * DAY_MS),
     },
     cap: e.FRESHET_EXCLUSION_CAP,
     durableTtlMs: e.FRESHET_EXCLUSION_CACHE_TTL_S * 1000,

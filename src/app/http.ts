@@ -90,6 +90,8 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
           recordFeedback: u.recordFeedback.bind(u),
           undoFeedback: u.undoFeedback.bind(u),
           list: f.exclusions.list.bind(f.exclusions),
+          preferences: u.preferences.bind(u),
+          setPreferences: u.setPreferences.bind(u),
         },
       });
       await v1.register(followingRoutes, {

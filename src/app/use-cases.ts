@@ -12,6 +12,7 @@
  * | `importFollows` | following (graph in bulk, then the followers' inboxes dropped: rebuilt on read) |
  * | `block` / `unblock` | following (graph, both inboxes) → exclusions (cached blocked authors, both users) |
  * | `recordEngagement` / `recordFeedback` / `undoFeedback` | exclusions (PostgreSQL + hot state) |
+ * | `setPreferences` | exclusions (the reader's preferences in PostgreSQL, then its cached snapshot invalidated) |
  * | `registerUsers` | following (graph users) |
  * | `setInterests` | content (a reader's interest terms) |
  *
@@ -32,7 +33,9 @@ import type { DiscoverEmbeddings } from '../discover/embeddings.js';
 import { viewSignals } from '../discover/embeddings.js';
 import type { FollowingTimeline } from '../following/service.js';
 import type { Exclusions } from '../exclusions/service.js';
-import type { EngagementKind, FeedbackKind } from '../exclusions/domain.js';
+import { FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
+import { parsePreferences, preferencesToJson, type PreferencesJson } from '../exclusions/preferences.js';
+import { languagesOf } from '../kernel/items/lang.js';
 
 export type { PublishInput } from '../kernel/items/validate.js';
 
@@ -86,7 +89,9 @@ export class UseCases {
       items,
       items.map((i) => i.embedding),
     );
-    const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }) => item);
+    // an item sent without a language gets the detector's (src/kernel/items/lang.ts), `und` when unsure
+    const langs = await languagesOf(items);
+    const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }, i) => ({ ...item, lang: langs[i] }));
     // note 3: embeddings are written before their items (an orphan embedding row is invisible)
     await embeddings.store(records, nowMs);
     const result = await content.upsertItems(rows, nowMs); // the commit point
@@ -214,16 +219,37 @@ export class UseCases {
     return this.deps.exclusions.recordEngagement(readerId, itemId, kind, nowMs);
   }
 
-  /** Records feedback ("not interested": the item leaves the reader's feeds, its author is down-weighted). */
+  /**
+   * Records feedback: "not interested" (the item leaves the reader's feeds, its author is down-weighted) or
+   * "show less" (its author and tags are down-weighted, compounding; docs/preferences.md).
+   */
   recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
-    if (kind !== 'not_interested') throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
-    return this.deps.exclusions.notInterested(readerId, itemId, nowMs);
+    if (kind === 'not_interested') return this.deps.exclusions.notInterested(readerId, itemId, nowMs);
+    if (kind === 'show_less') return this.deps.exclusions.showLess(readerId, itemId, nowMs);
+    throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
   }
 
   /** Undoes a feedback (idempotent). */
   undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }> {
-    if (kind !== 'not_interested') throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
-    return this.deps.exclusions.undoNotInterested(readerId, itemId);
+    if (!FEEDBACK_KINDS.includes(kind)) throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
+    return this.deps.exclusions.undoFeedback(readerId, itemId, kind);
+  }
+
+  /**
+   * Replaces a reader's preferences (muted words and authors, languages, max per author): checked by the
+   * one check of the document (`parsePreferences`, at `nowMs`: an expiry must be later), stored, and
+   * applied from the next page of every feed. @returns the document as stored (JSON form).
+   * @throws FreshetError INVALID_INPUT naming the field (nothing stored), INVALID_ID, STORE_UNAVAILABLE.
+   */
+  async setPreferences(readerId: string, body: unknown, nowMs: number): Promise<PreferencesJson> {
+    const prefs = parsePreferences(body, nowMs);
+    await this.deps.exclusions.setPreferences(readerId, prefs, nowMs);
+    return preferencesToJson(prefs, nowMs);
+  }
+
+  /** A reader's preferences (JSON form; the defaults when it never set any). */
+  async preferences(readerId: string, nowMs: number): Promise<PreferencesJson> {
+    return preferencesToJson(await this.deps.exclusions.preferences(readerId, nowMs), nowMs);
   }
 
   /**

@@ -28,6 +28,8 @@ import type {
   FeedbackUndoData,
   ExclusionListData,
   PeekData,
+  PreferencesData,
+  PreferencesInput,
   FollowData,
   ForYouAction,
   ForYouPage,
@@ -193,6 +195,12 @@ function contentApi(data: DataOf) {
       /** `GET /v1/users/:id/interests` (service key, or that reader). */
       interests: (id: string, o?: CallOptions) =>
         data<InterestsData>({ method: 'GET', path: `/v1/users/${seg(id)}/interests` }, o),
+      /** `GET /v1/users/:id/preferences`: muted words and authors, languages, max per author (service key, or that reader). */
+      preferences: (id: string, o?: CallOptions) =>
+        data<PreferencesData>({ method: 'GET', path: `/v1/users/${seg(id)}/preferences`, now: true }, o),
+      /** `PUT /v1/users/:id/preferences`: replaces them whole; applied from the next page of every feed. */
+      setPreferences: (id: string, doc: PreferencesInput, o?: CallOptions) =>
+        data<PreferencesData>({ method: 'PUT', path: `/v1/users/${seg(id)}/preferences`, body: doc, now: true }, o),
     },
 
     hot: {
@@ -346,7 +354,19 @@ function exclusionApi(data: DataOf) {
           },
           o,
         ),
-      /** `DELETE /v1/feedback/:item_id`: undoes a "not interested". */
+      /** Shorthand of `record({item_id, kind: 'show_less'})`: the item's author and tags weigh less for a while. */
+      showLess: (itemId: string, o?: CallOptions) =>
+        data<FeedbackData>(
+          {
+            method: 'POST',
+            path: '/v1/feedback',
+            body: { item_id: itemId, kind: 'show_less' },
+            reader: true,
+            now: true,
+          },
+          o,
+        ),
+      /** `DELETE /v1/feedback/:item_id`: undoes a "not interested" (or with `kind`, a "show less"). */
       undo: (itemId: string, o?: CallOptions & { kind?: FeedbackInput['kind'] }) =>
         data<FeedbackUndoData>(
           { method: 'DELETE', path: `/v1/feedback/${seg(itemId)}`, query: { kind: o?.kind }, reader: true },

@@ -24,6 +24,8 @@ import type {
   FeedbackBody,
   FeedbackDeleteResult,
   FeedbackResult,
+  PreferencesDoc,
+  PreferencesResult,
 } from '../exclusions/schemas.js';
 
 /** The `data` of a success envelope schema. */
@@ -87,3 +89,7 @@ export type FeedbackData = DataOf<Static<typeof FeedbackResult>>;
 export type FeedbackUndoData = DataOf<Static<typeof FeedbackDeleteResult>>;
 /** `GET /v1/exclusions`: what the reader's feeds leave out (recent views, engaged, not interested, blocked authors). */
 export type ExclusionListData = DataOf<Static<typeof ExclusionListResult>>;
+/** `PUT /v1/users/:id/preferences` body: muted words and authors, languages, max per author (docs/preferences.md). */
+export type PreferencesInput = Static<typeof PreferencesDoc>;
+/** `GET|PUT /v1/users/:id/preferences`: the reader's preferences as stored (expired mutes left out). */
+export type PreferencesData = DataOf<Static<typeof PreferencesResult>>;

@@ -1,13 +1,18 @@
 /**
  * A reader's exclusions as one immutable snapshot (design note 5): built once per feed request from
- * the hot state (recent views) and the durable state (engagements, "not interested", blocks), then
- * applied to every candidate with plain guard clauses. Pure: no I/O.
+ * the hot state (recent views) and the durable state (engagements, "not interested", "show less", blocks,
+ * the reader's preferences), then applied to every candidate with plain guard clauses. Pure: no I/O.
  *
- * Order of the guard clauses (the first that matches is the reason): own → blocked author →
- * not interested → engaged → recently viewed.
+ * Order of the guard clauses (the first that matches is the reason): own → blocked author → muted author
+ * → not interested → engaged → recently viewed; then, on hydrated items (`itemReason`), muted word →
+ * language. "Show less" and "not interested" weigh authors (and "show less" tags) down; the per-author
+ * cap of a page is the feeds' (src/kernel/author-diversity.ts).
  */
 import type { Item } from '../kernel/items/item.js';
-import type { ExclusionReason, ReaderExclusions } from '../kernel/exclusion-source.js';
+import type { ExclusionReason, PreferenceFeed, ReaderExclusions } from '../kernel/exclusion-source.js';
+import { UNDETERMINED } from '../kernel/items/lang.js';
+import { MutedWordMatcher } from './muted-words.js';
+import { DEFAULT_PREFERENCES, live, type Preferences } from './preferences.js';
 
 export type { ExclusionReason, ReaderExclusions } from '../kernel/exclusion-source.js';
 
@@ -17,8 +22,8 @@ export const ENGAGEMENT_KINDS = ['reply', 'like', 'share'] as const;
 export type EngagementKind = (typeof ENGAGEMENT_KINDS)[number];
 
 /** Kinds accepted by `POST /v1/feedback` / `DELETE /v1/feedback/:item_id`. */
-export const FEEDBACK_KINDS = ['not_interested'] as const;
-/** Explicit negative feedback of a reader on an item. */
+export const FEEDBACK_KINDS = ['not_interested', 'show_less'] as const;
+/** Explicit negative feedback of a reader on an item ("not interested": the item goes; "show less": its author and tags weigh less). */
 export type FeedbackKind = (typeof FEEDBACK_KINDS)[number];
 
 /** One "not interested" of a reader. */
@@ -30,6 +35,12 @@ export interface NotInterested {
   atMs: number;
 }
 
+/** One "show less like this" of a reader: its item's author and tags weigh less for a while. */
+export interface ShowLess extends NotInterested {
+  /** The item's tags when the feedback was given (read at load time). */
+  tags: string[];
+}
+
 /** The durable part of a reader's exclusions, as PostgreSQL holds it and Redis caches it. */
 export interface DurableExclusions {
   /** Items the reader engaged with (any kind), most recent first, at most the configured cap. */
@@ -38,6 +49,10 @@ export interface DurableExclusions {
   notInterested: NotInterested[];
   /** Authors the reader blocks or who block the reader (note 4 graph; [] without one). */
   blockedAuthors: string[];
+  /** The reader's "show less" signals, most recent first, at most the configured cap (absent in old caches). */
+  showLess?: ShowLess[];
+  /** The reader's preferences; null (or absent) when it never set any. */
+  preferences?: Preferences | null;
 }
 
 /** How "not interested" weighs on the item's author (config `FRESHET_NOT_INTERESTED_*`). */
@@ -48,11 +63,63 @@ export interface AuthorPenalty {
   durationMs: number;
 }
 
+/** How "show less" weighs (config `FRESHET_SHOW_LESS_*`). */
+export interface ShowLessWeight {
+  /** Multiplier per signal naming the author (or the tag), compounding, in (0, 1]. */
+  weight: number;
+  /** Lowest multiplier however many signals compound. */
+  floor: number;
+  /** How long after each signal it counts, ms (virtual time). */
+  durationMs: number;
+}
+
 /** No exclusions at all except the reader's own items (a reader nobody knows anything about). */
-export const NO_DURABLE: DurableExclusions = { engaged: [], notInterested: [], blockedAuthors: [] };
+export const NO_DURABLE: DurableExclusions = {
+  engaged: [],
+  notInterested: [],
+  blockedAuthors: [],
+  showLess: [],
+  preferences: null,
+};
+
+/** No "show less" weighting (tests and callers that do not configure it). */
+export const NO_SHOW_LESS: ShowLessWeight = { weight: 1, floor: 1, durationMs: 0 };
+
+/** Counts of live "show less" signals by author and by tag at `nowMs`. */
+function showLessCounts(signals: readonly ShowLess[], nowMs: number, durationMs: number) {
+  const authors = new Map<string, number>();
+  const tags = new Map<string, number>();
+  for (const s of signals) {
+    if (!(nowMs >= s.atMs && nowMs - s.atMs < durationMs)) continue;
+    authors.set(s.authorId, (authors.get(s.authorId) ?? 0) + 1);
+    for (const t of new Set(s.tags.map((x) => x.toLowerCase()))) tags.set(t, (tags.get(t) ?? 0) + 1);
+  }
+  return { authors, tags };
+}
+
+/** Author weights at `nowMs`: not interested (a fixed weight) × show less (compounding, floored). */
+function authorWeightsOf(
+  durable: DurableExclusions,
+  nowMs: number,
+  penalty: AuthorPenalty,
+  showLess: ShowLessWeight,
+  showLessAuthors: ReadonlyMap<string, number>,
+): Map<string, number> {
+  const weights = new Map<string, number>();
+  if (penalty.weight < 1) {
+    for (const n of durable.notInterested) {
+      if (nowMs >= n.atMs && nowMs - n.atMs < penalty.durationMs) weights.set(n.authorId, penalty.weight);
+    }
+  }
+  for (const [author, n] of showLessAuthors) {
+    const w = Math.max(showLess.floor, showLess.weight ** n);
+    if (w < 1) weights.set(author, (weights.get(author) ?? 1) * w);
+  }
+  return weights;
+}
 
 /**
- * Builds the snapshot of `readerId` at `nowMs`.
+ * Builds the snapshot of `readerId` at `nowMs` (muted words compiled once here; expired mutes left out).
  * @param recentViews newest first (duplicates allowed; they are dropped here, note 5's de-duplication on read).
  */
 export function buildReaderExclusions(
@@ -61,6 +128,7 @@ export function buildReaderExclusions(
   durable: DurableExclusions,
   nowMs: number,
   penalty: AuthorPenalty,
+  showLess: ShowLessWeight = NO_SHOW_LESS,
 ): ReaderExclusions {
   const views = [...new Set(recentViews)];
   const viewed = new Set(views);
@@ -68,24 +136,38 @@ export function buildReaderExclusions(
   const dismissed = new Set(durable.notInterested.map((n) => n.itemId));
   const blocked = new Set(durable.blockedAuthors);
   const authors = new Set<string>([readerId, ...blocked]);
-  const weights = new Map<string, number>();
-  if (penalty.weight < 1) {
-    for (const n of durable.notInterested) {
-      if (nowMs >= n.atMs && nowMs - n.atMs < penalty.durationMs) weights.set(n.authorId, penalty.weight);
-    }
-  }
+  const prefs = durable.preferences ?? DEFAULT_PREFERENCES;
+  const muted = new Set(prefs.mutedAuthors.filter((a) => live(a.expiresAtMs, nowMs)).map((a) => a.authorId));
+  const counts = showLessCounts(durable.showLess ?? [], nowMs, showLess.durationMs);
+  const weights = authorWeightsOf(durable, nowMs, penalty, showLess, counts.authors);
+  const tagWeights = new Map<string, number>();
+  for (const [tag, n] of counts.tags) tagWeights.set(tag, Math.max(showLess.floor, showLess.weight ** n));
   const itemIds = new Set<string>([...viewed, ...engaged, ...dismissed]);
+  const words = compileWords(prefs, nowMs);
+  const languages = prefs.languages ? new Set(prefs.languages) : null;
 
   const reason = (itemId: string, authorId?: string): ExclusionReason | null => {
     if (authorId !== undefined) {
       if (authorId === readerId) return 'own';
       if (blocked.has(authorId)) return 'blocked_author';
+      if (muted.has(authorId)) return 'muted_author';
     }
     if (dismissed.has(itemId)) return 'not_interested';
     if (engaged.has(itemId)) return 'engaged';
     if (viewed.has(itemId)) return 'recently_viewed';
     return null;
   };
+  const langApplies = (feed: PreferenceFeed) =>
+    languages !== null && (feed !== 'following' || prefs.languagesInFollowing);
+  const itemReason = (item: Item, feed: PreferenceFeed): ExclusionReason | null => {
+    if (muted.has(item.authorId)) return 'muted_author';
+    const m = words.get(feed);
+    if (m && m.match(item) !== null) return 'muted_word';
+    if (langApplies(feed) && item.lang !== undefined && item.lang !== UNDETERMINED && !languages!.has(item.lang))
+      return 'language';
+    return null;
+  };
+  const authorWeight = (authorId: string) => weights.get(authorId) ?? 1;
   return {
     readerId,
     itemIds,
@@ -93,9 +175,35 @@ export function buildReaderExclusions(
     recentViews: views,
     engaged: durable.engaged,
     authorWeights: weights,
+    maxPerAuthor: prefs.maxPerAuthor,
     reason,
+    itemReason,
+    needsItems: (feed) => words.has(feed) || langApplies(feed) || (feed !== 'following' && tagWeights.size > 0),
     excludes: (itemId, authorId) => reason(itemId, authorId) !== null,
-    authorWeight: (authorId) => weights.get(authorId) ?? 1,
-    filterItems: (items: readonly Item[]) => items.filter((it) => reason(it.id, it.authorId) === null),
+    authorWeight,
+    itemWeight: (item) => {
+      let w = authorWeight(item.authorId);
+      if (tagWeights.size === 0) return w;
+      let t = 1;
+      for (const tag of new Set(item.tags.map((x) => x.toLowerCase()))) t *= tagWeights.get(tag) ?? 1;
+      w *= Math.max(showLess.floor, t);
+      return w;
+    },
+    filterItems: (items: readonly Item[], feed: PreferenceFeed = 'for-you') =>
+      items.filter((it) => reason(it.id, it.authorId) === null && itemReason(it, feed) === null),
   };
+}
+
+/** One matcher per feed that has live muted words (feeds without any are absent). */
+function compileWords(prefs: Preferences, nowMs: number): Map<PreferenceFeed, MutedWordMatcher> {
+  const out = new Map<PreferenceFeed, MutedWordMatcher>();
+  const liveWords = prefs.mutedWords.filter((w) => live(w.expiresAtMs, nowMs));
+  if (liveWords.length === 0) return out;
+  const all = liveWords.every((w) => w.feeds === null);
+  const shared = all ? new MutedWordMatcher(liveWords) : null;
+  for (const feed of ['for-you', 'discover', 'following', 'hot'] as const) {
+    const matcher = shared ?? new MutedWordMatcher(liveWords.filter((w) => w.feeds === null || w.feeds.includes(feed)));
+    if (!matcher.empty) out.set(feed, matcher);
+  }
+  return out;
 }

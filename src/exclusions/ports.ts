@@ -9,6 +9,8 @@
  * - `engaged` — items the reader replied to, liked or shared (`POST /v1/engagements`), for good.
  * - `not_interested` — items the reader dismissed (`POST /v1/feedback`), for good until undone; their
  *   authors are also down-weighted for the reader for a while ({@link ReaderExclusions.authorWeight}).
+ * - `muted_author`, `muted_word`, `language` — the reader's preferences (docs/preferences.md); `show_less`
+ *   weighs an item's author and tags down (a weight, not a removal).
  * - `blocked_author` — authors the reader blocks and authors who block the reader (the graph of note 4).
  * - `deleted` — soft-deleted items. Not carried by the snapshot: feeds recall and hydrate live items only
  *   (`CandidateRecall` returns live ids, `ContentStore.getItems` skips deleted ones).
@@ -20,6 +22,7 @@
  * README ("Exclusions").
  */
 import type { DurableExclusions, EngagementKind, FeedbackKind } from './domain.js';
+import type { Preferences } from './preferences.js';
 
 // The port every feed reads (ExclusionSource) lives in the kernel; re-exported for this capability.
 export type { ExclusionSource } from '../kernel/exclusion-source.js';
@@ -34,6 +37,7 @@ export {
   type FeedbackKind,
   type NotInterested,
   type ReaderExclusions,
+  type ShowLess,
 } from './domain.js';
 
 /** A reader's hot exclusion state as read in one round trip. */
@@ -87,7 +91,9 @@ export interface ExclusionCache {
  * - `recordEngagement` / `setFeedback` are idempotent per (reader, item, kind); the first time is kept.
  *   Both refuse unknown and deleted items (FreshetError `NOT_FOUND`) and write nothing then.
  * - `deleteFeedback` removes it; `removed` false when there was none.
- * - `load` is ONE query; lists are most recent first, at most `cap` entries each.
+ * - `load` is ONE query; lists are most recent first, at most `cap` entries each; it carries the reader's
+ *   preferences (null when none were set), so preferences cost no read of their own (issue 22).
+ * - `setPreferences` replaces the reader's document.
  */
 export interface ExclusionStore {
   /** @throws FreshetError NOT_FOUND for an unknown or deleted item. */
@@ -107,5 +113,7 @@ export interface ExclusionStore {
   deleteFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }>;
   /** The reader's durable exclusions in one query. `cap` bounds each list (most recent kept). */
   load(readerId: string, cap: number): Promise<DurableExclusions>;
+  /** Replaces the reader's preferences document. */
+  setPreferences(readerId: string, prefs: Preferences, nowMs: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -6,12 +6,14 @@
  *   good and its author is down-weighted for the reader for `FRESHET_NOT_INTERESTED_AUTHOR_DAYS`.
  * - `DELETE /v1/feedback/:item_id` (`?kind=not_interested`) — undoes it.
  * - `GET /v1/exclusions` — what the reader is excluded from (recent views, engaged, not interested, blocks).
+ * - `GET` / `PUT /v1/users/:id/preferences` — the reader's preferences (docs/preferences.md); the reader's
+ *   token for itself, or the service key. A refused document is 400 naming the field, and nothing is stored.
  * Unknown or deleted item → 404 (40401), nothing written.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type RequestAccess, readerRequest, readerOfRequest } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, ok, ReaderHeaders } from '../kernel/http/schemas.js';
+import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok, ReaderHeaders } from '../kernel/http/schemas.js';
 import type { EngagementKind, FeedbackKind } from './domain.js';
 import {
   EngagementBody,
@@ -22,7 +24,10 @@ import {
   FeedbackQuery,
   FeedbackResult,
   ExclusionListResult,
+  PreferencesDoc,
+  PreferencesResult,
 } from './schemas.js';
+import type { PreferencesJson } from './preferences.js';
 import type { ExclusionList } from './service.js';
 
 /** What the routes call: the app's use cases (src/app/use-cases.ts), which also reach other capabilities. */
@@ -43,6 +48,10 @@ export interface ExclusionRouteDeps {
   undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }>;
   /** The reader's exclusions, for inspection (Exclusions.list). */
   list(readerId: string, nowMs: number): Promise<ExclusionList>;
+  /** The reader's preferences (use case `preferences`). */
+  preferences(readerId: string, nowMs: number): Promise<PreferencesJson>;
+  /** Replaces them (use case `setPreferences`, the one check of the document). */
+  setPreferences(readerId: string, body: unknown, nowMs: number): Promise<PreferencesJson>;
 }
 
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
@@ -76,7 +85,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     {
       schema: {
         tags: ['exclusions'],
-        summary: 'Not interested in an item',
+        summary: 'Not interested in an item, or show less like it',
         body: FeedbackBody,
         headers: FeedHeaders,
         response: { 200: FeedbackResult, ...errors },
@@ -103,7 +112,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     {
       schema: {
         tags: ['exclusions'],
-        summary: 'Undo a "not interested"',
+        summary: 'Undo a "not interested" or a "show less"',
         params: FeedbackParams,
         querystring: FeedbackQuery,
         headers: ReaderHeaders,
@@ -142,6 +151,41 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         })),
         blocked_authors: l.blockedAuthors,
       });
+    },
+  );
+
+  r.get(
+    '/users/:id/preferences',
+    {
+      schema: {
+        tags: ['exclusions'],
+        summary: "A reader's preferences: muted words and authors, languages, max per author",
+        params: IdParams,
+        headers: NowHeaders,
+        response: { 200: PreferencesResult, ...errors },
+      },
+    },
+    async (req) => {
+      const { readerId, nowMs } = readerRequest(req, access, req.params.id);
+      return ok({ reader_id: readerId, ...(await deps.preferences(readerId, nowMs)) });
+    },
+  );
+
+  r.put(
+    '/users/:id/preferences',
+    {
+      schema: {
+        tags: ['exclusions'],
+        summary: "Replace a reader's preferences (visible to the next page of every feed)",
+        params: IdParams,
+        headers: NowHeaders,
+        body: PreferencesDoc,
+        response: { 200: PreferencesResult, ...errors },
+      },
+    },
+    async (req) => {
+      const { readerId, nowMs } = readerRequest(req, access, req.params.id);
+      return ok({ reader_id: readerId, ...(await deps.setPreferences(readerId, req.body, nowMs)) });
     },
   );
 };

@@ -4,6 +4,14 @@
 import { Type, type TLiteral } from 'typebox';
 import { ENGAGEMENT_KINDS, FEEDBACK_KINDS } from './domain.js';
 import { Envelope, Id } from '../kernel/http/schemas.js';
+import { PREFERENCE_FEEDS } from '../kernel/exclusion-source.js';
+import {
+  MAX_LANGUAGES,
+  MAX_MUTED_AUTHORS,
+  MAX_MUTED_WORDS,
+  MAX_PER_AUTHOR_LIMIT,
+  MAX_PHRASE_CHARS,
+} from './preferences.js';
 
 /**
  * A union of string literals whose static type is the union of `kinds` (TypeBox types a union over a
@@ -31,7 +39,10 @@ export const EngagementResult = Envelope(
 export const FeedbackBody = Type.Object(
   {
     item_id: Id,
-    kind: kindUnion(FEEDBACK_KINDS, { description: 'not_interested' }),
+    kind: kindUnion(FEEDBACK_KINDS, {
+      description:
+        'not_interested (the item leaves the feeds, its author weighs less) | show_less (its author and tags weigh less)',
+    }),
   },
   { additionalProperties: false },
 );
@@ -52,7 +63,11 @@ export const FeedbackResult = Envelope(
 /** `DELETE /v1/feedback/:item_id` path and query. */
 export const FeedbackParams = Type.Object({ item_id: Id });
 export const FeedbackQuery = Type.Object(
-  { kind: Type.Optional(kindUnion(FEEDBACK_KINDS, { default: 'not_interested' })) },
+  {
+    kind: Type.Optional(
+      kindUnion(FEEDBACK_KINDS, { default: 'not_interested', description: 'not_interested | show_less' }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -77,5 +92,84 @@ export const ExclusionListResult = Envelope(
       { description: '"not interested" items, most recent first (undo: DELETE /v1/feedback/:item_id)' },
     ),
     blocked_authors: Type.Array(Type.String(), { description: 'authors the reader blocks or who block the reader' }),
+  }),
+);
+
+/** Epoch seconds or null (no expiry). */
+const Expiry = Type.Union([Type.Number({ minimum: 0, description: 'epoch seconds, in the future' }), Type.Null()]);
+
+/**
+ * A reader's preferences (docs/preferences.md), as `GET /v1/users/:id/preferences` answers and `PUT`
+ * takes them. The limits stated here are checked again, with the rules a schema cannot state (a phrase
+ * with a letter or digit, an expiry in the future, a known language), by `parsePreferences`.
+ */
+export const PreferencesDoc = Type.Object(
+  {
+    muted_words: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            phrase: Type.String({ minLength: 1, maxLength: MAX_PHRASE_CHARS }),
+            whole_word: Type.Optional(Type.Boolean({ default: true, description: 'match on word boundaries' })),
+            expires_at: Type.Optional(Expiry),
+            feeds: Type.Optional(
+              Type.Union(
+                [
+                  Type.Array(Type.Union(PREFERENCE_FEEDS.map((f) => Type.Literal(f))), {
+                    minItems: 1,
+                    maxItems: PREFERENCE_FEEDS.length,
+                  }),
+                  Type.Null(),
+                ],
+                { description: 'the feeds it applies to (null or absent: all)' },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: MAX_MUTED_WORDS },
+      ),
+    ),
+    muted_authors: Type.Optional(
+      Type.Array(Type.Object({ author_id: Id, expires_at: Type.Optional(Expiry) }, { additionalProperties: false }), {
+        maxItems: MAX_MUTED_AUTHORS,
+      }),
+    ),
+    languages: Type.Optional(
+      Type.Union([Type.Array(Type.String({ maxLength: 35 }), { minItems: 1, maxItems: MAX_LANGUAGES }), Type.Null()], {
+        description: 'ISO 639-1 codes the ranked feeds keep (null: every language)',
+      }),
+    ),
+    languages_in_following: Type.Optional(
+      Type.Boolean({ description: 'apply the language list to the following timeline too' }),
+    ),
+    max_per_author: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_PER_AUTHOR_LIMIT,
+        description: 'most items of one author per 20 of a ranked page (0: no cap)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PreferencesResult = Envelope(
+  Type.Object({
+    reader_id: Type.String(),
+    muted_words: Type.Array(
+      Type.Object({
+        phrase: Type.String(),
+        whole_word: Type.Boolean(),
+        expires_at: Type.Union([Type.Integer(), Type.Null()]),
+        feeds: Type.Union([Type.Array(Type.String()), Type.Null()]),
+      }),
+    ),
+    muted_authors: Type.Array(
+      Type.Object({ author_id: Type.String(), expires_at: Type.Union([Type.Integer(), Type.Null()]) }),
+    ),
+    languages: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    languages_in_following: Type.Boolean(),
+    max_per_author: Type.Integer(),
   }),
 );

@@ -19,14 +19,19 @@ import {
   type AuthorPenalty,
   type DurableExclusions,
   type EngagementKind,
+  type FeedbackKind,
   type ReaderExclusions,
+  type ShowLessWeight,
 } from './domain.js';
+import { DEFAULT_PREFERENCES, type Preferences } from './preferences.js';
 import type { ExclusionCache, ExclusionSource, ExclusionStore } from './ports.js';
 import type { Logger } from '../kernel/observability.js';
 
 /** Tunables (config.ts `exclusions`). */
 export interface ExclusionSettings {
   penalty: AuthorPenalty;
+  /** How "show less" weighs an item's author and tags (absent: it does not). */
+  showLess?: ShowLessWeight;
   /** Most engaged items, "not interested" items and blocked users loaded per reader (each). */
   cap: number;
 }
@@ -73,7 +78,8 @@ export class Exclusions implements ExclusionSource {
         this.deps.log.warn({ err, readerId }, 'exclusion cache fill failed');
       });
     }
-    return buildReaderExclusions(readerId, cached.recentViews, durable, nowMs, this.settings.penalty);
+    const { penalty, showLess } = this.settings;
+    return buildReaderExclusions(readerId, cached.recentViews, durable, nowMs, penalty, showLess);
   }
 
   /**
@@ -120,15 +126,59 @@ export class Exclusions implements ExclusionSource {
   }
 
   /**
-   * Undoes a "not interested" (the item may come back; the author penalty ends).
-   * @returns `removed` false when there was none. @throws FreshetError `INVALID_ID`, `STORE_UNAVAILABLE`.
+   * "Show less like this": the item's author and each of its tags weigh `showLess.weight` for the reader
+   * (compounding with other signals, never below `showLess.floor`) for `showLess.durationMs` from the
+   * first such feedback on this item. The item itself stays (it is a weight, not a removal).
+   * @throws FreshetError `INVALID_ID`, `NOT_FOUND` (unknown or deleted item), `STORE_UNAVAILABLE`.
    */
-  async undoNotInterested(readerId: string, itemId: string): Promise<{ removed: boolean }> {
+  async showLess(readerId: string, itemId: string, nowMs: number): Promise<FeedbackResult> {
     assertId(readerId, 'reader id');
     assertId(itemId, 'item id');
-    const r = await this.deps.store.deleteFeedback(readerId, itemId, 'not_interested');
+    const r = await this.deps.store.setFeedback(readerId, itemId, 'show_less', nowMs);
+    await this.deps.cache.invalidate(readerId);
+    const duration = this.settings.showLess?.durationMs ?? 0;
+    return { created: r.created, authorId: r.authorId, authorPenaltyUntilMs: r.atMs + duration };
+  }
+
+  /**
+   * Undoes a feedback of `kind` (the item may come back; its weights end).
+   * @returns `removed` false when there was none. @throws FreshetError `INVALID_ID`, `STORE_UNAVAILABLE`.
+   */
+  async undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }> {
+    assertId(readerId, 'reader id');
+    assertId(itemId, 'item id');
+    const r = await this.deps.store.deleteFeedback(readerId, itemId, kind);
     await this.deps.cache.invalidate(readerId);
     return r;
+  }
+
+  /** Undoes a "not interested" ({@link undoFeedback}). */
+  undoNotInterested(readerId: string, itemId: string): Promise<{ removed: boolean }> {
+    return this.undoFeedback(readerId, itemId, 'not_interested');
+  }
+
+  /**
+   * The reader's preferences ({@link DEFAULT_PREFERENCES} when it never set any): the same one Redis round
+   * trip as {@link forReader}, plus one SQL query on a cold cache.
+   * @throws FreshetError `INVALID_ID`; store errors propagate (`STORE_UNAVAILABLE`).
+   */
+  async preferences(readerId: string, nowMs: number): Promise<Preferences> {
+    assertId(readerId, 'reader id');
+    const cached = await this.deps.cache.read(readerId, nowMs);
+    const durable = cached.durable ?? (await this.deps.store.load(readerId, this.settings.cap));
+    return durable.preferences ?? DEFAULT_PREFERENCES;
+  }
+
+  /**
+   * Replaces the reader's preferences (already checked: `parsePreferences`): PostgreSQL first, then the
+   * reader's cached snapshot is invalidated, so the next page of every feed applies them. A failed
+   * invalidation is a 503 whose retry completes it (the write is idempotent).
+   * @throws FreshetError `INVALID_ID`, `STORE_UNAVAILABLE`.
+   */
+  async setPreferences(readerId: string, prefs: Preferences, nowMs: number): Promise<void> {
+    assertId(readerId, 'reader id');
+    await this.deps.store.setPreferences(readerId, prefs, nowMs);
+    await this.deps.cache.invalidate(readerId);
   }
 
   /**

@@ -16,6 +16,8 @@ export interface ExclusionSettings {
   recentViewsTtlMs: number;
   /** Score multiplier of a "not interested" item's author for the reader, and how long it lasts. */
   penalty: { weight: number; durationMs: number };
+  /** "Show less like this": multiplier per signal, its floor, and how long a signal counts. */
+  showLess: { weight: number; floor: number; durationMs: number };
   /** Most engagements / feedback entries / blocked users loaded per reader. */
   cap: number;
   /** How long the cached durable rules of a reader live in the hot state. */
@@ -34,6 +36,6 @@ export function wireExclusions(s: ExclusionSettings, stores: Stores): Exclusions
     : new MemoryExclusionCache(cacheSettings);
   return new Exclusions(
     { store: new PostgresExclusionStore(stores.sql), cache, log: stores.log },
-    { penalty: s.penalty, cap: s.cap },
+    { penalty: s.penalty, showLess: s.showLess, cap: s.cap },
   );
 }

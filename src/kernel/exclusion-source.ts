@@ -7,8 +7,29 @@
  */
 import type { Item } from './items/item.js';
 
-/** Why an item is not served to a reader. */
-export type ExclusionReason = 'recently_viewed' | 'own' | 'engaged' | 'not_interested' | 'blocked_author' | 'deleted';
+/**
+ * Why an item is not served to a reader, or is served lower: one name per rule, so a later explain API can
+ * report each (docs/exclusions.md lists them in the order they are checked). The reader's preferences
+ * (docs/preferences.md) add `muted_author`, `muted_word`, `language`; `show_less` is a down-weight (never a
+ * removal) and `diversity` an item pushed out of a page by the per-author cap (served later, not dropped).
+ */
+export type ExclusionReason =
+  | 'recently_viewed'
+  | 'own'
+  | 'engaged'
+  | 'not_interested'
+  | 'blocked_author'
+  | 'deleted'
+  | 'muted_author'
+  | 'muted_word'
+  | 'language'
+  | 'show_less'
+  | 'diversity';
+
+/** The feeds a reader's preferences name (a muted word may apply to a subset of them). */
+export const PREFERENCE_FEEDS = ['for-you', 'discover', 'following', 'hot'] as const;
+/** One feed, as the preferences name it. */
+export type PreferenceFeed = (typeof PREFERENCE_FEEDS)[number];
 
 /**
  * A reader's exclusions at one moment: a snapshot a feed fetches once per request and applies to every
@@ -25,18 +46,36 @@ export interface ReaderExclusions {
   /** Items the reader engaged with, most recent first (at most the configured cap). */
   readonly engaged: readonly string[];
   /**
-   * Down-weighted authors → multiplier in (0, 1): authors of items the reader marked not interested,
-   * within the configured window after that feedback (README "Exclusions"). Others weigh 1.
+   * Down-weighted authors → multiplier in (0, 1): authors of items the reader marked not interested or
+   * "show less", within the configured windows after that feedback (docs/exclusions.md). Others weigh 1.
    */
   readonly authorWeights: ReadonlyMap<string, number>;
-  /** Why this item must not be served, or null. Without `authorId` only the id rules are checked. */
+  /**
+   * Why this item must not be served in a ranked feed, or null: the id and author rules (own, blocked,
+   * muted author, not interested, engaged, recently viewed). Without `authorId` only the id rules.
+   */
   reason(itemId: string, authorId?: string): ExclusionReason | null;
+  /**
+   * The rules of the reader's preferences that read the item itself, for `feed`: muted author, a muted
+   * word (case- and accent-insensitive, on title, text and tags), a language outside the reader's list
+   * (the ranked feeds; the following timeline only with `languages_in_following`). Null: it passes.
+   */
+  itemReason(item: Item, feed: PreferenceFeed): ExclusionReason | null;
+  /**
+   * Whether `itemReason` can drop anything in `feed` that `reason` would not, i.e. whether the feed must
+   * hydrate candidates before it decides (muted words or languages apply there).
+   */
+  needsItems(feed: PreferenceFeed): boolean;
+  /** Most items of one author per 20 of a page in the ranked feeds (`max_per_author`; 0 = no cap). */
+  readonly maxPerAuthor: number;
+  /** Score multiplier of an item for this reader: its author's weight × the "show less" weight of its tags. */
+  itemWeight(item: Pick<Item, 'authorId' | 'tags'>): number;
   /** `reason(itemId, authorId) !== null`. */
   excludes(itemId: string, authorId?: string): boolean;
-  /** Score multiplier of an author for this reader: 1, or the not-interested down-weight. */
+  /** Score multiplier of an author for this reader: 1, or the not-interested and "show less" down-weights. */
   authorWeight(authorId: string): number;
-  /** The hydrated items that pass every rule, in order (drops `own` and `blocked_author` too). */
-  filterItems(items: readonly Item[]): Item[];
+  /** The hydrated items that pass every rule of a ranked `feed` (`reason` and `itemReason`), in order. */
+  filterItems(items: readonly Item[], feed?: PreferenceFeed): Item[];
 }
 
 /**

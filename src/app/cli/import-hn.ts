@@ -15,6 +15,7 @@
  *                   URL's host, lower-cased, without a leading `www.` (e.g. `github.com`); no others
  * - `created_at_unix` (epoch seconds) → `publishedAt` = seconds × 1000 (epoch ms)
  * - `num_points`  → `popularity` (integer ≥ 0)
+ * - `lang`        → `en`: the sample is English (Hacker News), so no item waits for the language detector
  *
  * A row that cannot be mapped (wrong number of fields, malformed quoting, bad id, empty title, bad
  * time or points, an id already seen earlier in the file) or whose item the one check of published input
@@ -131,6 +132,7 @@ export function mapHnRecord(rec: Readonly<Record<string, string | undefined>>): 
     tags: hnTags(title, url),
     publishedAt: seconds * 1000,
     popularity: points,
+    lang: 'en',
   };
 }
 

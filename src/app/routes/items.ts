@@ -57,6 +57,7 @@ export function toPublishInput(json: ItemInJson, index: number): PublishInput {
     tags: json.tags ?? [],
     publishedAt,
     popularity: json.popularity ?? 0,
+    ...(json.lang === undefined ? {} : { lang: json.lang }),
     embedding: json.embedding,
   };
 }

@@ -6,6 +6,7 @@
 import { fail } from '../../kernel/errors.js';
 import { compareIds } from '../../kernel/ids.js';
 import type { DurableExclusions, EngagementKind, FeedbackKind } from '../domain.js';
+import type { Preferences } from '../preferences.js';
 import type { ExclusionStore } from '../ports.js';
 import type { Sql } from '../../kernel/sql/sql.js';
 
@@ -17,10 +18,11 @@ interface WriteRow {
 }
 
 interface LoadRow {
-  k: 'e' | 'n' | 'b';
-  a: string;
+  k: 'e' | 'n' | 's' | 'b' | 'p';
+  a: string | null;
   b: string | null;
   t: number | string | null;
+  c: string[] | null;
 }
 
 /** The store; it shares the caller's `Sql` handle and never closes it. */
@@ -78,31 +80,54 @@ export class PostgresExclusionStore implements ExclusionStore {
   }
 
   /**
-   * ONE query (UNION ALL of three index scans): the `cap` most recently engaged items (any kind), the
-   * `cap` most recent "not interested" with their authors, and up to `cap` users blocked either way.
+   * ONE query (UNION ALL of five index scans): the `cap` most recently engaged items (any kind), the
+   * `cap` most recent "not interested" with their authors, the `cap` most recent "show less" with their
+   * authors and the item's tags, up to `cap` users blocked either way, and the reader's preferences.
    */
   async load(readerId: string, cap: number): Promise<DurableExclusions> {
     const rows = await this.sql.query<LoadRow>(
-      `(SELECT 'e' AS k, item_id AS a, NULL::text AS b, max(created_at) AS t FROM engagements
+      `(SELECT 'e' AS k, item_id AS a, NULL::text AS b, max(created_at) AS t, NULL::text[] AS c FROM engagements
           WHERE reader_id = $1 GROUP BY item_id ORDER BY t DESC LIMIT $2::int)
        UNION ALL
-       (SELECT 'n', item_id, author_id, created_at FROM feedback
+       (SELECT 'n', item_id, author_id, created_at, NULL FROM feedback
           WHERE reader_id = $1 AND kind = 'not_interested' ORDER BY created_at DESC LIMIT $2::int)
        UNION ALL
-       (SELECT 'b', u, NULL, NULL FROM (
+       (SELECT 's', f.item_id, f.author_id, f.created_at, i.tags FROM feedback f JOIN items i ON i.id = f.item_id
+          WHERE f.reader_id = $1 AND f.kind = 'show_less' ORDER BY f.created_at DESC LIMIT $2::int)
+       UNION ALL
+       (SELECT 'b', u, NULL, NULL, NULL FROM (
           SELECT blocked_id AS u FROM blocks WHERE blocker_id = $1
-          UNION SELECT blocker_id FROM blocks WHERE blocked_id = $1) x LIMIT $2::int)`,
+          UNION SELECT blocker_id FROM blocks WHERE blocked_id = $1) x LIMIT $2::int)
+       UNION ALL
+       (SELECT 'p', NULL, doc::text, update_time, NULL FROM reader_preferences WHERE reader_id = $1)`,
       [readerId, Math.floor(cap)],
     );
-    const out: DurableExclusions = { engaged: [], notInterested: [], blockedAuthors: [] };
+    const out: DurableExclusions = {
+      engaged: [],
+      notInterested: [],
+      blockedAuthors: [],
+      showLess: [],
+      preferences: null,
+    };
     // UNION ALL keeps no order: most recent first, ties by id (deterministic)
-    rows.sort((x, y) => Number(y.t ?? 0) - Number(x.t ?? 0) || compareIds(x.a, y.a));
+    rows.sort((x, y) => Number(y.t ?? 0) - Number(x.t ?? 0) || compareIds(x.a ?? '', y.a ?? ''));
     for (const r of rows) {
-      if (r.k === 'e') out.engaged.push(r.a);
-      else if (r.k === 'n') out.notInterested.push({ itemId: r.a, authorId: r.b!, atMs: Number(r.t) });
-      else out.blockedAuthors.push(r.a);
+      if (r.k === 'e') out.engaged.push(r.a!);
+      else if (r.k === 'n') out.notInterested.push({ itemId: r.a!, authorId: r.b!, atMs: Number(r.t) });
+      else if (r.k === 's') out.showLess!.push({ itemId: r.a!, authorId: r.b!, atMs: Number(r.t), tags: r.c ?? [] });
+      else if (r.k === 'b') out.blockedAuthors.push(r.a!);
+      else out.preferences = JSON.parse(r.b!) as Preferences;
     }
     return out;
+  }
+
+  /** Replaces the reader's preferences (one statement; `nowMs` is the update time). */
+  async setPreferences(readerId: string, prefs: Preferences, nowMs: number): Promise<void> {
+    await this.sql.query(
+      `INSERT INTO reader_preferences (reader_id, doc, update_time) VALUES ($1, $2::jsonb, $3::bigint)
+       ON CONFLICT (reader_id) DO UPDATE SET doc = excluded.doc, update_time = excluded.update_time`,
+      [readerId, JSON.stringify(prefs), Math.floor(nowMs)],
+    );
   }
 
   async close(): Promise<void> {}

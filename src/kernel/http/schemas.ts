@@ -41,6 +41,7 @@ export const ItemOut = Type.Object({
   published_at: Type.Integer({ description: 'epoch seconds' }),
   update_time: Type.Integer({ description: 'epoch seconds' }),
   popularity: Type.Number(),
+  lang: Type.String({ description: 'BCP-47 primary language tag, or "und" when unknown' }),
 });
 
 /** An absolute http(s) URL (scheme case-insensitive, no spaces); `javascript:`, `data:` and the like are refused. */
@@ -65,6 +66,14 @@ export const ItemIn = Type.Object(
         'epoch SECONDS (not ms), or an ISO 8601 date-time; from 1970-01-01 to the server clock + FRESHET_FUTURE_SKEW_S (at most 2100-01-01)',
     }),
     popularity: Type.Optional(Type.Number({ minimum: 0, description: 'popularity prior (points, likes)' })),
+    lang: Type.Optional(
+      Type.String({
+        minLength: 2,
+        maxLength: 35,
+        description:
+          'BCP-47 language tag ("en", "pt-BR"; stored as its primary tag); detected from the text when absent',
+      }),
+    ),
     embedding: Type.Optional(
       Type.Array(Type.Number(), {
         minItems: 1,

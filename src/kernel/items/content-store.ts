@@ -4,7 +4,10 @@
  */
 import type { Item } from './item.js';
 
-/** An item as written by the application; Freshet sets `updateTime` itself. */
+/**
+ * An item as written by the application; Freshet sets `updateTime` itself. `lang` absent is stored as
+ * `und` by the store (the `publishItems` use case detects it first, src/kernel/items/lang.ts).
+ */
 export type ItemInput = Omit<Item, 'updateTime'>;
 
 /** How `getItems` reads. */

@@ -7,7 +7,7 @@ import type { Item } from './item.js';
 /** The columns an `Item` is read from, each qualified with `alias.` when an alias is given. */
 export function itemColumns(alias?: string): string {
   const a = alias ? `${alias}.` : '';
-  return ['id', 'author_id', 'title', 'text', 'url', 'tags', 'published_at', 'update_time', 'popularity']
+  return ['id', 'author_id', 'title', 'text', 'url', 'tags', 'published_at', 'update_time', 'popularity', 'lang']
     .map((c) => a + c)
     .join(', ');
 }
@@ -23,6 +23,7 @@ export interface ItemRow {
   published_at: number | string;
   update_time: number | string;
   popularity: number | string;
+  lang: string;
 }
 
 /** The domain item of a row (epoch ms as numbers). */
@@ -37,5 +38,6 @@ export function rowToItem(r: ItemRow): Item {
     publishedAt: Number(r.published_at),
     updateTime: Number(r.update_time),
     popularity: Number(r.popularity),
+    lang: r.lang,
   };
 }

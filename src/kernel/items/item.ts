@@ -20,6 +20,11 @@ export interface Item {
   updateTime: number;
   /** A non-negative popularity prior (e.g. points or likes) used for readers without interests. */
   popularity: number;
+  /**
+   * The item's language: a BCP-47 primary tag, lower-case (`en`, `de`, `zh`), or `und` when unknown
+   * (src/kernel/items/lang.ts). Absent only on items built outside a store (read back, it is always set).
+   */
+  lang?: string;
 }
 
 /** The JSON shape of an item in API responses (snake_case, epoch seconds). */
@@ -33,6 +38,8 @@ export interface ItemJson {
   published_at: number;
   update_time: number;
   popularity: number;
+  /** BCP-47 primary tag, or `und`. */
+  lang: string;
 }
 
 /** Maps an item to its JSON shape (times in epoch seconds). */
@@ -47,6 +54,7 @@ export function itemToJson(item: Item): ItemJson {
     published_at: Math.floor(item.publishedAt / 1000),
     update_time: Math.floor(item.updateTime / 1000),
     popularity: item.popularity,
+    lang: item.lang ?? 'und',
   };
 }
 

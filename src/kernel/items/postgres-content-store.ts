@@ -13,17 +13,19 @@ import { AutoAnalyze } from '../sql/auto-analyze.js';
 import { normalizeTerms } from './terms.js';
 import { assertUniqueIds } from './validate.js';
 
-/** Rows per INSERT statement in `upsertItems` (8 parameters a row; PostgreSQL allows 65,535). */
+/** Rows per INSERT statement in `upsertItems` (9 parameters a row; PostgreSQL allows 65,535). */
 export const UPSERT_CHUNK_ROWS = 500;
 
 /**
  * The document vector of an item, weighted so that a title match outranks a tag match, which
- * outranks a body match (`ts_rank` default weights A 1.0, B 0.4, D 0.1). `v` is the row alias.
+ * outranks a body match (`ts_rank` default weights A 1.0, B 0.4, D 0.1), in the text search
+ * configuration of the item's language (`freshet_ts_config`, migration 12: `simple` for languages stock
+ * PostgreSQL has none for). `v` is the row alias.
  */
 const TSV = (v: string) =>
-  `setweight(to_tsvector('english', ${v}.title), 'A')
-   || setweight(to_tsvector('english', array_to_string(${v}.tags, ' ')), 'B')
-   || to_tsvector('english', ${v}.text)`;
+  `setweight(to_tsvector(freshet_ts_config(${v}.lang), ${v}.title), 'A')
+   || setweight(to_tsvector(freshet_ts_config(${v}.lang), array_to_string(${v}.tags, ' ')), 'B')
+   || to_tsvector(freshet_ts_config(${v}.lang), ${v}.text)`;
 
 const COLUMNS = itemColumns();
 
@@ -90,18 +92,28 @@ export class PostgresContentStore implements ContentStore {
           const params: unknown[] = [Math.floor(nowMs)];
           const tuples = chunk.map((it) => {
             const p = params.length;
-            params.push(it.id, it.authorId, it.title, it.text, it.url ?? null, it.tags, it.publishedAt, it.popularity);
+            params.push(
+              it.id,
+              it.authorId,
+              it.title,
+              it.text,
+              it.url ?? null,
+              it.tags,
+              it.publishedAt,
+              it.popularity,
+              it.lang ?? 'und',
+            );
             return `($${p + 1}::text, $${p + 2}::text, $${p + 3}::text, $${p + 4}::text, $${p + 5}::text,
-                   $${p + 6}::text[], $${p + 7}::bigint, $${p + 8}::float8)`;
+                   $${p + 6}::text[], $${p + 7}::bigint, $${p + 8}::float8, $${p + 9}::text)`;
           });
           const result = await tx.query<{ inserted: boolean }>(
-            `INSERT INTO items AS i (id, author_id, title, text, url, tags, published_at, popularity, update_time, tsv)
-           SELECT v.id, v.author_id, v.title, v.text, v.url, v.tags, v.published_at, v.popularity, $1::bigint, ${TSV('v')}
-           FROM (VALUES ${tuples.join(',\n')}) AS v (id, author_id, title, text, url, tags, published_at, popularity)
+            `INSERT INTO items AS i (id, author_id, title, text, url, tags, published_at, popularity, lang, update_time, tsv)
+           SELECT v.id, v.author_id, v.title, v.text, v.url, v.tags, v.published_at, v.popularity, v.lang, $1::bigint, ${TSV('v')}
+           FROM (VALUES ${tuples.join(',\n')}) AS v (id, author_id, title, text, url, tags, published_at, popularity, lang)
            ON CONFLICT (id) DO UPDATE SET
              author_id = excluded.author_id, title = excluded.title, text = excluded.text, url = excluded.url,
              tags = excluded.tags, published_at = excluded.published_at, popularity = excluded.popularity,
-             update_time = excluded.update_time, tsv = excluded.tsv
+             lang = excluded.lang, update_time = excluded.update_time, tsv = excluded.tsv
            WHERE i.deleted_at IS NULL
            RETURNING (i.xmax = 0) AS inserted`,
             params,

@@ -16,6 +16,7 @@
  * - `tags`: ≤ {@link MAX_TAGS} strings of 1 to {@link MAX_TAG_CHARS} characters;
  * - `publishedAt`: integer epoch ms within the accepted time range (src/kernel/time-range.ts);
  * - `popularity`: a finite number ≥ 0;
+ * - `lang` (optional): a BCP-47 language tag (`en`, `pt-BR`, `und`; src/kernel/items/lang.ts);
  * - `embedding` (optional): exactly `embeddingDim` finite numbers, not all zero, whose squared length is
  *   a finite positive double (so `v / ‖v‖` is a unit vector: 256 × 1e308 overflows, 256 × 1e-320 underflows);
  * - duplicate ids: **refused** — a batch naming one id twice is an application bug (which of the two
@@ -26,6 +27,7 @@ import { fail } from '../errors.js';
 import { isId, ID_RULE } from '../ids.js';
 import { assertTimeInRange } from '../time-range.js';
 import type { ItemInput } from './content-store.js';
+import { assertLang } from './lang.js';
 
 /** Longest title, in UTF-16 code units. */
 export const MAX_TITLE_CHARS = 1000;
@@ -126,6 +128,7 @@ function validateItem(item: PublishInput, i: number, rules: ItemRules): void {
   if (typeof item.popularity !== 'number' || !Number.isFinite(item.popularity) || item.popularity < 0) {
     throw fail('INVALID_INPUT', `${at('popularity')} must be a finite number ≥ 0 (got ${preview(item.popularity)})`);
   }
+  if (item.lang !== undefined) assertLang(item.lang, at('lang'));
   if (item.embedding !== undefined) checkEmbedding(item.embedding, at('embedding'), rules.embeddingDim);
 }
 

@@ -1,0 +1,210 @@
+/**
+ * A reader's preferences (issue 22, docs/preferences.md): muted words, muted authors, languages and the
+ * author cap of the ranked feeds — one document per reader, replaced whole by `PUT
+ * /v1/users/:id/preferences`. This module is the one check of that document (every edge: HTTP, library)
+ * and its JSON form. Pure: no I/O.
+ *
+ * Limits: at most {@link MAX_MUTED_WORDS} muted words of 1 to {@link MAX_PHRASE_CHARS} characters holding at
+ * least one letter or digit; at most {@link MAX_MUTED_AUTHORS} muted authors; at most {@link MAX_LANGUAGES}
+ * languages, each an ISO 639-1 code (a BCP-47 primary tag of two letters: `pt-BR` is taken as `pt`);
+ * `max_per_author` 0 (off) to {@link MAX_PER_AUTHOR_LIMIT}. An expiry must be in the future of the request.
+ */
+import { fail } from '../kernel/errors.js';
+import { isId, ID_RULE } from '../kernel/ids.js';
+import { PREFERENCE_FEEDS, type PreferenceFeed } from '../kernel/exclusion-source.js';
+import { ISO_639_1, primaryTag } from '../kernel/items/lang.js';
+import { DIVERSITY_PAGE } from '../kernel/author-diversity.js';
+import { phraseWords } from './muted-words.js';
+
+/** Most muted words per reader (Bluesky and Mastodon keep lists of this order). */
+export const MAX_MUTED_WORDS = 200;
+/** Longest muted phrase, characters. */
+export const MAX_PHRASE_CHARS = 100;
+/** Most muted authors per reader. */
+export const MAX_MUTED_AUTHORS = 1000;
+/** Most languages in a reader's list. */
+export const MAX_LANGUAGES = 20;
+/** Highest `max_per_author` (a page of 20 from one author is no cap at all). */
+export const MAX_PER_AUTHOR_LIMIT = DIVERSITY_PAGE;
+/** `max_per_author` of a reader who never set it: 2 per page of 20. */
+export const DEFAULT_MAX_PER_AUTHOR = 2;
+
+/** One muted word or phrase. */
+export interface MutedWord {
+  phrase: string;
+  /** Match on word boundaries (true) or as a substring (false). */
+  wholeWord: boolean;
+  /** When the mute ends, epoch ms; null: never. */
+  expiresAtMs: number | null;
+  /** The feeds it applies to; null: all of them. */
+  feeds: PreferenceFeed[] | null;
+}
+
+/** One muted author: hidden from every feed without a block. */
+export interface MutedAuthor {
+  authorId: string;
+  /** When the mute ends, epoch ms; null: never. */
+  expiresAtMs: number | null;
+}
+
+/** A reader's preferences (the stored form). */
+export interface Preferences {
+  mutedWords: MutedWord[];
+  mutedAuthors: MutedAuthor[];
+  /** Primary tags of the languages the ranked feeds keep; null: all. */
+  languages: string[] | null;
+  /** Whether the language list applies to the following timeline too. */
+  languagesInFollowing: boolean;
+  /** Most items of one author per 20 of a ranked page; 0: no cap. */
+  maxPerAuthor: number;
+}
+
+/** The preferences of a reader who never set any. */
+export const DEFAULT_PREFERENCES: Preferences = Object.freeze({
+  mutedWords: [],
+  mutedAuthors: [],
+  languages: null,
+  languagesInFollowing: false,
+  maxPerAuthor: DEFAULT_MAX_PER_AUTHOR,
+}) as Preferences;
+
+/** The JSON form (snake_case, epoch seconds), as `GET` answers and `PUT` takes it. */
+export interface PreferencesJson {
+  muted_words: { phrase: string; whole_word: boolean; expires_at: number | null; feeds: PreferenceFeed[] | null }[];
+  muted_authors: { author_id: string; expires_at: number | null }[];
+  languages: string[] | null;
+  languages_in_following: boolean;
+  max_per_author: number;
+}
+
+/** Whether an entry with this expiry still applies at `nowMs`. */
+export const live = (expiresAtMs: number | null, nowMs: number) => expiresAtMs === null || expiresAtMs > nowMs;
+
+/**
+ * The JSON form of `p` at `nowMs`: entries whose expiry has passed are left out (they no longer apply,
+ * and a client that sends the document back must not be refused for them).
+ */
+export function preferencesToJson(p: Preferences, nowMs: number): PreferencesJson {
+  const s = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
+  return {
+    muted_words: p.mutedWords
+      .filter((w) => live(w.expiresAtMs, nowMs))
+      .map((w) => ({ phrase: w.phrase, whole_word: w.wholeWord, expires_at: s(w.expiresAtMs), feeds: w.feeds })),
+    muted_authors: p.mutedAuthors
+      .filter((a) => live(a.expiresAtMs, nowMs))
+      .map((a) => ({ author_id: a.authorId, expires_at: s(a.expiresAtMs) })),
+    languages: p.languages,
+    languages_in_following: p.languagesInFollowing,
+    max_per_author: p.maxPerAuthor,
+  };
+}
+
+const bad = (field: string, msg: string) => fail('INVALID_INPUT', `${field} ${msg}; nothing was stored`);
+
+/** An object (not an array, not null). */
+function obj(v: unknown, field: string): Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw bad(field, 'must be an object');
+  return v as Record<string, unknown>;
+}
+
+/** A list of at most `max` entries (absent or null → []). */
+function list(v: unknown, field: string, max: number): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw bad(field, 'must be a list');
+  if (v.length > max) throw bad(field, `holds ${v.length} entries; at most ${max} are allowed`);
+  return v;
+}
+
+/** An optional expiry in epoch seconds, after `nowMs`; returns ms or null. */
+function expiry(v: unknown, field: string, nowMs: number): number | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw bad(field, 'must be epoch seconds or null');
+  const ms = Math.round(v * 1000);
+  if (ms <= nowMs) throw bad(field, `(${v}) is not in the future (now is ${Math.floor(nowMs / 1000)})`);
+  return ms;
+}
+
+function parseWord(v: unknown, field: string, nowMs: number): MutedWord {
+  const w = obj(v, field);
+  const phrase = w.phrase;
+  if (typeof phrase !== 'string') throw bad(`${field}.phrase`, 'must be a string');
+  if (phrase.length > MAX_PHRASE_CHARS)
+    throw bad(`${field}.phrase`, `is ${phrase.length} characters long; at most ${MAX_PHRASE_CHARS}`);
+  if (phraseWords(phrase).length === 0) throw bad(`${field}.phrase`, 'is empty: it must hold a letter or a digit');
+  if (w.whole_word !== undefined && typeof w.whole_word !== 'boolean')
+    throw bad(`${field}.whole_word`, 'must be true or false');
+  let feeds: PreferenceFeed[] | null = null;
+  if (w.feeds !== undefined && w.feeds !== null) {
+    const fs = list(w.feeds, `${field}.feeds`, PREFERENCE_FEEDS.length);
+    fs.forEach((f, i) => {
+      if (!PREFERENCE_FEEDS.includes(f as PreferenceFeed))
+        throw bad(`${field}.feeds[${i}]`, `must be one of ${PREFERENCE_FEEDS.join(', ')}`);
+    });
+    if (fs.length === 0) throw bad(`${field}.feeds`, 'is empty: leave it out (or null) for every feed');
+    feeds = [...new Set(fs as PreferenceFeed[])];
+  }
+  for (const k of Object.keys(w))
+    if (!['phrase', 'whole_word', 'expires_at', 'feeds'].includes(k)) throw bad(`${field}.${k}`, 'is not a field');
+  return {
+    phrase: phrase.trim(),
+    wholeWord: w.whole_word !== false,
+    expiresAtMs: expiry(w.expires_at, `${field}.expires_at`, nowMs),
+    feeds,
+  };
+}
+
+function parseAuthor(v: unknown, field: string, nowMs: number): MutedAuthor {
+  const a = obj(v, field);
+  if (!isId(a.author_id)) throw bad(`${field}.author_id`, `must be an id (${ID_RULE})`);
+  for (const k of Object.keys(a))
+    if (!['author_id', 'expires_at'].includes(k)) throw bad(`${field}.${k}`, 'is not a field');
+  return { authorId: a.author_id as string, expiresAtMs: expiry(a.expires_at, `${field}.expires_at`, nowMs) };
+}
+
+function parseLanguages(v: unknown, field: string): string[] | null {
+  if (v === undefined || v === null) return null;
+  const tags = list(v, field, MAX_LANGUAGES).map((t, i) => {
+    const p = primaryTag(t);
+    if (p === null || !ISO_639_1.has(p))
+      throw bad(
+        `${field}[${i}]`,
+        `(${JSON.stringify(t)?.slice(0, 40)}) is not a known language: use ISO 639-1 codes such as "en", "de", "zh"`,
+      );
+    return p;
+  });
+  if (tags.length === 0) throw bad(field, 'is empty: send null for every language');
+  return [...new Set(tags)];
+}
+
+/**
+ * The one check of a preferences document (the JSON form), at the request's time `nowMs`. Fields left out
+ * take their defaults ({@link DEFAULT_PREFERENCES}); a muted author or phrase given twice is kept once (the
+ * later entry wins).
+ * @throws FreshetError INVALID_INPUT naming the field (`muted_words[3].phrase`): too many entries, an empty
+ *   or too long phrase, an unknown feed or language, a bad id, an expiry not in the future, an unknown field.
+ */
+export function parsePreferences(body: unknown, nowMs: number): Preferences {
+  const b = obj(body, 'body');
+  for (const k of Object.keys(b)) {
+    if (!['muted_words', 'muted_authors', 'languages', 'languages_in_following', 'max_per_author'].includes(k))
+      throw bad(k, 'is not a field of the preferences');
+  }
+  const words = list(b.muted_words, 'muted_words', MAX_MUTED_WORDS).map((w, i) =>
+    parseWord(w, `muted_words[${i}]`, nowMs),
+  );
+  const authors = list(b.muted_authors, 'muted_authors', MAX_MUTED_AUTHORS).map((a, i) =>
+    parseAuthor(a, `muted_authors[${i}]`, nowMs),
+  );
+  if (b.languages_in_following !== undefined && typeof b.languages_in_following !== 'boolean')
+    throw bad('languages_in_following', 'must be true or false');
+  const m = b.max_per_author ?? DEFAULT_MAX_PER_AUTHOR;
+  if (typeof m !== 'number' || !Number.isInteger(m) || m < 0 || m > MAX_PER_AUTHOR_LIMIT)
+    throw bad('max_per_author', `must be an integer from 0 (off) to ${MAX_PER_AUTHOR_LIMIT}`);
+  return {
+    mutedWords: [...new Map(words.map((w) => [`${w.wholeWord}:${phraseWords(w.phrase).join(' ')}`, w])).values()],
+    mutedAuthors: [...new Map(authors.map((a) => [a.authorId, a])).values()],
+    languages: parseLanguages(b.languages, 'languages'),
+    languagesInFollowing: b.languages_in_following === true,
+    maxPerAuthor: m,
+  };
+}
