@@ -124,6 +124,7 @@ const EnvSchema = z.object({
   FRESHET_SHOW_LESS_WEIGHT: num(0.01, 1, 0.5),
   FRESHET_SHOW_LESS_FLOOR: num(0.01, 1, 0.1),
   FRESHET_SHOW_LESS_DAYS: num(0, 3650, 30),
+  FRESHET_MAX_PER_AUTHOR: int(0, 20, 2),
   FRESHET_EXCLUSION_CACHE_TTL_S: int(1, 30 * 86400, 3600),
 });
 
@@ -332,6 +333,7 @@ function exclusionSettings(e: Env): ExclusionSettings {
       floor: Math.min(e.FRESHET_SHOW_LESS_FLOOR, e.FRESHET_SHOW_LESS_WEIGHT),
       durationMs: Math.round(e.FRESHET_SHOW_LESS_DAYS * DAY_MS),
     },
+    defaultMaxPerAuthor: e.FRESHET_MAX_PER_AUTHOR,
     cap: e.FRESHET_EXCLUSION_CAP,
     durableTtlMs: e.FRESHET_EXCLUSION_CACHE_TTL_S * 1000,
   };

@@ -115,6 +115,7 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
           content: f.content,
           settings: f.config.hot,
           recordViews: u.recordViews.bind(u),
+          exclusions: f.exclusions,
         },
       });
     },

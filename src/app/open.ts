@@ -284,7 +284,7 @@ export async function openFreshet(
     metrics,
   });
   const hot = await wireHot(config.hot, stores, content, opts.recoverHot !== false);
-  const following = wireFollowing(config.following, stores);
+  const following = wireFollowing(config.following, stores, {}, exclusions);
   const discover = wireDiscover(config.discover, stores, {
     content,
     trending: hotTrending(hot.ranking),

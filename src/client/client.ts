@@ -204,10 +204,14 @@ function contentApi(data: DataOf) {
     },
 
     hot: {
-      /** `GET /v1/hot?range=&limit=`: the hot ranking of items published within `range` (`<n>h`/`<n>d`, default 72h). */
+      /**
+       * `GET /v1/hot?range=&limit=`: the hot ranking of items published within `range` (`<n>h`/`<n>d`, default
+       * 72h); as seen by the client's reader (a reader token, or `reader` with the service key), whose
+       * preferences (muted authors and words, languages) apply.
+       */
       top: (opts: { range?: string; limit?: number } & CallOptions = {}) =>
         data<HotPage>(
-          { method: 'GET', path: '/v1/hot', query: { range: opts.range, limit: opts.limit }, now: true },
+          { method: 'GET', path: '/v1/hot', query: { range: opts.range, limit: opts.limit }, reader: true, now: true },
           opts,
         ),
       /** `GET /v1/hot/items/:id`: one item's counters (service key). */

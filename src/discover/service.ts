@@ -24,6 +24,13 @@
  * the page is full or the phase is dry. Impressions are written while the page is hydrated and
  * acknowledged before the response (no window in which the next request could repeat an item); a
  * failed write is logged and counted, never an error (the reader already has the page).
+ *
+ * The reader's preferences (docs/preferences.md) come in the exclusions snapshot: muted authors are dropped
+ * with the id rules; when muted words or a language list apply, each round's unseen candidates are
+ * hydrated (the item cache) and checked before they are taken, so a page stays full and a hidden item is
+ * never marked seen. Phases 2 and 3 keep author diversity (src/kernel/author-diversity.ts): inside a
+ * page, candidates are taken by rank × the home-mixer discount of their author's count, and an author at
+ * the cap is passed over while other candidates remain (it is not marked seen; a later session serves it).
  */
 import type { ExclusionReason, ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { Item } from '../kernel/items/item.js';
@@ -35,6 +42,7 @@ import type { CursorCodec, CursorState, Phase, Position } from './cursor.js';
 import type { DiscoverEmbeddings, ReaderQuery } from './embeddings.js';
 import type { DiscoverPoolCache, PoolEntry, RankedPool } from './pool-cache.js';
 import type { DiscoverMetrics } from './discover-metrics.js';
+import { authorCap, pickPage } from '../kernel/author-diversity.js';
 
 /** Where an item of a page came from. */
 export type DiscoverSource = 'followed' | 'trending' | 'discovery' | 'newest';
@@ -123,6 +131,16 @@ interface Run {
   cachedPool: RankedPool | undefined;
   /** Phase 2 was deferred (the index is starting): phase 3 fills the page, the cursor stays in phase 2. */
   deferred: boolean;
+  /** Items of each author in the page so far (the author cap of phases 2 and 3). */
+  authors: Map<string, number>;
+  /** The reader's author cap for this page size (Infinity: none). */
+  cap: number;
+}
+
+/** The index of the last entry of `list` in `set` (-1: none). */
+function lastIndexIn<T>(list: readonly T[], set: ReadonlySet<T>): number {
+  for (let i = list.length - 1; i >= 0; i--) if (set.has(list[i]!)) return i;
+  return -1;
 }
 
 /** A promise whose rejection is handled (observed later, or never when the page ends first). */
@@ -176,6 +194,8 @@ export class DiscoverFeed {
       trending,
       cachedPool,
       deferred: false,
+      authors: new Map(),
+      cap: Number.POSITIVE_INFINITY,
     };
     if (run.s.phase === 1) await this.phase1(run, limit);
     if (run.s.phase === 2) await this.phase2(run, limit);
@@ -258,7 +278,7 @@ export class DiscoverFeed {
         ranked.entries = ranked.entries.filter((c) => !dead.has(c.id));
       }
     };
-    const found = await this.drain(run, need, stream, 'p2');
+    const found = await this.drain(run, need, stream, 'p2', true);
     for (const c of found.taken) this.pick(run, c, 'discovery');
     if (found.done) {
       run.s.phase = 3;
@@ -321,6 +341,7 @@ export class DiscoverFeed {
       need,
       (after, n) => this.deps.index.newest(run.readerId, run.s.t0, after, n),
       'p3',
+      true,
     );
     for (const c of found.taken) this.pick(run, c, 'newest');
     if (found.done) run.s.phase = 4;
@@ -329,26 +350,49 @@ export class DiscoverFeed {
   /**
    * Pulls clean candidates from a keyset stream until `need` are taken or the stream is dry, moving
    * the cursor's position past what was consumed. `done`: the stream is dry and nothing clean was
-   * left behind (the phase is over).
+   * left behind (the phase is over). With `diverse` (phases 2 and 3), each round is taken by
+   * {@link pickPage} under the reader's author cap; candidates passed over stay unseen, and fill the page
+   * only when the stream runs dry.
    */
   private async drain(
     run: Run,
     need: number,
     fetch: (after: After | null, n: number) => Promise<StreamRow[]>,
     pos: 'p1' | 'p2' | 'p3',
+    diverse = false,
   ): Promise<{ taken: Candidate[]; done: boolean }> {
     const taken: Candidate[] = [];
+    const passed: Candidate[] = [];
+    if (diverse) {
+      run.cap = authorCap((await run.ex).maxPerAuthor, need + run.picked.length);
+      diverse = Number.isFinite(run.cap); // max_per_author 0: no cap and no discount
+    }
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const want = need - taken.length;
       if (want <= 0) return { taken, done: false };
       const n = Math.min(this.settings.maxFetch, Math.ceil(want * run.s.factor));
       const rows = await fetch(run.s[pos], n);
       const clean = await this.clean(run, rows);
-      const use = clean.slice(0, want);
+      const use = diverse ? pickPage(clean, want, run.cap, undefined, run.authors, false).page : clean.slice(0, want);
       taken.push(...use);
-      const last: Position | undefined = use.length === want ? use[use.length - 1] : rows[rows.length - 1];
+      const used = new Set(use);
+      let lastUsed = use[use.length - 1];
+      if (diverse) {
+        // in rank order: the last taken is the position; what was passed over before it waits in `passed`
+        const at = lastIndexIn(clean, used);
+        lastUsed = at < 0 ? undefined : clean[at];
+        const upTo = use.length === want ? at : clean.length - 1;
+        for (let i = 0; i <= upTo; i++) if (!used.has(clean[i]!)) passed.push(clean[i]!);
+      }
+      const last: Position | undefined = use.length === want ? lastUsed : rows[rows.length - 1];
       if (last) run.s[pos] = { key: last.key, id: last.id };
-      if (rows.length < n) return { taken, done: use.length === clean.length };
+      if (rows.length < n) {
+        // the stream is dry: what the cap passed over fills the page (no other candidate remains)
+        const fill = passed.slice(0, need - taken.length);
+        taken.push(...fill);
+        const leftInRound = use.length === want ? clean.length - 1 - lastIndexIn(clean, used) : 0;
+        return { taken, done: fill.length === passed.length && leftInRound === 0 };
+      }
     }
     return { taken, done: false };
   }
@@ -387,13 +431,29 @@ export class DiscoverFeed {
             run.nowMs,
           )
         : [];
-    const clean = open.filter((_, i) => !seen[i]);
+    let clean = open.filter((_, i) => !seen[i]);
     run.stats.fetched += rows.length;
     run.stats.seenDropped += open.length - clean.length;
+    if (clean.length > 0 && ex.needsItems('discover')) clean = await this.visible(run, ex, clean);
     const kept = clean.length / rows.length;
     const { overFetchCap } = this.settings;
     run.s.factor = Math.min(overFetchCap, Math.max(1.5, kept > 0 ? 1.25 / kept : overFetchCap));
     return clean;
+  }
+
+  /**
+   * The candidates whose items pass the reader's preferences that read the item (muted authors and words,
+   * languages): one hydration through the item cache; the others are counted by reason, not seen.
+   */
+  private async visible(run: Run, ex: ReaderExclusions, candidates: Candidate[]): Promise<Candidate[]> {
+    const items = new Map((await this.deps.content.getItems(candidates.map((c) => c.id))).map((i) => [i.id, i]));
+    return candidates.filter((c) => {
+      const item = items.get(c.id);
+      if (!item) return false; // deleted since it was found
+      const reason = ex.itemReason(item, 'discover');
+      if (reason) run.stats.excluded[reason] = (run.stats.excluded[reason] ?? 0) + 1;
+      return reason === null;
+    });
   }
 
   private pick(run: Run, c: Candidate, source: DiscoverSource): void {

@@ -12,7 +12,7 @@ import type { Item } from '../kernel/items/item.js';
 import type { ExclusionReason, PreferenceFeed, ReaderExclusions } from '../kernel/exclusion-source.js';
 import { UNDETERMINED } from '../kernel/items/lang.js';
 import { MutedWordMatcher } from './muted-words.js';
-import { DEFAULT_PREFERENCES, live, type Preferences } from './preferences.js';
+import { DEFAULT_MAX_PER_AUTHOR, DEFAULT_PREFERENCES, live, type Preferences } from './preferences.js';
 
 export type { ExclusionReason, ReaderExclusions } from '../kernel/exclusion-source.js';
 
@@ -121,6 +121,7 @@ function authorWeightsOf(
 /**
  * Builds the snapshot of `readerId` at `nowMs` (muted words compiled once here; expired mutes left out).
  * @param recentViews newest first (duplicates allowed; they are dropped here, note 5's de-duplication on read).
+ * @param defaultMaxPerAuthor the author cap of a reader who did not set one (`FRESHET_MAX_PER_AUTHOR`).
  */
 export function buildReaderExclusions(
   readerId: string,
@@ -129,6 +130,7 @@ export function buildReaderExclusions(
   nowMs: number,
   penalty: AuthorPenalty,
   showLess: ShowLessWeight = NO_SHOW_LESS,
+  defaultMaxPerAuthor = DEFAULT_MAX_PER_AUTHOR,
 ): ReaderExclusions {
   const views = [...new Set(recentViews)];
   const viewed = new Set(views);
@@ -175,10 +177,13 @@ export function buildReaderExclusions(
     recentViews: views,
     engaged: durable.engaged,
     authorWeights: weights,
-    maxPerAuthor: prefs.maxPerAuthor,
+    maxPerAuthor: prefs.maxPerAuthor ?? defaultMaxPerAuthor,
+    languages: prefs.languages,
+    mutedAuthors: muted,
     reason,
     itemReason,
-    needsItems: (feed) => words.has(feed) || langApplies(feed) || (feed !== 'following' && tagWeights.size > 0),
+    needsItems: (feed) =>
+      muted.size > 0 || words.has(feed) || langApplies(feed) || (feed !== 'following' && tagWeights.size > 0),
     excludes: (itemId, authorId) => reason(itemId, authorId) !== null,
     authorWeight,
     itemWeight: (item) => {

@@ -26,7 +26,7 @@ export const MAX_MUTED_AUTHORS = 1000;
 export const MAX_LANGUAGES = 20;
 /** Highest `max_per_author` (a page of 20 from one author is no cap at all). */
 export const MAX_PER_AUTHOR_LIMIT = DIVERSITY_PAGE;
-/** `max_per_author` of a reader who never set it: 2 per page of 20. */
+/** `max_per_author` of a reader who never set it (`FRESHET_MAX_PER_AUTHOR`'s default): 2 per page of 20. */
 export const DEFAULT_MAX_PER_AUTHOR = 2;
 
 /** One muted word or phrase. */
@@ -55,8 +55,8 @@ export interface Preferences {
   languages: string[] | null;
   /** Whether the language list applies to the following timeline too. */
   languagesInFollowing: boolean;
-  /** Most items of one author per 20 of a ranked page; 0: no cap. */
-  maxPerAuthor: number;
+  /** Most items of one author per 20 of a ranked page; 0: no cap; null: the operator's default. */
+  maxPerAuthor: number | null;
 }
 
 /** The preferences of a reader who never set any. */
@@ -65,7 +65,7 @@ export const DEFAULT_PREFERENCES: Preferences = Object.freeze({
   mutedAuthors: [],
   languages: null,
   languagesInFollowing: false,
-  maxPerAuthor: DEFAULT_MAX_PER_AUTHOR,
+  maxPerAuthor: null,
 }) as Preferences;
 
 /** The JSON form (snake_case, epoch seconds), as `GET` answers and `PUT` takes it. */
@@ -74,7 +74,8 @@ export interface PreferencesJson {
   muted_authors: { author_id: string; expires_at: number | null }[];
   languages: string[] | null;
   languages_in_following: boolean;
-  max_per_author: number;
+  /** null: the operator's default (`FRESHET_MAX_PER_AUTHOR`, 2). */
+  max_per_author: number | null;
 }
 
 /** Whether an entry with this expiry still applies at `nowMs`. */
@@ -197,8 +198,8 @@ export function parsePreferences(body: unknown, nowMs: number): Preferences {
   );
   if (b.languages_in_following !== undefined && typeof b.languages_in_following !== 'boolean')
     throw bad('languages_in_following', 'must be true or false');
-  const m = b.max_per_author ?? DEFAULT_MAX_PER_AUTHOR;
-  if (typeof m !== 'number' || !Number.isInteger(m) || m < 0 || m > MAX_PER_AUTHOR_LIMIT)
+  const m = b.max_per_author ?? null;
+  if (m !== null && (typeof m !== 'number' || !Number.isInteger(m) || m < 0 || m > MAX_PER_AUTHOR_LIMIT))
     throw bad('max_per_author', `must be an integer from 0 (off) to ${MAX_PER_AUTHOR_LIMIT}`);
   return {
     mutedWords: [...new Map(words.map((w) => [`${w.wholeWord}:${phraseWords(w.phrase).join(' ')}`, w])).values()],

@@ -170,6 +170,6 @@ export const PreferencesResult = Envelope(
     ),
     languages: Type.Union([Type.Array(Type.String()), Type.Null()]),
     languages_in_following: Type.Boolean(),
-    max_per_author: Type.Integer(),
+    max_per_author: Type.Union([Type.Integer(), Type.Null()]),
   }),
 );

@@ -32,6 +32,8 @@ export interface ExclusionSettings {
   penalty: AuthorPenalty;
   /** How "show less" weighs an item's author and tags (absent: it does not). */
   showLess?: ShowLessWeight;
+  /** The author cap of readers who did not set one (`FRESHET_MAX_PER_AUTHOR`; absent: 2). */
+  defaultMaxPerAuthor?: number;
   /** Most engaged items, "not interested" items and blocked users loaded per reader (each). */
   cap: number;
 }
@@ -78,8 +80,8 @@ export class Exclusions implements ExclusionSource {
         this.deps.log.warn({ err, readerId }, 'exclusion cache fill failed');
       });
     }
-    const { penalty, showLess } = this.settings;
-    return buildReaderExclusions(readerId, cached.recentViews, durable, nowMs, penalty, showLess);
+    const { penalty, showLess, defaultMaxPerAuthor } = this.settings;
+    return buildReaderExclusions(readerId, cached.recentViews, durable, nowMs, penalty, showLess, defaultMaxPerAuthor);
   }
 
   /**

@@ -18,6 +18,8 @@ export interface ExclusionSettings {
   penalty: { weight: number; durationMs: number };
   /** "Show less like this": multiplier per signal, its floor, and how long a signal counts. */
   showLess: { weight: number; floor: number; durationMs: number };
+  /** The author cap of the ranked feeds for readers who did not set `max_per_author` (per 20 items). */
+  defaultMaxPerAuthor: number;
   /** Most engagements / feedback entries / blocked users loaded per reader. */
   cap: number;
   /** How long the cached durable rules of a reader live in the hot state. */
@@ -36,6 +38,6 @@ export function wireExclusions(s: ExclusionSettings, stores: Stores): Exclusions
     : new MemoryExclusionCache(cacheSettings);
   return new Exclusions(
     { store: new PostgresExclusionStore(stores.sql), cache, log: stores.log },
-    { penalty: s.penalty, showLess: s.showLess, cap: s.cap },
+    { penalty: s.penalty, showLess: s.showLess, defaultMaxPerAuthor: s.defaultMaxPerAuthor, cap: s.cap },
   );
 }

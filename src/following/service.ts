@@ -17,6 +17,13 @@
  * the complete, chronological record of what followed authors published, paged by `max_id`, and an
  * item from someone the reader follows must not vanish because the reader opened, liked or dismissed it
  * in a ranked feed (dropping them would also make pages short, which reads as "end of timeline").
+ *
+ * The reader's preferences (docs/preferences.md) do apply here, as Mastodon and Bluesky filter the home
+ * timeline: muted authors, muted words whose feeds include `following`, and the language list when the
+ * reader set `languages_in_following`. They come from the exclusions snapshot (`ExclusionSource`, one read
+ * per page, beside the reader's view) and are applied to the hydrated items of every round — from Redis
+ * and from PostgreSQL alike — so a page is still filled while older items remain, and a short page still
+ * means the end of the timeline. Hidden items stay in the inbox (a mute that ends brings them back).
  */
 import type { Logger } from '../kernel/observability.js';
 import type { FanoutQueue } from './fanout-queue.js';
@@ -28,6 +35,7 @@ import type { TimelineMetrics } from './timeline-metrics.js';
 import { HOUR_MS } from '../kernel/clock.js';
 import { mergeSlices, nextMaxId, outboxFloor, overFetch } from './domain.js';
 import { publishToTimeline } from './publish.js';
+import type { ExclusionSource } from '../kernel/exclusion-source.js';
 
 /** Tunables; durations in ms (config.ts has their defaults and sources). */
 export interface TimelineSettings {
@@ -52,6 +60,8 @@ export interface TimelineDeps {
   queue: FanoutQueue;
   metrics: TimelineMetrics;
   log: Logger;
+  /** The readers' preferences (in the exclusions snapshot); absent: none apply. */
+  exclusions?: ExclusionSource;
 }
 
 /** A page request: at most `limit` items with a tid in (sinceId, maxId), newest first. */
@@ -176,6 +186,8 @@ export class FollowingTimeline {
     // The watermark is read before any inbox or outbox, never alongside: a fan-out finishing between a
     // source read and a later watermark read would leave a tid below the watermark missing from the page.
     // It comes with the reader's pulled authors from one snapshot (TimelineIndex.readView).
+    const exPending = this.deps.exclusions?.forReader(readerId, nowMs);
+    exPending?.catch(() => {}); // awaited below; a failure surfaces there
     const state = await this.deps.index.readView(readerId);
     const watermark = state.watermark;
     const last = state.lastActiveAt;
@@ -188,7 +200,10 @@ export class FollowingTimeline {
     }
     const hi = Math.min(q.maxId ?? Infinity, watermark);
     const lo = q.sinceId ?? 0;
-    const items = hi > lo + 1 ? await this.collect(readerId, state.pulled, hi, lo, q.limit, nowMs, trace) : [];
+    const ex = await exPending;
+    const keep = ex?.needsItems('following') ? (t: TimelineItem) => ex.itemReason(t.item, 'following') === null : null;
+    const items =
+      hi > lo + 1 ? await this.collect(readerId, state.pulled, { hi, lo, limit: q.limit, keep }, nowMs, trace) : [];
     await touched;
     this.deps.metrics.read(performance.now() - t0, trace.rebuilt, trace.fromSql);
     return {
@@ -218,24 +233,26 @@ export class FollowingTimeline {
     return ok ? Math.min(n, tids.length) : 0;
   }
 
-  /** The rounds of a read: Redis above the floors, PostgreSQL below them. */
+  /**
+   * The rounds of a read: Redis above the floors, PostgreSQL below them; `keep` (the reader's preferences)
+   * filters every round's items, so the rounds go on until the page is full or the timeline ends.
+   */
   private async collect(
     readerId: string,
     pulled: PulledAuthor[],
-    hi: number,
-    lo: number,
-    limit: number,
+    q: { hi: number; lo: number; limit: number; keep: ((t: TimelineItem) => boolean) | null },
     nowMs: number,
     trace: ReadTrace,
   ): Promise<TimelineItem[]> {
+    const { lo, limit, keep } = q;
     const out: TimelineItem[] = [];
-    let cursor = hi;
+    let cursor = q.hi;
     while (out.length < limit) {
       const count = overFetch(limit - out.length);
       const slices = await this.readSources(readerId, pulled, { hi: cursor, lo, count }, nowMs, trace);
       if (!slices) {
         trace.fromSql = true;
-        out.push(...(await this.deps.index.timeline(readerId, cursor, lo, limit - out.length)));
+        out.push(...(await this.fromSql(readerId, cursor, lo, limit - out.length, keep)));
         break;
       }
       const round = mergeSlices(
@@ -243,8 +260,8 @@ export class FollowingTimeline {
         lo,
       );
       if (round.tids.length > 0) {
-        const kept = await this.hydrate(readerId, round.tids, slices, limit - out.length);
-        out.push(...kept);
+        const kept = await this.hydrate(readerId, round.tids, slices, keep);
+        out.push(...kept.slice(0, limit - out.length));
         cursor = round.tids[round.tids.length - 1]!;
       }
       if (out.length >= limit) break;
@@ -252,10 +269,29 @@ export class FollowingTimeline {
         const below = Math.min(cursor, round.floor + 1);
         if (round.floor > lo && below > lo + 1) {
           trace.fromSql = true;
-          out.push(...(await this.deps.index.timeline(readerId, below, lo, limit - out.length)));
+          out.push(...(await this.fromSql(readerId, below, lo, limit - out.length, keep)));
         }
         break;
       }
+    }
+    return out;
+  }
+
+  /** The timeline from PostgreSQL below `hi`: pages of `room` until `room` items pass `keep` or it ends. */
+  private async fromSql(
+    readerId: string,
+    hi: number,
+    lo: number,
+    room: number,
+    keep: ((t: TimelineItem) => boolean) | null,
+  ): Promise<TimelineItem[]> {
+    const out: TimelineItem[] = [];
+    for (let below = hi; out.length < room; ) {
+      const asked = keep ? overFetch(room - out.length) : room - out.length;
+      const page = await this.deps.index.timeline(readerId, below, lo, asked);
+      out.push(...(keep ? page.filter(keep) : page).slice(0, room - out.length));
+      if (!keep || page.length < asked) break;
+      below = page[page.length - 1]!.tid;
     }
     return out;
   }
@@ -302,7 +338,7 @@ export class FollowingTimeline {
   }
 
   /**
-   * Hydrates merged tids (one SQL query), keeps the first `room` visible ones in order, and lazily
+   * Hydrates merged tids (one SQL query), keeps the visible ones that pass `keep` in order, and lazily
    * removes the hidden ones: deleted from the inbox and the outboxes holding them, unfollowed or
    * blocked from the inbox.
    */
@@ -310,7 +346,7 @@ export class FollowingTimeline {
     readerId: string,
     tids: number[],
     sources: { slice: SourceSlice; authorId: string | null }[],
-    room: number,
+    keep: ((t: TimelineItem) => boolean) | null,
   ): Promise<TimelineItem[]> {
     const { index, store, metrics } = this.deps;
     const vis = await index.visible(readerId, tids);
@@ -327,6 +363,6 @@ export class FollowingTimeline {
     metrics.lazyRemoved('deleted', vis.deleted.length);
     metrics.lazyRemoved('unfollowed', vis.unfollowed.length);
     await Promise.all(removals);
-    return vis.items.slice(0, room);
+    return keep ? vis.items.filter(keep) : vis.items;
   }
 }

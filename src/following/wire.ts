@@ -26,6 +26,7 @@ import type { TimelineSignal } from './timeline-signal.js';
 import { MemoryTimelineSignal } from './adapters/memory-timeline-signal.js';
 import { RedisTimelineSignal } from './adapters/redis-timeline-signal.js';
 import { StreamHub, type StreamSettings } from './stream-hub.js';
+import type { ExclusionSource } from '../kernel/exclusion-source.js';
 
 /** The following timeline of one Freshet instance. */
 export interface Following {
@@ -87,8 +88,14 @@ export interface FollowingSettings {
 /**
  * Wires the following timeline.
  * @param bull overrides of the BullMQ options (tests shorten locks).
+ * @param exclusions the readers' preferences (muted authors and words, languages) the timeline applies.
  */
-export function wireFollowing(c: FollowingSettings, stores: Stores, bull: Partial<BullQueueOptions> = {}): Following {
+export function wireFollowing(
+  c: FollowingSettings,
+  stores: Stores,
+  bull: Partial<BullQueueOptions> = {},
+  exclusions?: ExclusionSource,
+): Following {
   const { sql, log } = stores;
   const hot = stores.redis;
   const graph = new PostgresSocialGraph(sql);
@@ -108,7 +115,7 @@ export function wireFollowing(c: FollowingSettings, stores: Stores, bull: Partia
     : new MemoryFanoutQueue({ attempts: c.fanoutAttempts });
   const metrics = new PromTimelineMetrics(stores.registry);
   const timeline = new FollowingTimeline(
-    { graph, index, store, queue, metrics, log },
+    { graph, index, store, queue, metrics, log, exclusions },
     {
       activeWindowMs: c.activeWindowMs,
       inboxLength: c.inboxLength,

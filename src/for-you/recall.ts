@@ -99,11 +99,16 @@ export interface CandidateRecall {
    */
   older(nowMs: number, before: KeysetCursor | null, limit: number, lexemes?: readonly string[]): Promise<Candidate[]>;
   /**
-   * The reader's interest words as `tsv` lexemes (English stemming, stop words dropped, `[a-z0-9]+`
-   * only): those of `interests` and the `INTEREST_ITEM_WORDS` most frequent of the titles and tags of
-   * `interestItemIds`. [] when none.
+   * The reader's interest words as `tsv` lexemes (letters and digits of any script): those of `interests`
+   * read in English, unstemmed (`simple`) and in the configuration of each of `languages` (the reader's
+   * list), and the `INTEREST_ITEM_WORDS` most frequent of the titles and tags of `interestItemIds`, each
+   * item read in its own language's configuration. [] when none.
    */
-  interestLexemes(interests: readonly string[], interestItemIds: readonly string[]): Promise<string[]>;
+  interestLexemes(
+    interests: readonly string[],
+    interestItemIds: readonly string[],
+    languages?: readonly string[],
+  ): Promise<string[]>;
   /** The live items of `ids` with their popularity and lexemes (what the pool needs to take them in). */
   pooled(ids: readonly string[]): Promise<(Candidate & { popularity: number })[]>;
 }

@@ -15,6 +15,13 @@
  * Exclusions (note 5, `ExclusionSource`): read once per request in parallel with the lease and the
  * interests (refresh) or with the pop (load_more); applied to every round of the walk, and every delivered
  * page passes them again, so an item excluded after the refresh that cached it is dropped on delivery.
+ * The reader's preferences come in the same snapshot: rules that read the item (muted words, languages,
+ * muted authors) hydrate each round's unseen candidates in the walk, and a page from the cache is then
+ * hydrated and filtered BEFORE its impressions are written, so a hidden item is never marked seen (it comes
+ * back when the mute ends). Author diversity (src/kernel/author-diversity.ts): a refresh arranges its clean
+ * candidates into pages of its `limit` with at most `authorCap` items of one author each; when only
+ * capped authors are left and the catalog holds more, the rest is not cached (nor marked seen): a later
+ * refresh brings it with other authors' items.
  *
  * Impressions are written concurrently with hydration (so they add no round trip to the response
  * path) and are acknowledged before the response leaves, so the reader's next request can never
@@ -35,6 +42,7 @@ import type { FeedCache } from './feed-cache.js';
 import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
 import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { FeedMetrics, Logger } from '../kernel/observability.js';
+import { arrangePages, authorCap } from '../kernel/author-diversity.js';
 
 /** How many of the reader's recent views and engagements lend their words to the recall's interests. */
 const INTEREST_ITEMS = 20;
@@ -207,7 +215,8 @@ export class ForYouFeed {
         }
       }
       const ex = await exPending;
-      const clean = await this.cleanCandidates(readerId, await interests, ex, nowMs, limit, fromLoadMore);
+      const walked = await this.cleanCandidates(readerId, await interests, ex, nowMs, limit, fromLoadMore);
+      const clean = this.diversify(walked.clean, limit, ex, walked.exhausted);
       const pageIds = clean.slice(0, limit);
       const rest = clean.slice(limit);
       const hydrated = this.deps.content.getItems(pageIds);
@@ -238,29 +247,43 @@ export class ForYouFeed {
     nowMs: number,
     page: number,
     resume: boolean,
-  ): Promise<string[]> {
+  ): Promise<{ clean: Candidate[]; exhausted: boolean }> {
     const r = this.settings.recall;
     const [pool, stored] = await Promise.all([this.deps.pool.get(nowMs), this.deps.cache.getCursor(readerId)]);
     const { lexemes, matches } = await this.matches(readerId, interests, ex, nowMs, pool);
-    const out = await walk(this.deps, {
-      readerId,
-      nowMs,
-      ex,
-      matches,
-      lexemes,
-      decay: r.decay,
-      pool,
-      cursor: parseCursor(stored),
-      resume,
-      want: r.limit,
-      page,
-      chunk: r.limit,
-      horizonMs: r.horizonMs,
-    });
+    const hydrate = (ids: readonly string[]) => this.deps.content.getItems(ids);
+    const out = await walk(
+      { ...this.deps, hydrate },
+      {
+        readerId,
+        nowMs,
+        ex,
+        matches,
+        lexemes,
+        decay: r.decay,
+        pool,
+        cursor: parseCursor(stored),
+        resume,
+        want: r.limit,
+        page,
+        chunk: r.limit,
+        horizonMs: r.horizonMs,
+      },
+    );
     this.deps.metrics.recallSize(FEED, out.examined);
     this.deps.metrics.seenDropped(FEED, out.dropped);
     if (out.cursor) await this.deps.cache.setCursor(readerId, JSON.stringify(out.cursor), this.settings.cursorTtlMs);
-    return out.clean;
+    return { clean: out.clean, exhausted: out.exhausted };
+  }
+
+  /**
+   * The clean candidates in serving order: pages of `limit` with at most the reader's author cap of one
+   * author each (home-mixer's discount inside a page). When only capped authors are left and the walk did
+   * not exhaust the catalog, those are left out of the cache (not seen: a later refresh brings them back).
+   */
+  private diversify(clean: readonly Candidate[], limit: number, ex: ReaderExclusions, exhausted: boolean): string[] {
+    const cap = authorCap(ex.maxPerAuthor, limit);
+    return arrangePages(clean, limit, cap, !exhausted).ordered.map((c) => c.id);
   }
 
   /**
@@ -278,10 +301,11 @@ export class ForYouFeed {
     // what the reader viewed or engaged with lately also says what it is interested in (issue 2)
     const interestItemIds = [...ex.recentViews, ...ex.engaged].slice(0, INTEREST_ITEMS);
     if (interests.length === 0 && interestItemIds.length === 0) return { lexemes: [], matches: [] };
-    const lexemes = await this.deps.recall.interestLexemes(interests, interestItemIds);
+    const lexemes = await this.deps.recall.interestLexemes(interests, interestItemIds, ex.languages ?? []);
     const r = this.settings.recall;
     if (this.settings.interests === 'index') {
-      const exclusions = { authorIds: ex.blockedAuthors, itemIds: ex.itemIds, authorWeights: ex.authorWeights };
+      const authorIds = ex.mutedAuthors.size > 0 ? [...ex.blockedAuthors, ...ex.mutedAuthors] : ex.blockedAuthors;
+      const exclusions = { authorIds, itemIds: ex.itemIds, authorWeights: ex.authorWeights };
       return { lexemes, matches: await this.deps.recall.matches({ ...r, readerId, lexemes, nowMs, exclusions }) };
     }
     const weight = (a: string) => ex.authorWeight(a);
@@ -327,9 +351,23 @@ export class ForYouFeed {
 
   /**
    * Hydrates ids while their impressions are written (both finish before this resolves), and drops
-   * the items the reader's exclusions rule out.
+   * the items the reader's exclusions rule out. When the reader's preferences read the item (muted
+   * authors or words, languages), the items are hydrated and filtered first and only the delivered ones
+   * are marked seen: a hidden item must come back when its mute ends.
    */
   private async deliver(readerId: string, ids: string[], nowMs: number, ex: ReaderExclusions): Promise<Item[]> {
+    if (ex.needsItems('for-you')) {
+      const kept = ex.filterItems(await this.deps.content.getItems(ids), 'for-you');
+      await Promise.all([
+        this.markSeen(
+          readerId,
+          kept.map((i) => i.id),
+          nowMs,
+        ),
+        this.markOlder(readerId, kept, nowMs),
+      ]);
+      return kept;
+    }
     const [items] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
     await this.markOlder(readerId, items, nowMs);
     return ex.filterItems(items);

@@ -21,6 +21,7 @@
  * item stays recallable for ever, so without it an item served more than 7 days ago could come back.
  */
 import type { ReaderExclusions } from '../kernel/exclusion-source.js';
+import type { Item } from '../kernel/items/item.js';
 import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { Pool } from './fill-pool.js';
 import type { Candidate, CandidateRecall, KeysetCursor } from './recall.js';
@@ -85,14 +86,24 @@ export interface WalkDeps {
   recall: Pick<CandidateRecall, 'older'>;
   seen: SeenFilter;
   olderSeen?: SeenFilter;
+  /**
+   * Hydrates ids (live items, in order): the walk reads the unseen candidates of a round when the
+   * reader's preferences need the item (muted words, languages, muted authors, "show less" tags).
+   */
+  hydrate?: (ids: readonly string[]) => Promise<Item[]>;
 }
 
-/** The walk's result: clean ids in order, candidates examined, and the cursor to store (null: keep). */
+/**
+ * The walk's result: clean candidates in order, candidates examined and dropped (seen; `hidden` by a
+ * preference), the cursor to store (null: keep), and whether the stream ran out (nothing below).
+ */
 export interface WalkResult {
-  clean: string[];
+  clean: Candidate[];
   examined: number;
   dropped: number;
+  hidden: number;
   cursor: WalkCursor | null;
+  exhausted: boolean;
 }
 
 /** Runs one walk (see the module doc). */
@@ -102,6 +113,8 @@ export async function walk(deps: WalkDeps, w: WalkInput): Promise<WalkResult> {
   const clean: Candidate[] = [];
   let examined = 0;
   let dropped = 0;
+  let hidden = 0;
+  const needsItems = deps.hydrate !== undefined && ex.needsItems('for-you');
   const accept = (c: Candidate) =>
     c.publishedAt <= nowMs &&
     c.authorId !== w.readerId &&
@@ -117,10 +130,23 @@ export async function walk(deps: WalkDeps, w: WalkInput): Promise<WalkResult> {
     }
     examined += fresh.length;
     const seen = await seenFlags(deps, w, fresh);
-    const kept = fresh.filter((_, i) => !seen[i]);
+    let kept = fresh.filter((_, i) => !seen[i]);
     dropped += fresh.length - kept.length;
-    // a "not interested" author weighs less: its items move down inside the round (stable)
-    clean.push(...(ex.authorWeights.size > 0 ? stableByWeight(kept, ex) : kept));
+    let weight = (c: Candidate) => ex.authorWeight(c.authorId);
+    if (needsItems && kept.length > 0) {
+      // the preferences that read the item (muted words, languages): a hidden candidate is not marked
+      // seen and leaves no trace, so it comes back when the mute ends
+      const items = new Map((await deps.hydrate!(kept.map((c) => c.id))).map((i) => [i.id, i]));
+      const visible = kept.filter((c) => {
+        const item = items.get(c.id);
+        return item !== undefined && ex.itemReason(item, 'for-you') === null;
+      });
+      hidden += kept.length - visible.length;
+      kept = visible;
+      weight = (c) => ex.itemWeight(items.get(c.id)!);
+    }
+    // a "not interested" or "show less" author (or tag) weighs less: its items move down inside the round (stable)
+    clean.push(...(ex.authorWeights.size > 0 || needsItems ? stableByWeight(kept, weight) : kept));
   };
   const s = new Stream(deps, pool, nowMs, w.lexemes);
   const lexemes = new Set(w.lexemes);
@@ -140,7 +166,7 @@ export async function walk(deps: WalkDeps, w: WalkInput): Promise<WalkResult> {
   const here = s.position();
   // a walk from the top that stopped above the stored cursor keeps the deeper one
   const cursor = here && (!stored || !s.behind(here, stored)) ? here : null;
-  return { clean: clean.map((c) => c.id), examined, dropped, cursor };
+  return { clean, examined, dropped, hidden, cursor, exhausted: s.done };
 }
 
 /** Seen flags for `batch`: the seen filter, and for items older than the window `olderSeen` too. */
@@ -227,9 +253,9 @@ export function interestsFirst(
   return [...hits.map((h) => h.c), ...rest];
 }
 
-function stableByWeight(list: readonly Candidate[], ex: ReaderExclusions): Candidate[] {
+function stableByWeight(list: readonly Candidate[], weight: (c: Candidate) => number): Candidate[] {
   return list
-    .map((c, i) => ({ c, i, w: ex.authorWeight(c.authorId) }))
+    .map((c, i) => ({ c, i, w: weight(c) }))
     .sort((a, b) => b.w - a.w || a.i - b.i)
     .map((x) => x.c);
 }

@@ -4,7 +4,10 @@
  *   or with the service key `{item_id, visitor_id, flagged?, at?}` or a batch (array) of them for
  *   backfills. Always 200 when accepted: `data.counted` says whether the view counted, `data.verdict`
  *   why not. Unknown item → 404 (40401).
- * - `GET /v1/hot?range=72h&limit=20` — the cached ranking (any token).
+ * - `GET /v1/hot?range=72h&limit=20` — the cached ranking (any token). As seen by a reader (a reader
+ *   token, or the service key with `X-Freshet-Reader`), the reader's preferences apply: muted authors,
+ *   muted words whose feeds include `hot`, the language list (docs/preferences.md); the list is then cut
+ *   from the whole snapshot, so it stays `limit` long while the snapshot has enough items.
  * - `GET /v1/hot/items/:id` — one item's counters, suspicious views included (service key).
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -19,6 +22,7 @@ import type { ContentStore } from '../kernel/items/content-store.js';
 import {
   nowOf,
   principalOf,
+  readerOf,
   requireService,
   timeOf,
   type RequestAccess,
@@ -28,6 +32,8 @@ import { ErrorEnvelope, IdParams, ok } from '../kernel/http/schemas.js';
 import type { HotCounters } from './hot-counters.js';
 import type { HotRanking } from './service.js';
 import type { HotSettings } from './wire.js';
+import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import { FeedHeaders } from '../kernel/http/schemas.js';
 import {
   HotHeaders,
   HotItemResult,
@@ -49,6 +55,8 @@ export interface HotRouteDeps {
   content: ContentStore;
   settings: Pick<HotSettings, 'cacheRefreshMs' | 'params'>;
   recordViews(views: readonly ViewInput[]): Promise<Outcome[]>;
+  /** The readers' preferences (the exclusions snapshot); absent: the list is the same for everyone. */
+  exclusions?: ExclusionSource;
 }
 
 /** Registers the hot-ranking routes under `/v1` (see the module doc for who may call what). */
@@ -98,7 +106,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
         tags: ['hot'],
         summary: 'Hot items published within range',
         querystring: HotQuery,
-        headers: HotHeaders,
+        headers: FeedHeaders,
         response: { 200: HotResult, ...errors },
       },
     },
@@ -107,7 +115,13 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
       const range = req.query.range ?? DEFAULT_RANGE;
       const rangeMs = parseRange(range)!; // the query schema's RANGE_PATTERN admits only 1h..30d
       const limit = req.query.limit ?? 20;
-      return ok(hotJson(await deps.ranking.top(rangeMs, limit, nowOf(p, req, access)), range, limit, deps.settings));
+      const nowMs = nowOf(p, req, access);
+      const reader = p.kind === 'reader' || req.headers['x-freshet-reader'] !== undefined ? readerOf(p, req) : null;
+      const page =
+        reader !== null && deps.exclusions
+          ? await topFor(deps, reader, rangeMs, limit, nowMs)
+          : await deps.ranking.top(rangeMs, limit, nowMs);
+      return ok(hotJson(page, range, limit, deps.settings));
     },
   );
 
@@ -130,6 +144,18 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
     },
   );
 };
+
+/**
+ * The hot list as `readerId` sees it: the snapshot's entries in range without the items the reader's
+ * preferences hide in `hot`, cut to `limit` (one exclusions read; the snapshot is the cached one).
+ */
+async function topFor(deps: HotRouteDeps, readerId: string, rangeMs: number, limit: number, nowMs: number) {
+  const ex = await deps.exclusions!.forReader(readerId, nowMs);
+  if (!ex.needsItems('hot')) return deps.ranking.top(rangeMs, limit, nowMs);
+  const all = await deps.ranking.top(rangeMs, Number.MAX_SAFE_INTEGER, nowMs);
+  const entries = all.entries.filter((e) => ex.itemReason(e.item, 'hot') === null).slice(0, limit);
+  return { ...all, entries };
+}
 
 /**
  * The view a request describes. A reader token views as its subject and may not name another visitor,

@@ -56,15 +56,18 @@ export interface PickedPage<T> {
  * rank score × {@link repeatMultiplier} of its author's count so far, among authors under `cap`; when
  * only capped authors remain, the best of them (the page is then `relaxed`). O(size × n) at worst, and
  * a scan stops as soon as no later candidate can win (its rank score alone is below the best so far).
+ * `counts` (author → items already in the page) lets a page be picked in several rounds; it is updated.
+ * With `relax` false the cap is never exceeded: the page is then short.
  */
 export function pickPage<T extends { authorId: string }>(
   ranked: readonly T[],
   size: number,
   cap: number,
   discount: Discount = HOME_MIXER_DISCOUNT,
+  counts: Map<string, number> = new Map(),
+  relax = true,
 ): PickedPage<T> {
   const taken = new Uint8Array(ranked.length);
-  const counts = new Map<string, number>();
   const page: T[] = [];
   let relaxed = false;
   for (let slot = 0; slot < size && page.length < ranked.length; slot++) {
@@ -87,7 +90,7 @@ export function pickPage<T extends { authorId: string }>(
       }
     }
     if (best < 0) {
-      if (firstCapped < 0) break;
+      if (firstCapped < 0 || !relax) break;
       best = firstCapped;
       relaxed = true;
     }

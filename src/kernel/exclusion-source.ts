@@ -62,10 +62,14 @@ export interface ReaderExclusions {
    */
   itemReason(item: Item, feed: PreferenceFeed): ExclusionReason | null;
   /**
-   * Whether `itemReason` can drop anything in `feed` that `reason` would not, i.e. whether the feed must
-   * hydrate candidates before it decides (muted words or languages apply there).
+   * Whether the feed must hydrate candidates before it decides: muted authors (a cached page holds ids
+   * only), muted words or a language list apply in `feed`, or "show less" weighs tags down.
    */
   needsItems(feed: PreferenceFeed): boolean;
+  /** The languages the reader's ranked feeds keep (primary tags), or null for all. */
+  readonly languages: readonly string[] | null;
+  /** Authors the reader muted (live mutes only): hidden from every feed, without a block. */
+  readonly mutedAuthors: ReadonlySet<string>;
   /** Most items of one author per 20 of a page in the ranked feeds (`max_per_author`; 0 = no cap). */
   readonly maxPerAuthor: number;
   /** Score multiplier of an item for this reader: its author's weight × the "show less" weight of its tags. */

@@ -70,11 +70,13 @@ describe('parseHn on a fixture', () => {
       tags: ['example.com'],
       publishedAt: 1441533780 * 1000,
       popularity: 34,
+      lang: 'en',
     });
     expect(items[1]).toMatchObject({
       title: 'Commas, "quotes", and more',
       authorId: 'some.one-2',
       popularity: 0,
+      lang: 'en',
       tags: ['blog.example.org'],
     });
     expect(items[2]).toMatchObject({ url: null, tags: ['ask'], publishedAt: 1474867020000 });
@@ -225,6 +227,7 @@ describe('runImport', () => {
         tags: ['example.com'],
         published_at: 1441533780,
         popularity: 34,
+        lang: 'en',
       });
     } finally {
       await close();

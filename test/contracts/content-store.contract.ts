@@ -34,6 +34,7 @@ function item(id: string, o: Partial<ItemInput> & { ageH?: number } = {}): ItemI
     tags: [],
     publishedAt: NOW - ageH * HOUR,
     popularity: 0,
+    lang: 'en', // English stemming (migration 12: an item's vector is built in its language's configuration)
     ...rest,
   };
 }

@@ -290,6 +290,7 @@ describe('in-process vector index on the PostgreSQL server: catch-up around long
         FRESHET_SECRET: 'test-secret-0123456789abcdef',
         FRESHET_EMBEDDING_DIM: String(DIM),
         FRESHET_DISCOVER_INDEX: 'pgvector',
+        FRESHET_MAX_PER_AUTHOR: '0', // the phase order is the point: one author writes every item
       };
       const own = await openPostgres(TEST_DATABASE_URL, { schema }); // openFreshet closes the store it was given
       await expect(

@@ -64,7 +64,7 @@ describe('for-you fill pool and walk', () => {
   async function walkOnce(pool: FillPool, o: Partial<WalkInput> & { readerId?: string } = {}) {
     const readerId = o.readerId ?? `r${++readers}`;
     const nowMs = clock.now();
-    return walk(
+    const out = await walk(
       { recall, seen },
       {
         readerId,
@@ -83,6 +83,7 @@ describe('for-you fill pool and walk', () => {
         ...o,
       },
     );
+    return { ...out, clean: out.clean.map((c) => c.id) };
   }
 
   /** What the use cases do: write, then tell the pool. */

@@ -63,7 +63,8 @@ describe.each([
     t = await startTestApp({
       hot,
       db,
-      env: { FRESHET_EMBEDDING_DIM: String(DIM), FRESHET_DISCOVER_CURSOR_TTL_S: '3600' },
+      // the phases' order is the point here; the author cap (docs/preferences.md) is tested on its own
+      env: { FRESHET_EMBEDDING_DIM: String(DIM), FRESHET_DISCOVER_CURSOR_TTL_S: '3600', FRESHET_MAX_PER_AUTHOR: '0' },
     });
     for (const u of ['rd', 'fa', 'fb', 'other', 'star', 'rz'])
       expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${u}`, headers: svc })).statusCode).toBe(200);
@@ -272,7 +273,12 @@ describe.each([
     t = await startTestApp({
       hot,
       db,
-      env: { FRESHET_EMBEDDING_DIM: String(D), FRESHET_DISCOVER_POOL: '10', FRESHET_DISCOVER_EXACT_MAX: '100' },
+      env: {
+        FRESHET_EMBEDDING_DIM: String(D),
+        FRESHET_DISCOVER_POOL: '10',
+        FRESHET_DISCOVER_EXACT_MAX: '100',
+        FRESHET_MAX_PER_AUTHOR: '0', // the exact cosine order is the point (two authors only)
+      },
     });
     for (const u of ['reader', 'w1', 'w2'])
       expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${u}`, headers: svc })).statusCode).toBe(200);
@@ -360,6 +366,7 @@ describe('discover over HTTP while the vector index starts (PostgreSQL)', () => 
       FRESHET_SERVICE_KEY: SERVICE_KEY,
       FRESHET_SECRET: 'test-secret-0123456789abcdef',
       FRESHET_EMBEDDING_DIM: String(DIM),
+      FRESHET_MAX_PER_AUTHOR: '0', // one author writes every item: the deferral is the point
     };
     const f = await openFreshet(loadConfig(env), { sql, clock: new ManualClock(T0), defaultMetrics: false, log });
     const app = await buildApp(f);

@@ -38,7 +38,8 @@ describe.each([
     t = await startTestApp({
       hot,
       db,
-      env: { FRESHET_FOR_YOU_POOL_SIZE: '500', FRESHET_FOR_YOU_INTERESTS: interests },
+      // the recall's order is the point; the author cap (docs/preferences.md) is tested on its own
+      env: { FRESHET_FOR_YOU_POOL_SIZE: '500', FRESHET_FOR_YOU_INTERESTS: interests, FRESHET_MAX_PER_AUTHOR: '0' },
     });
     for await (const batch of parseHn(HN, { batchSize: 1000 })) {
       const items = batch.items.slice(0, HN_ITEMS - hn.length);

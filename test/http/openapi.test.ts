@@ -49,6 +49,12 @@ const VALID: Record<string, () => Promise<Req>> = {
     headers: svc,
   }),
   'GET /v1/users/{id}/interests': async () => ({ url: '/v1/users/u1/interests', headers: svc }),
+  'PUT /v1/users/{id}/preferences': async () => ({
+    url: '/v1/users/u1/preferences',
+    payload: { muted_words: [{ phrase: 'rust' }], max_per_author: 2 },
+    headers: svc,
+  }),
+  'GET /v1/users/{id}/preferences': async () => ({ url: '/v1/users/u1/preferences', headers: svc }),
   'GET /v1/feeds/discover': async () => ({
     url: '/v1/feeds/discover?limit=5',
     headers: { ...svc, 'x-freshet-reader': 'u1' },

@@ -71,6 +71,7 @@ for (const engine of sqlEngines()) {
             tags: [],
             publishedAt: NOW - HOUR,
             popularity: 0,
+            lang: 'en',
           },
           {
             id: 'b',
@@ -81,6 +82,7 @@ for (const engine of sqlEngines()) {
             tags: ['ran'],
             publishedAt: NOW,
             popularity: 0,
+            lang: 'en',
           },
         ],
         NOW,
@@ -94,7 +96,7 @@ for (const engine of sqlEngines()) {
 
     it('a title match outranks a tag match, which outranks a body match', async () => {
       const store = contentStore(await engine.place());
-      const base = { authorId: 'x', url: null, publishedAt: NOW - HOUR, popularity: 0 };
+      const base = { authorId: 'x', url: null, publishedAt: NOW - HOUR, popularity: 0, lang: 'en' };
       await store.upsertItems(
         [
           { ...base, id: 'body', title: 'x', text: 'about kayaks', tags: [] },
@@ -139,6 +141,7 @@ describe('PGlite data folder', () => {
         tags: ['t'],
         publishedAt: NOW,
         popularity: 1,
+        lang: 'und',
       };
       await store.upsertItems([it0], NOW);
       await store.close();

@@ -93,10 +93,13 @@ interface Sink {
   close(): Promise<void>;
 }
 
-/** Maps an item to the JSON body of `POST /v1/items` (the response shape less `update_time`). */
-export function itemToRequestJson(item: ItemInput): Omit<ItemJson, 'update_time'> {
-  const { update_time: _unused, ...json } = itemToJson({ ...item, updateTime: 0 });
-  return json;
+/**
+ * Maps an item to the JSON body of `POST /v1/items` (the response shape less `update_time`; without
+ * `lang` when the item has none, so the server detects it).
+ */
+export function itemToRequestJson(item: ItemInput): Omit<ItemJson, 'update_time' | 'lang'> & { lang?: string } {
+  const { update_time: _unused, lang, ...json } = itemToJson({ ...item, updateTime: 0 });
+  return item.lang === undefined ? json : { ...json, lang };
 }
 
 function httpSink(baseUrl: string, serviceKey: string, keySource: string, label: string): Sink {

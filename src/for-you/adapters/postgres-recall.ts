@@ -20,10 +20,17 @@ import {
 } from '../recall.js';
 import type { Sql } from '../../kernel/sql/sql.js';
 import { normalizeTerms, orQueryText } from '../../kernel/items/terms.js';
+import { tsConfigOf } from '../../kernel/items/lang.js';
 import { MATCH_BAND_MS } from './schema.js';
 
-/** A lexeme that may be cast to `tsquery` and put in a band key as it is. */
-const LEXEME = /^[a-z0-9]+$/;
+/**
+ * A lexeme that may be cast to `tsquery` and put in a band key as it is: letters and digits of any script
+ * (a run of them can carry no tsquery syntax: `& | ! : * ( ) '` and spaces are neither).
+ */
+const LEXEME = /^[\p{L}\p{N}]+$/u;
+
+/** The text search configurations reader words are read in when it lists no language (see `interestLexemes`). */
+const BASE_CONFIGS = ['english', 'simple'];
 
 interface CandidateRow {
   id: string;
@@ -72,11 +79,12 @@ function windowOf(nowMs: number, horizonMs: number): { now: number; from: number
 
 /**
  * The `INTEREST_ITEM_WORDS` most frequent stemmed words of the titles and tags of the items named by the
- * text[] parameter `ids` (ties: alphabetical), `[a-z0-9]+` only, so a cast to `tsquery` cannot fail.
+ * text[] parameter `ids` (ties: alphabetical), each item read in the configuration of its language
+ * (migration 12), letters and digits only (`[[:alnum:]]`, any script), so a cast to `tsquery` cannot fail.
  */
 function itemWordsSql(ids: string): string {
-  return `SELECT w FROM items, unnest(tsvector_to_array(to_tsvector('english', title || ' ' || array_to_string(tags, ' ')))) AS w
-          WHERE id = ANY(${ids}::text[]) AND w ~ '^[a-z0-9]+$'
+  return `SELECT w FROM items, unnest(tsvector_to_array(to_tsvector(freshet_ts_config(lang), title || ' ' || array_to_string(tags, ' ')))) AS w
+          WHERE id = ANY(${ids}::text[]) AND w ~ '^[[:alnum:]]+$'
           GROUP BY w ORDER BY count(*) DESC, w LIMIT ${INTEREST_ITEM_WORDS}`;
 }
 
@@ -275,20 +283,29 @@ export class PostgresRecall implements CandidateRecall {
     return rows.map(toCandidate);
   }
 
-  /** The interest lexemes (see the port): one statement, reading only the rows of `interestItemIds`. */
-  async interestLexemes(interests: readonly string[], interestItemIds: readonly string[]): Promise<string[]> {
+  /**
+   * The interest lexemes (see the port): one statement, reading only the rows of `interestItemIds`. The
+   * terms are read in English, as typed (`simple`: any language, unstemmed) and in the configuration of
+   * each of `languages` (the reader's list), so they meet items stemmed in any of those.
+   */
+  async interestLexemes(
+    interests: readonly string[],
+    interestItemIds: readonly string[],
+    languages: readonly string[] = [],
+  ): Promise<string[]> {
     const terms = normalizeTerms(interests).join(' ');
     const ids = [...new Set(interestItemIds)];
     if (terms === '' && ids.length === 0) return [];
+    const configs = [...new Set([...BASE_CONFIGS, ...languages.map(tsConfigOf)])];
     const rows = await this.sql.query<{ words: string[] | null }>(
       `SELECT array_agg(DISTINCT w) AS words FROM (
-         SELECT unnest(tsvector_to_array(to_tsvector('english', $1::text))) AS w
+         SELECT unnest(tsvector_to_array(to_tsvector(c::regconfig, $1::text))) AS w FROM unnest($3::text[]) AS c
          UNION ALL
          (${itemWordsSql('$2')})
-       ) x WHERE w ~ '^[a-z0-9]+$'`,
-      [terms, ids],
+       ) x WHERE w ~ '^[[:alnum:]]+$'`,
+      [terms, ids, configs],
     );
-    return rows[0]?.words ?? [];
+    return (rows[0]?.words ?? []).filter((w) => LEXEME.test(w));
   }
 
   /** Live items by id, with popularity and lexemes (one primary-key lookup). */

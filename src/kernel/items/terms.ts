@@ -3,7 +3,7 @@
  * searched. Pure (no I/O): the content store normalizes with it on `setInterests`, recall builds its
  * tsquery with it.
  *
- * Because every word is `[a-z0-9]+`, a word can never carry tsquery syntax (`& | ! :* ( ) '`),
+ * Because every word is letters and digits, a word can never carry tsquery syntax (`& | ! :* ( ) '`),
  * so joining words with ` | ` is a safe OR query (no injection through interests).
  */
 
@@ -14,8 +14,8 @@ export const MAX_TERM_LENGTH = 64;
 
 /**
  * Normalizes interest terms: each term is NFKD-folded with diacritics removed ("Émigré" →
- * "emigre"), lower-cased and split into its `[a-z0-9]+` words ("Go-Lang" → "go", "lang";
- * "C++" → "c"); every other character is dropped, as are words longer than
+ * "emigre"), lower-cased and split into its words of letters and digits, in any script ("Go-Lang" →
+ * "go", "lang"; "C++" → "c"; "Москва" → "москва"); every other character is dropped, as are words longer than
  * {@link MAX_TERM_LENGTH}. Words are deduplicated (first occurrence wins) and at most
  * {@link MAX_TERMS} are kept. Non-string entries are ignored. Never throws.
  */
@@ -27,7 +27,7 @@ export function normalizeTerms(terms: readonly unknown[]): string[] {
       .normalize('NFKD')
       .replace(/[\u0300-\u036f]/g, '')
       .toLowerCase();
-    for (const word of folded.match(/[a-z0-9]+/g) ?? []) {
+    for (const word of folded.match(/[\p{L}\p{N}]+/gu) ?? []) {
       if (word.length > MAX_TERM_LENGTH) continue;
       out.add(word);
       if (out.size >= MAX_TERMS) return [...out];

@@ -1,0 +1,218 @@
+/**
+ * Readers steer their feeds (issue 22, docs/preferences.md), over HTTP on both store pairs: a muted word
+ * never reaches the reader in for-you, discover or the following timeline and comes back when the mute
+ * expires; a muted author leaves every feed (hot included) but stays readable by id; a language list keeps
+ * only those languages in for-you; the author cap keeps pages diverse while every item stays reachable;
+ * a bad document is 400 naming the field and stores nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FreshetClient, Item } from '../../src/client/index.js';
+import { HOUR_MS, MINUTE_MS } from '../../src/kernel/clock.js';
+import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
+import { failure } from '../support/client.js';
+import { settle, withWorker } from '../support/following.js';
+
+const setups = [
+  { name: 'PGlite + in-process', hot: 'memory', db: 'pglite' },
+  { name: 'PostgreSQL + Redis', hot: 'redis', db: 'postgres' },
+] as const;
+
+/** Ways an item can hold the word "bitcoin" (case, possessive, tag, body). */
+const BITCOIN = [
+  { title: 'Bitcoin rallies again' },
+  { title: 'Markets today', text: 'Why BITCOIN matters' },
+  { title: "Bitcoin's energy bill" },
+  { title: 'Crypto notes', tags: ['bitcoin'] },
+];
+const mentionsBitcoin = (i: Item) => /bitcoin/i.test(`${i.title} ${i.text} ${i.tags.join(' ')}`);
+
+/** Scrolls for-you (refresh, then load_more) until `want` items or the feed ends; fails on a repeat. */
+async function scrollForYou(c: FreshetClient, want: number): Promise<Item[]> {
+  const out: Item[] = [];
+  const ids = new Set<string>();
+  let page = await c.forYou.refresh({ limit: 20 });
+  for (let n = 0; n < 200 && page.items.length > 0 && out.length < want; n++) {
+    for (const i of page.items) {
+      expect(ids.has(i.id), `repeat ${i.id}`).toBe(false);
+      ids.add(i.id);
+      out.push(i);
+    }
+    page = await c.forYou.loadMore({ limit: 20 });
+  }
+  return out;
+}
+
+/** Walks a discover session until `want` items or its end. */
+async function scrollDiscover(c: FreshetClient, want: number): Promise<Item[]> {
+  const out: Item[] = [];
+  let cursor: string | null | undefined;
+  for (let n = 0; n < 100 && out.length < want; n++) {
+    const p = await c.discover.page(cursor, { limit: 20 });
+    out.push(...p.items);
+    cursor = p.next_cursor;
+    if (cursor === null) break;
+  }
+  return out;
+}
+
+describe.each(setups)('reader preferences on $name', ({ hot, db }) => {
+  let t: TestApp;
+  let svc: FreshetClient;
+
+  beforeAll(async () => {
+    t = withWorker(await startTestApp({ hot, db }));
+    svc = t.client();
+    await svc.users.register('btc');
+    // 800 items of 40 authors over the last 200 h, every 4th about bitcoin; 30 of them by "btc" (followed)
+    const items = Array.from({ length: 800 }, (_, i) => ({
+      ...item(`c${i}`, (i / 4) * HOUR_MS, { author_id: i % 27 === 0 ? 'btc' : `a${i % 40}`, lang: 'en' }),
+      ...(i % 4 === 0 ? BITCOIN[(i / 4) % 4] : { title: i % 9 === 1 ? 'Learning machines for kids' : `Story ${i}` }),
+    }));
+    items[2]!.title = 'Machine learning at scale';
+    for (let k = 0; k < 800; k += 400) expect(await svc.items.publish(items.slice(k, k + 400))).toBeTruthy();
+    await settle(t); // the following timeline shows what fan-out delivered
+  });
+  afterAll(async () => t?.close());
+
+  it('a muted word never reaches the reader (for-you, discover, following) and comes back when it expires', async () => {
+    const rd = svc.as('mw1');
+    await svc.users.register('mw1');
+    await svc.follows.follow('mw1', 'btc');
+    const expiresAt = Math.floor((T0 + HOUR_MS) / 1000);
+    const prefs = await svc.users.setPreferences('mw1', {
+      muted_words: [{ phrase: 'bitcoin', expires_at: expiresAt }, { phrase: 'machine learning' }],
+    });
+    expect(prefs.muted_words).toHaveLength(2);
+
+    const forYou = await scrollForYou(rd, 500);
+    expect(forYou.length).toBeGreaterThanOrEqual(500);
+    expect(forYou.filter(mentionsBitcoin)).toEqual([]);
+    expect(forYou.map((i) => i.title)).not.toContain('Machine learning at scale');
+    expect(forYou.some((i) => i.title === 'Learning machines for kids')).toBe(true); // not the muted phrase
+    await svc.users.setPreferences('mw1_d', { muted_words: [{ phrase: 'bitcoin' }] });
+    const seenInDiscover = await scrollDiscover(svc.as('mw1_d'), 200);
+    expect(seenInDiscover.length).toBeGreaterThanOrEqual(200);
+    expect(seenInDiscover.filter(mentionsBitcoin)).toEqual([]);
+    const timeline: Item[] = [];
+    for await (const e of rd.following.items({ limit: 5 })) timeline.push(e);
+    expect(timeline.length).toBeGreaterThan(10); // btc's other posts, over several short-filtered pages
+    expect(timeline.filter(mentionsBitcoin)).toEqual([]);
+
+    t.clock.set(T0 + 2 * HOUR_MS); // the mute expired: hidden items were never marked seen
+    const after = await scrollForYou(rd, 200);
+    expect(after.filter(mentionsBitcoin).length).toBeGreaterThan(0);
+    const tl: Item[] = [];
+    for await (const e of rd.following.items({ limit: 20 })) tl.push(e);
+    expect(tl.filter(mentionsBitcoin).length).toBeGreaterThan(0);
+    t.clock.set(T0);
+  });
+
+  it('a muted author is gone from every feed, still readable by id; unmuting restores it', async () => {
+    await svc.users.register('ma1');
+    await svc.users.register('a3');
+    await svc.follows.follow('ma1', 'a3');
+    const before = await svc.as('ma1').following.page({ limit: 20 });
+    expect(before.items.length).toBeGreaterThan(10);
+    await svc.views.recordBatch([
+      { item_id: 'c3', visitor_id: 'v1' },
+      { item_id: 'c3', visitor_id: 'v2' },
+      { item_id: 'c5', visitor_id: 'v1' },
+    ]);
+    await t.f.hot.refresh(T0);
+    const rd = svc.as('ma1');
+    expect((await rd.hot.top({ limit: 50 })).items.map((i) => i.id)).toContain('c3');
+    await svc.users.setPreferences('ma1', { muted_authors: [{ author_id: 'a3' }], max_per_author: 0 });
+    const all = await scrollForYou(rd, 1000);
+    expect(all.length).toBeGreaterThan(700);
+    expect(all.filter((i) => i.author_id === 'a3')).toEqual([]);
+    expect((await scrollDiscover(svc.as('ma1'), 1000)).filter((i) => i.author_id === 'a3')).toEqual([]);
+    expect((await rd.following.page({ limit: 20 })).items).toEqual([]);
+    expect((await rd.hot.top({ limit: 50 })).items.map((i) => i.id)).not.toContain('c3');
+    expect((await svc.hot.top({ limit: 50 })).items.map((i) => i.id)).toContain('c3'); // nobody else's list
+    expect((await rd.items.get('c3')).author_id).toBe('a3');
+
+    await svc.users.setPreferences('ma1', {});
+    const back = await scrollForYou(rd, 200);
+    expect(back.length).toBeGreaterThan(0);
+    expect(back.every((i) => i.author_id === 'a3')).toBe(true); // only a3's were left unseen
+    expect((await rd.following.page({ limit: 20 })).items.length).toBeGreaterThan(10);
+  });
+
+  it('languages: a reader with ["de"] gets only German items in for-you (sent or detected)', async () => {
+    const de = ['Bundesregierung plant neue Regeln für Elektroautos', 'Warum die Bahn im Winter so oft zu spät kommt'];
+    const zh = ['政府宣布新的养老金改革方案', '为什么北京的房价还在上涨'];
+    await svc.items.publish([
+      ...Array.from({ length: 10 }, (_, i) => item(`de${i}`, i * MINUTE_MS, { author_id: `l${i}`, title: de[i % 2] })),
+      ...Array.from({ length: 10 }, (_, i) => item(`dx${i}`, i * MINUTE_MS, { author_id: `l${i}`, lang: 'de-AT' })),
+      ...Array.from({ length: 10 }, (_, i) => item(`zh${i}`, i * MINUTE_MS, { author_id: `l${i}`, title: zh[i % 2] })),
+    ]);
+    expect((await svc.items.get('de0')).lang).toBe('de'); // detected
+    expect((await svc.items.get('dx0')).lang).toBe('de'); // sent as de-AT
+    expect((await svc.items.get('zh0')).lang).toBe('zh');
+    await svc.users.setPreferences('lang1', { languages: ['de'] });
+    const got = await scrollForYou(svc.as('lang1'), 2000);
+    expect(got.map((i) => i.id).sort()).toEqual([...Array(10).keys()].flatMap((i) => [`de${i}`, `dx${i}`]).sort());
+  });
+
+  it('bad input is 400 naming the field, and nothing is stored', async () => {
+    await svc.users.setPreferences('bad1', { muted_words: [{ phrase: 'kept' }] });
+    const word = (phrase: string) => ({ phrase });
+    const cases: [unknown, RegExp][] = [
+      [{ muted_words: Array.from({ length: 201 }, (_, i) => word(`w${i}`)) }, /muted_words/],
+      [{ muted_words: [word('')] }, /muted_words.*0.*phrase/],
+      [{ muted_words: [word('   !!! ')] }, /muted_words\[0\]\.phrase/],
+      [{ muted_words: [word('x'.repeat(10_000))] }, /muted_words.*0.*phrase/],
+      [{ languages: ['klingon'] }, /languages/],
+      [{ languages: ['xx'] }, /languages\[0\]/],
+      [{ muted_words: [{ phrase: 'old', expires_at: Math.floor(T0 / 1000) - 60 }] }, /muted_words\[0\]\.expires_at/],
+      [{ muted_authors: [{ author_id: 'bad id' }] }, /muted_authors/],
+    ];
+    for (const [body, field] of cases) {
+      const res = await t.app.inject({
+        method: 'PUT',
+        url: '/v1/users/bad1/preferences',
+        payload: body as object,
+        headers: { authorization: `Bearer ${SERVICE_KEY}` },
+      });
+      expect(res.statusCode, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(res.json().msg).toMatch(field);
+    }
+    expect((await svc.users.preferences('bad1')).muted_words.map((w) => w.phrase)).toEqual(['kept']);
+    // a reader token acts for itself only
+    const other = t.client({ token: await t.token('bad2') });
+    expect(await failure(other.users.preferences('bad1'))).toMatchObject({ status: 403 });
+  });
+});
+
+describe.each(setups)('author diversity on $name', ({ hot, db }) => {
+  let t: TestApp;
+  afterAll(async () => t?.close());
+
+  it('no page of 20 holds more than 2 of an author who has half the fresh items while others remain; all are reached once', async () => {
+    t = await startTestApp({ hot, db });
+    const svc = t.client();
+    const items = Array.from({ length: 80 }, (_, i) =>
+      item(`d${i}`, i * MINUTE_MS, { author_id: i % 2 === 0 ? 'dom' : `o${i}`, popularity: i % 2 === 0 ? 100 : 1 }),
+    );
+    await svc.items.publish(items);
+    const rd = svc.as('div1');
+    const pages: Item[][] = [];
+    const seen = new Set<string>();
+    let page = await rd.forYou.refresh({ limit: 20 });
+    while (page.items.length > 0 && pages.length < 20) {
+      pages.push(page.items);
+      page = await rd.forYou.loadMore({ limit: 20 });
+    }
+    let othersLeft = 40;
+    for (const p of pages) {
+      const dom = p.filter((i) => i.author_id === 'dom').length;
+      if (othersLeft >= p.length - 2) expect(dom).toBeLessThanOrEqual(2); // others could fill the rest
+      othersLeft -= p.length - dom;
+      for (const i of p) {
+        expect(seen.has(i.id)).toBe(false);
+        seen.add(i.id);
+      }
+    }
+    expect(seen.size).toBe(80); // every item reached, none twice
+  });
+});
