@@ -174,7 +174,13 @@ export function exclusionStoreContract(name: string, factory: () => Promise<Stor
       await withStore(factory, async ({ store }) => {
         await expect(store.recordEngagement('r', 'nope', 'like', T)).rejects.toMatchObject({ code: 40401 });
         await expect(store.setFeedback('r', 'gone', 'not_interested', T)).rejects.toMatchObject({ code: 40401 });
-        expect(await store.load('r', 100)).toEqual({ engaged: [], notInterested: [], blockedAuthors: [] });
+        expect(await store.load('r', 100)).toEqual({
+          engaged: [],
+          notInterested: [],
+          blockedAuthors: [],
+          showLess: [],
+          preferences: null,
+        });
       });
     });
 
