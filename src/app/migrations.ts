@@ -11,6 +11,7 @@ import { DISCOVER_INDEX_MIGRATION, DISCOVER_MIGRATION } from '../discover/adapte
 import { UNPUBLISHED_MIGRATION } from '../following/adapters/schema-unpublished.js';
 import { SEEN_CHECKPOINT_MIGRATION } from '../seen/checkpoint-schema.js';
 import { FOR_YOU_BAND_MIGRATION, FOR_YOU_KEYSET_MIGRATION } from '../for-you/adapters/schema.js';
+import { NOTIFICATIONS_MIGRATION } from '../notifications/adapters/schema.js';
 
 export { appliedMigrations } from '../kernel/sql/migrations.js';
 
@@ -26,6 +27,7 @@ export const MIGRATIONS: readonly Migration[] = [
   SEEN_CHECKPOINT_MIGRATION,
   FOR_YOU_KEYSET_MIGRATION,
   FOR_YOU_BAND_MIGRATION,
+  NOTIFICATIONS_MIGRATION,
 ];
 
 /**
