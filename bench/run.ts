@@ -16,6 +16,7 @@ const BENCHMARKS: [string, () => Promise<void>][] = [
   ['fanout', async () => (await import('./fanout.js')).run()],
   ['seen-strategies', async () => (await import('./seen-strategies.js')).run()],
   ['discover', async () => (await import('./discover.js')).run()],
+  ['notifications', async () => (await import('./notifications.js')).run()],
   ['http', async () => (await import('./http.js')).run([1, 2])],
   ['memory', async () => (await import('./memory.js')).run()],
 ];

@@ -14,6 +14,7 @@ import type { SeenSettings } from '../seen/wire.js';
 import type { ForYouSettings } from '../for-you/wire.js';
 import type { HotSettings } from '../hot/wire.js';
 import type { ExclusionSettings } from '../exclusions/wire.js';
+import type { NotificationWiring } from '../notifications/wire.js';
 import type { FollowingSettings } from '../following/wire.js';
 import type { DiscoverSettings } from '../discover/wire.js';
 import type { ItemCacheSettings } from '../kernel/items/cached-content-store.js';
@@ -125,6 +126,11 @@ const EnvSchema = z.object({
   FRESHET_SHOW_LESS_FLOOR: num(0.01, 1, 0.1),
   FRESHET_SHOW_LESS_DAYS: num(0, 3650, 30),
   FRESHET_MAX_PER_AUTHOR: int(0, 20, 2),
+  FRESHET_NOTIFICATION_WINDOW_H: num(0.1, 24 * 30, 24),
+  FRESHET_NOTIFICATION_GROUPS: int(10, 10_000, 200),
+  FRESHET_NOTIFICATION_RETENTION_DAYS: num(1, 3650, 90),
+  FRESHET_NOTIFICATION_VIEW_TTL_DAYS: num(0.01, 365, 30),
+  FRESHET_NOTIFICATION_SWEEP_MIN: num(0.1, 24 * 60, 60),
   FRESHET_EXCLUSION_CACHE_TTL_S: int(1, 30 * 86400, 3600),
 });
 
@@ -198,6 +204,8 @@ export interface Config {
   following: FollowingSettings;
   /** The discover feed (note 3). */
   discover: DiscoverSettings;
+  /** The grouped notifications. */
+  notifications: NotificationWiring;
 }
 
 /** The parsed environment: every variable of `EnvSchema`, typed, with its default. */
@@ -221,13 +229,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exclusions: exclusionSettings(e),
     following: followingSettings(e),
     discover: discoverSettings(e),
+    notifications: notificationSettings(e),
   };
 }
 
 /** The process, its stores and its HTTP edge (everything but the capabilities' sections). */
 function processSettings(
   e: Env,
-): Omit<Config, 'forYou' | 'seen' | 'hot' | 'seenStrategy' | 'readerSeen' | 'exclusions' | 'following' | 'discover'> {
+): Omit<
+  Config,
+  'forYou' | 'seen' | 'hot' | 'seenStrategy' | 'readerSeen' | 'exclusions' | 'following' | 'discover' | 'notifications'
+> {
   return {
     port: e.PORT,
     host: e.HOST,
@@ -316,6 +328,17 @@ function readerSeenSettings(e: Env): ReaderSeenSettings {
     initialCapacity: e.FRESHET_READER_SEEN_CAPACITY,
     errorRate: e.FRESHET_READER_SEEN_FPR,
     ttlMs: Math.round(e.FRESHET_READER_SEEN_TTL_DAYS * DAY_MS),
+  };
+}
+
+/** The grouped notifications (docs/notifications.md). */
+function notificationSettings(e: Env): NotificationWiring {
+  return {
+    windowMs: Math.round(e.FRESHET_NOTIFICATION_WINDOW_H * 3_600_000),
+    maxGroups: e.FRESHET_NOTIFICATION_GROUPS,
+    retentionMs: Math.round(e.FRESHET_NOTIFICATION_RETENTION_DAYS * DAY_MS),
+    viewTtlMs: Math.round(e.FRESHET_NOTIFICATION_VIEW_TTL_DAYS * DAY_MS),
+    pruneEveryMs: Math.round(e.FRESHET_NOTIFICATION_SWEEP_MIN * 60_000),
   };
 }
 

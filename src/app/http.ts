@@ -18,6 +18,8 @@ import { discoverRoutes } from '../discover/routes.js';
 import { exclusionRoutes } from '../exclusions/routes.js';
 import { followingRoutes } from '../following/routes.js';
 import { hotRoutes } from '../hot/routes.js';
+import { notificationRoutes } from '../notifications/routes.js';
+import { markerRoutes } from './routes/markers.js';
 import { itemRoutes } from './routes/items.js';
 import { opsRoutes } from './routes/ops.js';
 import { uiRoutes, type UiOptions } from './ui/plugin.js';
@@ -89,6 +91,7 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
           recordEngagement: u.recordEngagement.bind(u),
           recordFeedback: u.recordFeedback.bind(u),
           undoFeedback: u.undoFeedback.bind(u),
+          undoEngagement: u.undoEngagement.bind(u),
           list: f.exclusions.list.bind(f.exclusions),
           preferences: u.preferences.bind(u),
           setPreferences: u.setPreferences.bind(u),
@@ -118,6 +121,8 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
           exclusions: f.exclusions,
         },
       });
+      await v1.register(notificationRoutes, { deps: { access, notifications: f.notifications.notifications } });
+      await v1.register(markerRoutes, { deps: { notifications: f.notifications.notifications } });
     },
     { prefix: '/v1' },
   );

@@ -13,6 +13,7 @@ import { SEEN_CHECKPOINT_MIGRATION } from '../seen/checkpoint-schema.js';
 import { FOR_YOU_BAND_MIGRATION, FOR_YOU_KEYSET_MIGRATION } from '../for-you/adapters/schema.js';
 import { PREFERENCES_MIGRATION } from '../exclusions/adapters/schema-preferences.js';
 import { ITEMS_LANG_MIGRATION } from '../kernel/items/schema-lang.js';
+import { NOTIFICATIONS_MIGRATION } from '../notifications/adapters/schema.js';
 
 export { appliedMigrations } from '../kernel/sql/migrations.js';
 
@@ -30,6 +31,7 @@ export const MIGRATIONS: readonly Migration[] = [
   FOR_YOU_BAND_MIGRATION,
   PREFERENCES_MIGRATION,
   ITEMS_LANG_MIGRATION,
+  NOTIFICATIONS_MIGRATION,
 ];
 
 /**

@@ -45,6 +45,9 @@ import { wireDiscover, type Discover } from '../discover/wire.js';
 import { hotTrending } from './bridges.js';
 import { migrate } from './migrations.js';
 import { UseCases } from './use-cases.js';
+import { wireNotifications, type WiredNotifications } from '../notifications/wire.js';
+import { groupJson } from '../notifications/schemas.js';
+import { startSweep } from './sweep.js';
 
 /** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
 export interface Freshet {
@@ -80,6 +83,8 @@ export interface Freshet {
   seenCheckpointer: SeenCheckpointer | null;
   /** The discover feed (note 3) and its embeddings. */
   discover: Discover;
+  /** The grouped notifications and their read markers (docs/notifications.md). */
+  notifications: WiredNotifications;
   /**
    * Starts the background workers (hot rescoring, checkpoints, snapshot refresh); `close` stops them.
    * `maintenance: false` (a `serve --workers N` worker other than the first) starts only the
@@ -293,8 +298,13 @@ export async function openFreshet(
     metrics,
     secret: config.secret,
   });
+  const notifications = wireNotifications(config.notifications, stores, {
+    exclusions,
+    liveItems: async (ids) => new Set((await content.getItems(ids)).map((i) => i.id)),
+  });
   const useCases = new UseCases({
     content,
+    notifications: notifications.notifications,
     hot: hot.ranking,
     embeddings: discover.embeddings,
     timeline: following.timeline,
@@ -304,9 +314,24 @@ export async function openFreshet(
     futureSkewMs: config.futureSkewMs,
     itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
   });
+  // a recipient's notifications changed (in any process): its open streams here announce the new state
+  notifications.onChange((recipientId) => {
+    if (following.stream.openFor(recipientId) === 0) return;
+    notifications.notifications
+      .page(recipientId, { limit: 1 })
+      .then((p) =>
+        following.stream.announce(recipientId, 'notifications', {
+          unread_count: p.unread.count,
+          unread_capped: p.unread.capped,
+          latest: p.groups[0] ? groupJson(p.groups[0]) : null,
+        }),
+      )
+      .catch((err: unknown) => log.warn({ err, recipientId }, 'notifications: stream announcement failed'));
+  });
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
   changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
   let closed: Promise<void> | undefined;
+  let stopSweeps: (() => void) | undefined;
   const freshet: Freshet = {
     config,
     clock,
@@ -329,10 +354,20 @@ export async function openFreshet(
     readerSeen: seen.readerSeen,
     seenCheckpointer: seen.checkpointer,
     discover,
-    startWorkers: (opts) => hot.startWorkers(opts),
+    notifications,
+    startWorkers: (opts) => {
+      hot.startWorkers(opts);
+      if (opts?.maintenance !== false) {
+        stopSweeps ??= startSweep('notification retention', config.notifications.pruneEveryMs, log, () =>
+          notifications.notifications.prune(clock.now()),
+        );
+      }
+    },
     ready: () => probeStores(sql, redis, config.deadlines.redisMs),
     close: () =>
       (closed ??= (async () => {
+        stopSweeps?.();
+        await notifications.close();
         await hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
         await following.close();
         await discover.close(); // stops the vector index's background work and snapshots it

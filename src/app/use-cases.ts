@@ -8,10 +8,11 @@
  * | `publishItems` | discover (embeddings) → content (PostgreSQL, the commit point) → at once: hot (published_at) and following (tid, outbox, fan-out job) |
  * | `deleteItem` | content (soft delete) → hot (leaves the ranking); feeds drop it on read |
  * | `recordViews` | hot (PV/UV/score) → discover (reader signals) + exclusions (recent views) |
- * | `follow` / `unfollow` | following (graph, inbox backfill / unmerge) |
+ * | `follow` / `unfollow` | following (graph, inbox backfill / unmerge) → notifications (the author: a follow; taken back within the window) |
  * | `importFollows` | following (graph in bulk, then the followers' inboxes dropped: rebuilt on read) |
  * | `block` / `unblock` | following (graph, both inboxes) → exclusions (cached blocked authors, both users) |
- * | `recordEngagement` / `recordFeedback` / `undoFeedback` | exclusions (PostgreSQL + hot state) |
+ * | `recordEngagement` / `undoEngagement` | exclusions (PostgreSQL + hot state) → notifications (the item's author: a grouped like, reply or share; taken back within the window) |
+ * | `recordFeedback` / `undoFeedback` | exclusions (PostgreSQL + hot state) |
  * | `setPreferences` | exclusions (the reader's preferences in PostgreSQL, then its cached snapshot invalidated) |
  * | `registerUsers` | following (graph users) |
  * | `setInterests` | content (a reader's interest terms) |
@@ -36,6 +37,7 @@ import type { Exclusions } from '../exclusions/service.js';
 import { FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
 import { parsePreferences, preferencesToJson, type PreferencesJson } from '../exclusions/preferences.js';
 import { languagesOf } from '../kernel/items/lang.js';
+import type { Notifications, NotifyInput } from '../notifications/service.js';
 
 export type { PublishInput } from '../kernel/items/validate.js';
 
@@ -46,6 +48,8 @@ export interface UseCaseDeps {
   embeddings: DiscoverEmbeddings;
   timeline: FollowingTimeline;
   exclusions: Exclusions;
+  /** The grouped notifications: follows and engagements notify their author. */
+  notifications: Notifications;
   log: Logger;
   /** The clock: a published item's time may be at most `futureSkewMs` past the later of it and the publish time. */
   clock: Clock;
@@ -168,9 +172,11 @@ export class UseCases {
    * `readerId` follows `authorId` (idempotent; a new follow backfills the inbox).
    * @throws FreshetError SELF_REFERENCE (see {@link notSelf}); otherwise as FollowingTimeline.follow.
    */
-  follow(readerId: string, authorId: string, nowMs: number): Promise<{ created: boolean; backfilled: number }> {
+  async follow(readerId: string, authorId: string, nowMs: number): Promise<{ created: boolean; backfilled: number }> {
     notSelf(readerId, authorId, 'follow');
-    return this.deps.timeline.follow(readerId, authorId, nowMs);
+    const r = await this.deps.timeline.follow(readerId, authorId, nowMs);
+    if (r.created) await this.notify({ recipientId: authorId, type: 'follow', actorId: readerId, itemId: null }, nowMs);
+    return r;
   }
 
   /**
@@ -186,9 +192,14 @@ export class UseCases {
     return this.deps.timeline.importFollows(edges, nowMs);
   }
 
-  /** Unfollows (idempotent); the author's items leave the reader's inbox at once. */
-  unfollow(readerId: string, authorId: string): Promise<{ removed: boolean }> {
-    return this.deps.timeline.unfollow(readerId, authorId);
+  /**
+   * Unfollows (idempotent); the author's items leave the reader's inbox at once, and a follow notification
+   * of the grouping window ending at `nowMs` is taken back.
+   */
+  async unfollow(readerId: string, authorId: string, nowMs: number): Promise<{ removed: boolean }> {
+    const r = await this.deps.timeline.unfollow(readerId, authorId);
+    if (r.removed) await this.retract(authorId, 'follow', readerId, null, nowMs);
+    return r;
   }
 
   /**
@@ -209,14 +220,40 @@ export class UseCases {
     return res;
   }
 
-  /** Records a reply, like or share (idempotent per reader, item and kind): the item leaves the reader's feeds. */
-  recordEngagement(
+  /**
+   * Records a reply, like or share (idempotent per reader, item and kind): the item leaves the reader's
+   * feeds, and its author is notified (grouped with the other readers' of the window).
+   */
+  async recordEngagement(
     readerId: string,
     itemId: string,
     kind: EngagementKind,
     nowMs: number,
   ): Promise<{ created: boolean }> {
-    return this.deps.exclusions.recordEngagement(readerId, itemId, kind, nowMs);
+    const r = await this.deps.exclusions.recordEngagement(readerId, itemId, kind, nowMs);
+    if (r.created) {
+      const [item] = await this.deps.content.getItems([itemId]);
+      if (item) await this.notify({ recipientId: item.authorId, type: kind, actorId: readerId, itemId }, nowMs);
+    }
+    return r;
+  }
+
+  /**
+   * Undoes a reply, like or share (idempotent): the item may come back to the reader's feeds, and the
+   * author's notification of it is taken back when it is within the grouping window ending at `nowMs`.
+   */
+  async undoEngagement(
+    readerId: string,
+    itemId: string,
+    kind: EngagementKind,
+    nowMs: number,
+  ): Promise<{ removed: boolean }> {
+    const r = await this.deps.exclusions.undoEngagement(readerId, itemId, kind);
+    if (r.removed) {
+      const [item] = await this.deps.content.getItems([itemId], { fresh: true });
+      if (item) await this.retract(item.authorId, kind, readerId, itemId, nowMs);
+    }
+    return r;
   }
 
   /**
@@ -250,6 +287,24 @@ export class UseCases {
   /** A reader's preferences (JSON form; the defaults when it never set any). */
   async preferences(readerId: string, nowMs: number): Promise<PreferencesJson> {
     return preferencesToJson(await this.deps.exclusions.preferences(readerId, nowMs), nowMs);
+  }
+
+  /** Notifies after the action committed: retried, then logged (the action stands; its notification is lost). */
+  private notify(input: NotifyInput, nowMs: number): Promise<void> {
+    return this.afterCommit('notification', () => this.deps.notifications.notify(input, nowMs));
+  }
+
+  /** Takes a notification back after the undo committed: retried, then logged. */
+  private retract(
+    recipientId: string,
+    type: NotifyInput['type'],
+    actorId: string,
+    itemId: string | null,
+    nowMs: number,
+  ): Promise<void> {
+    return this.afterCommit('notification retract', () =>
+      this.deps.notifications.retract(recipientId, type, actorId, itemId, nowMs),
+    );
   }
 
   /**

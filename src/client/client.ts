@@ -23,6 +23,12 @@ import type {
   DiscoverPage,
   EngagementData,
   EngagementInput,
+  EngagementUndoData,
+  MarkersData,
+  NotificationInput,
+  NotificationMarkerData,
+  NotificationSent,
+  NotificationsPage,
   FeedbackData,
   FeedbackInput,
   FeedbackUndoData,
@@ -104,6 +110,8 @@ export class FreshetClient {
   readonly exclusions: ReturnType<typeof exclusionApi>['exclusions'];
   readonly engagements: ReturnType<typeof exclusionApi>['engagements'];
   readonly feedback: ReturnType<typeof exclusionApi>['feedback'];
+  readonly notifications: ReturnType<typeof notificationApi>['notifications'];
+  readonly markers: ReturnType<typeof notificationApi>['markers'];
 
   /** @throws Error when not exactly one of `serviceKey` and `token` is given. */
   constructor(readonly options: FreshetClientOptions) {
@@ -115,6 +123,7 @@ export class FreshetClient {
     ({ forYou: this.forYou, discover: this.discover, following: this.following } = feedApi(t, dataOf));
     ({ follows: this.follows, blocks: this.blocks } = graphApi(dataOf));
     ({ exclusions: this.exclusions, engagements: this.engagements, feedback: this.feedback } = exclusionApi(dataOf));
+    ({ notifications: this.notifications, markers: this.markers } = notificationApi(dataOf));
   }
 
   /** A client like this one acting for `reader` (service key), optionally at virtual time `now`. */
@@ -340,6 +349,12 @@ function exclusionApi(data: DataOf) {
       /** `POST /v1/engagements`: a reply, like or share (idempotent); the item leaves the reader's feeds. */
       record: (e: EngagementInput, o?: CallOptions) =>
         data<EngagementData>({ method: 'POST', path: '/v1/engagements', body: e, reader: true, now: true }, o),
+      /** `DELETE /v1/engagements/:item_id?kind=`: undoes it (an unlike takes its notification back within the window). */
+      undo: (itemId: string, kind: EngagementInput['kind'], o?: CallOptions) =>
+        data<EngagementUndoData>(
+          { method: 'DELETE', path: `/v1/engagements/${seg(itemId)}`, query: { kind }, reader: true, now: true },
+          o,
+        ),
     },
 
     feedback: {
@@ -374,6 +389,45 @@ function exclusionApi(data: DataOf) {
       undo: (itemId: string, o?: CallOptions & { kind?: FeedbackInput['kind'] }) =>
         data<FeedbackUndoData>(
           { method: 'DELETE', path: `/v1/feedback/${seg(itemId)}`, query: { kind: o?.kind }, reader: true },
+          o,
+        ),
+    },
+  };
+}
+
+/** Notifications and read markers. */
+function notificationApi(data: DataOf) {
+  return {
+    notifications: {
+      /** `GET /v1/feeds/notifications`: grouped notifications, newest group first, with the unread count. */
+      page: (o: CallOptions & { limit?: number; maxId?: string } = {}) =>
+        data<NotificationsPage>(
+          {
+            method: 'GET',
+            path: '/v1/feeds/notifications',
+            query: { limit: o.limit, max_id: o.maxId },
+            reader: true,
+            now: true,
+          },
+          o,
+        ),
+      /** `POST /v1/notifications` (service key): an event Freshet cannot see (`mention`, `app.<name>`). */
+      send: (n: NotificationInput, o?: CallOptions) =>
+        data<NotificationSent>({ method: 'POST', path: '/v1/notifications', body: n, now: true }, o),
+    },
+    markers: {
+      /** `GET /v1/users/:id/markers`: the read markers and unread counts. */
+      get: (userId: string, o?: CallOptions) =>
+        data<MarkersData>({ method: 'GET', path: `/v1/users/${seg(userId)}/markers` }, o),
+      /** `PUT /v1/users/:id/markers/notifications`: read up to `lastReadId` (forward only unless `force`). */
+      setNotifications: (userId: string, lastReadId: string, o: CallOptions & { force?: boolean } = {}) =>
+        data<NotificationMarkerData>(
+          {
+            method: 'PUT',
+            path: `/v1/users/${seg(userId)}/markers/notifications`,
+            body: { last_read_id: lastReadId, ...(o.force ? { force: true } : {}) },
+            now: true,
+          },
           o,
         ),
     },

@@ -18,7 +18,16 @@ import type {
 } from '../following/schemas.js';
 import type { HotItemResult, HotResult, ViewIn, ViewOut, ViewsResult } from '../hot/schemas.js';
 import type {
+  HookBody,
+  HookResult,
+  MarkerResult,
+  NotificationsResult,
+  GroupOut,
+  MarkerOut,
+} from '../notifications/schemas.js';
+import type {
   EngagementBody,
+  EngagementDeleteResult,
   EngagementResult,
   ExclusionListResult,
   FeedbackBody,
@@ -93,3 +102,29 @@ export type ExclusionListData = DataOf<Static<typeof ExclusionListResult>>;
 export type PreferencesInput = Static<typeof PreferencesDoc>;
 /** `GET|PUT /v1/users/:id/preferences`: the reader's preferences as stored (expired mutes left out). */
 export type PreferencesData = DataOf<Static<typeof PreferencesResult>>;
+
+/** `DELETE /v1/engagements/:item_id` → `{reader_id, item_id, kind, removed}`. */
+export type EngagementUndoData = DataOf<Static<typeof EngagementDeleteResult>>;
+
+/** One group of the grouped notifications. */
+export type NotificationGroup = Static<typeof GroupOut>;
+/** `GET /v1/feeds/notifications`: `{groups, next_max_id, unread_count, unread_capped}`. */
+export type NotificationsPage = DataOf<Static<typeof NotificationsResult>>;
+/** `POST /v1/notifications` body (service key). */
+export type NotificationInput = Static<typeof HookBody>;
+/** `POST /v1/notifications` → `{delivered, id, group_key}`. */
+export type NotificationSent = DataOf<Static<typeof HookResult>>;
+/** `PUT /v1/users/:id/markers/notifications` → the marker, `moved`, and the unread count. */
+export type NotificationMarkerData = DataOf<Static<typeof MarkerResult>>;
+/** `GET /v1/users/:id/markers`: each timeline's read marker with its unread count. */
+export interface MarkersData {
+  user_id: string;
+  notifications: Static<typeof MarkerOut>;
+}
+
+/** The `data` of a stream `notifications` event: the unread count and the newest group (null: none). */
+export interface NotificationsEvent {
+  unread_count: number;
+  unread_capped: boolean;
+  latest: NotificationGroup | null;
+}

@@ -111,6 +111,8 @@ export interface ExclusionStore {
     nowMs: number,
   ): Promise<{ created: boolean; authorId: string; atMs: number }>;
   deleteFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }>;
+  /** Removes an engagement (an undone like); `removed` false when there was none. */
+  deleteEngagement(readerId: string, itemId: string, kind: EngagementKind): Promise<{ removed: boolean }>;
   /** The reader's durable exclusions in one query. `cap` bounds each list (most recent kept). */
   load(readerId: string, cap: number): Promise<DurableExclusions>;
   /** Replaces the reader's preferences document. */

@@ -2,6 +2,8 @@
  * Exclusion routes (note 5). The reader is the token's subject (or `X-Freshet-Reader` with the
  * service key), never a body field; `X-Freshet-Now` (service key) sets the virtual time.
  * - `POST /v1/engagements` `{item_id, kind: reply|like|share}` — the item leaves the reader's feeds.
+ * - `DELETE /v1/engagements/:item_id?kind=like` — undoes it (an unlike; its notification is taken back
+ *   within the grouping window).
  * - `POST /v1/feedback` `{item_id, kind: "not_interested"}` — the item leaves the reader's feeds for
  *   good and its author is down-weighted for the reader for `FRESHET_NOT_INTERESTED_AUTHOR_DAYS`.
  * - `DELETE /v1/feedback/:item_id` (`?kind=not_interested`) — undoes it.
@@ -17,6 +19,9 @@ import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok, ReaderHeaders } f
 import type { EngagementKind, FeedbackKind } from './domain.js';
 import {
   EngagementBody,
+  EngagementDeleteResult,
+  EngagementParams,
+  EngagementQuery,
   EngagementResult,
   FeedbackBody,
   FeedbackDeleteResult,
@@ -46,6 +51,7 @@ export interface ExclusionRouteDeps {
     nowMs: number,
   ): Promise<{ created: boolean; authorId: string; authorPenaltyUntilMs: number }>;
   undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }>;
+  undoEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ removed: boolean }>;
   /** The reader's exclusions, for inspection (Exclusions.list). */
   list(readerId: string, nowMs: number): Promise<ExclusionList>;
   /** The reader's preferences (use case `preferences`). */
@@ -104,6 +110,26 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         author_id: res.authorId,
         author_penalty_until: until,
       });
+    },
+  );
+
+  r.delete(
+    '/engagements/:item_id',
+    {
+      schema: {
+        tags: ['exclusions'],
+        summary: 'Undo a reply, like or share',
+        params: EngagementParams,
+        querystring: EngagementQuery,
+        headers: FeedHeaders,
+        response: { 200: EngagementDeleteResult, ...errors },
+      },
+    },
+    async (req) => {
+      const { readerId, nowMs } = readerRequest(req, access);
+      const { kind } = req.query;
+      const { removed } = await deps.undoEngagement(readerId, req.params.item_id, kind, nowMs);
+      return ok({ reader_id: readerId, item_id: req.params.item_id, kind, removed });
     },
   );
 

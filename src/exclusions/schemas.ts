@@ -35,6 +35,17 @@ export const EngagementResult = Envelope(
   Type.Object({ reader_id: Type.String(), item_id: Type.String(), kind: Type.String(), created: Type.Boolean() }),
 );
 
+/** `DELETE /v1/engagements/:item_id` path and query (`?kind=like`). */
+export const EngagementParams = Type.Object({ item_id: Id });
+export const EngagementQuery = Type.Object(
+  { kind: kindUnion(ENGAGEMENT_KINDS, { description: 'reply | like | share' }) },
+  { additionalProperties: false },
+);
+
+export const EngagementDeleteResult = Envelope(
+  Type.Object({ reader_id: Type.String(), item_id: Type.String(), kind: Type.String(), removed: Type.Boolean() }),
+);
+
 /** `POST /v1/feedback` body. */
 export const FeedbackBody = Type.Object(
   {

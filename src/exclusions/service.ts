@@ -111,6 +111,18 @@ export class Exclusions implements ExclusionSource {
   }
 
   /**
+   * Undoes an engagement (an unlike): the item may come back to the reader's feeds.
+   * @returns `removed` false when there was none. @throws FreshetError `INVALID_ID`, `STORE_UNAVAILABLE`.
+   */
+  async undoEngagement(readerId: string, itemId: string, kind: EngagementKind): Promise<{ removed: boolean }> {
+    assertId(readerId, 'reader id');
+    assertId(itemId, 'item id');
+    const r = await this.deps.store.deleteEngagement(readerId, itemId, kind);
+    await this.deps.cache.invalidate(readerId);
+    return r;
+  }
+
+  /**
    * "Not interested": the item leaves the reader's feeds for good, and its author weighs
    * `penalty.weight` for the reader during `penalty.durationMs` from the first such feedback.
    * @throws FreshetError `INVALID_ID`, `NOT_FOUND` (unknown or deleted item), `STORE_UNAVAILABLE`.

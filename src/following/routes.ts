@@ -60,7 +60,7 @@ export interface FollowingRouteDeps {
   stream: StreamHub;
   registerUsers(userIds: readonly string[], nowMs: number): Promise<number>;
   follow(readerId: string, authorId: string, nowMs: number): Promise<{ created: boolean; backfilled: number }>;
-  unfollow(readerId: string, authorId: string): Promise<{ removed: boolean }>;
+  unfollow(readerId: string, authorId: string, nowMs: number): Promise<{ removed: boolean }>;
   block(readerId: string, authorId: string, nowMs: number): Promise<{ created: boolean }>;
   unblock(readerId: string, authorId: string): Promise<{ removed: boolean }>;
 }
@@ -107,10 +107,17 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
 
   r.delete(
     '/users/:id/following/:author_id',
-    { schema: { ...pair, summary: 'Unfollow (idempotent)', response: { 200: FollowResult, ...errors } } },
+    {
+      schema: {
+        ...pair,
+        summary: 'Unfollow (idempotent)',
+        headers: NowHeaders,
+        response: { 200: FollowResult, ...errors },
+      },
+    },
     async (req) => {
-      const userId = readerOfRequest(req, req.params.id);
-      const res = await deps.unfollow(userId, req.params.author_id);
+      const { readerId: userId, nowMs } = readerRequest(req, access, req.params.id);
+      const res = await deps.unfollow(userId, req.params.author_id, nowMs);
       return ok({ user_id: userId, author_id: req.params.author_id, following: false, ...res });
     },
   );

@@ -95,6 +95,16 @@ export class StreamSession {
     void this.pump();
   }
 
+  /**
+   * Writes one event frame that is not a timeline entry (a notification, a marker): no `id:` line, so the
+   * stream's resume cursor is untouched. A socket over its buffer drops the frame (the client reads the
+   * state on its next page; the heartbeat judges a stalled socket).
+   */
+  announce(event: string, data: unknown): void {
+    if (this.closed || this.sink.writableNeedDrain) return;
+    this.sink.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
   /** Ends the session (idempotent): stops the timer, leaves the hub, ends or drops the socket. */
   close(why: StreamEnd): void {
     if (this.closed) return;
@@ -218,6 +228,14 @@ export class StreamHub {
   /** Open streams of one reader in this process. */
   openFor(readerId: string): number {
     return this.byReader.get(readerId)?.size ?? 0;
+  }
+
+  /**
+   * Sends an event that is not a timeline entry to every open stream of `readerId` in this process
+   * (`event: notifications` when its notifications or marker changed, …; docs/api.md "The stream").
+   */
+  announce(readerId: string, event: string, data: unknown): void {
+    for (const s of this.byReader.get(readerId) ?? []) s.announce(event, data);
   }
 
   /** The cursor of a stream opened without `since_id`: the newest visible tid (only later entries are sent). */

@@ -83,7 +83,10 @@ function open(client: FreshetClient, opts: { sinceId?: string; idleTimeoutMs?: n
   };
 }
 
-const ids = (events: StreamEvent[]) => events.map((e) => (e.type === 'item' ? e.item.id : `reset:${e.timeline_id}`));
+const ids = (events: StreamEvent[]) =>
+  events.map((e) =>
+    e.type === 'item' ? e.item.id : e.type === 'reset' ? `reset:${e.timeline_id}` : `notifications:${e.unread_count}`,
+  );
 
 describe.each([
   { name: 'PGlite + in-process', hot: 'memory', db: 'pglite' },
@@ -131,6 +134,22 @@ describe.each([
   // a stream closed by the client ends on the server a moment later: start each test from none open, so
   // "open" below means this test's stream
   beforeEach(() => until(() => t.f.following.stream.size === 0, 'earlier streams closed'));
+
+  it("announces a change of the reader's notifications on its open stream: the unread count and the newest group", async () => {
+    const client = await reader('mk');
+    const stream = open(client);
+    try {
+      await until(() => t.f.following.stream.openFor('mk') === 1, 'stream open');
+      const liked = await publish('mk');
+      await svc.as('nf').engagements.record({ item_id: liked, kind: 'like' });
+      let ev = await stream.next();
+      while (ev.type !== 'notifications') ev = await stream.next(); // mk's own new item may come first
+      expect(ev.latest).toMatchObject({ type: 'like', item_id: liked, actors: ['nf'], actor_count: 1, read: false });
+      expect(ev.unread_count).toBe((await svc.as('mk').notifications.page()).unread_count);
+    } finally {
+      stream.close();
+    }
+  });
 
   it('delivers a published item to a connected follower within 1 s', async () => {
     const s = open(await reader('r'));
@@ -231,7 +250,7 @@ describe.each([
     await until(() => t.f.following.stream.openFor('r') === 0, 'stream closed');
     const missed = [await publish('au'), await publish('au')];
     await t.f.following.queue.idle(20_000);
-    const again = open(client, { sinceId: got.timeline_id });
+    const again = open(client, { sinceId: got.type === 'item' ? got.timeline_id : undefined });
     try {
       expect(ids([got])).toEqual([a]);
       expect(ids([await again.next(), await again.next()])).toEqual(missed);

@@ -183,7 +183,7 @@ describe('every 400 names the field, what was wrong and what is allowed (issue 1
       'a query enum',
       { method: 'DELETE', url: '/v1/feedback/e1?kind=bored', headers: reader },
       40001,
-      /^query parameter kind must be one of "not_interested" \(got "bored"\)$/,
+      /^query parameter kind must be one of "not_interested", "show_less" \(got "bored"\)$/,
     ],
     [
       'an empty batch',

@@ -89,6 +89,25 @@ const VALID: Record<string, () => Promise<Req>> = {
   'POST /v1/views': async () => ({ url: '/v1/views', payload: { item_id: 'i1', visitor_id: `v${++n}` }, headers: svc }),
   'GET /v1/hot': async () => ({ url: '/v1/hot?limit=5', headers: svc }),
   'GET /v1/hot/items/{id}': async () => ({ url: '/v1/hot/items/i1', headers: svc }),
+  'DELETE /v1/engagements/{item_id}': async () => ({
+    url: '/v1/engagements/i1?kind=like',
+    headers: { ...svc, 'x-freshet-reader': 'u1' },
+  }),
+  'GET /v1/feeds/notifications': async () => ({
+    url: '/v1/feeds/notifications?limit=5',
+    headers: { ...svc, 'x-freshet-reader': 'a1' },
+  }),
+  'POST /v1/notifications': async () => ({
+    url: '/v1/notifications',
+    payload: { recipient_id: 'a1', type: 'mention', actor_id: `m${++n}`, item_id: 'i1' },
+    headers: svc,
+  }),
+  'PUT /v1/users/{id}/markers/notifications': async () => ({
+    url: '/v1/users/a1/markers/notifications',
+    payload: { last_read_id: '0' },
+    headers: svc,
+  }),
+  'GET /v1/users/{id}/markers': async () => ({ url: '/v1/users/a1/markers', headers: svc }),
 };
 
 beforeAll(async () => {

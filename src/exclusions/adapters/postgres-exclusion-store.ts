@@ -79,6 +79,14 @@ export class PostgresExclusionStore implements ExclusionStore {
     return { removed: rows.length > 0 };
   }
 
+  async deleteEngagement(readerId: string, itemId: string, kind: EngagementKind): Promise<{ removed: boolean }> {
+    const rows = await this.sql.query(
+      `DELETE FROM engagements WHERE reader_id = $1 AND item_id = $2 AND kind = $3 RETURNING 1`,
+      [readerId, itemId, kind],
+    );
+    return { removed: rows.length > 0 };
+  }
+
   /**
    * ONE query (UNION ALL of five index scans): the `cap` most recently engaged items (any kind), the
    * `cap` most recent "not interested" with their authors, the `cap` most recent "show less" with their

@@ -16,7 +16,7 @@ export interface KeyFamily {
   /** Matches a key of the family with the prefix removed. */
   pattern: RegExp;
   /** Who writes it. */
-  owner: 'seen' | 'for-you' | 'following' | 'exclusions' | 'hot' | 'readiness' | 'fan-out queue';
+  owner: 'seen' | 'for-you' | 'following' | 'exclusions' | 'notifications' | 'hot' | 'readiness' | 'fan-out queue';
   /** Its time to live, in words (null: the family has none). */
   ttl: string | null;
   /** The hard bound of a family whose keys may have no time to live (null: every key has one). */
@@ -92,6 +92,13 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   family('tl:out:{u:<a>}', `tl:out:${USER}`, 'following', "its state's + 1 h"),
   family('rv:{u:<r>}', `rv:${USER}`, 'exclusions', '`FRESHET_RECENT_VIEWS_TTL_DAYS`'),
   family('rv:at:{u:<r>}', `rv:at:${USER}`, 'exclusions', '`FRESHET_RECENT_VIEWS_TTL_DAYS`'),
+  family(
+    'nt:{u:<r>}',
+    `nt:${USER}`,
+    'notifications',
+    "`FRESHET_NOTIFICATION_VIEW_TTL_DAYS` after the recipient's last read or notification",
+  ),
+  family('nt:g:{u:<r>}', `nt:g:${USER}`, 'notifications', "the same as its groups' (10 s while it is rebuilt)"),
   family('ex:{u:<r>}', `ex:${USER}`, 'exclusions', '`FRESHET_EXCLUSION_CACHE_TTL_S`'),
   family('ex:gen:{u:<r>}', `ex:gen:${USER}`, 'exclusions', "longer than the cache's"),
   family('ready:{<tag>}', String.raw`ready:\{[^}]+\}`, 'readiness', '10 s'),

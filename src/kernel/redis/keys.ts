@@ -256,6 +256,24 @@ export class Keys {
     return `${this.prefix}ex:gen:{u:${readerId}}`;
   }
 
+  /**
+   * A recipient's grouped notifications (src/notifications/): a ZSET, member = group key, score = the
+   * group's newest event id.
+   */
+  notificationGroups(recipientId: string): string {
+    return `${this.prefix}nt:{u:${recipientId}}`;
+  }
+
+  /** The data of {@link notificationGroups}: a HASH per group (`count|newest at|actors`) and the view's state. */
+  notificationData(recipientId: string): string {
+    return `${this.prefix}nt:g:{u:${recipientId}}`;
+  }
+
+  /** The pub/sub channel on which a process says a recipient's notifications changed (its id). */
+  notificationSignal(): string {
+    return `${this.prefix}nt:signal`;
+  }
+
   /** SCAN pattern of every inbox (for memory reports). */
   inboxPattern(): string {
     return `${this.prefix}tl:in:{u:*`;

@@ -282,7 +282,7 @@ async function session(
   stats.sessions++;
   if (n === 2) {
     const [newest] = (await f.following.graph.following(reader, 1)).entries;
-    if (newest && (await f.useCases.unfollow(reader, newest.userId)).removed) stats.unfollows++;
+    if (newest && (await f.useCases.unfollow(reader, newest.userId, now)).removed) stats.unfollows++;
   }
   if (n === 4) {
     const [newest] = (await f.following.graph.following(reader, 1)).entries;

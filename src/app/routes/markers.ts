@@ -1,0 +1,41 @@
+/**
+ * Read markers, a Fastify plugin under `/v1`: `GET /users/:id/markers` — how far the reader has read
+ * each of its timelines, with the unread count of each (reader token for itself, or the service key).
+ * Each marker is moved by its own room's route (`PUT /users/:id/markers/notifications`, …); this read
+ * spans rooms, so it is the app's.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { readerOfRequest } from '../../kernel/http/access.js';
+import { Envelope, ErrorEnvelope, IdParams, ok } from '../../kernel/http/schemas.js';
+import { MarkerOut } from '../../notifications/schemas.js';
+import { markerJson } from '../../notifications/schemas.js';
+import type { Notifications } from '../../notifications/service.js';
+
+const MarkersResult = Envelope(Type.Object({ user_id: Type.String(), notifications: MarkerOut }));
+const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope };
+
+/** What the route reads. */
+export interface MarkerRouteDeps {
+  notifications: Pick<Notifications, 'marker'>;
+}
+
+/** Registers `GET /users/:id/markers`. */
+export const markerRoutes: FastifyPluginAsync<{ deps: MarkerRouteDeps }> = async (app, { deps }) => {
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
+    '/users/:id/markers',
+    {
+      schema: {
+        tags: ['notifications'],
+        summary: "The reader's read markers, with unread counts",
+        params: IdParams,
+        response: { 200: MarkersResult, ...errors },
+      },
+    },
+    async (req) => {
+      const readerId = readerOfRequest(req, req.params.id);
+      return ok({ user_id: readerId, notifications: markerJson(await deps.notifications.marker(readerId)) });
+    },
+  );
+};

@@ -1,0 +1,183 @@
+/**
+ * NotificationStore on PostgreSQL (PGlite or a server, through `Sql`): the events and markers of the
+ * notifications migration (./schema.ts). Times are epoch ms (`bigint`); event ids are a `bigserial`,
+ * below 2^53 for any realistic life of a deployment, read as JavaScript numbers.
+ */
+import {
+  GROUP_ACTORS,
+  parseGroupKey,
+  type NotificationEvent,
+  type NotificationGroup,
+  type NotificationType,
+} from '../domain.js';
+import type { NewNotification, NotificationMarker, NotificationStore } from '../notification-store.js';
+import type { Sql } from '../../kernel/sql/sql.js';
+
+interface EventRow {
+  id: number | string;
+  recipient_id: string;
+  type: string;
+  actor_id: string;
+  item_id: string | null;
+  group_key: string;
+  created_at: number | string;
+}
+
+interface GroupRow {
+  group_key: string;
+  n: number | string;
+  latest_id: number | string;
+  latest_at: number | string;
+  actors: string[];
+}
+
+const EVENT_COLUMNS = 'id, recipient_id, type, actor_id, item_id, group_key, created_at';
+
+function toEvent(r: EventRow): NotificationEvent {
+  return {
+    id: Number(r.id),
+    recipientId: r.recipient_id,
+    type: r.type as NotificationType,
+    actorId: r.actor_id,
+    itemId: r.item_id,
+    groupKey: r.group_key,
+    atMs: Number(r.created_at),
+  };
+}
+
+/** Distinct actors, in order, at most {@link GROUP_ACTORS}. */
+function distinctActors(actors: readonly string[]): string[] {
+  return [...new Set(actors)].slice(0, GROUP_ACTORS);
+}
+
+function toGroup(r: GroupRow): NotificationGroup {
+  return {
+    groupKey: r.group_key,
+    ...parseGroupKey(r.group_key),
+    actors: distinctActors(r.actors),
+    actorCount: Number(r.n),
+    latestId: Number(r.latest_id),
+    latestAt: Number(r.latest_at),
+  };
+}
+
+/** The store; it shares the caller's `Sql` handle and never closes it. */
+export class PostgresNotificationStore implements NotificationStore {
+  constructor(private readonly sql: Sql) {}
+
+  async record(e: NewNotification): Promise<NotificationEvent | null> {
+    const rows = await this.sql.query<EventRow>(
+      `INSERT INTO notification_events (recipient_id, type, actor_id, item_id, group_key, data, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::bigint)
+       ON CONFLICT DO NOTHING RETURNING ${EVENT_COLUMNS}`,
+      [
+        e.recipientId,
+        e.type,
+        e.actorId,
+        e.itemId,
+        e.groupKey,
+        e.data === undefined ? null : JSON.stringify(e.data),
+        Math.floor(e.atMs),
+      ],
+    );
+    return rows[0] ? toEvent(rows[0]) : null;
+  }
+
+  async retract(
+    recipientId: string,
+    type: NotificationType,
+    actorId: string,
+    itemId: string | null,
+    sinceMs: number,
+  ): Promise<NotificationEvent | null> {
+    const rows = await this.sql.query<EventRow>(
+      `DELETE FROM notification_events WHERE id = (
+         SELECT id FROM notification_events
+         WHERE recipient_id = $1 AND type = $2 AND actor_id = $3 AND item_id IS NOT DISTINCT FROM $4 AND created_at >= $5::bigint
+         ORDER BY id DESC LIMIT 1)
+       RETURNING ${EVENT_COLUMNS}`,
+      [recipientId, type, actorId, itemId, Math.floor(sinceMs)],
+    );
+    return rows[0] ? toEvent(rows[0]) : null;
+  }
+
+  async groups(recipientId: string, beforeId: number | null, limit: number): Promise<NotificationGroup[]> {
+    // no WHERE on id: a group whose newest event is above the cursor was served above it, whole
+    const rows = await this.sql.query<GroupRow>(
+      `SELECT group_key, count(*) AS n, max(id) AS latest_id, max(created_at) AS latest_at,
+              (array_agg(actor_id ORDER BY id DESC))[1:${GROUP_ACTORS * 4}] AS actors
+       FROM notification_events WHERE recipient_id = $1
+       GROUP BY group_key HAVING $2::bigint IS NULL OR max(id) < $2::bigint
+       ORDER BY latest_id DESC LIMIT $3`,
+      [recipientId, beforeId, limit],
+    );
+    return rows.map(toGroup);
+  }
+
+  async group(recipientId: string, groupKey: string): Promise<NotificationGroup | null> {
+    const rows = await this.sql.query<GroupRow>(
+      `SELECT group_key, count(*) AS n, max(id) AS latest_id, max(created_at) AS latest_at,
+              (array_agg(actor_id ORDER BY id DESC))[1:${GROUP_ACTORS * 4}] AS actors
+       FROM notification_events WHERE recipient_id = $1 AND group_key = $2 GROUP BY group_key`,
+      [recipientId, groupKey],
+    );
+    return rows[0] ? toGroup(rows[0]) : null;
+  }
+
+  async countGroupsAfter(recipientId: string, afterId: number, cap: number): Promise<number> {
+    const rows = await this.sql.query<{ n: number | string }>(
+      `SELECT count(*) AS n FROM (SELECT DISTINCT group_key FROM notification_events
+         WHERE recipient_id = $1 AND id > $2::bigint LIMIT $3) g`,
+      [recipientId, afterId, cap],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async newestId(recipientId: string): Promise<number> {
+    const rows = await this.sql.query<{ id: number | string | null }>(
+      'SELECT max(id) AS id FROM notification_events WHERE recipient_id = $1',
+      [recipientId],
+    );
+    return Number(rows[0]?.id ?? 0);
+  }
+
+  async getMarker(readerId: string): Promise<NotificationMarker> {
+    const rows = await this.sql.query<{ last_read_id: number | string; updated_at: number | string }>(
+      'SELECT last_read_id, updated_at FROM notification_markers WHERE reader_id = $1',
+      [readerId],
+    );
+    const r = rows[0];
+    return r
+      ? { lastReadId: Number(r.last_read_id), updatedAt: Number(r.updated_at) }
+      : { lastReadId: 0, updatedAt: null };
+  }
+
+  async setMarker(
+    readerId: string,
+    lastReadId: number,
+    nowMs: number,
+    force: boolean,
+  ): Promise<NotificationMarker & { moved: boolean }> {
+    // one statement: two devices racing end at the newer marker (the older one's update matches no row)
+    const moved = await this.sql.query<{ last_read_id: number | string; updated_at: number | string }>(
+      `INSERT INTO notification_markers AS m (reader_id, last_read_id, updated_at) VALUES ($1, $2::bigint, $3::bigint)
+       ON CONFLICT (reader_id) DO UPDATE SET last_read_id = EXCLUDED.last_read_id, updated_at = EXCLUDED.updated_at
+       WHERE $4::boolean OR m.last_read_id < EXCLUDED.last_read_id
+       RETURNING last_read_id, updated_at`,
+      [readerId, lastReadId, Math.floor(nowMs), force],
+    );
+    if (moved[0])
+      return { lastReadId: Number(moved[0].last_read_id), updatedAt: Number(moved[0].updated_at), moved: true };
+    return { ...(await this.getMarker(readerId)), moved: false };
+  }
+
+  async prune(beforeMs: number, batch: number): Promise<number> {
+    const rows = await this.sql.query<{ n: number | string }>(
+      `WITH gone AS (DELETE FROM notification_events WHERE id IN (
+         SELECT id FROM notification_events WHERE created_at < $1::bigint ORDER BY created_at LIMIT $2) RETURNING 1)
+       SELECT count(*) AS n FROM gone`,
+      [Math.floor(beforeMs), batch],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+}
