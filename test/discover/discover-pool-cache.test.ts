@@ -86,6 +86,7 @@ describe.each([
       FRESHET_KEY_PREFIX: prefix,
       FRESHET_DATA_DIR: dataDir,
       FRESHET_DISCOVER_POOL: '300',
+      FRESHET_MAX_PER_AUTHOR: '0', // the subject is the pool cache; author diversity has its own tests
       ...(db === 'postgres' ? { FRESHET_REDIS_URL: TEST_REDIS_URL } : {}),
     };
     f = await openFreshet(loadConfig(env), {

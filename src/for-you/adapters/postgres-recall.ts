@@ -29,8 +29,12 @@ import { MATCH_BAND_MS } from './schema.js';
  */
 const LEXEME = /^[\p{L}\p{N}]+$/u;
 
-/** The text search configurations reader words are read in when it lists no language (see `interestLexemes`). */
-const BASE_CONFIGS = ['english', 'simple'];
+/**
+ * The text search configuration reader words are read in when the reader lists no language (see
+ * `interestLexemes`): English, as every item was stemmed before items had a language. A reader with a
+ * language list also gets `simple` (items of an unknown language, unstemmed) and each language's own.
+ */
+const BASE_CONFIGS = ['english'];
 
 interface CandidateRow {
   id: string;
@@ -285,8 +289,9 @@ export class PostgresRecall implements CandidateRecall {
 
   /**
    * The interest lexemes (see the port): one statement, reading only the rows of `interestItemIds`. The
-   * terms are read in English, as typed (`simple`: any language, unstemmed) and in the configuration of
-   * each of `languages` (the reader's list), so they meet items stemmed in any of those.
+   * terms are read in English; for a reader with a language list also as typed (`simple`: items of an
+   * unknown language, unstemmed) and in the configuration of each of `languages`, so they meet items
+   * stemmed in any of those.
    */
   async interestLexemes(
     interests: readonly string[],
@@ -296,7 +301,9 @@ export class PostgresRecall implements CandidateRecall {
     const terms = normalizeTerms(interests).join(' ');
     const ids = [...new Set(interestItemIds)];
     if (terms === '' && ids.length === 0) return [];
-    const configs = [...new Set([...BASE_CONFIGS, ...languages.map(tsConfigOf)])];
+    const configs = [
+      ...new Set([...BASE_CONFIGS, ...(languages.length ? ['simple', ...languages.map(tsConfigOf)] : [])]),
+    ];
     const rows = await this.sql.query<{ words: string[] | null }>(
       `SELECT array_agg(DISTINCT w) AS words FROM (
          SELECT unnest(tsvector_to_array(to_tsvector(c::regconfig, $1::text))) AS w FROM unnest($3::text[]) AS c

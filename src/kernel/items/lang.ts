@@ -60,8 +60,15 @@ export const TS_CONFIGS: Readonly<Record<string, string>> = {
 
 /** The text search configuration of a language (`simple` when PostgreSQL has none for it). */
 export function tsConfigOf(lang: string): string {
-  return TS_CONFIGS[lang] ?? 'simple';
+  return lang === UNDETERMINED ? UNDETERMINED_CONFIG : (TS_CONFIGS[lang] ?? 'simple');
 }
+
+/**
+ * The configuration of an item of unknown language: English, as every item was read before items had a
+ * language — so items written without a language (by older writers, or too short to tell) keep matching
+ * the interests of readers who list no language, which are read in English too.
+ */
+export const UNDETERMINED_CONFIG = 'english';
 
 /** A BCP-47 tag as accepted: a primary subtag of 2–3 letters (or `und`), then optional subtags. */
 const BCP47 = /^([A-Za-z]{2,3})(-[A-Za-z0-9]{1,8})*$/;

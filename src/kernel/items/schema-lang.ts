@@ -4,10 +4,11 @@
  *
  * Items written before it keep `und` and the English vector they were given (re-publishing an item detects
  * its language and rebuilds its vector). `freshet_ts_config(lang)` maps a primary tag to a configuration
- * of stock PostgreSQL 15 (the same table as `TS_CONFIGS`), `simple` for every other tag.
+ * of stock PostgreSQL 15 (the same table as `TS_CONFIGS`), `und` to English (as before languages: see
+ * `UNDETERMINED_CONFIG`), `simple` for every other tag.
  */
 import type { Migration } from '../sql/migrations.js';
-import { TS_CONFIGS } from './lang.js';
+import { TS_CONFIGS, UNDETERMINED, UNDETERMINED_CONFIG } from './lang.js';
 
 const cases = Object.entries(TS_CONFIGS)
   .map(([lang, cfg]) => `WHEN '${lang}' THEN '${cfg}'::regconfig`)
@@ -21,6 +22,6 @@ export const ITEMS_LANG_MIGRATION: Migration = {
     ALTER TABLE items ADD COLUMN lang text NOT NULL DEFAULT 'und' CHECK (lang ~ '^[a-z]{2,3}$');
     CREATE FUNCTION freshet_ts_config(lang text) RETURNS regconfig
       LANGUAGE sql IMMUTABLE PARALLEL SAFE
-      AS $$ SELECT CASE lang ${cases} ELSE 'simple'::regconfig END $$;
+      AS $$ SELECT CASE lang WHEN '${UNDETERMINED}' THEN '${UNDETERMINED_CONFIG}'::regconfig ${cases} ELSE 'simple'::regconfig END $$;
   `,
 };
