@@ -1,10 +1,12 @@
 import { FreshetClient, FreshetClientError } from 'freshet/client';
 
 // A running server (`npx freshet serve`) and its service key.
-const client = new FreshetClient({
-  baseUrl: process.env.FRESHET_URL ?? 'http://127.0.0.1:8080',
-  serviceKey: process.env.FRESHET_SERVICE_KEY!,
-});
+const serviceKey = process.env.FRESHET_SERVICE_KEY;
+if (!serviceKey) {
+  console.error("set FRESHET_SERVICE_KEY to the server's service key (serviceKey in .freshet/secrets.json)");
+  process.exit(1);
+}
+const client = new FreshetClient({ baseUrl: process.env.FRESHET_URL ?? 'http://127.0.0.1:8080', serviceKey });
 
 const now = Date.now();
 await client.items.publish([

@@ -19,6 +19,7 @@ import {
 } from './transport.js';
 import type {
   BlockData,
+  FollowsData,
   DeleteData,
   DiscoverPage,
   EngagementData,
@@ -113,10 +114,17 @@ export class FreshetClient {
   readonly notifications: ReturnType<typeof notificationApi>['notifications'];
   readonly markers: ReturnType<typeof notificationApi>['markers'];
 
-  /** @throws Error when not exactly one of `serviceKey` and `token` is given. */
+  /** @throws Error (one sentence saying what to pass) when not exactly one non-empty `serviceKey` or `token` is given. */
   constructor(readonly options: FreshetClientOptions) {
-    if ((options.serviceKey === undefined) === (options.token === undefined))
-      throw new Error('FreshetClient: give exactly one of serviceKey and token');
+    const key = options.serviceKey ?? options.token;
+    if ((options.serviceKey === undefined) === (options.token === undefined) || !key)
+      throw new Error(
+        options.serviceKey === undefined && options.token === undefined
+          ? 'FreshetClient: no serviceKey and no token: pass the service key (FRESHET_SERVICE_KEY, or serviceKey in <data dir>/secrets.json) or a reader token (`freshet token <reader>`)'
+          : !key
+            ? 'FreshetClient: the serviceKey or token given is empty: is the variable you read it from set?'
+            : 'FreshetClient: give exactly one of serviceKey and token, not both',
+      );
     const t = (this.transport = new Transport({ ...options, token: (options.serviceKey ?? options.token)! }));
     const dataOf = async <T>(spec: RequestSpec, o?: CallOptions): Promise<T> => (await t.request<T>(spec, o)).data;
     ({ items: this.items, users: this.users, hot: this.hot, views: this.views } = contentApi(dataOf));
@@ -315,6 +323,12 @@ function graphApi(data: DataOf) {
   const block = edge('blocks');
   return {
     follows: {
+      /**
+       * `POST /v1/follows` (service key): follow edges in bulk, at most 5,000 a call (new ones only; edges
+       * across a block skipped; the followers' inboxes rebuilt on their next read).
+       */
+      import: (edges: readonly { follower_id: string; followee_id: string }[], o?: CallOptions) =>
+        data<FollowsData>({ method: 'POST', path: '/v1/follows', body: { edges }, now: true }, o),
       /** `PUT /v1/users/:id/following/:author_id`: follow (idempotent; backfills the inbox). */
       follow: (userId: string, authorId: string, o?: CallOptions): Promise<FollowData> =>
         follow.add(userId, authorId, o),

@@ -10,6 +10,7 @@ import type { DiscoverResult } from '../discover/schemas.js';
 import type {
   BlockResult,
   FollowResult,
+  FollowsResult,
   ListResult,
   StreamItemEvent,
   TimelineItemOut,
@@ -128,3 +129,6 @@ export interface NotificationsEvent {
   unread_capped: boolean;
   latest: NotificationGroup | null;
 }
+
+/** `POST /v1/follows` → `{inserted, blocked}`. */
+export type FollowsData = DataOf<Static<typeof FollowsResult>>;

@@ -11,12 +11,20 @@ import { fail } from '../kernel/errors.js';
 import { itemToJson } from '../kernel/items/item.js';
 import { parseTid, tidText } from './domain.js';
 import type { GraphPage } from './social-graph.js';
-import { type RequestAccess, readerRequest, readerOfRequest, requireServiceKey } from '../kernel/http/access.js';
+import {
+  type RequestAccess,
+  readerRequest,
+  readerOfRequest,
+  requireServiceKey,
+  serviceRequest,
+} from '../kernel/http/access.js';
 import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok } from '../kernel/http/schemas.js';
 import type { SocialGraph } from './social-graph.js';
 import type { FollowingTimeline } from './service.js';
 import {
   BlockResult,
+  FollowsBody,
+  FollowsResult,
   FollowResult,
   ListQuery,
   ListResult,
@@ -59,6 +67,10 @@ export interface FollowingRouteDeps {
   /** The realtime stream's sessions of this process. */
   stream: StreamHub;
   registerUsers(userIds: readonly string[], nowMs: number): Promise<number>;
+  importFollows(
+    edges: readonly (readonly [string, string])[],
+    nowMs: number,
+  ): Promise<{ inserted: number; blocked: number }>;
   follow(readerId: string, authorId: string, nowMs: number): Promise<{ created: boolean; backfilled: number }>;
   unfollow(readerId: string, authorId: string, nowMs: number): Promise<{ removed: boolean }>;
   block(readerId: string, authorId: string, nowMs: number): Promise<{ created: boolean }>;
@@ -70,6 +82,24 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { access, timeline: t, graph } = deps;
   const pair = { tags: ['graph'], params: PairParams };
+
+  r.post(
+    '/follows',
+    {
+      schema: {
+        tags: ['graph'],
+        summary: 'Follow edges in bulk (service key): new edges only, edges across a block skipped',
+        body: FollowsBody,
+        headers: NowHeaders,
+        response: { 200: FollowsResult, ...errors, 413: ErrorEnvelope },
+      },
+    },
+    async (req) => {
+      const { nowMs } = serviceRequest(req, access);
+      const edges = req.body.edges.map((e) => [e.follower_id, e.followee_id] as const);
+      return ok(await deps.importFollows(edges, nowMs));
+    },
+  );
 
   r.put(
     '/users/:id',

@@ -10,6 +10,27 @@ import { Envelope, FeedHeaders, Id, ItemOut } from '../kernel/http/schemas.js';
 /** `/v1/users/:id/{following|blocks}/:author_id`. */
 export const PairParams = Type.Object({ id: Id, author_id: Id });
 
+/** Most follow edges per `POST /v1/follows`. */
+export const MAX_FOLLOWS_PER_REQUEST = 5_000;
+
+/** `POST /v1/follows` (service key): follow edges in bulk, as `freshet import graph` sends them. */
+export const FollowsBody = Type.Object(
+  {
+    edges: Type.Array(Type.Object({ follower_id: Id, followee_id: Id }, { additionalProperties: false }), {
+      minItems: 1,
+      maxItems: MAX_FOLLOWS_PER_REQUEST,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const FollowsResult = Envelope(
+  Type.Object({
+    inserted: Type.Integer({ description: 'edges new to the graph' }),
+    blocked: Type.Integer({ description: 'edges skipped because one of the two users blocks the other' }),
+  }),
+);
+
 /** `PUT /v1/users/:id` (register). */
 export const UserResult = Envelope(Type.Object({ id: Type.String(), created: Type.Boolean() }));
 

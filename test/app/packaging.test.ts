@@ -103,7 +103,11 @@ describe('the npm package', () => {
       'a .lua file of src/ is missing from dist/: run `npm run build`',
     ).toEqual([]);
     // `npm pack` and `npm publish` run `prepare` first: it must be the whole build (tsc, Lua, UI bundle)
-    expect(pkg.scripts.prepare).toBe('npm run build');
+    // whenever dist/ is not a build of the sources as they are (scripts/prepare.mjs skips it otherwise)
+    expect(pkg.scripts.prepare).toBe('node scripts/prepare.mjs');
+    const prepare = readFileSync(join(ROOT, 'scripts/prepare.mjs'), 'utf8');
+    expect(prepare).toContain("['run', 'build']");
+    expect(prepare).toContain('distIsCurrent(root)');
     expect(pkg.scripts.build).toMatch(/tsc .*copy-lua\.mjs.*build-ui\.mjs/);
   });
 

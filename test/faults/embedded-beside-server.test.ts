@@ -99,6 +99,13 @@ describe('CLI commands beside a running embedded server', () => {
       ),
     );
 
+    // the graph import goes through the server too (POST /v1/follows), as the items import does
+    const edges = join(tmp, 'edges.tsv');
+    writeFileSync(edges, 'follower_id\tfollowee_id\nfan1\tmjn\nfan2\tmjn\n');
+    const graph = await run(['import', 'graph', edges]);
+    expect(graph.code, graph.stderr).toBe(0);
+    expect(graph.stdout).toMatch(new RegExp(`imported 2 edges .*\\(2 new, .* into ${first.url} \\(running server`));
+
     const [embed, migrate] = await Promise.all([run(['discover', 'embed']), run(['migrate'])]);
     for (const [name, r] of [
       ['discover embed', embed],

@@ -115,7 +115,7 @@ describe('freshet import graph', () => {
   });
 
   it('refuses an empty file and a file that is not a follow-edge list, naming it', async () => {
-    await expect(runGraphImport(file('empty.tsv', ''), config, quiet)).rejects.toThrow(/empty file/);
+    await expect(runGraphImport(file('empty.tsv', ''), config, quiet)).rejects.toThrow(/is empty \(no header\)/);
     await expect(runGraphImport(file('other.tsv', 'user\titem\n1\t2\n'), config, quiet)).rejects.toThrow(
       /not a follow-edge list/,
     );

@@ -75,6 +75,11 @@ const VALID: Record<string, () => Promise<Req>> = {
   }),
   'GET /v1/exclusions': async () => ({ url: '/v1/exclusions', headers: { ...svc, 'x-freshet-reader': 'u1' } }),
   'PUT /v1/users/{id}': async () => ({ url: '/v1/users/u1', headers: svc }),
+  'POST /v1/follows': async () => ({
+    url: '/v1/follows',
+    payload: { edges: [{ follower_id: 'u1', followee_id: `a${++n}` }] },
+    headers: svc,
+  }),
   'PUT /v1/users/{id}/following/{author_id}': async () => ({ url: '/v1/users/u1/following/a1', headers: svc }),
   'DELETE /v1/users/{id}/following/{author_id}': async () => ({ url: '/v1/users/u1/following/a2', headers: svc }),
   'PUT /v1/users/{id}/blocks/{author_id}': async () => ({ url: '/v1/users/u1/blocks/a2', headers: svc }),

@@ -9,6 +9,7 @@
  * CPU of tsx's (1.4 s against 2.9 s for `--help` on the 2-core test machine), and the suite starts a few
  * dozen children.
  */
+import { distIsCurrent } from '../../scripts/dist-current.mjs';
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -22,32 +23,10 @@ export const MAIN = join(ROOT, 'src/app/cli/main.ts');
 /** The compiled CLI entry (`npm run build`). */
 const BUILT_MAIN = join(ROOT, 'dist/app/cli/main.js');
 
-/**
- * Whether every compiled file in dist/ is at least as new as its source: each `.ts` under src/ has its
- * `.js` and each `.lua` its copy (the explorer's sources, bundled by scripts/build-ui.mjs, are not tsc's).
- * File by file, so a rebuilt explorer bundle never passes for a rebuilt CLI.
- */
-function distIsCurrent(): boolean {
-  const src = join(ROOT, 'src');
-  for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {
-    const path = join(e.parentPath, e.name);
-    if (!e.isFile() || path.startsWith(join(src, 'app/ui/web'))) continue;
-    const built = e.name.endsWith('.lua')
-      ? path
-      : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')
-        ? path.replace(/\.ts$/, '.js')
-        : null;
-    if (built === null) continue;
-    const target = join(ROOT, 'dist', relative(src, built));
-    if (!existsSync(target) || statSync(target).mtimeMs < statSync(path).mtimeMs) return false;
-  }
-  return true;
-}
-
 let argvCache: string[] | undefined;
 /** Node's arguments before the CLI's own: the built entry when dist/ is current, else tsx on the sources. */
 export function cliArgv(): string[] {
-  argvCache ??= distIsCurrent() ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
+  argvCache ??= distIsCurrent(ROOT, { ui: false }) ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
   return argvCache;
 }
 

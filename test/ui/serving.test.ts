@@ -29,6 +29,10 @@ describe('serving /ui', () => {
     try {
       const redirect = await app.inject({ url: '/ui' });
       expect([redirect.statusCode, redirect.headers.location]).toEqual([302, '/ui/']);
+      const root = await app.inject({ url: '/' }); // the printed URL opens the explorer
+      expect([root.statusCode, root.headers.location]).toEqual([302, '/ui/']);
+      const icon = await app.inject({ url: '/favicon.ico' }); // no 404 on every page load
+      expect([icon.statusCode, icon.headers['content-type']]).toEqual([200, 'image/svg+xml']);
       const index = await app.inject({ url: '/ui/' });
       expect(index.statusCode).toBe(200);
       expect(index.headers['content-type']).toContain('text/html');

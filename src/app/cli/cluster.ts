@@ -65,7 +65,8 @@ export async function runPrimary(workers: number, host: string, log: Logger, gra
   primary.handleSignals();
   const port = await primary.startAll(workers);
   const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
-  log.info({ url: `http://${h.includes(':') ? `[${h}]` : h}:${port}`, workers }, 'freshet workers listening');
+  const url = `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+  log.info({ url, explorer: `${url}/ui/`, docs: `${url}/docs`, workers }, 'freshet workers listening');
 }
 
 /** The primary's state and its steps: fork, replace, start all, stop all, rolling restart. */

@@ -33,7 +33,7 @@ import type { ItemInput } from '../../kernel/items/content-store.js';
 import { MAX_URL_CHARS, validateItems, type ItemRules } from '../../kernel/items/validate.js';
 import { DEFAULT_FUTURE_SKEW_MS } from '../../kernel/time-range.js';
 import { FreshetError } from '../../kernel/errors.js';
-import { openInput, pipeInto, readErrorsAs } from './input-file.js';
+import { InputRefused, openInput, pipeInto, readErrorsAs } from './input-file.js';
 
 /** A row that was skipped: 1-based line of the file (the header is line 1) and why. */
 export interface SkippedRow {
@@ -194,7 +194,10 @@ export async function* parseHn(file: string, opts: ParseOptions = {}): AsyncGene
     if (header === null) {
       header = record.map((h) => h.trim());
       const missing = HN_COLUMNS.filter((c) => !header!.includes(c));
-      if (missing.length > 0) throw new Error(`${file}: not an HN posts CSV (header lacks ${missing.join(', ')})`);
+      if (missing.length > 0)
+        throw new InputRefused(
+          `${file} is not an HN posts CSV (its header lacks ${missing.join(', ')}) — pass the posts file, e.g. ../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz`,
+        );
       continue;
     }
     if (record.length !== header.length) {
@@ -222,6 +225,6 @@ export async function* parseHn(file: string, opts: ParseOptions = {}): AsyncGene
       skipped = [];
     }
   }
-  if (header === null) throw new Error(`${file}: empty file (no header)`);
+  if (header === null) throw new InputRefused(`${file} is empty (no header) — pass the HN posts file`);
   if (items.length > 0 || skipped.length > 0) yield { items, skipped, bytesRead: totalBytes, totalBytes, lastLine };
 }

@@ -149,12 +149,27 @@ export function redactUrl(url: string): string {
   }
 }
 
-async function openSink(config: Config, mode: 'auto' | 'http' | 'direct', url?: string): Promise<Sink> {
+/** Where a CLI write goes: a running server (its URL, key and a label for messages), or `direct`. */
+export type WriteTarget =
+  | { kind: 'http'; url: string; key: string; keySource: string; label: string }
+  | { kind: 'direct' };
+
+/**
+ * Chooses where an import writes (the module doc): `--url` or a live embedded server named by
+ * `<dataDir>/server.json` → that server; otherwise (or `direct`) this process. Shared by `import hn`
+ * and `import graph`, so both behave alike beside a running server.
+ * @throws Error with `http` and no server found, or when the server refuses the key.
+ */
+export async function writeTarget(
+  config: Config,
+  mode: 'auto' | 'http' | 'direct',
+  url?: string,
+): Promise<WriteTarget> {
   const viaServer =
     url !== undefined || (mode !== 'direct' && !config.databaseUrl && liveServer(config.dataDir) !== null);
   if (mode === 'http' && !viaServer)
     throw new Error(`no running Freshet server found in ${join(config.dataDir, 'server.json')}`);
-  if (!viaServer) return directSink(config);
+  if (!viaServer) return { kind: 'direct' };
   const withKey = readSecrets(config); // the server's key: read, never generated here
   const target = findServer(withKey, url);
   const keySource = serviceKeySource(withKey);
@@ -164,10 +179,21 @@ async function openSink(config: Config, mode: 'auto' | 'http' | 'direct', url?: 
   } catch (err) {
     // server.json names a live pid that does not answer (a reused pid after a crash, a hung server):
     // write directly; the data folder's lock refuses if a process still holds the database.
-    if (url === undefined && mode === 'auto' && err instanceof ServerUnreachableError) return directSink(config);
+    if (url === undefined && mode === 'auto' && err instanceof ServerUnreachableError) return { kind: 'direct' };
     throw err;
   }
-  return httpSink(target.url, key, keySource, `${target.url} (running server, found by ${target.foundBy})`);
+  return {
+    kind: 'http',
+    url: target.url,
+    key,
+    keySource,
+    label: `${target.url} (running server, found by ${target.foundBy})`,
+  };
+}
+
+async function openSink(config: Config, mode: 'auto' | 'http' | 'direct', url?: string): Promise<Sink> {
+  const t = await writeTarget(config, mode, url);
+  return t.kind === 'direct' ? directSink(config) : httpSink(t.url, t.key, t.keySource, t.label);
 }
 
 /**

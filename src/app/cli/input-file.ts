@@ -23,13 +23,37 @@ export interface InputFile {
 }
 
 /**
+ * A file refused before anything was read from it or written: missing, unreadable, a folder, or not of
+ * the format asked (its header). Its message is the whole story — what and what to do — so the CLI
+ * prints it as one line, with no "stopped … resume" (there is nothing to resume).
+ */
+export class InputRefused extends Error {}
+
+/** The file's size in bytes. @throws InputRefused when it cannot be read as a file. */
+function sizeOf(file: string): number {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(file);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'ENOENT')
+      throw new InputRefused(
+        `${file}: no such file — check the path (the data sets are in ../shared/data/, beside the repository)`,
+      );
+    throw new InputRefused(`${file}: cannot be read (${code ?? String(err)}) — check its permissions`);
+  }
+  if (!st.isFile()) throw new InputRefused(`${file} is not a file — pass the path of a data file`);
+  return st.size;
+}
+
+/**
  * Opens `file` for streaming: gunzipped when its name ends in `.gz`. A read error of the file is
  * forwarded to `source` (pipe() does not forward errors), so whoever reads `source` sees it.
  * @param onBytes called with the bytes read so far and the size after each chunk (progress bars).
  * @throws Error when the file does not exist or cannot be opened.
  */
 export function openInput(file: string, onBytes?: (bytesRead: number, totalBytes: number) => void): InputFile {
-  const totalBytes = statSync(file).size;
+  const totalBytes = sizeOf(file);
   let read = 0;
   const raw = createReadStream(file);
   raw.on('data', (chunk) => {
@@ -137,6 +161,7 @@ export interface StoppedWork {
  * words, otherwise the error after the committed line), exactly what was committed before, and how to go on.
  */
 export function stoppedMessage(command: string, err: unknown, w: StoppedWork): string {
+  if (err instanceof InputRefused) return err.message;
   const why =
     err instanceof ImportReadError
       ? err.message

@@ -6,7 +6,7 @@
  * chosen (`await import(…)` in its action), so `freshet token` and `--help` start in ~0.3 s instead of
  * the ~1 s that loading every command's modules takes.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ensureSecrets, loadConfig, readSecrets } from '../config.js';
 import { mintReaderToken } from '../../kernel/http/tokens.js';
 import { importers } from './import.js';
@@ -17,7 +17,7 @@ import type { ReplayCliOptions } from './hot/commands.js';
 import { intArg, limitArg, rangeArg, readerArg, ttlArg, MAX_TOKEN_TTL_S } from './args.js';
 import { findServer, refuseBesideServer, serverKey, serviceKeySource } from './server.js';
 
-const program = new Command('freshet').description('Freshet feed engine').showHelpAfterError();
+const program = new Command('freshet').description('Freshet feed engine');
 
 program
   .command('serve')
@@ -81,7 +81,9 @@ program
       return void (await runGraphImport(file, loadConfig(), { prefix: opts.prefix })); // follow edges (note 4)
     }
     if (!importers[format])
-      throw new InvalidArgumentError(`unknown format "${format}" (known: ${Object.keys(importers).join(', ')})`);
+      throw new InvalidArgumentError(
+        `unknown format "${format}": use one of ${[...Object.keys(importers), 'graph'].join(', ')}`,
+      );
     // secrets: generated only when the import opens the stores itself (import.ts), read when it goes through a server
     const { runImport } = await import('./import.js');
     await runImport(format, file, loadConfig(), { batchSize: opts.batch, url: opts.url });
@@ -169,7 +171,27 @@ program
 registerFollowingCommands(program);
 registerDiscoverCommands(program);
 
+/**
+ * Every error is one line `freshet: <what> — <what to do>` (docs/operations.md "Command line"): a usage
+ * mistake (an unknown option or command, a missing or invalid argument) exits 2 and names the command's
+ * help; a failure while running exits 1 with the command's own message.
+ */
+function oneLineErrors(cmd: Command, path: string): void {
+  cmd.exitOverride().configureOutput({
+    outputError: (text, write) => write(`freshet: ${text.replace(/^error: /, '').trim()} — see \`${path} --help\`\n`),
+  });
+  for (const sub of cmd.commands) oneLineErrors(sub, `${path} ${sub.name()}`);
+}
+oneLineErrors(program, 'freshet');
+
 program.parseAsync().catch((err: unknown) => {
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+      process.exit(0);
+    // an InvalidArgumentError thrown by an action (commander printed only those it raised while parsing)
+    if (err instanceof InvalidArgumentError) console.error(`freshet: ${err.message} — see \`freshet --help\``);
+    process.exit(2);
+  }
   console.error(`freshet: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -126,10 +126,13 @@ async function serveOne(config: Config, generatedAt: string | undefined): Promis
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     if (embedded) writeFileSync(marker, `${JSON.stringify({ pid: process.pid, host: config.host, port })}\n`);
+    const url = `http://${config.host}:${port}`;
     f.log.info(
       {
-        url: `http://${config.host}:${port}`,
-        docs: '/docs',
+        url,
+        explorer: `${url}/ui/`,
+        docs: `${url}/docs`,
+        serviceKey: process.env.FRESHET_SERVICE_KEY ? 'FRESHET_SERVICE_KEY' : secretsPath(config),
         database: config.databaseUrl ? 'postgres' : 'pglite',
         hot: config.redisUrl || config.redisClusterNodes ? 'redis' : 'in-process',
       },

@@ -22,11 +22,15 @@ export interface UiOptions {
   root?: string;
 }
 
+/** The icon: a drop of fresh water (Freshet), as SVG. */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path d="M16 2C16 2 6 14 6 20a10 10 0 0 0 20 0C26 14 16 2 16 2z" fill="#1f6feb"/><path d="M11 20a5 5 0 0 0 5 5" stroke="#fff" stroke-width="2" fill="none" stroke-linecap="round"/></svg>';
+
 /** Same-origin only; inline styles allowed for the charts' computed widths (no inline scripts). */
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/** Registers `/ui` (redirect to `/ui/`) and the static files under `/ui/`. */
+/** Registers `/` and `/ui` (redirects to `/ui/`), the favicon, and the static files under `/ui/`. */
 export const uiRoutes: FastifyPluginAsync<UiOptions> = async (app, opts) => {
   const root = opts.root ?? UI_DIST_DIR;
   app.addHook('onSend', async (_req, reply) => {
@@ -34,6 +38,13 @@ export const uiRoutes: FastifyPluginAsync<UiOptions> = async (app, opts) => {
     void reply.header('x-content-type-options', 'nosniff');
   });
   app.get('/ui', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/ui/'));
+  // the service's root is the explorer: a person who opens the printed URL lands on something to see
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/ui/'));
+  // browsers ask for /favicon.ico on every page: answer it rather than a 404 in every log
+  for (const path of ['/favicon.ico', '/favicon.svg'])
+    app.get(path, { schema: { hide: true } }, async (_req, reply) =>
+      reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON),
+    );
   if (!existsSync(`${root}/index.html`)) {
     app.get('/ui/*', { schema: { hide: true } }, async (_req, reply) =>
       reply

@@ -8,19 +8,21 @@
  * skipped and counted. Edges go in batches through the `importFollows` use case (src/app/use-cases.ts):
  * one transaction per batch (new edges only, so a second run adds nothing; edges across a block are
  * skipped and counted; follower counts stay exact), then the inboxes of the batch's followers are dropped,
- * so their next read rebuilds them with the new authors' items. Follow time = the import's time. It opens
- * the engine in this process, so with the embedded PGlite database the server must not be running (it
- * holds the data folder's lock; the command refuses). A file that stops being readable (a truncated gzip)
+ * so their next read rebuilds them with the new authors' items. Follow time = the import's time. Like
+ * `import hn`, it writes through the running server when there is one (`--url`, or the embedded server
+ * named by `<dataDir>/server.json`: `POST /v1/follows`, the same use case), and opens the engine in this
+ * process otherwise (src/app/cli/import.ts `writeTarget`). A file that stops being readable (a truncated gzip)
  * stops the import with the file, the line, what was committed and how to resume (src/app/cli/input-file.ts).
  * Progress on stderr (src/app/cli/progress.ts).
  */
 import { ensureSecrets, forJobs, type Config } from '../../config.js';
 import { isId } from '../../../kernel/ids.js';
 import { openFreshet, type Freshet } from '../../open.js';
-import { inputLines, openInput, stoppedMessage } from '../input-file.js';
+import { InputRefused, inputLines, openInput, stoppedMessage } from '../input-file.js';
 import { cliLogger } from '../log.js';
 import { Progress } from '../progress.js';
-import { refuseBesideServer } from '../server.js';
+import { writeTarget } from '../import.js';
+import { FreshetClient } from '../../../client/index.js';
 
 /** Options of {@link runGraphImport}. */
 export interface GraphImportOptions {
@@ -63,40 +65,75 @@ export async function runGraphImport(
   config: Config,
   opts: GraphImportOptions = {},
 ): Promise<GraphImportSummary> {
-  if (!opts.freshet)
-    refuseBesideServer(
-      config,
-      'import graph',
-      'stop it first (the graph import opens the database), or use FRESHET_DATABASE_URL',
-    );
   const out = opts.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const started = performance.now();
-  const f =
-    opts.freshet ??
-    (await openFreshet(forJobs(ensureSecrets(config).config), {
-      log: cliLogger(config),
-      defaultMetrics: false,
-      recoverHot: false,
-    }));
+  const sink = await graphSink(config, opts);
   const s: GraphImportSummary = { edges: 0, inserted: 0, blocked: 0, selfLoops: 0, invalid: 0, users: 0, elapsedMs: 0 };
   try {
-    await importEdges(f, file, opts, s);
+    await importEdges(sink, file, opts, s);
   } finally {
-    if (!opts.freshet) await f.close();
+    await sink.close();
   }
   s.elapsedMs = performance.now() - started;
   out(
     `imported ${s.edges} edges from ${file} (${s.inserted} new, ${s.blocked} across a block, ${s.selfLoops} self-loops and ${s.invalid} invalid rows skipped) ` +
-      `in ${(s.elapsedMs / 1000).toFixed(1)}s; ${s.users} users in the graph`,
+      `in ${(s.elapsedMs / 1000).toFixed(1)}s into ${sink.target}${s.users > 0 ? `; ${s.users} users in the graph` : ''}`,
   );
   return s;
 }
 
-/** The file is not a follow-edge list: refused before anything is written. */
-class NotAnEdgeList extends Error {}
+/** Where the edges go: the `importFollows` use case here, or `POST /v1/follows` of a running server. */
+interface GraphSink {
+  target: string;
+  write(edges: [string, string][], nowMs: number): Promise<{ inserted: number; blocked: number }>;
+  /** Users in the graph after the import (0: not known through a server). */
+  users(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function graphSink(config: Config, opts: GraphImportOptions): Promise<GraphSink> {
+  if (opts.freshet) return directGraphSink(opts.freshet, 'the open engine', false);
+  const t = await writeTarget(config, 'auto');
+  if (t.kind === 'http') {
+    const client = new FreshetClient({ baseUrl: t.url, serviceKey: t.key, timeoutMs: 300_000 });
+    return {
+      target: t.label,
+      write: (edges, nowMs) =>
+        client.follows.import(
+          edges.map(([follower_id, followee_id]) => ({ follower_id, followee_id })),
+          { now: nowMs },
+        ),
+      users: async () => 0,
+      close: async () => {},
+    };
+  }
+  const f = await openFreshet(forJobs(ensureSecrets(config).config), {
+    log: cliLogger(config),
+    defaultMetrics: false,
+    recoverHot: false,
+    warmDiscover: false,
+  });
+  return directGraphSink(f, config.databaseUrl ? 'PostgreSQL' : 'PGlite', true);
+}
+
+function directGraphSink(f: Freshet, target: string, owned: boolean): GraphSink {
+  return {
+    target,
+    write: (edges, nowMs) => f.useCases.importFollows(edges, nowMs),
+    users: () => f.following.graph.countUsers(),
+    close: async () => {
+      if (owned) await f.close();
+    },
+  };
+}
 
 /** Streams the file into `f` batch by batch, counting into `s` (see the module doc). */
-async function importEdges(f: Freshet, file: string, opts: GraphImportOptions, s: GraphImportSummary): Promise<void> {
+async function importEdges(
+  sink: GraphSink,
+  file: string,
+  opts: GraphImportOptions,
+  s: GraphImportSummary,
+): Promise<void> {
   const prefix = opts.prefix ?? '';
   const batchSize = opts.batchSize ?? 5_000;
   const nowMs = opts.nowMs ?? Date.now();
@@ -106,7 +143,7 @@ async function importEdges(f: Freshet, file: string, opts: GraphImportOptions, s
   let line = 0;
   const done = { line: 1, edges: 0 }; // committed: the header, no edge
   const flush = async () => {
-    const r = await f.useCases.importFollows(batch, nowMs);
+    const r = await sink.write(batch, nowMs);
     s.inserted += r.inserted;
     s.blocked += r.blocked;
     Object.assign(done, { line, edges: s.edges });
@@ -122,8 +159,8 @@ async function importEdges(f: Freshet, file: string, opts: GraphImportOptions, s
       if (header === null) {
         header = text;
         if (!HEADER.test(header))
-          throw new NotAnEdgeList(
-            `${file}: not a follow-edge list (header "${header}", expected "follower_id<TAB>followee_id")`,
+          throw new InputRefused(
+            `${file} is not a follow-edge list (its header is "${header.slice(0, 60)}") — pass a TSV whose header is follower_id<TAB>followee_id, e.g. ../shared/data/graph/slashdot0902_follow_edges.tsv.gz`,
           );
         continue;
       }
@@ -131,11 +168,11 @@ async function importEdges(f: Freshet, file: string, opts: GraphImportOptions, s
       if (edge) batch.push(edge);
       if (batch.length >= batchSize) await flush();
     }
-    if (header === null) throw new NotAnEdgeList(`${file}: empty file (no header)`);
+    if (header === null) throw new InputRefused(`${file} is empty (no header) — pass a follow-edge list`);
     await flush();
-    s.users = await f.following.graph.countUsers();
+    s.users = await sink.users();
   } catch (err) {
-    if (err instanceof NotAnEdgeList) throw err;
+    if (err instanceof InputRefused) throw err;
     const committed =
       done.edges === 0
         ? null
