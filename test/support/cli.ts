@@ -11,7 +11,7 @@
  */
 import { distIsCurrent } from '../../scripts/dist-current.mjs';
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { join, } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Readable } from 'node:stream';
 
