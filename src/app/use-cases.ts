@@ -22,6 +22,7 @@
  * `published_at` of an item already viewed) is logged; the ranking keeps the old time for that item.
  */
 import { FreshetError, fail } from '../kernel/errors.js';
+import { preview } from '../kernel/preview.js';
 import type { Logger } from '../kernel/observability.js';
 import type { ContentStore, ItemInput } from '../kernel/items/content-store.js';
 import { validateItems, type PublishInput } from '../kernel/items/validate.js';
@@ -216,13 +217,13 @@ export class UseCases {
 
   /** Records feedback ("not interested": the item leaves the reader's feeds, its author is down-weighted). */
   recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
-    if (kind !== 'not_interested') throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
+    if (kind !== 'not_interested') throw fail('INVALID_INPUT', `unknown feedback kind ${preview(kind)}`);
     return this.deps.exclusions.notInterested(readerId, itemId, nowMs);
   }
 
   /** Undoes a feedback (idempotent). */
   undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }> {
-    if (kind !== 'not_interested') throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
+    if (kind !== 'not_interested') throw fail('INVALID_INPUT', `unknown feedback kind ${preview(kind)}`);
     return this.deps.exclusions.undoNotInterested(readerId, itemId);
   }
 
