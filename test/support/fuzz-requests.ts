@@ -225,7 +225,7 @@ function stray(tokens: Record<string, string>): fc.Arbitrary<FuzzRequest> {
     .map(([method, prefix, rest]) => ({
       method,
       url: `${prefix}${rest}`,
-      headers: tokens.service ? { authorization: tokens.service } : {},
+      headers: (tokens.service ? { authorization: tokens.service } : {}) as Record<string, string>,
     }));
 }
 
