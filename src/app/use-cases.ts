@@ -5,7 +5,7 @@
  *
  * | verb | capabilities it writes, in order |
  * |---|---|
- * | `publishItems` | discover (embeddings) → content (PostgreSQL, the commit point) → at once: hot (published_at) and following (tid, outbox, fan-out job) |
+ * | `publishItems` | content + discover embeddings (one PostgreSQL transaction, the commit point) → at once: hot (published_at) and following (tid, outbox, fan-out job) |
  * | `deleteItem` | content (soft delete) → hot (leaves the ranking); feeds drop it on read |
  * | `recordViews` | hot (PV/UV/score) → discover (reader signals) + exclusions (recent views) |
  * | `follow` / `unfollow` | following (graph, inbox backfill / unmerge) |
@@ -88,11 +88,14 @@ export class UseCases {
       items.map((i) => i.embedding),
     );
     const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }) => item);
-    // note 3: embeddings are written before their items (an orphan embedding row is invisible)
-    await embeddings.store(records, nowMs);
-    const result = await content.upsertItems(rows, nowMs); // the commit point
+    // the commit point: items and their embeddings (note 3) in one transaction — a refused or failed
+    // batch writes nothing anywhere (issue 21.3)
+    const result = await content.upsertItems(rows, nowMs, {
+      alongside: (tx) => embeddings.storeWithin(tx, records, nowMs),
+    });
     // independent steps, at once: on a store that does not answer, the publish waits one deadline, not two
     await Promise.all([
+      this.afterCommit('discover index', () => embeddings.committed(records)), // searchable here at once
       this.afterCommit('hot counters', () => hot.itemsChanged(rows)), // an edited published_at reaches the ranking
       this.afterCommit('following publish', () =>
         timeline.publish(
