@@ -70,6 +70,8 @@ export interface Freshet {
   hotArchive: HotArchive;
   tokens: TokenVerifier;
   metrics: PromMetrics;
+  /** The configured Redis (null: the embedded default's in-process stores); the HTTP edge's rate counts live there. */
+  redis: RedisHandle | null;
   /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
   following: Following;
   /** Note 5's exclusions, one service for every feed (docs/exclusions.md). */
@@ -322,7 +324,8 @@ export async function openFreshet(
     hotMaintenance: hot.maintenance,
     hotCounters: hot.counters,
     hotArchive: hot.archive,
-    tokens: new TokenVerifier(config.serviceKey, config.secret),
+    tokens: new TokenVerifier(config.serviceKey, config.secret, undefined, undefined, config.tokenMaxTtlS),
+    redis,
     metrics,
     following,
     exclusions,
