@@ -18,8 +18,11 @@
  *   response's socket closes (answered or abandoned).
  *
  * Sizes (defaults): a reader scrolling reads a page every few seconds, one at a time (a refresh may race
- * a load_more), and records a view per item it opens — 300 requests a minute and 2 pages in flight are
- * far above that, and bound one reader to a small share of a 2-core server (bench/noisy-neighbour.ts).
+ * a load_more), and records a view per item it opens — well under 1 request a second. 30 requests per
+ * 10 s (3 a second) and 2 pages in flight are far above that. The window is short so that a greedy
+ * reader's burst at the start of a window is short too: on the embedded default every request runs
+ * to its end without yielding (PGlite answers in process), so requests never overlap there and only the
+ * rate bounds one reader's share; on PostgreSQL + Redis both bound it (bench/noisy-neighbour.ts).
  * The service key is the application's own backend, acting for every reader: unlimited unless
  * `FRESHET_RATE_SERVICE` gives it a budget.
  */
@@ -36,9 +39,9 @@ export interface EdgeSettings {
   requestTimeoutMs: number;
   /** The headers must arrive within this (`FRESHET_HEADERS_TIMEOUT_S`, 10 s; ≤ the request timeout). */
   headersTimeoutMs: number;
-  /** The rate limit's window (`FRESHET_RATE_WINDOW_S`, 60 s). */
+  /** The rate limit's window (`FRESHET_RATE_WINDOW_S`, 10 s). */
   rateWindowMs: number;
-  /** Requests per window of one reader on the limited routes (`FRESHET_RATE_READER`, 300; 0 = no limit). */
+  /** Requests per window of one reader on the limited routes (`FRESHET_RATE_READER`, 30; 0 = no limit). */
   readerRequests: number;
   /** Requests per window of the service key on the limited routes (`FRESHET_RATE_SERVICE`, 0 = no limit). */
   serviceRequests: number;

@@ -20,25 +20,36 @@ export const EDGE_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
 
 /** `@fastify/rate-limit`'s store interface (what its request hook calls). */
 export interface RateStore {
-  incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void): void;
+  incr(
+    key: string,
+    callback: (error: Error | null, result?: { current: number; ttl: number }) => void,
+    timeWindowMs?: number,
+    max?: number,
+  ): void;
   child(route: RouteOptions): RateStore;
 }
 
 /**
- * The store constructor the library takes (`store:`), bound to `redis` and the window (ms). The library's keys are
- * `service` or `u:<reader id>` (its key generator is ours); anything else is a bug and throws.
+ * The store constructor the library takes (`store:`), bound to `redis` and the window (ms). The library's
+ * keys are `service` or `u:<reader id>` (its key generator is ours).
  */
 export function redisRateStore(redis: RedisHandle, windowMs: number): new () => RateStore {
   const lua = EDGE_SCRIPTS.on(redis.redis);
+  const over = new OverBudget();
   const store: RateStore = {
-    incr(key, callback) {
+    incr(key, callback, _window, max) {
+      // a caller already over its budget is answered here until its window ends: a flood costs no Redis
+      const known = over.get(key, Date.now());
+      if (known) return callback(null, known);
       const caller = key === 'service' ? 'service' : { readerId: key.slice(2) };
       lua
         .edgeRate([redis.keys.edgeRate(caller)], [Math.max(1, Math.floor(windowMs))])
         .then((reply) => {
           if (!Array.isArray(reply) || reply.length !== 2)
             throw new LuaScriptError('edgeRate-1', 'returned something other than { count, ttl }');
-          callback(null, { current: Number(reply[0]), ttl: Math.max(0, Number(reply[1])) });
+          const result = { current: Number(reply[0]), ttl: Math.max(0, Number(reply[1])) };
+          if (max !== undefined && result.current > max) over.set(key, result, Date.now());
+          callback(null, result);
         })
         .catch((err: Error) => {
           // Redis answered but refuses writes (out of memory, read-only replica, failed snapshot): the
@@ -52,6 +63,34 @@ export function redisRateStore(redis: RedisHandle, windowMs: number): new () => 
   };
   return constructing(store);
 }
+
+/**
+ * Callers known to be over their budget until their window ends (epoch ms), in this process: a flood of
+ * refused requests is answered without a Redis round trip each. At most {@link OVER_BUDGET_MAX} callers
+ * (the oldest entry goes first). It only ever answers "over" for a window Redis already said is over.
+ */
+class OverBudget {
+  private readonly until = new Map<string, { current: number; endMs: number }>();
+
+  get(key: string, nowMs: number): { current: number; ttl: number } | null {
+    const e = this.until.get(key);
+    if (!e) return null;
+    if (e.endMs <= nowMs) {
+      this.until.delete(key);
+      return null;
+    }
+    e.current++;
+    return { current: e.current, ttl: e.endMs - nowMs };
+  }
+
+  set(key: string, r: { current: number; ttl: number }, nowMs: number): void {
+    if (this.until.size >= OVER_BUDGET_MAX) this.until.delete(this.until.keys().next().value!);
+    this.until.set(key, { current: r.current, endMs: nowMs + r.ttl });
+  }
+}
+
+/** Callers an {@link OverBudget} remembers. */
+const OVER_BUDGET_MAX = 10_000;
 
 /** Redis answered the count with a refusal to write (OOM, READONLY, MISCONF): see the store's `incr`. */
 function refusesWrites(err: unknown): boolean {

@@ -153,6 +153,63 @@ describe.each<[string, TestAppOptions]>([
   });
 });
 
+describe.each<[string, TestAppOptions]>([
+  ['the embedded default', { db: 'pglite', hot: 'memory' }],
+  ['PostgreSQL + Redis', { db: 'postgres', hot: 'redis' }],
+])(
+  'a hammering reader is held to its budget, another is always served, with the default limits (%s)',
+  (_name, opts) => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startTestApp(opts);
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/items',
+        headers: svc,
+        payload: Array.from({ length: 50 }, (_, i) => item(`n${i}`, 60_000 * (i + 1), { author_id: `a${i % 5}` })),
+      });
+    });
+    afterAll(async () => t?.close());
+
+    it('120 discover pages of one reader, 8 at a time, beside a scrolling reader: at most 30 served in the window, the rest 429; the scroller never refused', async () => {
+      const hammer = { authorization: `Bearer ${await t.token('hammer')}` };
+      const scroller = { authorization: `Bearer ${await t.token('scroller')}` };
+      expect(
+        (
+          await t.app.inject({
+            method: 'POST',
+            url: '/v1/feeds/for-you',
+            headers: scroller,
+            payload: { action: 'refresh' },
+          })
+        ).statusCode,
+      ).toBe(200);
+      const hammered: number[] = [];
+      const scrolled: number[] = [];
+      for (let round = 0; round < 15; round++) {
+        const [page, ...noise] = await Promise.all([
+          t.app.inject({
+            method: 'POST',
+            url: '/v1/feeds/for-you',
+            headers: scroller,
+            payload: { action: 'load_more', limit: 5 },
+          }),
+          ...Array.from({ length: 8 }, () =>
+            t.app.inject({ method: 'GET', url: '/v1/feeds/discover?limit=100', headers: hammer }),
+          ),
+        ]);
+        scrolled.push(page!.statusCode);
+        hammered.push(...noise.map((r) => r.statusCode));
+      }
+      expect(new Set(scrolled)).toEqual(new Set([200]));
+      const served = hammered.filter((s) => s === 200).length;
+      expect(served).toBeGreaterThan(0);
+      expect(served).toBeLessThanOrEqual(30); // FRESHET_RATE_READER per FRESHET_RATE_WINDOW_S (the test runs within one window or two)
+      expect(hammered.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    });
+  },
+);
+
 describe('feed pages in flight per reader (FRESHET_READER_CONCURRENCY=1), PostgreSQL + Redis', () => {
   let t: TestApp;
   beforeAll(async () => {

@@ -95,8 +95,8 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   family('ex:{u:<r>}', `ex:${USER}`, 'exclusions', '`FRESHET_EXCLUSION_CACHE_TTL_S`'),
   family('ex:gen:{u:<r>}', `ex:gen:${USER}`, 'exclusions', "longer than the cache's"),
   family('ready:{<tag>}', String.raw`ready:\{[^}]+\}`, 'readiness', '10 s'),
-  family('rl:{u:<r>}', `rl:${USER}`, 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 60 s)'),
-  family('rl:service', 'rl:service', 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 60 s)'),
+  family('rl:{u:<r>}', `rl:${USER}`, 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
+  family('rl:service', 'rl:service', 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
   family('{<h>}:counter:views:<item>', `${HOT}counter:views:[^:]+`, 'hot', null, HOT_ITEM),
   family('{<h>}:hll:uv:<item>', `${HOT}hll:uv:[^:]+`, 'hot', null, HOT_ITEM),
   family(
