@@ -12,7 +12,7 @@
  * readers are) — run `load_more` of 20 for the phase's seconds; the baseline is the victims alone. Printed: victim p50 / p99 / max and its ratio to the baseline, the hammer's answers by
  * status. Each phase starts on a fresh rate window (a new hammering reader).
  *
- * `npx tsx bench/noisy-neighbour.ts [--pairs=embedded,redis] [--seconds=10]`. Prints figures; never asserts.
+ * `npx tsx bench/noisy-neighbour.ts [--pairs=embedded,redis] [--seconds=20]`. Prints figures; never asserts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

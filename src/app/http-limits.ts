@@ -86,7 +86,10 @@ export async function installEdgeLimits(
 ): Promise<void> {
   const limited = (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    return methods.map((m) => LIMITED_ROUTES.get(`${m} ${route.url}`)).find((x) => x !== undefined);
+    // HEAD runs the GET handler (Fastify's exposeHeadRoutes): limited alike
+    return methods
+      .map((m) => LIMITED_ROUTES.get(`${m === 'HEAD' ? 'GET' : m} ${route.url}`))
+      .find((x) => x !== undefined);
   };
   const inFlight = new ConcurrencyLimit(s.readerConcurrency);
   // documents 429 and adds the concurrency hook; the rate limit is the library's (its own onRoute hook)

@@ -132,6 +132,8 @@ describe.each<[string, TestAppOptions]>([
     expect(refused.json().msg).toMatch(/FRESHET_RATE_READER/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // HEAD runs the GET handler: it counts, and is refused, alike
+    expect((await t.app.inject({ method: 'HEAD', url: '/v1/hot', headers: greedy })).statusCode).toBe(429);
     // views count against the same budget
     const view = await t.app.inject({
       method: 'POST',
