@@ -27,6 +27,7 @@ import { HOT_SCRIPTS } from '../../src/hot/adapters/redis-hot-counters.js';
 import { TIMELINE_SCRIPTS } from '../../src/following/adapters/redis-timeline-store.js';
 import { EXCLUSION_SCRIPTS } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
 import { FEED_CACHE_SCRIPTS } from '../../src/for-you/adapters/redis-feed-cache.js';
+import { EDGE_SCRIPTS } from '../../src/app/rate-stores.js';
 import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/hot/domain.js';
 import { fileRedis } from '../support/redis.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -41,6 +42,7 @@ const SETS = [
   TIMELINE_SCRIPTS,
   EXCLUSION_SCRIPTS,
   FEED_CACHE_SCRIPTS,
+  EDGE_SCRIPTS,
 ];
 
 /** Every `.lua` file under src/, relative to it. */
@@ -55,7 +57,7 @@ const { redis, commands, nextPrefix } = fileRedis();
 describe('the shipped scripts', () => {
   it('each loads from <capability>/lua/<name>-<keys>.lua with a header naming it, its KEYS, ARGV and returns', () => {
     const loaded = SETS.flatMap((set) => set.all());
-    expect(loaded.length).toBe(32);
+    expect(loaded.length).toBe(33);
     for (const s of loaded) {
       expect(s.source.startsWith(`--[[ ${s.id}:`), s.id).toBe(true);
       expect(s.source, s.id).toMatch(/KEYS\[/);
