@@ -18,6 +18,7 @@ import type { NotificationWiring } from '../notifications/wire.js';
 import type { FollowingSettings } from '../following/wire.js';
 import type { DiscoverSettings } from '../discover/wire.js';
 import type { ItemCacheSettings } from '../kernel/items/cached-content-store.js';
+import type { EdgeSettings } from './http-limits.js';
 
 // the service key and token secret of the data folder (src/app/secrets.ts), read with the configuration
 export { ensureSecrets, readSecrets, secretsPath } from './secrets.js';
@@ -46,6 +47,16 @@ const EnvSchema = z.object({
     .default('fs:'),
   FRESHET_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024, 1024 * 1024),
   FRESHET_TOKEN_TTL_S: int(60, 365 * 86400, 86400),
+  // the HTTP edge's limits on slow and greedy clients (src/app/http-limits.ts, docs/operations.md "Limits")
+  FRESHET_TOKEN_MAX_TTL_S: int(60, 10 * 365 * 86400, 365 * 86400),
+  FRESHET_REQUEST_TIMEOUT_S: num(0.1, 3600, 30),
+  FRESHET_HEADERS_TIMEOUT_S: num(0.1, 3600, 10),
+  FRESHET_RATE_WINDOW_S: int(1, 3600, 10),
+  FRESHET_RATE_READER: int(0, 1_000_000, 30),
+  FRESHET_RATE_SERVICE: int(0, 100_000_000, 0),
+  FRESHET_READER_CONCURRENCY: int(0, 1000, 2),
+  FRESHET_METRICS_ACCESS: z.enum(['auto', 'open', 'service']).default('auto'),
+  FRESHET_DOCS_ACCESS: z.enum(['open', 'service']).default('open'),
   FRESHET_FUTURE_SKEW_S: int(0, 366 * 86400, DEFAULT_FUTURE_SKEW_MS / 1000),
   FRESHET_SHUTDOWN_GRACE_S: num(0.1, 600, 10),
   // 0 = no item cache: every hydration reads the database (docs/operations.md "Item cache")
@@ -182,6 +193,12 @@ export interface Config {
   bodyLimitBytes: number;
   /** Lifetime of tokens minted by `freshet token`, seconds. */
   tokenTtlS: number;
+  /** The edge's limits on slow and greedy clients (src/app/http-limits.ts). */
+  edge: EdgeSettings;
+  /** Longest remaining life the server accepts in a reader token (`FRESHET_TOKEN_MAX_TTL_S`, 365 days), seconds. */
+  tokenMaxTtlS: number;
+  /** Who may read `/metrics` and `/docs` (`FRESHET_METRICS_ACCESS`, `FRESHET_DOCS_ACCESS`; src/app/routes/ops.ts). */
+  opsAccess: { metrics: 'open' | 'service'; docs: 'open' | 'service' };
   /** How far past the clock a time input (`X-Freshet-Now`, `published_at`, a view's `at`) may be, ms (src/kernel/time-range.ts). */
   futureSkewMs: number;
   /** How long `freshet serve` may take to close on a signal before it exits 1 (`FRESHET_SHUTDOWN_GRACE_S`), ms. */
@@ -259,9 +276,44 @@ function processSettings(
     },
     bodyLimitBytes: e.FRESHET_BODY_LIMIT_BYTES,
     tokenTtlS: e.FRESHET_TOKEN_TTL_S,
+    tokenMaxTtlS: e.FRESHET_TOKEN_MAX_TTL_S,
+    edge: edgeSettings(e),
+    opsAccess: {
+      // auto: open on a loopback address (a local or proxied server), behind the service key otherwise
+      metrics:
+        e.FRESHET_METRICS_ACCESS === 'auto' ? (LOOPBACK.has(e.HOST) ? 'open' : 'service') : e.FRESHET_METRICS_ACCESS,
+      docs: e.FRESHET_DOCS_ACCESS,
+    },
     futureSkewMs: e.FRESHET_FUTURE_SKEW_S * 1000,
     shutdownGraceMs: Math.round(e.FRESHET_SHUTDOWN_GRACE_S * 1000),
     itemCache: { maxItems: e.FRESHET_ITEM_CACHE_SIZE, ttlMs: e.FRESHET_ITEM_CACHE_TTL_S * 1000 },
+  };
+}
+
+/** Addresses `FRESHET_METRICS_ACCESS=auto` treats as private (`HOST`). */
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/**
+ * The HTTP edge's timeouts and limits.
+ * @throws Error when the header timeout is longer than the request timeout, or `freshet token`'s
+ *   lifetime longer than the server accepts.
+ */
+function edgeSettings(e: Env): EdgeSettings {
+  if (e.FRESHET_HEADERS_TIMEOUT_S > e.FRESHET_REQUEST_TIMEOUT_S)
+    throw configError(
+      'FRESHET_HEADERS_TIMEOUT_S must be at most FRESHET_REQUEST_TIMEOUT_S (headers are part of the request)',
+    );
+  if (e.FRESHET_TOKEN_TTL_S > e.FRESHET_TOKEN_MAX_TTL_S)
+    throw configError(
+      'FRESHET_TOKEN_TTL_S must be at most FRESHET_TOKEN_MAX_TTL_S (the server would refuse the tokens it mints)',
+    );
+  return {
+    requestTimeoutMs: Math.round(e.FRESHET_REQUEST_TIMEOUT_S * 1000),
+    headersTimeoutMs: Math.round(e.FRESHET_HEADERS_TIMEOUT_S * 1000),
+    rateWindowMs: e.FRESHET_RATE_WINDOW_S * 1000,
+    readerRequests: e.FRESHET_RATE_READER,
+    serviceRequests: e.FRESHET_RATE_SERVICE,
+    readerConcurrency: e.FRESHET_READER_CONCURRENCY,
   };
 }
 

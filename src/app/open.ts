@@ -9,7 +9,6 @@
  *   not persisted (a 30-minute buffer).
  */
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { Cluster, Redis } from 'ioredis';
 import { pino, type Logger as Pino } from 'pino';
 import { ensureSecrets, loadConfig, type Config } from './config.js';
@@ -26,6 +25,7 @@ import { Keys } from '../kernel/redis/keys.js';
 import { probeRedis } from './store-health.js';
 import { TokenVerifier } from '../kernel/http/tokens.js';
 import type { RedisHandle, Stores } from '../kernel/stores.js';
+import { privateDir, restrictModes } from './data-dir-modes.js';
 import { wireSeen } from '../seen/wire.js';
 import type { SeenCheckpointer } from '../seen/seen-checkpointer.js';
 import type { CandidateRecall } from '../for-you/recall.js';
@@ -73,6 +73,8 @@ export interface Freshet {
   hotArchive: HotArchive;
   tokens: TokenVerifier;
   metrics: PromMetrics;
+  /** The configured Redis (null: the embedded default's in-process stores); the HTTP edge's rate counts live there. */
+  redis: RedisHandle | null;
   /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
   following: Following;
   /** Note 5's exclusions, one service for every feed (docs/exclusions.md). */
@@ -165,10 +167,11 @@ export async function openSql(config: Config, timeoutMs = config.deadlines.jobMs
   let sql: Sql;
   if (config.databaseUrl) sql = await openPostgres(config.databaseUrl, { timeoutMs });
   else {
-    mkdirSync(config.dataDir, { recursive: true });
+    privateDir(config.dataDir); // 0700: the data folder is the running user's only (issue 21.6)
     const lock = lockDataDir(config.dataDir);
     try {
-      sql = releasingOnClose(await openPglite(join(config.dataDir, 'pgdata')), lock);
+      sql = releasingOnClose(await openPglite(join(config.dataDir, 'pgdata')), lock, config.dataDir);
+      restrictModes(config.dataDir); // PGlite writes its files 0666: 0600 / 0700 once it is open
     } catch (err) {
       lock.release();
       throw err;
@@ -199,10 +202,17 @@ async function openSqlPair(config: Config): Promise<{ sql: Sql; sqlJobs: Sql }> 
   }
 }
 
-/** `sql` whose (idempotent) close also releases `lock`, after the database has flushed. */
-function releasingOnClose(sql: Sql, lock: DataDirLock): Sql {
+/**
+ * `sql` whose (idempotent) close also narrows the modes of what the database wrote meanwhile and
+ * releases `lock`, after the database has flushed.
+ */
+function releasingOnClose(sql: Sql, lock: DataDirLock, dataDir: string): Sql {
   let closing: Promise<void> | undefined;
-  return { ...sql, close: () => (closing ??= sql.close().finally(() => lock.release())) };
+  const narrow = () => {
+    restrictModes(dataDir);
+    lock.release();
+  };
+  return { ...sql, close: () => (closing ??= sql.close().finally(narrow)) };
 }
 
 /** How often a Redis outage is logged at most (ioredis reconnects by itself meanwhile), ms. */
@@ -347,7 +357,8 @@ export async function openFreshet(
     hotMaintenance: hot.maintenance,
     hotCounters: hot.counters,
     hotArchive: hot.archive,
-    tokens: new TokenVerifier(config.serviceKey, config.secret),
+    tokens: new TokenVerifier(config.serviceKey, config.secret, undefined, undefined, config.tokenMaxTtlS),
+    redis,
     metrics,
     following,
     exclusions,

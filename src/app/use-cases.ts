@@ -5,7 +5,7 @@
  *
  * | verb | capabilities it writes, in order |
  * |---|---|
- * | `publishItems` | discover (embeddings) → content (PostgreSQL, the commit point) → at once: hot (published_at) and following (tid, outbox, fan-out job) |
+ * | `publishItems` | content + discover embeddings (one PostgreSQL transaction, the commit point) → at once: hot (published_at) and following (tid, outbox, fan-out job) |
  * | `deleteItem` | content (soft delete) → hot (leaves the ranking); feeds drop it on read |
  * | `recordViews` | hot (PV/UV/score) → discover (reader signals) + exclusions (recent views) |
  * | `follow` / `unfollow` | following (graph, inbox backfill / unmerge) → notifications (the author: a follow; taken back within the window) |
@@ -24,6 +24,7 @@
  * `published_at` of an item already viewed) is logged; the ranking keeps the old time for that item.
  */
 import { FreshetError, fail } from '../kernel/errors.js';
+import { preview } from '../kernel/preview.js';
 import type { Logger } from '../kernel/observability.js';
 import type { ContentStore, ItemInput } from '../kernel/items/content-store.js';
 import { validateItems, type PublishInput } from '../kernel/items/validate.js';
@@ -96,11 +97,14 @@ export class UseCases {
     // an item sent without a language gets the detector's (src/kernel/items/lang.ts), `und` when unsure
     const langs = await languagesOf(items);
     const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }, i) => ({ ...item, lang: langs[i] }));
-    // note 3: embeddings are written before their items (an orphan embedding row is invisible)
-    await embeddings.store(records, nowMs);
-    const result = await content.upsertItems(rows, nowMs); // the commit point
+    // the commit point: items and their embeddings (note 3) in one transaction — a refused or failed
+    // batch writes nothing anywhere (issue 21.3)
+    const result = await content.upsertItems(rows, nowMs, {
+      alongside: (tx) => embeddings.storeWithin(tx, records, nowMs),
+    });
     // independent steps, at once: on a store that does not answer, the publish waits one deadline, not two
     await Promise.all([
+      this.afterCommit('discover index', () => embeddings.committed(records)), // searchable here at once
       this.afterCommit('hot counters', () => hot.itemsChanged(rows)), // an edited published_at reaches the ranking
       this.afterCommit('following publish', () =>
         timeline.publish(
@@ -263,12 +267,12 @@ export class UseCases {
   recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
     if (kind === 'not_interested') return this.deps.exclusions.notInterested(readerId, itemId, nowMs);
     if (kind === 'show_less') return this.deps.exclusions.showLess(readerId, itemId, nowMs);
-    throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
+    throw fail('INVALID_INPUT', `unknown feedback kind ${preview(kind)}`);
   }
 
   /** Undoes a feedback (idempotent). */
   undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }> {
-    if (!FEEDBACK_KINDS.includes(kind)) throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
+    if (!FEEDBACK_KINDS.includes(kind)) throw fail('INVALID_INPUT', `unknown feedback kind ${preview(kind)}`);
     return this.deps.exclusions.undoFeedback(readerId, itemId, kind);
   }
 

@@ -66,7 +66,8 @@ export interface Discover {
   vectors: VectorSearch;
   /**
    * Starts the vector index in the background (the app calls it at open), so phase 2 does not wait
-   * for it in a request: until it is ready, pages defer phase 2 (service.ts). Resolves at once, after
+   * for it in a request: until it is ready, pages defer phase 2 (service.ts). Also sweeps, in the
+   * background, embedding rows whose item does not exist. Resolves at once, after
    * one catalogue query when `FRESHET_DISCOVER_INDEX=pgvector`.
    * @throws FreshetError `STORE_UNAVAILABLE` when `FRESHET_DISCOVER_INDEX=pgvector` and the database has
    *   no pgvector 0.8 or later (the message says what to do).
@@ -156,6 +157,11 @@ export function wireDiscover(
   const warm = async () => {
     if (d.index === 'pgvector') await chooseVectorSearch(sqlJobs, d.dim, settings, stores.log);
     vectors.warm();
+    // vectors orphaned by crashes of versions that wrote them apart from their items: swept in the background
+    void embeddings.sweepOrphans().then(
+      (n) => n > 0 && stores.log.info({ swept: n }, 'deleted embedding rows whose item does not exist'),
+      (err: unknown) => stores.log.warn({ err }, 'the sweep of orphan embeddings failed; the next start retries'),
+    );
   };
   return { feed, embeddings, vectors, warm, close: () => vectors.close() };
 }

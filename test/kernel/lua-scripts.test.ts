@@ -28,6 +28,7 @@ import { TIMELINE_SCRIPTS } from '../../src/following/adapters/redis-timeline-st
 import { EXCLUSION_SCRIPTS } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
 import { FEED_CACHE_SCRIPTS } from '../../src/for-you/adapters/redis-feed-cache.js';
 import { NOTIFICATION_SCRIPTS } from '../../src/notifications/adapters/redis-grouped-view.js';
+import { EDGE_SCRIPTS } from '../../src/app/rate-stores.js';
 import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/hot/domain.js';
 import { fileRedis } from '../support/redis.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -43,6 +44,7 @@ const SETS = [
   EXCLUSION_SCRIPTS,
   FEED_CACHE_SCRIPTS,
   NOTIFICATION_SCRIPTS,
+  EDGE_SCRIPTS,
 ];
 
 /** Every `.lua` file under src/, relative to it. */

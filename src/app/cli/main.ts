@@ -41,7 +41,12 @@ program
   .action(async (reader: string, opts: { ttl?: number }) => {
     const { config, generatedAt } = ensureSecrets(loadConfig());
     if (generatedAt) console.error(`generated a service key and secret into ${generatedAt}`);
-    console.log(await mintReaderToken(config.secret!, reader, opts.ttl ?? config.tokenTtlS));
+    const ttl = opts.ttl ?? config.tokenTtlS;
+    if (ttl > config.tokenMaxTtlS)
+      throw new Error(
+        `--ttl ${ttl} is over FRESHET_TOKEN_MAX_TTL_S (${config.tokenMaxTtlS}): the server would refuse it`,
+      );
+    console.log(await mintReaderToken(config.secret!, reader, ttl));
   });
 
 program

@@ -16,7 +16,16 @@ export interface KeyFamily {
   /** Matches a key of the family with the prefix removed. */
   pattern: RegExp;
   /** Who writes it. */
-  owner: 'seen' | 'for-you' | 'following' | 'exclusions' | 'notifications' | 'hot' | 'readiness' | 'fan-out queue';
+  owner:
+    | 'seen'
+    | 'for-you'
+    | 'following'
+    | 'exclusions'
+    | 'notifications'
+    | 'hot'
+    | 'readiness'
+    | 'fan-out queue'
+    | 'http edge';
   /** Its time to live, in words (null: the family has none). */
   ttl: string | null;
   /** The hard bound of a family whose keys may have no time to live (null: every key has one). */
@@ -102,6 +111,8 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   family('ex:{u:<r>}', `ex:${USER}`, 'exclusions', '`FRESHET_EXCLUSION_CACHE_TTL_S`'),
   family('ex:gen:{u:<r>}', `ex:gen:${USER}`, 'exclusions', "longer than the cache's"),
   family('ready:{<tag>}', String.raw`ready:\{[^}]+\}`, 'readiness', '10 s'),
+  family('rl:{u:<r>}', `rl:${USER}`, 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
+  family('rl:service', 'rl:service', 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
   family('{<h>}:counter:views:<item>', `${HOT}counter:views:[^:]+`, 'hot', null, HOT_ITEM),
   family('{<h>}:hll:uv:<item>', `${HOT}hll:uv:[^:]+`, 'hot', null, HOT_ITEM),
   family(

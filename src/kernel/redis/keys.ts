@@ -303,6 +303,14 @@ export class Keys {
     return `${this.prefix}items:changes`;
   }
 
+  /**
+   * A caller's request count of the HTTP edge's rate limit in its current window (src/app/http-limits.ts):
+   * a reader (`{u:<r>}`, its slot) or the service key as a whole.
+   */
+  edgeRate(caller: { readerId: string } | 'service'): string {
+    return caller === 'service' ? `${this.prefix}rl:service` : `${this.prefix}rl:{u:${caller.readerId}}`;
+  }
+
   /** BullMQ prefix of the fan-out queue: one hash tag ({@link shardTag}), so BullMQ's scripts work on a Cluster. */
   fanoutQueuePrefix(): string {
     return `${this.prefix}{${shardTag('fanout', 0, 1)}}`;
