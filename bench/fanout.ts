@@ -71,6 +71,17 @@ async function prepare(store: RedisTimelineStore, readers: string[], fill: numbe
   }
 }
 
+/** The bare baseline's inboxes: plain ZSETs of `fill` tids (member = score = tid), as a ZADD-only design keeps them. */
+async function prepareBare(redis: RedisClient, keys: Keys, readers: string[], fill: number): Promise<void> {
+  if (fill === 0) return;
+  const members = Array.from({ length: fill }, (_, i) => [i + 1, String(i + 1)]).flat();
+  for (let i = 0; i < readers.length; i += 200) {
+    const pipe = redis.pipeline();
+    for (const r of readers.slice(i, i + 200)) pipe.zadd(keys.inbox(r), ...members);
+    await pipe.exec();
+  }
+}
+
 /** Deliveries per second of `push` over `tids`, one call per tid. */
 async function rate(tids: number[], readers: number, push: (tid: number) => Promise<void>): Promise<number> {
   const t0 = performance.now();
@@ -91,7 +102,7 @@ async function scenario(
   const store = new RedisTimelineStore(redis, keys);
   const readers = Array.from({ length: nReaders }, (_, i) => `r${i}`);
   await prepare(store, readers, fill, 800);
-  await prepare(new RedisTimelineStore(redis, bareKeys), readers, fill, 100_000);
+  await prepareBare(redis, bareKeys, readers, fill);
   let next = 1_000_000;
   const viaStore = async (tid: number) => {
     for (let i = 0; i < readers.length; i += CHUNK) await store.pushToInboxes(readers.slice(i, i + CHUNK), tid, 800);
