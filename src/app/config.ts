@@ -78,7 +78,8 @@ const EnvSchema = z.object({
   // 0 = keep forever: replays of old data on a running server (docs/hot.md "Retention")
   FRESHET_HOT_RETENTION_DAYS: int(0, 3650, 90),
   FRESHET_HOT_CAP: int(1, 100_000, 1000),
-  FRESHET_HOT_SHARDS: int(1, 1024, 1),
+  // auto = 1 shard on a standalone Redis (and in process), HOT_SHARDS_ON_CLUSTER on a Cluster
+  FRESHET_HOT_SHARDS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(1024)]).default('auto'),
   FRESHET_ACTIVE_DAYS: num(0.01, 365, 7),
   FRESHET_INBOX_LENGTH: int(10, 100_000, 800),
   FRESHET_OUTBOX_LENGTH: int(10, 100_000, 800),
@@ -211,7 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...processSettings(e),
     forYou: forYouSettings(e),
     seen: seenSettings(e),
-    hot: hotSettings(e),
+    hot: hotSettings(e, parseNodes(e.FRESHET_REDIS_CLUSTER_NODES) !== undefined),
     seenStrategy: { forYou: e.FRESHET_FOR_YOU_SEEN, discover: e.FRESHET_DISCOVER_SEEN },
     readerSeen: readerSeenSettings(e),
     exclusions: exclusionSettings(e),
@@ -291,8 +292,16 @@ function seenSettings(e: Env): SeenSettings {
   };
 }
 
-/** Note 2's hot ranking (retention 0 = keep forever). */
-function hotSettings(e: Env): HotSettings {
+/**
+ * Hot shards of `FRESHET_HOT_SHARDS=auto` on a Redis Cluster: 12 evenly spaced shard tags put the same
+ * number of shards on every master of a Cluster of 2, 3, 4, 6 or 12 masters that split the slots evenly
+ * (5 masters: 3/3/2/2/2), so no master holds the whole hot ranking (bench/memory.ts: per-master memory
+ * and commands). A standalone server gets 1 (note 2's `{hot}` keys): there is nothing to spread.
+ */
+export const HOT_SHARDS_ON_CLUSTER = 12;
+
+/** Note 2's hot ranking (retention 0 = keep forever); `cluster`: Redis is a Cluster (for `auto` shards). */
+function hotSettings(e: Env, cluster: boolean): HotSettings {
   return {
     params: hotParams(e.FRESHET_HOT_ALPHA, e.FRESHET_HOT_BETA, e.FRESHET_HOT_BASE, e.FRESHET_HOT_GAMMA),
     rateWindowMs: Math.round(e.FRESHET_HOT_RATE_WINDOW_MIN * 60_000),
@@ -302,7 +311,7 @@ function hotSettings(e: Env): HotSettings {
     checkpointMs: e.FRESHET_HOT_CHECKPOINT_S * 1000,
     retentionMs: e.FRESHET_HOT_RETENTION_DAYS * DAY_MS,
     cap: e.FRESHET_HOT_CAP,
-    shards: e.FRESHET_HOT_SHARDS,
+    shards: e.FRESHET_HOT_SHARDS === 'auto' ? (cluster ? HOT_SHARDS_ON_CLUSTER : 1) : e.FRESHET_HOT_SHARDS,
   };
 }
 

@@ -22,7 +22,7 @@ import type {
   ViewResult,
 } from '../hot-counters.js';
 import { byRank } from '../hot-counters.js';
-import type { HotShardKeys, Keys } from '../../kernel/redis/keys.js';
+import { Keys, type HotShardKeys } from '../../kernel/redis/keys.js';
 import type { RedisClient } from '../../kernel/redis/client.js';
 import { redisCall } from '../../kernel/redis/errors.js';
 import { LuaScripts, type ScriptArg } from '../../kernel/redis/lua.js';
@@ -290,8 +290,60 @@ export class RedisHotCounters implements HotCounters {
     }
   }
 
+  /**
+   * The recorded layout when it is not this one, else note 2's one `{hot}` shard of earlier versions
+   * when any of its shard-wide keys is there (this layout has more shards); else null.
+   */
+  async priorLayout(): Promise<HotCounters | null> {
+    const text = await redisCall(this.redis.get(this.keys.hotLayout()));
+    const recorded = text !== null && /^[0-9]{1,4}$/.test(text) ? Number(text) : null;
+    if (recorded !== null && recorded >= 1 && recorded !== this.shards) return this.withShards(recorded);
+    if (this.shards === 1) return null;
+    const legacy = this.withShards(1);
+    return (await legacy.holdsState()) ? legacy : null;
+  }
+
+  async adoptLayout(): Promise<void> {
+    await redisCall(this.redis.set(this.keys.hotLayout(), String(this.shards)));
+  }
+
+  async retire(): Promise<void> {
+    for (const k of this.shardKeys) await redisCall(this.redis.del(k.epoch()));
+  }
+
+  async purge(): Promise<void> {
+    for (const k of this.shardKeys) {
+      const [ranked, dirty, inflight, restored] = await Promise.all([
+        redisCall(this.redis.zrange(k.score(), 0, -1)),
+        redisCall(this.redis.smembers(k.dirty())),
+        redisCall(this.redis.smembers(k.inflight())),
+        redisCall(this.redis.smembers(k.restored())),
+      ]);
+      const ids = [...new Set([...ranked, ...dirty, ...inflight, ...restored])];
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const chunk = ids.slice(i, i + CHUNK);
+        await this.lua.hotForget([k.score(), ...chunk.flatMap((id) => itemKeys(k, id))], chunk);
+      }
+      // the shard's own keys share its hash tag: one DEL, one slot
+      await redisCall(this.redis.del(k.score(), k.suspiciousTotal(), k.dirty(), k.inflight(), k.restored(), k.epoch()));
+    }
+  }
+
   /** Nothing to release: the client belongs to whoever created it. */
   async close(): Promise<void> {}
+
+  /** The same store seen through a layout of `shards` shards. */
+  private withShards(shards: number): RedisHotCounters {
+    return new RedisHotCounters(this.redis, new Keys(this.keys.prefix, this.keys.seenShards, shards), this.rules);
+  }
+
+  /** Whether any shard of this layout has a ranking, an epoch or checkpoint marks. */
+  private async holdsState(): Promise<boolean> {
+    for (const k of this.shardKeys) {
+      if ((await redisCall(this.redis.exists(k.epoch(), k.score(), k.dirty(), k.inflight()))) > 0) return true;
+    }
+    return false;
+  }
 
   /** Calls `fn` once per shard and chunk of `ids` (ids grouped by shard, order kept within a shard). */
   private async eachShardChunk(
