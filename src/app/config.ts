@@ -109,6 +109,9 @@ const EnvSchema = z.object({
   FRESHET_DISCOVER_SYNC_MS: int(10, 3_600_000, 1000),
   FRESHET_DISCOVER_HALF_LIFE_HOURS: num(0.1, 24 * 3650, 168),
   FRESHET_DISCOVER_SIGNALS: int(1, 1000, 100),
+  // 0 = keep every reader signal (docs/operations.md "Retention")
+  FRESHET_DISCOVER_SIGNAL_RETENTION_DAYS: num(0, 3650, 7),
+  FRESHET_RETENTION_SWEEP_S: int(10, 86_400, 3600),
   FRESHET_DISCOVER_CURSOR_TTL_S: int(60, 30 * 86400, 86400),
   FRESHET_DISCOVER_TRENDING_DEPTH: int(0, 1000, 100),
   FRESHET_DISCOVER_MIN_SIMILARITY: num(-1, 0.99, 0),
@@ -177,6 +180,8 @@ export interface Config {
   futureSkewMs: number;
   /** How long `freshet serve` may take to close on a signal before it exits 1 (`FRESHET_SHUTDOWN_GRACE_S`), ms. */
   shutdownGraceMs: number;
+  /** Interval of the retention sweeps of the maintenance worker (`FRESHET_RETENTION_SWEEP_S`), ms (src/app/retention.ts). */
+  retentionSweepMs: number;
   /** The in-process cache of hydrated items (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
   itemCache: ItemCacheSettings;
   /** The for-you feed (note 1). */
@@ -246,6 +251,7 @@ function processSettings(
     tokenTtlS: e.FRESHET_TOKEN_TTL_S,
     futureSkewMs: e.FRESHET_FUTURE_SKEW_S * 1000,
     shutdownGraceMs: Math.round(e.FRESHET_SHUTDOWN_GRACE_S * 1000),
+    retentionSweepMs: e.FRESHET_RETENTION_SWEEP_S * 1000,
     itemCache: { maxItems: e.FRESHET_ITEM_CACHE_SIZE, ttlMs: e.FRESHET_ITEM_CACHE_TTL_S * 1000 },
   };
 }
@@ -378,6 +384,7 @@ function discoverSettings(e: Env): DiscoverSettings {
     syncMs: e.FRESHET_DISCOVER_SYNC_MS,
     halfLifeMs: e.FRESHET_DISCOVER_HALF_LIFE_HOURS * HOUR_MS,
     signalLimit: e.FRESHET_DISCOVER_SIGNALS,
+    signalRetentionMs: Math.round(e.FRESHET_DISCOVER_SIGNAL_RETENTION_DAYS * DAY_MS),
     cursorTtlMs: e.FRESHET_DISCOVER_CURSOR_TTL_S * 1000,
     trendingDepth: e.FRESHET_DISCOVER_TRENDING_DEPTH,
     minSimilarity: e.FRESHET_DISCOVER_MIN_SIMILARITY,

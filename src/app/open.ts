@@ -40,8 +40,9 @@ import type { HotArchive } from '../hot/hot-archive.js';
 import { wireHot } from '../hot/wire.js';
 import { wireFollowing, type Following } from '../following/wire.js';
 import type { Exclusions } from '../exclusions/service.js';
-import { wireExclusions } from '../exclusions/wire.js';
-import { wireDiscover, type Discover } from '../discover/wire.js';
+import { exclusionRetention, wireExclusions } from '../exclusions/wire.js';
+import { signalRetention, wireDiscover, type Discover } from '../discover/wire.js';
+import { RetentionSweeper } from './retention.js';
 import { hotTrending } from './bridges.js';
 import { migrate } from './migrations.js';
 import { UseCases } from './use-cases.js';
@@ -80,10 +81,12 @@ export interface Freshet {
   seenCheckpointer: SeenCheckpointer | null;
   /** The discover feed (note 3) and its embeddings. */
   discover: Discover;
+  /** The retention sweeps of the tables that grow with readers × time (docs/operations.md "Retention"). */
+  retention: RetentionSweeper;
   /**
-   * Starts the background workers (hot rescoring, checkpoints, snapshot refresh); `close` stops them.
-   * `maintenance: false` (a `serve --workers N` worker other than the first) starts only the
-   * per-process ones (the hot snapshot refresh).
+   * Starts the background workers (hot rescoring, checkpoints, snapshot refresh, retention sweeps);
+   * `close` stops them. `maintenance: false` (a `serve --workers N` worker other than the first) starts
+   * only the per-process ones (the hot snapshot refresh).
    */
   startWorkers(opts?: { maintenance?: boolean }): void;
   /** Which stores answer: `{postgres, redis}` (in-process stores always answer). */
@@ -293,6 +296,15 @@ export async function openFreshet(
     metrics,
     secret: config.secret,
   });
+  const retention = new RetentionSweeper(
+    [
+      signalRetention(config.discover, sqlJobs),
+      ...exclusionRetention(config.exclusions, sqlJobs, config.discover.signalLimit),
+    ],
+    log,
+    metrics.registry,
+  );
+  let retentionWorker: { stop(): Promise<void> } | undefined;
   const useCases = new UseCases({
     content,
     hot: hot.ranking,
@@ -329,10 +341,15 @@ export async function openFreshet(
     readerSeen: seen.readerSeen,
     seenCheckpointer: seen.checkpointer,
     discover,
-    startWorkers: (opts) => hot.startWorkers(opts),
+    retention,
+    startWorkers: (opts) => {
+      hot.startWorkers(opts);
+      if (opts?.maintenance !== false) retentionWorker ??= retention.start(clock, config.retentionSweepMs);
+    },
     ready: () => probeStores(sql, redis, config.deadlines.redisMs),
     close: () =>
       (closed ??= (async () => {
+        await retentionWorker?.stop();
         await hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
         await following.close();
         await discover.close(); // stops the vector index's background work and snapshots it
