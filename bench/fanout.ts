@@ -2,11 +2,14 @@
  * Following-timeline benchmark (note 4) on loopback Redis and PostgreSQL.
  *
  * (a) Fan-out throughput to Redis inboxes: `RedisTimelineStore.pushToInboxes` (tlPush-2N: state check,
- *     ZADD, ZCARD, trim) of one tid into 5,000 ready inboxes in chunks of 1,000 (the worker's chunk),
- *     40 tids → 200,000 deliveries; against a bare pipelined `ZADD key tid tid` of the same entries into
- *     other keys, in the same run, rounds interleaved (target ≥ 70 % of bare). Twice: fresh inboxes,
- *     and full ones (800 entries, 500 readers: every push trims). Then the whole worker job
- *     (`FanoutWorker.handle`: outbox, author lookup, active followers paged from PostgreSQL, pushes).
+ *     then the packed ring of includes/ring.lua: header, one slot, the trim by overwriting the oldest)
+ *     of one tid into 5,000 ready inboxes in chunks of 1,000 (the worker's chunk), 40 tids → 200,000
+ *     deliveries; against a bare pipelined `ZADD key tid tid` of the same entries into other keys (plain
+ *     ZSETs), in the same run, rounds interleaved (target ≥ 70 % of bare). Three times: fresh inboxes
+ *     (the rings grow), full ones (800 entries, 500 readers: every push trims), and full ones taking
+ *     late pushes (tids in blocks of 8 pushed newest first: 7 of 8 land below the newest entry, as when
+ *     concurrent fan-out jobs finish out of order). Then the whole worker job (`FanoutWorker.handle`:
+ *     outbox, author lookup, active followers paged from PostgreSQL, pushes).
  * (b) Timeline read latency: a reader following 500 authors, 5 of them celebrities (pulled from their
  *     outboxes), 20 items per author (10,000 items, inbox of 800): first page, pages inside the inbox
  *     (random `max_id`), deep pages below the inbox floor (PostgreSQL fallback), `since_id` polls
@@ -96,6 +99,7 @@ async function scenario(
   nReaders: number,
   fill: number,
   nTids: number,
+  late = false,
 ): Promise<string[]> {
   const keys = new Keys(`${prefix}${name}:`);
   const bareKeys = new Keys(`${prefix}${name}-bare:`);
@@ -114,7 +118,12 @@ async function scenario(
       await pipe.exec();
     }
   };
-  const tids = () => Array.from({ length: nTids }, () => next++);
+  // late: blocks of 8 tids, newest first (7 of 8 pushes land below the newest entry of the inbox)
+  const tids = () => {
+    const block = Array.from({ length: nTids }, () => next++);
+    if (!late) return block;
+    return block.map((_, i) => block[i - (i % 8) + (7 - (i % 8))] ?? block[i]!);
+  };
   await viaStore(next++);
   await bare(next++); // warm-up: scripts loaded, connections hot
   const storeRates: number[] = [];
@@ -191,6 +200,7 @@ async function fanoutThroughput(redis: RedisClient, prefix: string): Promise<voi
   const rows = [
     await scenario(redis, prefix, 'fresh inboxes', 5_000, 0, 40),
     await scenario(redis, prefix, 'full inboxes (800, trim)', 500, 800, 200),
+    await scenario(redis, prefix, 'full inboxes, late pushes', 500, 800, 200, true),
   ];
   printTable(
     '(a) fan-out deliveries per second into Redis inboxes (median of 3 interleaved rounds)',
@@ -198,7 +208,7 @@ async function fanoutThroughput(redis: RedisClient, prefix: string): Promise<voi
     rows,
   );
   printNotes(
-    'bare = pipelined `ZADD inbox tid tid` of the same entries, 1,000 per pipeline; tlPush = one EVALSHA per 500 readers (state check, ZADD, ZCARD, trim)',
+    'bare = pipelined `ZADD inbox tid tid` of the same entries into plain ZSETs, 1,000 per pipeline; tlPush = one EVALSHA per 500 readers (state check, ring header, slot write; a late tid shifts the entries above it)',
   );
 }
 
@@ -278,8 +288,13 @@ async function timelineReads(
       timingRow('floor: PostgreSQL SELECT 1', base, {}, base),
     ],
   );
+  const probe = openRedis();
+  const inboxBytes = Number(
+    await probe.call('MEMORY', 'USAGE', new Keys(`${prefix}tl:`).inbox('reader'), 'SAMPLES', '0'),
+  );
+  probe.disconnect();
   printNotes(
-    `inbox holds ${inbox.tids.length} tids, floor ${inbox.floor > 0 ? 'set' : 'none'}; each read = 1 PostgreSQL statement (reader state + watermark), then inbox + 5 outboxes in parallel, then 1 hydrate query`,
+    `inbox holds ${inbox.tids.length} tids in ${fmtInt(inboxBytes)} B (MEMORY USAGE), floor ${inbox.floor > 0 ? 'set' : 'none'}; each read = 1 PostgreSQL statement (reader state + watermark), then inbox + 5 outboxes in parallel, then 1 hydrate query`,
   );
   const rowsA = [await workerRate(f, sql)];
   printTable(
