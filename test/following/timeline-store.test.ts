@@ -129,6 +129,11 @@ describe('RedisTimelineStore: packed inboxes (includes/ring.lua)', () => {
     ]);
     await s.appendToOutbox('a1', T + 9_999, 800, 60_000);
     expect((await s.readOutboxes(['a1'], ALL))[0]!.tids).toEqual([T + 9_999, ...newestFirst]);
+    // a ZSET an earlier version left without a time to live (issue 10.7) gets its state's at its first push
+    await legacy(keys.inbox('nottl'), keys.inboxMeta('nottl'), tids, 'ready');
+    await redis.persist(keys.inbox('nottl'));
+    await s.pushToInboxes(['nottl'], T + 6_000, 800);
+    expect(await redis.pttl(keys.inbox('nottl'))).toBeGreaterThan(INBOX_EXTRA_LIFE_MS);
     // a key of another type under an inbox name is not ours: it fails loudly, nothing is overwritten
     await redis.set(keys.inbox('odd'), 'x');
     await redis.hset(keys.inboxMeta('odd'), 'state', 'ready', 'floor', '0');

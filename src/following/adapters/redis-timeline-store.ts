@@ -15,8 +15,8 @@
  * (each with its own hash tag), all at once, which ioredis pipelines per node.
  *
  * Time to live (wall clock): an inbox's state lives `ttlMs` after the last read or rebuild, an outbox's
- * state `ttlMs` after its author's last publish, and each ZSET {@link INBOX_EXTRA_LIFE_MS} longer, so
- * a ZSET is never seen without its state. A ZSET created after its state (a push into an inbox that
+ * state `ttlMs` after its author's last publish, and each box of tids {@link INBOX_EXTRA_LIFE_MS} longer,
+ * so a box is never seen without its state. A box created after its state (a push into an inbox that
  * its rebuild found empty) inherits the state's time to live in the same script (issue 10.7).
  */
 import { Cluster } from 'ioredis';
@@ -44,9 +44,9 @@ export const TID_BYTES = 7;
 
 /** Readers per tlPush call on a standalone server. */
 export const PUSH_BATCH = 500;
-/** How much longer an inbox (or outbox) ZSET lives than its state (1 h): the state always expires first. */
+/** How much longer an inbox's (or outbox's) tids live than its state (1 h): the state always expires first. */
 export const INBOX_EXTRA_LIFE_MS = 3_600_000;
-/** Tids per tlMerge call (Lua unpack stays far below its C stack limit). */
+/** Tids per tlMerge call (bounds one script's arguments and run time). */
 const MERGE_BATCH = 2_000;
 
 /** tlRead's bounds: the exclusive upper bound ('' for none) and the exclusive lower bound. */

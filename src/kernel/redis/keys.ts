@@ -181,7 +181,10 @@ export class Keys {
     return `${this.prefix}feed:lease:{u:${readerId}}`;
   }
 
-  /** The reader's following-timeline inbox (note 4's 收件箱): a ZSET of tids, score = member = tid. */
+  /**
+   * The reader's following-timeline inbox (note 4's 收件箱): a string of packed 7-byte tids in a ring
+   * (src/following/lua/includes/ring.lua; a ZSET of tids in versions before 0.2, converted on first touch).
+   */
   inbox(readerId: string): string {
     return `${this.prefix}tl:in:{u:${readerId}}`;
   }
@@ -191,7 +194,7 @@ export class Keys {
     return `${this.prefix}tl:in:meta:{u:${readerId}}`;
   }
 
-  /** The author's outbox (note 4's 发件箱): a ZSET of tids. */
+  /** The author's outbox (note 4's 发件箱): packed tids, like {@link inbox}. */
   outbox(authorId: string): string {
     return `${this.prefix}tl:out:{u:${authorId}}`;
   }

@@ -15,7 +15,7 @@
   write the whole string linear (h = 0). An absent key is an empty box.
   ringOpen(key)                  the box {key, n, h, P, top}; a ZSET there (members = scores = tids: the
                                  encoding of earlier versions) is converted in place on this first
-                                 touch, keeping every entry and the key's time to live
+                                 touch, keeping every entry and the key's time to live (converted = true)
   tidAt(b, k)                    entry k
   countBelow(b, t)               how many entries are < t
   readRange(b, i, j)             entries i..j (i <= j) as packed bytes, ascending
@@ -137,6 +137,7 @@ local function ringOpen(key)
   redis.call('DEL', key)
   local b = ringWrite(key, list, #list)
   if ttl > 0 and b.n > 0 then redis.call('PEXPIRE', key, ttl) end
+  b.converted = true
   return b
 end
 
