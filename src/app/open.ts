@@ -38,7 +38,7 @@ import type { HotMaintenance } from '../hot/maintenance.js';
 import type { HotCounters } from '../hot/hot-counters.js';
 import type { HotArchive } from '../hot/hot-archive.js';
 import { wireHot } from '../hot/wire.js';
-import { wireFollowing, type Following } from '../following/wire.js';
+import { followingUpkeep, wireFollowing, type Following } from '../following/wire.js';
 import type { Exclusions } from '../exclusions/service.js';
 import { exclusionRetention, wireExclusions } from '../exclusions/wire.js';
 import { signalRetention, wireDiscover, type Discover } from '../discover/wire.js';
@@ -300,6 +300,7 @@ export async function openFreshet(
     [
       signalRetention(config.discover, sqlJobs),
       ...exclusionRetention(config.exclusions, sqlJobs, config.discover.signalLimit),
+      followingUpkeep(sqlJobs),
     ],
     log,
     metrics.registry,
