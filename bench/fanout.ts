@@ -5,10 +5,11 @@
  *     then the packed ring of includes/ring.lua: header, one slot, the trim by overwriting the oldest)
  *     of one tid into 5,000 ready inboxes in chunks of 1,000 (the worker's chunk), 40 tids → 200,000
  *     deliveries; against a bare pipelined `ZADD key tid tid` of the same entries into other keys (plain
- *     ZSETs), in the same run, rounds interleaved (target ≥ 70 % of bare). Three times: fresh inboxes
- *     (the rings grow), full ones (800 entries, 500 readers: every push trims), and full ones taking
- *     late pushes (tids in blocks of 8 pushed newest first: 7 of 8 land below the newest entry, as when
- *     concurrent fan-out jobs finish out of order). Then the whole worker job (`FanoutWorker.handle`:
+ *     ZSETs), in the same run, rounds interleaved (target ≥ 70 % of bare). Four times: fresh inboxes
+ *     (the rings grow), full ones (800 entries, 500 readers: every push trims), full ones taking late
+ *     pushes (tids in blocks of 8 pushed newest first: 7 of 8 land below the newest entry, as when
+ *     concurrent fan-out jobs finish out of order), and full ones taking tids they hold 200–400 entries
+ *     down (a job run again much later: the ring's slow path). Then the whole worker job (`FanoutWorker.handle`:
  *     outbox, author lookup, active followers paged from PostgreSQL, pushes).
  * (b) Timeline read latency: a reader following 500 authors, 5 of them celebrities (pulled from their
  *     outboxes), 20 items per author (10,000 items, inbox of 800): first page, pages inside the inbox
@@ -99,7 +100,7 @@ async function scenario(
   nReaders: number,
   fill: number,
   nTids: number,
-  late = false,
+  order: 'in order' | 'late' | 'repeat' = 'in order',
 ): Promise<string[]> {
   const keys = new Keys(`${prefix}${name}:`);
   const bareKeys = new Keys(`${prefix}${name}-bare:`);
@@ -118,10 +119,13 @@ async function scenario(
       await pipe.exec();
     }
   };
-  // late: blocks of 8 tids, newest first (7 of 8 pushes land below the newest entry of the inbox)
+  // late: blocks of 8 tids, newest first (7 of 8 pushes land below the newest entry of the inbox);
+  // repeat: tids the inboxes hold already, 200–400 entries below the newest (a job run again much later)
+  let repeated = 0;
   const tids = () => {
+    if (order === 'repeat') return Array.from({ length: nTids }, () => fill - 200 - (repeated++ % 200));
     const block = Array.from({ length: nTids }, () => next++);
-    if (!late) return block;
+    if (order === 'in order') return block;
     return block.map((_, i) => block[i - (i % 8) + (7 - (i % 8))] ?? block[i]!);
   };
   await viaStore(next++);
@@ -200,7 +204,8 @@ async function fanoutThroughput(redis: RedisClient, prefix: string): Promise<voi
   const rows = [
     await scenario(redis, prefix, 'fresh inboxes', 5_000, 0, 40),
     await scenario(redis, prefix, 'full inboxes (800, trim)', 500, 800, 200),
-    await scenario(redis, prefix, 'full inboxes, late pushes', 500, 800, 200, true),
+    await scenario(redis, prefix, 'full inboxes, late pushes', 500, 800, 200, 'late'),
+    await scenario(redis, prefix, 'full inboxes, repeated deep', 500, 800, 200, 'repeat'),
   ];
   printTable(
     '(a) fan-out deliveries per second into Redis inboxes (median of 3 interleaved rounds)',
@@ -209,6 +214,7 @@ async function fanoutThroughput(redis: RedisClient, prefix: string): Promise<voi
   );
   printNotes(
     'bare = pipelined `ZADD inbox tid tid` of the same entries into plain ZSETs, 1,000 per pipeline; tlPush = one EVALSHA per 500 readers (state check, ring header, slot write; a late tid shifts the entries above it)',
+    'repeated deep: tids 200–400 below the newest, already there (a retried job after many newer items): the ring finds each by a binary search of 7-byte reads and writes nothing',
   );
 }
 

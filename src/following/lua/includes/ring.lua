@@ -17,7 +17,8 @@
                                  encoding of earlier versions) is converted in place on this first
                                  touch, keeping every entry and the key's time to live (converted = true)
   tidAt(b, k)                    entry k
-  countBelow(b, t)               how many entries are < t
+  countBelow(b, t)               how many entries are < t (exponential search from the newest, then binary)
+  countBetween(b, t, lo, hi)     the same when entries 1..lo are known < t and entry hi >= t (binary)
   readRange(b, i, j)             entries i..j (i <= j) as packed bytes, ascending
   writeRange(b, k, bytes)        writes packed entries from entry k on (in place; the caller keeps n)
   writeHeader(b)                 stores n, h, P and top
@@ -46,10 +47,19 @@ local function tidAt(b, k)
   return (struct.unpack('>I7', redis.call('GETRANGE', b.key, off, off + W - 1)))
 end
 
+-- Binary search between entries known below t (1..lo) and entry hi, known >= t: how many are < t.
+local function countBetween(b, t, lo, hi)
+  while hi - lo > 1 do
+    local mid = math.floor((lo + hi) / 2)
+    if tidAt(b, mid) < t then lo = mid else hi = mid end
+  end
+  return lo
+end
+
 local function countBelow(b, t)
   local n = b.n
   if n == 0 or b.top < t then return n end
-  -- entries 1..lo are < t (lo = 0: none known), entry hi is >= t
+  -- gallop down from the newest: entries 1..lo are < t (lo = 0: none known), entry hi is >= t
   local hi, step = n, 1
   local lo = hi - step
   while lo >= 1 and tidAt(b, lo) >= t do
@@ -58,11 +68,7 @@ local function countBelow(b, t)
     lo = hi - step
   end
   if lo < 0 then lo = 0 end
-  while hi - lo > 1 do
-    local mid = math.floor((lo + hi) / 2)
-    if tidAt(b, mid) < t then lo = mid else hi = mid end
-  end
-  return lo
+  return countBetween(b, t, lo, hi)
 end
 
 local function readRange(b, i, j)
