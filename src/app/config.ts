@@ -90,7 +90,8 @@ const EnvSchema = z.object({
   // 0 = keep forever: replays of old data on a running server (docs/hot.md "Retention")
   FRESHET_HOT_RETENTION_DAYS: int(0, 3650, 90),
   FRESHET_HOT_CAP: int(1, 100_000, 1000),
-  FRESHET_HOT_SHARDS: int(1, 1024, 1),
+  // auto = 1 shard on a standalone Redis (and in process), HOT_SHARDS_ON_CLUSTER on a Cluster
+  FRESHET_HOT_SHARDS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(1024)]).default('auto'),
   FRESHET_ACTIVE_DAYS: num(0.01, 365, 7),
   FRESHET_INBOX_LENGTH: int(10, 100_000, 800),
   FRESHET_OUTBOX_LENGTH: int(10, 100_000, 800),
@@ -120,6 +121,9 @@ const EnvSchema = z.object({
   FRESHET_DISCOVER_SYNC_MS: int(10, 3_600_000, 1000),
   FRESHET_DISCOVER_HALF_LIFE_HOURS: num(0.1, 24 * 3650, 168),
   FRESHET_DISCOVER_SIGNALS: int(1, 1000, 100),
+  // 0 = keep every reader signal (docs/operations.md "Retention")
+  FRESHET_DISCOVER_SIGNAL_RETENTION_DAYS: num(0, 3650, 7),
+  FRESHET_RETENTION_SWEEP_S: int(10, 86_400, 3600),
   FRESHET_DISCOVER_CURSOR_TTL_S: int(60, 30 * 86400, 86400),
   FRESHET_DISCOVER_TRENDING_DEPTH: int(0, 1000, 100),
   FRESHET_DISCOVER_MIN_SIMILARITY: num(-1, 0.99, 0),
@@ -141,7 +145,6 @@ const EnvSchema = z.object({
   FRESHET_NOTIFICATION_GROUPS: int(10, 10_000, 200),
   FRESHET_NOTIFICATION_RETENTION_DAYS: num(1, 3650, 90),
   FRESHET_NOTIFICATION_VIEW_TTL_DAYS: num(0.01, 365, 30),
-  FRESHET_NOTIFICATION_SWEEP_MIN: num(0.1, 24 * 60, 60),
   FRESHET_EXCLUSION_CACHE_TTL_S: int(1, 30 * 86400, 3600),
 });
 
@@ -203,6 +206,8 @@ export interface Config {
   futureSkewMs: number;
   /** How long `freshet serve` may take to close on a signal before it exits 1 (`FRESHET_SHUTDOWN_GRACE_S`), ms. */
   shutdownGraceMs: number;
+  /** Interval of the retention sweeps of the maintenance worker (`FRESHET_RETENTION_SWEEP_S`), ms (src/app/retention.ts). */
+  retentionSweepMs: number;
   /** The in-process cache of hydrated items (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
   itemCache: ItemCacheSettings;
   /** The for-you feed (note 1). */
@@ -240,7 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...processSettings(e),
     forYou: forYouSettings(e),
     seen: seenSettings(e),
-    hot: hotSettings(e),
+    hot: hotSettings(e, parseNodes(e.FRESHET_REDIS_CLUSTER_NODES) !== undefined),
     seenStrategy: { forYou: e.FRESHET_FOR_YOU_SEEN, discover: e.FRESHET_DISCOVER_SEEN },
     readerSeen: readerSeenSettings(e),
     exclusions: exclusionSettings(e),
@@ -286,6 +291,7 @@ function processSettings(
     },
     futureSkewMs: e.FRESHET_FUTURE_SKEW_S * 1000,
     shutdownGraceMs: Math.round(e.FRESHET_SHUTDOWN_GRACE_S * 1000),
+    retentionSweepMs: e.FRESHET_RETENTION_SWEEP_S * 1000,
     itemCache: { maxItems: e.FRESHET_ITEM_CACHE_SIZE, ttlMs: e.FRESHET_ITEM_CACHE_TTL_S * 1000 },
   };
 }
@@ -359,8 +365,16 @@ function seenSettings(e: Env): SeenSettings {
   };
 }
 
-/** Note 2's hot ranking (retention 0 = keep forever). */
-function hotSettings(e: Env): HotSettings {
+/**
+ * Hot shards of `FRESHET_HOT_SHARDS=auto` on a Redis Cluster: 12 evenly spaced shard tags put the same
+ * number of shards on every master of a Cluster of 2, 3, 4, 6 or 12 masters that split the slots evenly
+ * (5 masters: 3/3/2/2/2), so no master holds the whole hot ranking (bench/memory.ts: per-master memory
+ * and commands). A standalone server gets 1 (note 2's `{hot}` keys): there is nothing to spread.
+ */
+export const HOT_SHARDS_ON_CLUSTER = 12;
+
+/** Note 2's hot ranking (retention 0 = keep forever); `cluster`: Redis is a Cluster (for `auto` shards). */
+function hotSettings(e: Env, cluster: boolean): HotSettings {
   return {
     params: hotParams(e.FRESHET_HOT_ALPHA, e.FRESHET_HOT_BETA, e.FRESHET_HOT_BASE, e.FRESHET_HOT_GAMMA),
     rateWindowMs: Math.round(e.FRESHET_HOT_RATE_WINDOW_MIN * 60_000),
@@ -370,7 +384,7 @@ function hotSettings(e: Env): HotSettings {
     checkpointMs: e.FRESHET_HOT_CHECKPOINT_S * 1000,
     retentionMs: e.FRESHET_HOT_RETENTION_DAYS * DAY_MS,
     cap: e.FRESHET_HOT_CAP,
-    shards: e.FRESHET_HOT_SHARDS,
+    shards: e.FRESHET_HOT_SHARDS === 'auto' ? (cluster ? HOT_SHARDS_ON_CLUSTER : 1) : e.FRESHET_HOT_SHARDS,
   };
 }
 
@@ -390,7 +404,6 @@ function notificationSettings(e: Env): NotificationWiring {
     maxGroups: e.FRESHET_NOTIFICATION_GROUPS,
     retentionMs: Math.round(e.FRESHET_NOTIFICATION_RETENTION_DAYS * DAY_MS),
     viewTtlMs: Math.round(e.FRESHET_NOTIFICATION_VIEW_TTL_DAYS * DAY_MS),
-    pruneEveryMs: Math.round(e.FRESHET_NOTIFICATION_SWEEP_MIN * 60_000),
   };
 }
 
@@ -454,6 +467,7 @@ function discoverSettings(e: Env): DiscoverSettings {
     syncMs: e.FRESHET_DISCOVER_SYNC_MS,
     halfLifeMs: e.FRESHET_DISCOVER_HALF_LIFE_HOURS * HOUR_MS,
     signalLimit: e.FRESHET_DISCOVER_SIGNALS,
+    signalRetentionMs: Math.round(e.FRESHET_DISCOVER_SIGNAL_RETENTION_DAYS * DAY_MS),
     cursorTtlMs: e.FRESHET_DISCOVER_CURSOR_TTL_S * 1000,
     trendingDepth: e.FRESHET_DISCOVER_TRENDING_DEPTH,
     minSimilarity: e.FRESHET_DISCOVER_MIN_SIMILARITY,

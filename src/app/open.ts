@@ -38,16 +38,16 @@ import type { HotMaintenance } from '../hot/maintenance.js';
 import type { HotCounters } from '../hot/hot-counters.js';
 import type { HotArchive } from '../hot/hot-archive.js';
 import { wireHot } from '../hot/wire.js';
-import { wireFollowing, type Following } from '../following/wire.js';
+import { followingUpkeep, wireFollowing, type Following } from '../following/wire.js';
 import type { Exclusions } from '../exclusions/service.js';
-import { wireExclusions } from '../exclusions/wire.js';
-import { wireDiscover, type Discover } from '../discover/wire.js';
+import { exclusionRetention, wireExclusions } from '../exclusions/wire.js';
+import { signalRetention, wireDiscover, type Discover } from '../discover/wire.js';
+import { RetentionSweeper } from './retention.js';
 import { hotTrending } from './bridges.js';
 import { migrate } from './migrations.js';
 import { UseCases } from './use-cases.js';
-import { wireNotifications, type WiredNotifications } from '../notifications/wire.js';
+import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { groupJson } from '../notifications/schemas.js';
-import { startSweep } from './sweep.js';
 
 /** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
 export interface Freshet {
@@ -87,10 +87,12 @@ export interface Freshet {
   discover: Discover;
   /** The grouped notifications and their read markers (docs/notifications.md). */
   notifications: WiredNotifications;
+  /** The retention sweeps of the tables that grow with readers × time (docs/operations.md "Retention"). */
+  retention: RetentionSweeper;
   /**
-   * Starts the background workers (hot rescoring, checkpoints, snapshot refresh); `close` stops them.
-   * `maintenance: false` (a `serve --workers N` worker other than the first) starts only the
-   * per-process ones (the hot snapshot refresh).
+   * Starts the background workers (hot rescoring, checkpoints, snapshot refresh, retention sweeps);
+   * `close` stops them. `maintenance: false` (a `serve --workers N` worker other than the first) starts
+   * only the per-process ones (the hot snapshot refresh).
    */
   startWorkers(opts?: { maintenance?: boolean }): void;
   /** Which stores answer: `{postgres, redis}` (in-process stores always answer). */
@@ -312,6 +314,17 @@ export async function openFreshet(
     exclusions,
     liveItems: async (ids) => new Set((await content.getItems(ids)).map((i) => i.id)),
   });
+  const retention = new RetentionSweeper(
+    [
+      signalRetention(config.discover, sqlJobs),
+      ...exclusionRetention(config.exclusions, sqlJobs, config.discover.signalLimit),
+      followingUpkeep(sqlJobs),
+      notificationRetention(config.notifications, sqlJobs),
+    ],
+    log,
+    metrics.registry,
+  );
+  let retentionWorker: { stop(): Promise<void> } | undefined;
   const useCases = new UseCases({
     content,
     notifications: notifications.notifications,
@@ -341,7 +354,6 @@ export async function openFreshet(
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
   changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
   let closed: Promise<void> | undefined;
-  let stopSweeps: (() => void) | undefined;
   const freshet: Freshet = {
     config,
     clock,
@@ -366,18 +378,15 @@ export async function openFreshet(
     seenCheckpointer: seen.checkpointer,
     discover,
     notifications,
+    retention,
     startWorkers: (opts) => {
       hot.startWorkers(opts);
-      if (opts?.maintenance !== false) {
-        stopSweeps ??= startSweep('notification retention', config.notifications.pruneEveryMs, log, () =>
-          notifications.notifications.prune(clock.now()),
-        );
-      }
+      if (opts?.maintenance !== false) retentionWorker ??= retention.start(clock, config.retentionSweepMs);
     },
     ready: () => probeStores(sql, redis, config.deadlines.redisMs),
     close: () =>
       (closed ??= (async () => {
-        stopSweeps?.();
+        await retentionWorker?.stop();
         await notifications.close();
         await hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
         await following.close();

@@ -205,6 +205,16 @@ export class MemoryHotCounters implements HotCounters {
     this.lost = false;
     this.restoredWhileLost.clear();
   }
+  /** One layout in process: none before it. */
+  async priorLayout(): Promise<HotCounters | null> {
+    return null;
+  }
+
+  async adoptLayout(): Promise<void> {}
+
+  async retire(): Promise<void> {}
+
+  async purge(): Promise<void> {}
 
   async close(): Promise<void> {}
 

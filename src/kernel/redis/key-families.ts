@@ -148,6 +148,7 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   ),
   family('{<h>}:epoch', `${HOT}epoch`, 'hot', null, 'one per hot shard'),
   family('{<h>}:restored', `${HOT}restored`, 'hot', null, 'one per hot shard, deleted when its restore completes'),
+  family('hot:layout', 'hot:layout', 'hot', null, 'one key: the shard count of the hot layout in use'),
   family('{<h>}:ratelimit:<item>:<visitor>', `${HOT}ratelimit:[^:]+:[^:]+`, 'hot', '`FRESHET_HOT_RATE_WINDOW_MIN`'),
   family('{<h>}:budget:<visitor>:<minute>', `${HOT}budget:[^:]+:\\d+`, 'hot', '2 min'),
   family(

@@ -40,7 +40,9 @@ const tagCache = new Map<string, string>();
 /**
  * The hash tag of shard `shard` (0..shards-1) of a family: shard s aims at slot
  * ((phase + s / shards) mod 1) × 16384, and its tag is, of `<base>`, `<base>-1`, … `<base>-255`
- * (base = the family name with 1 shard, `<family>.<s>` with more), the one whose CRC16 slot is nearest
+ * (base = the family name with 1 shard, `<family>.<s>` with more — `hot<N>.<s>` for the hot ranking,
+ * so no shard of one layout shares its keys with a shard of another and a change of the shard count can
+ * move the counters from one layout to the other: src/hot/maintenance.ts), the one whose CRC16 slot is nearest
  * that aim (the first on a tie). Evenly spaced aims put N ≥ M shards on every one of M masters that
  * split the slots evenly (each master's range is at least as long as the spacing, with margin for the
  * ±32 slots of the choice, for N = M and N ≥ 1.25 M; a 3-master Cluster: every N ≥ 3). Computed once
@@ -51,7 +53,7 @@ export function shardTag(family: ShardFamily, shard: number, shards: number): st
   const cached = tagCache.get(id);
   if (cached !== undefined) return cached;
   const aim = Math.round(((SHARD_PHASES[family] + shard / shards) % 1) * CLUSTER_SLOTS) % CLUSTER_SLOTS;
-  const base = shards === 1 ? family : `${family}.${shard}`;
+  const base = shards === 1 ? family : family === 'hot' ? `hot${shards}.${shard}` : `${family}.${shard}`;
   let best = base;
   let bestDistance = Infinity;
   for (let k = 0; k < TAG_CANDIDATES && bestDistance > 0; k++) {
@@ -82,6 +84,15 @@ export class Keys {
   /** The keys of one hot-ranking shard (see {@link HotShardKeys}). */
   hot(shard: number): HotShardKeys {
     return new HotShardKeys(`${this.prefix}{${shardTag('hot', shard, this.hotShards)}}:`);
+  }
+
+  /**
+   * The hot ranking's layout: a string holding the shard count whose shards hold the counters (set
+   * once they are restored; absent before, which means note 2's one `{hot}` shard when its keys
+   * exist). One key, no time to live.
+   */
+  hotLayout(): string {
+    return `${this.prefix}hot:layout`;
   }
 
   /** Shard (0..seenShards-1) of a reader's seen-filter keys. */
@@ -170,7 +181,10 @@ export class Keys {
     return `${this.prefix}feed:lease:{u:${readerId}}`;
   }
 
-  /** The reader's following-timeline inbox (note 4's 收件箱): a ZSET of tids, score = member = tid. */
+  /**
+   * The reader's following-timeline inbox (note 4's 收件箱): a string of packed 7-byte tids in a ring
+   * (src/following/lua/includes/ring.lua; a ZSET of tids in versions before 0.2, converted on first touch).
+   */
   inbox(readerId: string): string {
     return `${this.prefix}tl:in:{u:${readerId}}`;
   }
@@ -180,7 +194,7 @@ export class Keys {
     return `${this.prefix}tl:in:meta:{u:${readerId}}`;
   }
 
-  /** The author's outbox (note 4's 发件箱): a ZSET of tids. */
+  /** The author's outbox (note 4's 发件箱): packed tids, like {@link inbox}. */
   outbox(authorId: string): string {
     return `${this.prefix}tl:out:{u:${authorId}}`;
   }
@@ -319,7 +333,7 @@ export class Keys {
 
 /**
  * The keys of one hot-ranking shard (note 2). Every key of shard s lives under `<prefix>{hot}:` (1
- * shard) or `<prefix>{<shardTag('hot', s, N)>}:` (`hot.<s>` or `hot.<s>-<k>`) — one hash tag, so each
+ * shard) or `<prefix>{<shardTag('hot', s, N)>}:` (`hot<N>.<s>` or `hot<N>.<s>-<k>`) — one hash tag, so each
  * script touches one Cluster slot — and beneath
  * it is note 2's layout exactly: `counter:views:<id>`, `hll:uv:<id>`, `hot:score`, `meta:article:<id>`
  * (e.g. `fs:{hot}:counter:views:12345`). The rest is Freshet's: rate-limit marks, per-minute budgets,
