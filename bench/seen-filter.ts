@@ -27,6 +27,7 @@ import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
 import { MemorySeenFilter } from '../src/seen/memory-seen-filter.js';
+import { fixedLayout } from '../src/seen/layout.js';
 import { hashPair } from '../src/kernel/hash.js';
 import { hashPairs, positions, seenMember, seenWindow, sizeWindow, type BloomGeometry } from '../src/seen/bloom.js';
 import { DAY_MS, dayStamp } from '../src/kernel/clock.js';
@@ -137,12 +138,12 @@ async function markReader(seen: RedisSeenFilter, ids: readonly string[]): Promis
 }
 
 function dayKeys(keys: Keys): string[] {
-  return seenWindow(NOW, DAYS).map((ms) => keys.seenDay(READER, dayStamp(ms)));
+  return seenWindow(NOW, DAYS).map((ms) => keys.seenDays(1, 0).day(dayStamp(ms)));
 }
 
 /** 200,000 members a day, built in process and copied to Redis (same bits as markSeen would set). */
 async function partialFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Promise<Fixture> {
-  const memory = new MemorySeenFilter(g, { days: DAYS });
+  const memory = new MemorySeenFilter(fixedLayout(g), { days: DAYS });
   await fillDays(memory, { days: DAYS, perDay: PARTIAL_FILL, nowMs: NOW, batch: 10_000 });
   const bitmaps = new Map<string, Uint8Array>();
   for (const [key, day] of memory.dayFilters()) bitmaps.set(`${keys.prefix}${key}`, day.bitmap);
@@ -159,14 +160,14 @@ async function fullFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Pr
 /** No day key at all (a fresh deployment): what a check costs besides reading bits. */
 function emptyFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Fixture {
   return {
-    seen: new RedisSeenFilter(redis, keys, g, { days: DAYS }),
+    seen: new RedisSeenFilter(redis, keys, fixedLayout(g), { days: DAYS }),
     dayKeys: dayKeys(keys),
     candidates: candidates(),
   };
 }
 
 async function readerFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Promise<Fixture> {
-  const seen = new RedisSeenFilter(redis, keys, g, { days: DAYS });
+  const seen = new RedisSeenFilter(redis, keys, fixedLayout(g), { days: DAYS });
   const ids = candidates();
   await markReader(seen, ids);
   return { seen, dayKeys: dayKeys(keys), candidates: ids };
@@ -266,13 +267,13 @@ async function printAgreement(redis: RedisClient, g: BloomGeometry, f: Fixture):
  * greedy preallocation of a string grown in place.
  */
 async function printGrownKey(redis: RedisClient, keys: Keys, g: BloomGeometry, written: string): Promise<void> {
-  const seen = new RedisSeenFilter(redis, keys, g, { days: DAYS });
+  const seen = new RedisSeenFilter(redis, keys, fixedLayout(g), { days: DAYS });
   await seen.markSeen(
     'grow',
     range(1000, (i) => `g${i}`),
     NOW,
   );
-  const grown = Number(await redis.memory('USAGE', keys.seenDay('grow', dayStamp(NOW))));
+  const grown = Number(await redis.memory('USAGE', await seen.dayKey('grow', NOW)));
   const whole = Number(await redis.memory('USAGE', written));
   const size = Math.ceil(g.bits / 8);
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(2)} MiB`;

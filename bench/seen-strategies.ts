@@ -23,6 +23,7 @@ import { Keys } from '../src/kernel/redis/keys.js';
 import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
 import { RedisReaderSeenFilter } from '../src/seen/redis-reader-seen-filter.js';
 import { sizeWindow } from '../src/seen/bloom.js';
+import { fixedLayout } from '../src/seen/layout.js';
 import { DAY_MS, HOUR_MS } from '../src/kernel/clock.js';
 import type { SeenFilter } from '../src/kernel/seen-filter.js';
 import { fmtInt, fmtMs, fmtPct, printNotes, printTable } from './stats.js';
@@ -145,7 +146,10 @@ export async function run(): Promise<void> {
       {
         name: `rolling (7 days, ${fmtInt(Math.ceil(busiest / 1000) * 1000)}/day, 1 %)`,
         perReader: false,
-        make: (k) => new RedisSeenFilter(redis, k, sizeWindow(Math.ceil(busiest / 1000) * 1000, 0.01, 7), { days: 7 }),
+        make: (k) =>
+          new RedisSeenFilter(redis, k, fixedLayout(sizeWindow(Math.ceil(busiest / 1000) * 1000, 0.01, 7)), {
+            days: 7,
+          }),
       },
       {
         name: 'per_reader (n0 100,000, 1 %)',

@@ -15,7 +15,10 @@ import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { openPostgres } from '../src/kernel/sql/sql.js';
-import { DAY_MS } from '../src/kernel/clock.js';
+import { DAY_MS, dayStamp } from '../src/kernel/clock.js';
+import type { Keys } from '../src/kernel/redis/keys.js';
+import { seenWindow } from '../src/seen/bloom.js';
+import { shardKeys, type SeenLayout } from '../src/seen/layout.js';
 import type { SeenFilter } from '../src/kernel/seen-filter.js';
 import { fmtMs, timeLoop, type LoopOptions, type Summary } from './stats.js';
 export { prng } from '../src/kernel/prng.js';
@@ -202,6 +205,26 @@ export async function putBitmaps(redis: RedisClient, bitmaps: ReadonlyMap<string
     pipe.set(key, Buffer.from(bitmap.buffer, bitmap.byteOffset, bitmap.byteLength), 'PX', SCRATCH_TTL_MS);
   const results = (await pipe.exec()) ?? [];
   for (const [err] of results) if (err) throw err;
+}
+
+/**
+ * Every shard of a rolling seen layout, every day of the window ending at `nowMs`, at capacity (half
+ * the bits set at random): what the feed benches read for any reader. A Cluster client writes each
+ * key to its node (one SET per key).
+ */
+export async function fillLayoutAtCapacity(
+  redis: RedisClient,
+  keys: Keys,
+  layout: SeenLayout,
+  nowMs: number,
+): Promise<void> {
+  const g = layout.geometry;
+  const days = seenWindow(nowMs, g.days).map(dayStamp);
+  const bitmaps = new Map<string, Uint8Array>();
+  for (let s = 0; s < layout.shards; s++) {
+    for (const day of days) bitmaps.set(shardKeys(keys, layout, s).day(day), randomBitmap(g.bits, 0.5));
+  }
+  await putBitmaps(redis, bitmaps);
 }
 
 /** `list[i mod n]` for any integer i (loop indices are negative during warm-up). */

@@ -11,6 +11,8 @@ import { DEFAULT_FUTURE_SKEW_MS } from '../kernel/time-range.js';
 import type { ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';
 import { DEFAULT_HOT_PARAMS, HOT_PARAM_RANGES, assertHotParams, type HotParams } from '../hot/domain.js';
 import type { SeenSettings } from '../seen/wire.js';
+import { sizeWindow } from '../seen/bloom.js';
+import { MAX_SHARD_BITS } from '../seen/layout.js';
 import type { ForYouSettings } from '../for-you/wire.js';
 import type { HotSettings } from '../hot/wire.js';
 import type { ExclusionSettings } from '../exclusions/wire.js';
@@ -22,6 +24,10 @@ import type { ItemCacheSettings } from '../kernel/items/cached-content-store.js'
 export { ensureSecrets, readSecrets, secretsPath } from './secrets.js';
 
 const int = intVar;
+/** Fewest rolling seen-filter shards a day has by default (`FRESHET_SEEN_SHARDS`): spread over a Cluster. */
+const DEFAULT_SEEN_SHARDS = 16;
+/** Most shards a day of the rolling seen filter may have (one per Cluster slot). */
+const MAX_SEEN_SHARDS = 16_384;
 const num = numVar;
 
 const EnvSchema = z.object({
@@ -61,9 +67,12 @@ const EnvSchema = z.object({
   FRESHET_FOR_YOU_OLD_SEEN: z.enum(['per_reader', 'off']).default('per_reader'),
   FRESHET_FOR_YOU_INTERESTS: z.enum(['pool', 'index']).default('pool'),
   FRESHET_SEEN_DAYS: int(1, 60, 7),
-  FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 200_000_000, 1_000_000),
+  FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 100_000_000_000, 1_000_000),
   FRESHET_SEEN_FPR: num(0.00001, 0.5, 0.01),
-  FRESHET_SEEN_SHARDS: int(1, 1024, 1),
+  // unset: 16 shards at least, and the day keys written before 0.2.0 had 1 (see seenSettings)
+  FRESHET_SEEN_SHARDS: z.coerce.number().int().min(1).max(MAX_SEEN_SHARDS).optional(),
+  FRESHET_SEEN_SHARD_CAPACITY: int(1000, 10_000_000, 1_000_000),
+  FRESHET_SEEN_LEGACY_SHARDS: z.coerce.number().int().min(0).max(1024).optional(),
   FRESHET_SEEN_CACHE_MB: int(0, 65_536, 256),
   FRESHET_SEEN_CHECKPOINT_S: int(0, 3600, 60),
   FRESHET_HOT_ALPHA: num(HOT_PARAM_RANGES.alpha[0], HOT_PARAM_RANGES.alpha[1], DEFAULT_HOT_PARAMS.alpha),
@@ -113,7 +122,7 @@ const EnvSchema = z.object({
   FRESHET_DISCOVER_MIN_SIMILARITY: num(-1, 0.99, 0),
   FRESHET_FOR_YOU_SEEN: z.enum(['rolling', 'per_reader']).default('rolling'),
   FRESHET_DISCOVER_SEEN: z.enum(['rolling', 'per_reader']).default('per_reader'),
-  FRESHET_READER_SEEN_CAPACITY: int(100, 100_000_000, 100_000),
+  FRESHET_READER_SEEN_CAPACITY: int(100, 1_000_000, 100),
   FRESHET_READER_SEEN_FPR: num(0.00001, 0.5, 0.01),
   FRESHET_READER_SEEN_TTL_DAYS: num(1, 3650, 30),
   FRESHET_RECENT_VIEWS: int(0, 1000, 10),
@@ -279,13 +288,36 @@ function forYouSettings(e: Env): ForYouSettings {
   };
 }
 
-/** Note 1's rolling seen filters. */
+/**
+ * Note 1's rolling seen filters. A day has max(FRESHET_SEEN_SHARDS, ⌈capacity / shard capacity⌉)
+ * shards (src/seen/layout.ts); FRESHET_SEEN_SHARDS, when set, is also the shard count of the day keys
+ * written before 0.2.0 (when it set the count), unless FRESHET_SEEN_LEGACY_SHARDS says otherwise.
+ * @throws Error when a shard's bitmap would exceed 4 MiB, or a day more than MAX_SEEN_SHARDS shards.
+ */
 function seenSettings(e: Env): SeenSettings {
+  const shards = e.FRESHET_SEEN_SHARDS ?? DEFAULT_SEEN_SHARDS;
+  const shardBits = sizeWindow(e.FRESHET_SEEN_SHARD_CAPACITY, e.FRESHET_SEEN_FPR, e.FRESHET_SEEN_DAYS).bits;
+  if (shardBits > MAX_SHARD_BITS) {
+    throw configError(
+      `FRESHET_SEEN_SHARD_CAPACITY: a shard of ${e.FRESHET_SEEN_SHARD_CAPACITY} impressions at FRESHET_SEEN_FPR ` +
+        `${e.FRESHET_SEEN_FPR} over FRESHET_SEEN_DAYS ${e.FRESHET_SEEN_DAYS} takes ${(shardBits / 8 / 2 ** 20).toFixed(1)} MiB; ` +
+        'the most is 4 MiB (docs/operations.md, "Capacity planning"): lower it',
+    );
+  }
+  const n = Math.max(shards, Math.ceil(e.FRESHET_SEEN_CAPACITY_PER_DAY / e.FRESHET_SEEN_SHARD_CAPACITY));
+  if (n > MAX_SEEN_SHARDS) {
+    throw configError(
+      `FRESHET_SEEN_CAPACITY_PER_DAY: ${e.FRESHET_SEEN_CAPACITY_PER_DAY} impressions need ${n} shards of ` +
+        `FRESHET_SEEN_SHARD_CAPACITY ${e.FRESHET_SEEN_SHARD_CAPACITY}; the most is ${MAX_SEEN_SHARDS}: raise the shard capacity`,
+    );
+  }
   return {
     days: e.FRESHET_SEEN_DAYS,
     capacityPerDay: e.FRESHET_SEEN_CAPACITY_PER_DAY,
     windowRate: e.FRESHET_SEEN_FPR,
-    shards: e.FRESHET_SEEN_SHARDS,
+    shards,
+    shardCapacity: e.FRESHET_SEEN_SHARD_CAPACITY,
+    legacyShards: e.FRESHET_SEEN_LEGACY_SHARDS ?? e.FRESHET_SEEN_SHARDS ?? 1,
     cacheBytes: e.FRESHET_SEEN_CACHE_MB * 1024 * 1024,
     checkpointMs: e.FRESHET_SEEN_CHECKPOINT_S * 1000,
   };

@@ -272,7 +272,14 @@ describe.each([
     t = await startTestApp({
       hot,
       db,
-      env: { FRESHET_EMBEDDING_DIM: String(D), FRESHET_DISCOVER_POOL: '10', FRESHET_DISCOVER_EXACT_MAX: '100' },
+      env: {
+        FRESHET_EMBEDDING_DIM: String(D),
+        FRESHET_DISCOVER_POOL: '10',
+        FRESHET_DISCOVER_EXACT_MAX: '100',
+        // a first sub-filter far larger than the ~200 items served, so no Bloom false positive (≤ 1 %
+        // at the default n0 of 100) hides an item from the exact order this test checks
+        FRESHET_READER_SEEN_CAPACITY: '100000',
+      },
     });
     for (const u of ['reader', 'w1', 'w2'])
       expect((await t.app.inject({ method: 'PUT', url: `/v1/users/${u}`, headers: svc })).statusCode).toBe(200);

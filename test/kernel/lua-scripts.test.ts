@@ -23,6 +23,7 @@ import { SEEN_SCRIPTS } from '../../src/seen/redis-seen-filter.js';
 import { READER_SEEN_SCRIPTS } from '../../src/seen/redis-reader-seen-filter.js';
 import { RESTORE_SCRIPTS } from '../../src/seen/seen-checkpointer.js';
 import { JOURNAL_SCRIPTS } from '../../src/seen/seen-journals.js';
+import { LAYOUT_SCRIPTS } from '../../src/seen/day-layouts.js';
 import { HOT_SCRIPTS } from '../../src/hot/adapters/redis-hot-counters.js';
 import { TIMELINE_SCRIPTS } from '../../src/following/adapters/redis-timeline-store.js';
 import { EXCLUSION_SCRIPTS } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
@@ -37,6 +38,7 @@ const SETS = [
   READER_SEEN_SCRIPTS,
   RESTORE_SCRIPTS,
   JOURNAL_SCRIPTS,
+  LAYOUT_SCRIPTS,
   HOT_SCRIPTS,
   TIMELINE_SCRIPTS,
   EXCLUSION_SCRIPTS,
@@ -55,7 +57,7 @@ const { redis, commands, nextPrefix } = fileRedis();
 describe('the shipped scripts', () => {
   it('each loads from <capability>/lua/<name>-<keys>.lua with a header naming it, its KEYS, ARGV and returns', () => {
     const loaded = SETS.flatMap((set) => set.all());
-    expect(loaded.length).toBe(32);
+    expect(loaded.length).toBe(33);
     for (const s of loaded) {
       expect(s.source.startsWith(`--[[ ${s.id}:`), s.id).toBe(true);
       expect(s.source, s.id).toMatch(/KEYS\[/);

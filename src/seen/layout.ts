@@ -1,0 +1,129 @@
+/**
+ * How a day of note 1's rolling seen filter is laid out: how many shard bitmaps, each of which Bloom
+ * geometry — the capacity of a shard rather than of a day, so no key grows with the deployment.
+ *
+ * Derivation (issue 20): a day of `capacityPerDay` impressions is split over
+ * N = max(minShards, ⌈capacityPerDay / shardCapacity⌉) shards (readers hashed to them, `shardOf`),
+ * each sized by {@link sizeWindow} for ⌈capacityPerDay / N⌉ members at the window rate. A shard's
+ * bitmap is bounded by {@link MAX_SHARD_BITS} (4 MiB): Redis creates it zeroed in one allocation, which
+ * measured 0.1–0.5 ms at 1–4 MiB on the 2-core test machine (8 MiB: 4–9 ms, 64 MiB: 33 ms), and the
+ * defaults (1,000,000 a shard at 1 % over 7 days: 1.62 MiB) fit even at the narrowest accepted rate
+ * (0.001 % over 60 days: 3.9 MiB).
+ *
+ * A day keeps the layout it started with: the first process that touches a day records the layout
+ * (day-layouts.ts), every process reads and writes that day under it, and a change of capacity,
+ * rate or shards applies from the next day not yet touched — older days are read under their own
+ * layouts until they leave the window, so a change never makes a reader see an item again.
+ *
+ * The day keys written before 0.2.0 (one layout for every day: `FRESHET_SEEN_LEGACY_SHARDS` shards,
+ * tags `global…`, sized by the same settings) are the LEGACY layout: read while they exist, never
+ * written.
+ */
+import type { Keys, SeenShardKeys } from '../kernel/redis/keys.js';
+import { sizeWindow, type BloomGeometry } from './bloom.js';
+
+/** Largest shard bitmap (bits): 4 MiB, created in well under the 10 ms a Redis stall may take (see the module doc). */
+export const MAX_SHARD_BITS = 2 ** 25;
+
+/** The layout of one day. */
+export interface SeenLayout {
+  /**
+   * Its name: `n<shards>c<capacity>m<bits>k<hashes>` (what the day's layout key and a checkpoint
+   * subject hold); `legacy` for the keys written before 0.2.0.
+   */
+  id: string;
+  /** Shard bitmaps per day (N). */
+  shards: number;
+  /** Each shard's bitmap. */
+  geometry: BloomGeometry;
+  /** Written before 0.2.0: `Keys.legacySeenDays`, checkpoint subjects `d:m<m>k<k>s<N>:…`. */
+  legacy: boolean;
+}
+
+/** What a layout is derived from (the `FRESHET_SEEN_*` settings). */
+export interface LayoutSettings {
+  /** Days in the window (D). */
+  days: number;
+  /** Impressions per day, all shards together. */
+  capacityPerDay: number;
+  /** False-positive rate of the whole window's check at capacity. */
+  windowRate: number;
+  /** Fewest shards per day (spreads a small deployment over a Cluster's slots). */
+  minShards: number;
+  /** Most impressions one shard's bitmap of one day is sized for. */
+  shardCapacity: number;
+}
+
+/** The shard count of a layout: max(minShards, ⌈capacityPerDay / shardCapacity⌉). */
+export function shardCount(s: LayoutSettings): number {
+  return Math.max(s.minShards, Math.ceil(s.capacityPerDay / s.shardCapacity));
+}
+
+/**
+ * The layout these settings give a new day.
+ * @throws RangeError when a shard's bitmap would exceed {@link MAX_SHARD_BITS} (the configuration
+ *   checks this first, with a message naming the variables), or for settings `sizeWindow` refuses.
+ */
+export function seenLayout(s: LayoutSettings): SeenLayout {
+  const shards = shardCount(s);
+  const geometry = sizeWindow(Math.ceil(s.capacityPerDay / shards), s.windowRate, s.days);
+  if (geometry.bits > MAX_SHARD_BITS) {
+    throw new RangeError(`a shard bitmap of ${geometry.bits} bits exceeds ${MAX_SHARD_BITS} (4 MiB)`);
+  }
+  return { id: layoutId(shards, geometry), shards, geometry, legacy: false };
+}
+
+/**
+ * The layout of the day keys written before 0.2.0 with `shards` shards (each sized for
+ * ⌈capacityPerDay / shards⌉ as that version did), or null when `shards` is 0 (none to read).
+ */
+export function legacyLayout(
+  s: Omit<LayoutSettings, 'minShards' | 'shardCapacity'>,
+  shards: number,
+): SeenLayout | null {
+  if (shards < 1) return null;
+  const geometry = sizeWindow(Math.ceil(s.capacityPerDay / shards), s.windowRate, s.days);
+  return { id: 'legacy', shards, geometry, legacy: true };
+}
+
+/**
+ * A layout of `shards` shards each of `geometry` (tests, benches and tools that size a shard
+ * directly); legacy: the keys and subjects of the version before 0.2.0.
+ */
+export function fixedLayout(geometry: BloomGeometry, shards = 1, legacy = false): SeenLayout {
+  return { id: legacy ? 'legacy' : layoutId(shards, geometry), shards, geometry, legacy };
+}
+
+/** The keys of shard `shard` of a layout: `Keys.seenDays`, or `Keys.legacySeenDays` for the legacy one. */
+export function shardKeys(keys: Keys, layout: SeenLayout, shard: number): SeenShardKeys {
+  return layout.legacy ? keys.legacySeenDays(layout.shards, shard) : keys.seenDays(layout.shards, shard);
+}
+
+/** `n<shards>c<capacity>m<bits>k<hashes>`. */
+function layoutId(shards: number, g: BloomGeometry): string {
+  return `n${shards}c${g.capacity}m${g.bits}k${g.hashes}`;
+}
+
+/**
+ * The layout a stored id names (a day's layout key, a checkpoint row), with the window of `days` at
+ * `windowRate` (the rates only describe it; bits and hashes are the id's), or null for a malformed id.
+ */
+export function parseLayout(id: string, windowRate: number, days: number): SeenLayout | null {
+  const m = /^n(\d+)c(\d+)m(\d+)k(\d+)$/.exec(id);
+  if (!m) return null;
+  const [shards, capacity, bits, hashes] = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
+  if (shards < 1 || capacity < 1 || bits < 1 || bits > MAX_SHARD_BITS || hashes < 1 || hashes > 64) return null;
+  const perFilterRate = 1 - (1 - windowRate) ** (1 / days);
+  return { id, shards, geometry: { bits, hashes, capacity, perFilterRate, windowRate, days }, legacy: false };
+}
+
+/**
+ * The checkpoint subject of one shard's day (src/seen/postgres-seen-checkpoints.ts): `d:<layout id>:<shard>:<YYYYMMDD>`,
+ * or for the legacy layout the name that version wrote, `d:m<bits>k<hashes>s<shards>:<shard>:<YYYYMMDD>`
+ * (so its checkpoints restore after an upgrade).
+ */
+export function daySubject(layout: SeenLayout, shard: number, day: string): string {
+  const g = layout.geometry;
+  const name = layout.legacy ? `m${g.bits}k${g.hashes}s${layout.shards}` : layout.id;
+  return `d:${name}:${shard}:${day}`;
+}
