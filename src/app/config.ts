@@ -11,8 +11,7 @@ import { DEFAULT_FUTURE_SKEW_MS } from '../kernel/time-range.js';
 import type { ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';
 import { DEFAULT_HOT_PARAMS, HOT_PARAM_RANGES, assertHotParams, type HotParams } from '../hot/domain.js';
 import type { SeenSettings } from '../seen/wire.js';
-import { sizeWindow } from '../seen/bloom.js';
-import { MAX_SHARD_BITS } from '../seen/layout.js';
+import { shardCount } from '../seen/layout.js';
 import type { ForYouSettings } from '../for-you/wire.js';
 import type { HotSettings } from '../hot/wire.js';
 import type { ExclusionSettings } from '../exclusions/wire.js';
@@ -292,23 +291,22 @@ function forYouSettings(e: Env): ForYouSettings {
  * Note 1's rolling seen filters. A day has max(FRESHET_SEEN_SHARDS, ⌈capacity / shard capacity⌉)
  * shards (src/seen/layout.ts); FRESHET_SEEN_SHARDS, when set, is also the shard count of the day keys
  * written before 0.2.0 (when it set the count), unless FRESHET_SEEN_LEGACY_SHARDS says otherwise.
- * @throws Error when a shard's bitmap would exceed 4 MiB, or a day more than MAX_SEEN_SHARDS shards.
+ * @throws Error when a day would need more than MAX_SEEN_SHARDS shards.
  */
 function seenSettings(e: Env): SeenSettings {
   const shards = e.FRESHET_SEEN_SHARDS ?? DEFAULT_SEEN_SHARDS;
-  const shardBits = sizeWindow(e.FRESHET_SEEN_SHARD_CAPACITY, e.FRESHET_SEEN_FPR, e.FRESHET_SEEN_DAYS).bits;
-  if (shardBits > MAX_SHARD_BITS) {
-    throw configError(
-      `FRESHET_SEEN_SHARD_CAPACITY: a shard of ${e.FRESHET_SEEN_SHARD_CAPACITY} impressions at FRESHET_SEEN_FPR ` +
-        `${e.FRESHET_SEEN_FPR} over FRESHET_SEEN_DAYS ${e.FRESHET_SEEN_DAYS} takes ${(shardBits / 8 / 2 ** 20).toFixed(1)} MiB; ` +
-        'the most is 4 MiB (docs/operations.md, "Capacity planning"): lower it',
-    );
-  }
-  const n = Math.max(shards, Math.ceil(e.FRESHET_SEEN_CAPACITY_PER_DAY / e.FRESHET_SEEN_SHARD_CAPACITY));
+  const n = shardCount({
+    days: e.FRESHET_SEEN_DAYS,
+    capacityPerDay: e.FRESHET_SEEN_CAPACITY_PER_DAY,
+    windowRate: e.FRESHET_SEEN_FPR,
+    minShards: shards,
+    shardCapacity: e.FRESHET_SEEN_SHARD_CAPACITY,
+  });
   if (n > MAX_SEEN_SHARDS) {
     throw configError(
-      `FRESHET_SEEN_CAPACITY_PER_DAY: ${e.FRESHET_SEEN_CAPACITY_PER_DAY} impressions need ${n} shards of ` +
-        `FRESHET_SEEN_SHARD_CAPACITY ${e.FRESHET_SEEN_SHARD_CAPACITY}; the most is ${MAX_SEEN_SHARDS}: raise the shard capacity`,
+      `FRESHET_SEEN_CAPACITY_PER_DAY: ${e.FRESHET_SEEN_CAPACITY_PER_DAY} impressions a day need ${n} shards; the most ` +
+        `is ${MAX_SEEN_SHARDS} (a shard holds at most FRESHET_SEEN_SHARD_CAPACITY, and at most what 1 MiB holds at ` +
+        'FRESHET_SEEN_FPR over FRESHET_SEEN_DAYS: docs/operations.md, "Capacity planning")',
     );
   }
   return {

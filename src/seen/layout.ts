@@ -3,12 +3,16 @@
  * geometry — the capacity of a shard rather than of a day, so no key grows with the deployment.
  *
  * Derivation (issue 20): a day of `capacityPerDay` impressions is split over
- * N = max(minShards, ⌈capacityPerDay / shardCapacity⌉) shards (readers hashed to them, `shardOf`),
- * each sized by {@link sizeWindow} for ⌈capacityPerDay / N⌉ members at the window rate. A shard's
- * bitmap is bounded by {@link MAX_SHARD_BITS} (4 MiB): Redis creates it zeroed in one allocation, which
- * measured 0.1–0.5 ms at 1–4 MiB on the 2-core test machine (8 MiB: 4–9 ms, 64 MiB: 33 ms), and the
- * defaults (1,000,000 a shard at 1 % over 7 days: 1.62 MiB) fit even at the narrowest accepted rate
- * (0.001 % over 60 days: 3.9 MiB).
+ * N = max(minShards, ⌈capacityPerDay / C⌉) shards (readers hashed to them, `shardOf`), each sized by
+ * {@link sizeWindow} for ⌈capacityPerDay / N⌉ members at the window rate, where C is the shard
+ * capacity asked for, capped at what a bitmap of {@link MAX_SHARD_BITS} (1 MiB) holds at that rate
+ * and window ({@link maxShardCapacity}: 615,000 at 1 % over 7 days). Redis creates a shard's bitmap
+ * zeroed in one allocation (SETRANGE): measured on the 2-core test machine under a load average of
+ * 10, 0.44 / 0.72 / 1.9 ms on average at 1 / 2 / 4 MiB, with commands of 13–19 ms recorded by Redis's
+ * latency monitor at 2 MiB and spikes to 9 ms at 4 MiB (8 MiB: 4–9 ms, 64 MiB: 33 ms); 1 MiB keeps the
+ * creation well under the 10 ms a Redis stall may take, with the most room for a busy machine. At
+ * the defaults (1,000,000 impressions a day, 16 shards) a shard is 106 KB; 10 million readers × 200
+ * impressions a day take 3,253 shards of 1 MiB.
  *
  * A day keeps the layout it started with: the first process that touches a day records the layout
  * (day-layouts.ts), every process reads and writes that day under it, and a change of capacity,
@@ -22,8 +26,8 @@
 import type { Keys, SeenShardKeys } from '../kernel/redis/keys.js';
 import { sizeWindow, type BloomGeometry } from './bloom.js';
 
-/** Largest shard bitmap (bits): 4 MiB, created in well under the 10 ms a Redis stall may take (see the module doc). */
-export const MAX_SHARD_BITS = 2 ** 25;
+/** Largest shard bitmap (bits): 1 MiB, created in well under the 10 ms a Redis stall may take (see the module doc). */
+export const MAX_SHARD_BITS = 2 ** 23;
 
 /** The layout of one day. */
 export interface SeenLayout {
@@ -50,25 +54,37 @@ export interface LayoutSettings {
   windowRate: number;
   /** Fewest shards per day (spreads a small deployment over a Cluster's slots). */
   minShards: number;
-  /** Most impressions one shard's bitmap of one day is sized for. */
+  /** Most impressions one shard's bitmap of one day is sized for (capped by {@link maxShardCapacity}). */
   shardCapacity: number;
 }
 
-/** The shard count of a layout: max(minShards, ⌈capacityPerDay / shardCapacity⌉). */
+/**
+ * The most members one shard bitmap of at most {@link MAX_SHARD_BITS} holds at the per-filter rate of
+ * a window of `days` at `windowRate`: the largest n with sizeWindow(n).bits ≤ MAX_SHARD_BITS.
+ */
+export function maxShardCapacity(windowRate: number, days: number): number {
+  const p = 1 - (1 - windowRate) ** (1 / days);
+  let n = Math.floor((MAX_SHARD_BITS * Math.LN2 * Math.LN2) / -Math.log(p));
+  while (n > 1 && sizeWindow(n, windowRate, days).bits > MAX_SHARD_BITS) n--;
+  return n;
+}
+
+/** The shard count of a layout: max(minShards, ⌈capacityPerDay / C⌉), C the shard capacity within its cap. */
 export function shardCount(s: LayoutSettings): number {
-  return Math.max(s.minShards, Math.ceil(s.capacityPerDay / s.shardCapacity));
+  const c = Math.min(s.shardCapacity, maxShardCapacity(s.windowRate, s.days));
+  return Math.max(s.minShards, Math.ceil(s.capacityPerDay / c));
 }
 
 /**
  * The layout these settings give a new day.
- * @throws RangeError when a shard's bitmap would exceed {@link MAX_SHARD_BITS} (the configuration
- *   checks this first, with a message naming the variables), or for settings `sizeWindow` refuses.
+ * @throws RangeError for settings `sizeWindow` refuses (never a shard over {@link MAX_SHARD_BITS}: the
+ *   shard count makes room).
  */
 export function seenLayout(s: LayoutSettings): SeenLayout {
   const shards = shardCount(s);
   const geometry = sizeWindow(Math.ceil(s.capacityPerDay / shards), s.windowRate, s.days);
   if (geometry.bits > MAX_SHARD_BITS) {
-    throw new RangeError(`a shard bitmap of ${geometry.bits} bits exceeds ${MAX_SHARD_BITS} (4 MiB)`);
+    throw new RangeError(`a shard bitmap of ${geometry.bits} bits exceeds ${MAX_SHARD_BITS} (1 MiB)`);
   }
   return { id: layoutId(shards, geometry), shards, geometry, legacy: false };
 }

@@ -17,7 +17,7 @@
  * - `<n0>:<P>:s2:r0.5:split` (since 0.2.0): one Redis string per sub-filter (`Keys.readerSeen` for 0,
  *   `Keys.readerSeenLevel` for i ≥ 1), each created at its own size when it opens — a light reader
  *   pays for its first sub-filter only (138 B at n0 = 100, P = 1 %) — and none over
- *   {@link MAX_LEVEL_BITS} (4 MiB, created without a stall; layout.ts);
+ *   {@link MAX_LEVEL_BITS} (2 MiB, created without a stall; layout.ts);
  * - `<n0>:<P>:s2:r0.5` (before 0.2.0): every sub-filter in ONE string at byte-aligned offsets (grown
  *   by rewriting it when a sub-filter opens), up to 2^32 bits in all.
  * In process, in snapshots and in checkpoints a filter is always the concatenation of its open
@@ -29,8 +29,8 @@ import { MAX_BITS, sizeWindow, type BloomGeometry } from './bloom.js';
 export const GROWTH = 2;
 /** Tightening ratio r of error rates (Almeida et al. 2007). */
 export const TIGHTENING = 0.5;
-/** Largest sub-filter of a `split` filter (bits): 4 MiB, as a rolling shard (layout.ts, MAX_SHARD_BITS). */
-export const MAX_LEVEL_BITS = 2 ** 25;
+/** Largest sub-filter of a `split` filter (bits): 2 MiB, as a rolling shard (layout.ts, MAX_SHARD_BITS). */
+export const MAX_LEVEL_BITS = 2 ** 24;
 
 /** One sub-filter's place and shape in the reader's bitmap. */
 export interface SubFilterGeometry {
@@ -60,8 +60,8 @@ export interface ScalableGeometry {
 
 /**
  * Every sub-filter that fits, in order: in one 2^32-bit string (`split` false: about 11 at
- * n0 = 100,000), or each in a string of at most {@link MAX_LEVEL_BITS} (`split`: 14 at n0 = 100,
- * P = 1 %, that is 1.6 million members).
+ * n0 = 100,000), or each in a string of at most {@link MAX_LEVEL_BITS} (`split`: 13 at n0 = 100,
+ * P = 1 %, that is 819,100 members).
  * @throws RangeError for capacity < 1, a rate outside (0, 1), or when even sub-filter 0 does not fit.
  */
 export function scalableLevels(initialCapacity: number, errorRate: number, split = true): SubFilterGeometry[] {
