@@ -249,21 +249,28 @@ export interface FillPlan {
   batch: number;
   /** First item number (so a second fill adds members distinct from the first). */
   offset?: number;
+  /**
+   * Readers the members of a day are spread over (default 1): a layout of several shards hashes
+   * readers to shards, so a fill meant for every shard needs many readers.
+   */
+  readers?: number;
 }
 
 /**
  * Adds `perDay` distinct members to each of `days` day filters through `markSeen`: reader
- * `fill<d>`, items `x<offset + i>`, so members never collide across days, fills or probes
- * (probes use readers that do not start with `fill`).
+ * `fill<d>` (or `fill<d>_<r>` over `readers` readers, a batch each in turn), items `x<offset + i>`,
+ * so members never collide across days, fills or probes (probes use readers that do not start with
+ * `fill`).
  */
 export async function fillDays(filter: SeenFilter, plan: FillPlan): Promise<void> {
   const offset = plan.offset ?? 0;
+  const readers = plan.readers ?? 1;
   for (let d = 0; d < plan.days; d++) {
     const dayMs = plan.nowMs - d * DAY_MS;
-    for (let from = 0; from < plan.perDay; from += plan.batch) {
+    for (let from = 0, b = 0; from < plan.perDay; from += plan.batch, b++) {
       const n = Math.min(plan.batch, plan.perDay - from);
       await filter.markSeen(
-        `fill${d}`,
+        readers === 1 ? `fill${d}` : `fill${d}_${b % readers}`,
         range(n, (i) => `x${offset + from + i}`),
         dayMs,
       );

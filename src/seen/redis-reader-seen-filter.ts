@@ -17,7 +17,7 @@
  * (src/seen/memory-reader-seen-filter.ts).
  */
 import { assertId } from '../kernel/ids.js';
-import { hashPairs, packPairs } from './bloom.js';
+import { hasAllBits, hashPairs, packPairs } from './bloom.js';
 import { compoundRate, parseSignature, scalableGeometry, type ScalableGeometry } from './scalable-bloom.js';
 import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
 import type { RedisClient } from '../kernel/redis/client.js';
@@ -82,10 +82,14 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
   async seen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<boolean[]> {
     assertId(readerId, 'reader id');
     if (itemIds.length === 0) return [];
-    const reply = await this.guarded('c', readerId, nowMs, packPairs(hashPairs(readerId, itemIds)));
-    if (typeof reply !== 'string' || reply.length !== itemIds.length)
+    const pairs = hashPairs(readerId, itemIds);
+    const { reply, g } = await this.guarded('c', readerId, nowMs, packPairs(pairs));
+    const answers = Array.isArray(reply) ? reply[0] : reply;
+    if (!(answers instanceof Buffer) || answers.length !== itemIds.length)
       throw READER_SEEN_SCRIPTS.unexpected('readerSeen', reply);
-    return itemIds.map((_, i) => reply.charCodeAt(i) === 49); // '1'
+    const out = itemIds.map((_, i) => answers[i] === 49); // '1'
+    if (Array.isArray(reply)) testShipped(g, reply.slice(1) as Buffer[], pairs, out);
+    return out;
   }
 
   /**
@@ -107,7 +111,7 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
   async markSeen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<void> {
     assertId(readerId, 'reader id');
     if (itemIds.length === 0) return;
-    const reply = await this.guarded('m', readerId, nowMs, packPairs(hashPairs(readerId, itemIds)));
+    const { reply } = await this.guarded('m', readerId, nowMs, packPairs(hashPairs(readerId, itemIds)));
     if (!Array.isArray(reply) || reply.length !== 2) throw READER_SEEN_SCRIPTS.unexpected('readerSeen', reply);
     if (reply[1] === 1) {
       // after the script, never before: a checkpoint that took the set in between would miss the journal
@@ -119,7 +123,11 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
   async describe(readerId: string, nowMs: number): Promise<ReaderFilterState> {
     assertId(readerId, 'reader id');
     const { reply, g } = await this.run('d', readerId, nowMs, '');
-    const [t, c, bytes] = reply as [string, string, number];
+    const [t, c, bytes] = (reply as [Buffer, Buffer, number]).map((x) => (Buffer.isBuffer(x) ? x.toString() : x)) as [
+      string,
+      string,
+      number,
+    ];
     if (t === '') return { filters: [], members: 0, bytes: 0, lastActiveMs: null, expectedRate: 0, signature: null };
     const counts = c.split(',').map(Number);
     return {
@@ -161,10 +169,15 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
   async close(): Promise<void> {}
 
   /** {@link run}, restoring the reader first when the script finds no state (checkpoints only). */
-  private async guarded(mode: 'c' | 'm', readerId: string, nowMs: number, packed: Buffer): Promise<unknown> {
+  private async guarded(
+    mode: 'c' | 'm',
+    readerId: string,
+    nowMs: number,
+    packed: Buffer,
+  ): Promise<{ reply: unknown; g: ScalableGeometry }> {
     for (let restores = 0; ; restores++) {
-      const { reply } = await this.run(mode, readerId, nowMs, packed);
-      if (reply !== '?' || !this.checkpoints) return reply;
+      const r = await this.run(mode, readerId, nowMs, packed);
+      if (!isMissing(r.reply) || !this.checkpoints) return r;
       if (restores === MAX_RESTORES) {
         throw fail(
           'STORE_UNAVAILABLE',
@@ -188,8 +201,11 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
   ): Promise<{ reply: unknown; g: ScalableGeometry }> {
     let g = this.geometryOf(readerId);
     for (let tries = 0; ; tries++) {
-      const reply = await this.lua.readerSeen(this.scriptKeys(readerId, g), this.scriptArgs(mode, g, nowMs, packed));
-      if (!Array.isArray(reply) || reply[0] !== '?g') return { reply, g };
+      const reply = await this.lua.readerSeen.buffer(
+        this.scriptKeys(readerId, g),
+        this.scriptArgs(mode, g, nowMs, packed),
+      );
+      if (!Array.isArray(reply) || String(reply[0]) !== '?g') return { reply, g };
       if (tries === 2) throw READER_SEEN_SCRIPTS.unexpected('readerSeen', reply);
       const sig = String(reply[1]);
       const other = sig === '' ? null : parseSignature(sig);
@@ -233,6 +249,27 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
     if (g.signature !== this.g.signature) flags += 'o';
     if (g.replace) flags += 'r';
     return [mode, Math.floor(nowMs), Math.floor(this.settings.ttlMs), g.signature, levelArg(g), packed, flags];
+  }
+}
+
+/** A guarded call's answer for a reader with no state in Redis: '?'. */
+function isMissing(reply: unknown): boolean {
+  return Buffer.isBuffer(reply) && reply.length === 1 && reply[0] === 63; // '?'
+}
+
+/**
+ * Tests the members still answered false against sub-filters 0..j-1 the check shipped (their bytes as
+ * Redis holds them, each a string of its own or, for the one-string geometry, its range): sets true
+ * where one has all k bits.
+ */
+function testShipped(g: ScalableGeometry, shipped: readonly Buffer[], pairs: Uint32Array, out: boolean[]): void {
+  for (let i = 0; i < shipped.length; i++) {
+    const l = g.levels[i]!;
+    const bytes = shipped[i]!;
+    for (let j = 0; j < out.length; j++) {
+      if (out[j]) continue;
+      if (hasAllBits(bytes, l.bits, l.hashes, pairs[2 * j]! % l.bits, pairs[2 * j + 1]! % l.bits)) out[j] = true;
+    }
   }
 }
 

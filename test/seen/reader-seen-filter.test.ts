@@ -81,6 +81,32 @@ describe('per-reader seen filter: memory and Redis agree', () => {
     expect(grown.bytes).toBe(levelBytes(levels[2]!)[1]); // the three strings together
   });
 
+  it('agrees when a sub-filter is tested by BITFIELD rounds (large for the batch) or read whole (small)', async () => {
+    const keys = new Keys(nextPrefix());
+    const s = { ...settings, initialCapacity: 20_000 }; // sub-filters of 24 KB and 55 KB
+    const [mem, red] = [new MemoryReaderSeenFilter(s), new RedisReaderSeenFilter(redis, keys, s)];
+    const marked = Array.from({ length: 30_000 }, (_, i) => `m${i}`);
+    for (let i = 0; i < marked.length; i += 3_000) {
+      await mem.markSeen('r', marked.slice(i, i + 3_000), T);
+      await red.markSeen('r', marked.slice(i, i + 3_000), T);
+    }
+    for (const size of [2, 10, 60, 2_000]) {
+      const probe = [
+        ...Array.from({ length: size }, (_, i) => `x${i}`),
+        ...marked.slice(0, size),
+        ...marked.slice(-size),
+      ];
+      expect(await red.seen('r', probe, T), `${size}`).toEqual(await mem.seen('r', probe, T));
+    }
+    // marks of a few (rounds) and many (whole) members keep the same bits
+    await mem.markSeen('r', ['a', 'b', 'm5'], T);
+    await red.markSeen('r', ['a', 'b', 'm5'], T);
+    expect(await red.describe('r', T)).toEqual(await mem.describe('r', T));
+    expect(await redisReaderBitmap(redis, keys, 'r', geometrySignature(20_000, 0.01))).toEqual(
+      Buffer.from(mem.bitmapOf('r')!),
+    );
+  });
+
   it('is one round trip per call on Redis, whatever the batch', async () => {
     const red = new RedisReaderSeenFilter(redis, new Keys(nextPrefix()), settings);
     const before = commands();

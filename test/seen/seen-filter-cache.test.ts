@@ -229,6 +229,24 @@ describe('RedisSeenFilter past-day cache', () => {
     expect(cached.cacheStats()).toMatchObject({ days: 6, hits: 6 });
   });
 
+  it('tests a day by BITFIELD rounds when it is large for the batch, and by reading it whole when small: same answers', async () => {
+    const big = sizeWindow(200_000, 0.01, 7); // a 341 KB day: read by rounds for batches under ~340 members
+    const keys = new Keys(nextPrefix());
+    const onRedis = new RedisSeenFilter(redis, keys, fixedLayout(big), { days: 7, cacheBytes: 0 });
+    const memory = new MemorySeenFilter(fixedLayout(big), { days: 7 });
+    for (let d = 0; d < 3; d++) {
+      const batch = ids(`r${d}`, 5_000);
+      await Promise.all([
+        onRedis.markSeen('u_1', batch, NOW - d * DAY_MS),
+        memory.markSeen('u_1', batch, NOW - d * DAY_MS),
+      ]);
+    }
+    for (const size of [3, 40, 400, 3_000]) {
+      const probe = [...ids('never', size), ...ids('r0', size / 2), ...ids('r2', size / 2)];
+      expect(await onRedis.seen('u_1', probe, NOW), `${size}`).toEqual(await memory.seen('u_1', probe, NOW));
+    }
+  });
+
   it('lets concurrent checks fetch each day once (the others test it in Lua meanwhile)', async () => {
     const {
       filters: [f],

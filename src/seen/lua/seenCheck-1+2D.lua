@@ -70,20 +70,26 @@ local sunpack = struct.unpack
 local fmt = string.format -- '%d' is ~5x cheaper than Redis 7.0 formatting a Lua number (%.17g)
 local CHUNK = 2000 -- ops per BITFIELD_RO: 3 values each must fit Lua's C stack (< 8000)
 local ALL_AT_ONCE = 128 -- once survivors x positions left <= this, read them all in one call
+local WHOLE_BYTES = 1024 -- read a day whole when it has <= this many bytes per open member
 
--- round-1 ops of every member: g_0 comes ready-made, all N in ONE space-separated argument (500
+-- round-1 ops of the open members: g_0 comes ready-made, all N in ONE space-separated argument (500
 -- separate arguments would cost the client and Redis more than splitting one string here); built
--- when the first day to test here exists
+-- when the first day tested by rounds exists, for the members still open then
 local firstOps
-local function buildFirstOps()
-  firstOps = {}
+local function buildFirstOps(open)
+  local g0 = {}
   local s, find, sub = ARGV[4 + D], string.find, string.sub
-  local at, a = 1, 0
+  local at = 1
   for j = 1, n do
     local e = find(s, ' ', at, true)
-    firstOps[a + 1] = 'GET'; firstOps[a + 2] = 'u1'; firstOps[a + 3] = sub(s, at, e - 1)
-    a = a + 3
+    g0[j] = sub(s, at, e - 1)
     at = e + 1
+  end
+  firstOps = {}
+  local a = 0
+  for q = 1, #open do
+    firstOps[a + 1] = 'GET'; firstOps[a + 2] = 'u1'; firstOps[a + 3] = g0[open[q]]
+    a = a + 3
   end
 end
 
@@ -112,6 +118,34 @@ for d = 1, D do
   reply[2 * d + 1] = b
 end
 
+-- the open members (indices) whose k bits are all set in the bitmap at `key`, read whole into Lua
+-- (one GET, then string.byte: a day read whole has at most nopen x WHOLE_BYTES bytes, far below
+-- 2^28, so bit ops on positions are exact)
+local band, rshift, byte = bit.band, bit.rshift, string.byte
+local MASK = { [0] = 128, 64, 32, 16, 8, 4, 2, 1 }
+local function testWhole(key, members)
+  local s = call('GET', key)
+  local found = {}
+  for q = 1, #members do
+    local c = members[q]
+    local h1, h2 = sunpack('<I4I4', packed, 8 * c - 7)
+    local g, step = h1 % m, h2 % m
+    local x = 0
+    while true do
+      local b = byte(s, rshift(g, 3) + 1)
+      if not b or band(b, MASK[band(g, 7)]) == 0 then break end
+      x = x + 1
+      if x == k then
+        found[#found + 1] = c
+        break
+      end
+      g = g + step
+      if g >= m then g = g - m end
+    end
+  end
+  return found
+end
+
 -- bits at the offsets in ops = { 'GET', 'u1', offset, 'GET', 'u1', offset, ... } (nops triples)
 local function probe(key, ops, nops)
   if nops <= CHUNK then return call('BITFIELD_RO', key, tunpack(ops, 1, 3 * nops)) end
@@ -134,12 +168,16 @@ for d = 1, #here do
   local nopen = #open
   if nopen == 0 then break end
   local key = here[d]
-  do
-    if not firstOps then buildFirstOps() end
+  local alive
+  if call('STRLEN', key) <= nopen * WHOLE_BYTES then
+    alive = testWhole(key, open)
+  else
+    if not firstOps then buildFirstOps(open) end
     -- round 1: g_0 of every open member
     local bits = probe(key, firstOps, nopen)
     local ops
-    local alive, pos, steps = {}, {}, {}
+    local pos, steps
+    alive, pos, steps = {}, {}, {}
     for j = 1, nopen do
       if bits[j] == 1 then
         local c = open[j]
@@ -192,19 +230,22 @@ for d = 1, #here do
       end
       alive, pos, steps = nalive, npos, nsteps
     end
-    for j = 1, #alive do out[alive[j]] = '1' end
-    if #alive > 0 and d < #here then
-      -- drop the members just found from the open list and its round-1 ops
-      local still, ops1, a = {}, {}, 0
-      for j = 1, nopen do
-        local c = open[j]
-        if out[c] == '0' then
-          still[#still + 1] = c
+  end
+  for j = 1, #alive do out[alive[j]] = '1' end
+  if #alive > 0 and d < #here then
+    -- drop the members just found from the open list (and its round-1 ops, once built)
+    local still, ops1, a = {}, {}, 0
+    for j = 1, nopen do
+      local c = open[j]
+      if out[c] == '0' then
+        still[#still + 1] = c
+        if firstOps then
           ops1[a + 1] = 'GET'; ops1[a + 2] = 'u1'; ops1[a + 3] = firstOps[3 * j]; a = a + 3
         end
       end
-      open, firstOps = still, ops1
     end
+    open = still
+    if firstOps then firstOps = ops1 end
   end
 end
 reply[1] = table.concat(out)
