@@ -5,7 +5,7 @@
  * - the default layout since issue 20: 16 shards a day of 62,500 members each (106 KB bitmaps; a
  *   reader's check reads its own shard's 7 days);
  * - one shard sized for the whole day (1.62 MiB bitmaps): the default layout before issue 20, and the
- *   size of one shard of a large deployment (a shard is at most 1 MiB since: 615,000 members).
+ *   size of one shard of a large deployment (a shard is at most 1 MiB since: 615,611 members).
  *
  * Two fills of each layout's day bitmaps:
  * - "20 % full": 200,000 members a day over 2,000 readers (so every shard gets its share), built in

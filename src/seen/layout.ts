@@ -6,13 +6,13 @@
  * N = max(minShards, ⌈capacityPerDay / C⌉) shards (readers hashed to them, `shardOf`), each sized by
  * {@link sizeWindow} for ⌈capacityPerDay / N⌉ members at the window rate, where C is the shard
  * capacity asked for, capped at what a bitmap of {@link MAX_SHARD_BITS} (1 MiB) holds at that rate
- * and window ({@link maxShardCapacity}: 615,000 at 1 % over 7 days). Redis creates a shard's bitmap
+ * and window ({@link maxShardCapacity}: 615,611 at 1 % over 7 days). Redis creates a shard's bitmap
  * zeroed in one allocation (SETRANGE): measured on the 2-core test machine under a load average of
  * 10, 0.44 / 0.72 / 1.9 ms on average at 1 / 2 / 4 MiB, with commands of 13–19 ms recorded by Redis's
  * latency monitor at 2 MiB and spikes to 9 ms at 4 MiB (8 MiB: 4–9 ms, 64 MiB: 33 ms); 1 MiB keeps the
  * creation well under the 10 ms a Redis stall may take, with the most room for a busy machine. At
  * the defaults (1,000,000 impressions a day, 16 shards) a shard is 106 KB; 10 million readers × 200
- * impressions a day take 3,253 shards of 1 MiB.
+ * impressions a day take 3,249 shards of 1 MiB.
  *
  * A day keeps the layout it started with: the first process that touches a day records the layout
  * (day-layouts.ts), every process reads and writes that day under it, and a change of capacity,
@@ -26,8 +26,12 @@
 import type { Keys, SeenShardKeys } from '../kernel/redis/keys.js';
 import { sizeWindow, type BloomGeometry } from './bloom.js';
 
-/** Largest shard bitmap (bits): 1 MiB, created in well under the 10 ms a Redis stall may take (see the module doc). */
-export const MAX_SHARD_BITS = 2 ** 23;
+/**
+ * Largest shard bitmap (bits): 1 MiB less 16 bytes, created in well under the 10 ms a Redis stall may take
+ * (see the module doc). The 16 bytes leave room for the string's header, so Redis's allocator (jemalloc)
+ * holds it in a 1 MiB size class: a string of exactly 1 MiB takes 1.25 MiB (`MEMORY USAGE` 1,310,768).
+ */
+export const MAX_SHARD_BITS = 8 * (2 ** 20 - 16);
 
 /** The layout of one day. */
 export interface SeenLayout {

@@ -31,7 +31,7 @@
  *
  * Round trips: `seen` is ONE `EVALSHA` (lua/seenCheck-1+2D.lua) per group, `markSeen` ONE `EVALSHA`
  * (lua/seenMark-4.lua) on the day's key and version (it creates a missing bitmap with SETRANGE, at
- * most 4 MiB: no stall); empty batches cost none; a day this process meets for the first time costs
+ * most 1 MiB: no stall); empty batches cost none; a day this process meets for the first time costs
  * one more (its layout, day-layouts.ts), once.
  *
  * Checkpoints (with {@link RedisSeenFilterOptions.checkpoints}; seen-checkpointer.ts): the mark script

@@ -29,8 +29,11 @@ import { MAX_BITS, sizeWindow, type BloomGeometry } from './bloom.js';
 export const GROWTH = 2;
 /** Tightening ratio r of error rates (Almeida et al. 2007). */
 export const TIGHTENING = 0.5;
-/** Largest sub-filter of a `split` filter (bits): 2 MiB, as a rolling shard (layout.ts, MAX_SHARD_BITS). */
-export const MAX_LEVEL_BITS = 2 ** 24;
+/**
+ * Largest sub-filter of a `split` filter (bits): 2 MiB less 16 bytes (room for the string's header within
+ * jemalloc's 2 MiB size class, as layout.ts's MAX_SHARD_BITS), created without a stall.
+ */
+export const MAX_LEVEL_BITS = 8 * (2 ** 21 - 16);
 
 /** One sub-filter's place and shape in the reader's bitmap. */
 export interface SubFilterGeometry {

@@ -12,7 +12,7 @@
  * day's layout is recorded beside its rows, `l:<day>`), a reader's signature (scalable-bloom.ts).
  * Now and then a subject's rows are compacted into a base bitmap: a past day once (the first
  * checkpoint that finds its rows after the day ended), and any subject whose rows outgrow its bitmap
- * and {@link MIN_COMPACT_BYTES} (the write cost stays ≤ 2× the journal bytes and a restore reads
+ * and 4 KiB (seen-compaction.ts: the write cost stays ≤ 2× the journal bytes and a restore reads
  * ≤ ~2 bitmaps a subject). Measured in bench/seen-checkpoint.ts against rewriting bitmaps:
  * bench/README.md "Seen checkpoints".
  *
@@ -37,10 +37,10 @@
  * - per reader: a reader with no state at all (new, expired, or lost) gets '?' from a guarded check or
  *   mark; {@link SeenCheckpointer.restoreReader} folds its checkpoint — under whichever geometry it
  *   was written, also before 0.2.0 — (or nothing) into a state, put only if the reader still has
- *   none, and the call runs again.
+ *   none, and the call runs again (reader-restore.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { DAY_MS, dayStamp } from '../kernel/clock.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/observability.js';
@@ -50,41 +50,21 @@ import type { Keys } from '../kernel/redis/keys.js';
 import { LuaScripts } from '../kernel/redis/lua.js';
 import { dayStartMs, seenDayEnd, seenWindow } from './bloom.js';
 import type { ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
-import { geometrySignature, levelBytes, parseSignature, scalableGeometry } from './scalable-bloom.js';
-import {
-  daySubjectGeometry,
-  foldDay,
-  foldDayBase,
-  foldReader,
-  foldReaderBase,
-  parseReaderSubject,
-  readerSubject,
-} from './seen-fold.js';
-import type { SavedReaderFilter } from './memory-reader-seen-filter.js';
-import type { PostgresSeenCheckpoints, SubjectBytes } from './postgres-seen-checkpoints.js';
+import { foldDay } from './seen-fold.js';
+import type { PostgresSeenCheckpoints } from './postgres-seen-checkpoints.js';
 import { SeenJournals, mapLimit, type ShardFamily } from './seen-journals.js';
 import type { DayLayouts, LayoutRecords } from './day-layouts.js';
 import { daySubject, shardKeys, type SeenLayout } from './layout.js';
 import type { ShardRef } from './redis-seen-filter.js';
+import { ReaderRestores } from './reader-restore.js';
+import { compactDue } from './seen-compaction.js';
+import { checkpointMetrics } from './seen-metrics.js';
 
-/** The scripts of restores (./lua/); taking journals is seen-journals.ts's. */
-export const RESTORE_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
-  'seenRestore-3',
-  'readerSeenRestore-2+N',
-]);
+/** The script of day restores (./lua/); a reader's is reader-restore.ts's, taking journals seen-journals.ts's. */
+export const RESTORE_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), ['seenRestore-3']);
 
 /** How long a take is reserved for the checkpoint that made it, ms (then another may take it over). */
 export const SEEN_CHECKPOINT_LEASE_MS = 30_000;
-
-/**
- * Fewest bytes of rows a subject gathers before a compaction folds them into its base (besides a
- * past day's once): keeps light readers (a first sub-filter of 138 bytes) from a compaction at every
- * checkpoint, while a restore still reads at most this much beyond a base.
- */
-export const MIN_COMPACT_BYTES = 4096;
-
-/** How long the list of reader signatures is reused before it is read again, ms. */
-const SIGNATURES_TTL_MS = 60_000;
 
 /** Acknowledgements and epoch probes sent at once. */
 const CONCURRENCY = 32;
@@ -155,10 +135,8 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
   private readonly restoring = new Map<string, Promise<void>>();
   private readonly leaseMs: number;
   private readonly days: number;
-  /** Reader signatures checkpointed (settings' first), and when they were read. */
-  private signatures: { list: string[]; at: number } | null = null;
-  /** Signatures this process recorded in the list (each once). */
-  private readonly recorded = new Set<string>();
+  /** Restores of per-reader filters (reader-restore.ts). */
+  private readonly readers: ReaderRestores;
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
@@ -174,6 +152,7 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
     const legacyShards = d.dayLayouts.legacy?.shards ?? 0;
     this.journals = new SeenJournals(d.redis, d.keys, this.token, this.leaseMs, this.days * DAY_MS, legacyShards);
     this.metrics = d.registry ? checkpointMetrics(d.registry) : undefined;
+    this.readers = new ReaderRestores(d.redis, d.keys, d.store, d.reader);
   }
 
   /**
@@ -279,57 +258,12 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
 
   restoreReader(readerId: string, nowMs: number): Promise<void> {
     return this.once(`reader:${readerId}`, async () => {
-      const sigs = await this.readerSignatures();
-      const found = await this.d.store.load(sigs.map((sig) => readerSubject(sig, readerId)));
-      // the live filter with the latest activity, whatever geometry it was checkpointed under
-      let saved: SavedReaderFilter | undefined;
-      for (const [subject, c] of found) {
-        const sig = parseReaderSubject(subject)?.signature;
-        if (!sig || !parseSignature(sig)) continue;
-        const s = foldReader(this.d.reader, sig, readerId, c);
-        if (s && nowMs - s.lastActive < this.d.reader.ttlMs && (!saved || s.lastActive > saved.lastActive)) saved = s;
-      }
-      await this.putReader(readerId, saved, nowMs);
-      if (saved) this.metrics?.restores.inc({ kind: 'reader' });
+      if (await this.readers.restore(readerId, nowMs)) this.metrics?.restores.inc({ kind: 'reader' });
     });
   }
 
-  async forgetReader(readerId: string): Promise<void> {
-    for (const sig of await this.readerSignatures()) await this.d.store.forget(readerSubject(sig, readerId));
-  }
-
-  /** The reader's state put into Redis unless it has one (nothing checkpointed: an empty state of the settings' geometry). */
-  private async putReader(readerId: string, saved: SavedReaderFilter | undefined, nowMs: number): Promise<void> {
-    const { keys, reader } = this.d;
-    const g = (saved && parseSignature(saved.signature)) || scalableGeometry(reader.initialCapacity, reader.errorRate);
-    const levelKeys = g.split ? g.levels.slice(1).map((l) => keys.readerSeenLevel(readerId, l.level)) : [];
-    const parts: Buffer[] = [];
-    if (saved) {
-      const bytes = Buffer.from(saved.bitmap.buffer, saved.bitmap.byteOffset, saved.bitmap.byteLength);
-      if (!g.split) parts.push(bytes);
-      else for (let i = 0; i < saved.counts.length; i++) parts.push(bytes.subarray(...levelBytes(g.levels[i]!)));
-    }
-    await this.lua.readerSeenRestore(
-      [keys.readerSeen(readerId), keys.readerSeenMeta(readerId), ...levelKeys],
-      [
-        Math.floor(saved ? saved.lastActive : nowMs),
-        g.signature,
-        saved ? saved.counts.join(',') : '0',
-        Math.floor(reader.ttlMs),
-        ...parts,
-      ],
-    );
-  }
-
-  /** Every signature reader subjects are checkpointed under, the settings' first (re-read each minute). */
-  private async readerSignatures(): Promise<string[]> {
-    const now = performance.now();
-    if (!this.signatures || now - this.signatures.at >= SIGNATURES_TTL_MS) {
-      const own = geometrySignature(this.d.reader.initialCapacity, this.d.reader.errorRate);
-      const list = await this.d.store.readerSignatures();
-      this.signatures = { list: [own, ...list.filter((s) => s !== own)], at: now };
-    }
-    return this.signatures.list;
+  forgetReader(readerId: string): Promise<void> {
+    return this.readers.forget(readerId);
   }
 
   /** Every shard of every layout in use: one per tag (layouts of one shard count share their tags). */
@@ -371,14 +305,13 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
         layout: l.id,
         expiresAt: seenDayEnd(dayStartMs(day), this.days),
       }));
-      const sigs = [...new Set([...readerOf.keys()].map((s) => parseReaderSubject(s)!.signature))].filter(
-        (s) => !this.recorded.has(s),
-      );
+      const sigs = this.readers.unrecorded(readerOf.keys());
       const logBytes = await this.d.store.append(rows, { days, signatures: sigs });
-      for (const s of sigs) this.recorded.add(s);
+      this.readers.recorded(sigs);
       await mapLimit(acks, CONCURRENCY, (ack) => ack());
       for (const ack of lastAcks) await ack();
-      const compacted = await this.compact(logBytes, readerOf, now);
+      const past = this.windowSubjects(windowStamps(now, this.days).slice(1));
+      const compacted = await compactDue(this.d.store, this.d.reader, { logBytes, readerOf, past, now });
       const expired = await this.d.store.expire(now);
       await this.refreshKnown(now);
       let bytes = 0;
@@ -402,39 +335,6 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
       this.metrics?.done(false, 0, now);
       throw err;
     }
-  }
-
-  /**
-   * Compacts: past days with rows (once each, normally at the first checkpoint after midnight), and
-   * every subject whose rows now outgrow its bitmap and {@link MIN_COMPACT_BYTES} — so a compaction
-   * rewrites a base at most once per base's worth of journal, and the writes stay ≤ 2× the journal bytes.
-   */
-  private async compact(
-    logBytes: Map<string, SubjectBytes>,
-    readerOf: Map<string, string>,
-    now: number,
-  ): Promise<number> {
-    const today = dayStamp(now);
-    const due = new Set<string>();
-    const past = windowStamps(now, this.days).slice(1);
-    for (const s of await this.d.store.withLog(this.windowSubjects(past))) due.add(s);
-    for (const [subject, bytes] of logBytes) {
-      const day = daySubjectGeometry(subject);
-      if (day && subject.slice(-8) < today) due.add(subject);
-      else if (bytes.log >= Math.max(bytes.base, MIN_COMPACT_BYTES, day ? Math.ceil(day.bits / 8) : 0))
-        due.add(subject);
-    }
-    let compacted = 0;
-    for (const subject of due) {
-      const day = daySubjectGeometry(subject);
-      const reader = parseReaderSubject(subject);
-      if (!day && !(reader && readerOf.has(subject) && parseSignature(reader.signature))) continue;
-      const folded = await this.d.store.compact(subject, (c) =>
-        day ? foldDayBase(day, c) : foldReaderBase(this.d.reader, reader!.signature, reader!.readerId, c),
-      );
-      if (folded > 0) compacted++;
-    }
-    return compacted;
   }
 
   /** Restores `days` of `shard` (each under its layout) from their checkpoints (days with none are left as they are). */
@@ -501,39 +401,4 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
 /** The days (`YYYYMMDD`) of the window of `days` ending at `nowMs`, today first. */
 function windowStamps(nowMs: number, days: number): string[] {
   return seenWindow(nowMs, days).map(dayStamp);
-}
-
-/** The checkpoint metrics (docs/operations.md "Metrics"). */
-function checkpointMetrics(registry: Registry) {
-  const registers = [registry];
-  const runs = new Counter({
-    name: 'freshet_seen_checkpoints_total',
-    help: 'Checkpoints of the Redis seen filters to PostgreSQL',
-    labelNames: ['result'],
-    registers,
-  });
-  const bytes = new Counter({
-    name: 'freshet_seen_checkpoint_bytes_total',
-    help: 'Bytes of journalled hash pairs written by seen-filter checkpoints',
-    registers,
-  });
-  const last = new Gauge({
-    name: 'freshet_seen_last_checkpoint_timestamp_seconds',
-    help: 'Time of the last complete seen-filter checkpoint (epoch s)',
-    registers,
-  });
-  const restores = new Counter({
-    name: 'freshet_seen_restores_total',
-    help: 'Seen filters restored into Redis from their checkpoints, by kind (shard, day, reader)',
-    labelNames: ['kind'],
-    registers,
-  });
-  return {
-    restores,
-    done(ok: boolean, n: number, atMs: number) {
-      runs.inc({ result: ok ? 'ok' : 'failed' });
-      if (n > 0) bytes.inc(n);
-      if (ok) last.set(Math.floor(atMs / 1000));
-    },
-  };
 }

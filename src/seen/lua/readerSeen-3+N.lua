@@ -45,7 +45,7 @@
   is present and not counted, as the sequence would have it. After a sub-filter opens mid-mark, the
   next members are first tested against the ones this mark changed.
   Storage: a 'split' sub-filter is created at its own size by one SETRANGE of its last byte when it
-  opens (Redis allocates it zeroed at that length, with no Lua string built; at most 4 MiB: no
+  opens (Redis allocates it zeroed at that length, with no Lua string built; at most 2 MiB: no
   stall); the one-string geometry grows its string (GET + SET) as before 0.2.0. The journal gets the
   members added, in the order they were added, so replaying the checkpointed journals
   (src/seen/seen-fold.ts) rebuilds the same bits and counts; it gets the reader's time to live.

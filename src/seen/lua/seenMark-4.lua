@@ -24,7 +24,7 @@
   `string.rep` of the bitmap built it in Lua first: 17.6 s for a 384 MiB day). Grown bit by bit at
   random offsets, Redis's greedy string growth (double below 1 MB, +1 MB above) would leave it much
   larger than its bits (measured, Redis 7.0 MEMORY USAGE of a 1.7 MB filter: 3.1 MB grown by SETBIT,
-  1.8 MB created full size). A shard's bitmap is at most 4 MiB (src/seen/layout.ts), which Redis
+  1.8 MB created full size). A shard's bitmap is at most 1 MiB (src/seen/layout.ts), which Redis
   creates in well under a millisecond.
   Bits are set with BITFIELD ... SET u1 <offset> 1, which answers each bit's old value: one
   redis.call per 1,000 bits instead of one SETBIT each (a redis.call costs ~0.5-1 us; measured, Redis
