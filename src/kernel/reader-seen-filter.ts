@@ -101,7 +101,7 @@ export interface ReaderSeenFilter extends SeenFilter {
   /**
    * Records impressions: adds each item not already seen to the newest sub-filter, opening sub-filters
    * as they fill, and refreshes the TTL. Atomic per call (one Lua script / one synchronous block).
-   * A reader past the last sub-filter that fits (a sub-filter is at most 4 MiB: 1.6 million members
+   * A reader past the last sub-filter that fits (a sub-filter is at most 2 MiB: 819,100 members
    * at the defaults) keeps filling that one, and its rate then degrades instead of failing.
    * @throws FreshetError `INVALID_ID`; store errors propagate.
    */

@@ -14,7 +14,7 @@ import { daySubjectGeometry, foldDayBase, foldReaderBase, parseReaderSubject } f
 
 /**
  * Fewest bytes of rows a subject gathers before a compaction folds them into its base (besides a
- * past day's once): keeps light readers (a first sub-filter of 138 bytes) from a compaction at every
+ * past day's once): keeps light readers (a first sub-filter of 149 bytes) from a compaction at every
  * checkpoint, while a restore still reads at most this much beyond a base.
  */
 export const MIN_COMPACT_BYTES = 4096;

@@ -217,7 +217,7 @@ describe('upgrading the Redis seen filters', () => {
       await seen.readerSeen.markSeen('newcomer', ['x'], T0);
       expect(await seen.readerSeen.describe('newcomer', T0)).toMatchObject({
         signature: geometrySignature(100, 0.01),
-        bytes: 138,
+        bytes: 149,
       });
       // an old filter idle for the TTL is gone, and starts again under the new geometry
       const later = T0 + 25 * DAY_MS + READER.ttlMs;

@@ -64,7 +64,7 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
     `${SEEN}epoch`,
     'seen',
     null,
-    "one per shard of the layouts in the window (docs/operations.md, 'Capacity planning')",
+    "one per shard of each shard count the deployment has used (docs/operations.md, 'Capacity planning')",
   ),
   family('bf:{seen-layout}:<day>', String.raw`bf:\{seen-layout\}:${DAY}`, 'seen', WINDOW),
   family('bf:{<s>}:rsf-dirty', `${SEEN}rsf-dirty`, 'seen', READER_TTL),
