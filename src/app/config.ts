@@ -23,7 +23,7 @@ import type { ItemCacheSettings } from '../kernel/items/cached-content-store.js'
 export { ensureSecrets, readSecrets, secretsPath } from './secrets.js';
 
 const int = intVar;
-/** Fewest rolling seen-filter shards a day has by default (`FRESHET_SEEN_SHARDS`): spread over a Cluster. */
+/** Rolling seen-filter shards a day is spread over by default (`FRESHET_SEEN_SHARDS`; src/seen/layout.ts). */
 const DEFAULT_SEEN_SHARDS = 16;
 /** Most shards a day of the rolling seen filter may have (one per Cluster slot). */
 const MAX_SEEN_SHARDS = 16_384;
@@ -288,8 +288,8 @@ function forYouSettings(e: Env): ForYouSettings {
 }
 
 /**
- * Note 1's rolling seen filters. A day has max(FRESHET_SEEN_SHARDS, ⌈capacity / shard capacity⌉)
- * shards (src/seen/layout.ts); FRESHET_SEEN_SHARDS, when set, is also the shard count of the day keys
+ * Note 1's rolling seen filters. A day has the shards its capacity needs, and up to FRESHET_SEEN_SHARDS
+ * to spread it (src/seen/layout.ts `shardCount`); FRESHET_SEEN_SHARDS, when set, is also the shard count of the day keys
  * written before 0.2.0 (when it set the count), unless FRESHET_SEEN_LEGACY_SHARDS says otherwise.
  * @throws Error when a day would need more than MAX_SEEN_SHARDS shards.
  */

@@ -3,7 +3,8 @@
  * geometry — the capacity of a shard rather than of a day, so no key grows with the deployment.
  *
  * Derivation (issue 20): a day of `capacityPerDay` impressions is split over
- * N = max(minShards, ⌈capacityPerDay / C⌉) shards (readers hashed to them, `shardOf`), each sized by
+ * N = max(⌈capacityPerDay / C⌉, min(minShards, ⌊capacityPerDay / 10,000⌋)) shards (readers hashed to
+ * them, `shardOf`: {@link shardCount}), each sized by
  * {@link sizeWindow} for ⌈capacityPerDay / N⌉ members at the window rate, where C is the shard
  * capacity asked for, capped at what a bitmap of {@link MAX_SHARD_BITS} (1 MiB) holds at that rate
  * and window ({@link maxShardCapacity}: 615,611 at 1 % over 7 days). Redis creates a shard's bitmap
@@ -73,10 +74,23 @@ export function maxShardCapacity(windowRate: number, days: number): number {
   return n;
 }
 
-/** The shard count of a layout: max(minShards, ⌈capacityPerDay / C⌉), C the shard capacity within its cap. */
+/**
+ * Fewest impressions a shard is sized for when `minShards` asks for more shards than the capacity needs:
+ * below ~10,000 members a shard's bitmap is small enough for double hashing to run over its rate (+15–22 %
+ * measured up to 3,200 members, scalable-bloom.ts) and its load varies much with few readers hashed to it.
+ */
+export const MIN_SHARD_CAPACITY = 10_000;
+
+/**
+ * The shard count of a layout: max(⌈capacityPerDay / C⌉, min(minShards, ⌊capacityPerDay / 10,000⌋)),
+ * C the shard capacity within its cap — the shards the capacity needs, and up to `minShards` to spread
+ * the day over a Cluster as long as each still holds {@link MIN_SHARD_CAPACITY} (a small deployment of
+ * 10,000 impressions a day keeps one shard).
+ */
 export function shardCount(s: LayoutSettings): number {
   const c = Math.min(s.shardCapacity, maxShardCapacity(s.windowRate, s.days));
-  return Math.max(s.minShards, Math.ceil(s.capacityPerDay / c));
+  const spread = Math.min(s.minShards, Math.max(1, Math.floor(s.capacityPerDay / MIN_SHARD_CAPACITY)));
+  return Math.max(spread, Math.ceil(s.capacityPerDay / c));
 }
 
 /**

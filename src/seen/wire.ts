@@ -29,8 +29,9 @@ export interface SeenSettings {
   /** False-positive rate of the whole window's check. */
   windowRate: number;
   /**
-   * Fewest shard keys per day (`FRESHET_SEEN_SHARDS`, default 16: spread over a Cluster's slots); a
-   * day has max(shards, ⌈capacityPerDay / shardCapacity⌉) (layout.ts).
+   * Shard keys per day to spread a day over a Cluster's slots (`FRESHET_SEEN_SHARDS`, default 16; fewer
+   * when a shard would hold under 10,000 impressions), more when the capacity needs them
+   * (layout.ts `shardCount`).
    */
   shards: number;
   /** Most impressions one shard of one day is sized for (`FRESHET_SEEN_SHARD_CAPACITY`). */

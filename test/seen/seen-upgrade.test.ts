@@ -45,7 +45,7 @@ const T0 = Date.UTC(2026, 2, 6, 9);
 /** This version's settings: 4 shards a day; the previous version ran one shard of the same capacity. */
 const SEEN: SeenSettings = {
   days: 7,
-  capacityPerDay: 20_000,
+  capacityPerDay: 40_000,
   windowRate: 0.01,
   shards: 4,
   shardCapacity: 1_000_000,
