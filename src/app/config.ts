@@ -315,7 +315,10 @@ function seenSettings(e: Env): SeenSettings {
     windowRate: e.FRESHET_SEEN_FPR,
     shards,
     shardCapacity: e.FRESHET_SEEN_SHARD_CAPACITY,
-    legacyShards: e.FRESHET_SEEN_LEGACY_SHARDS ?? e.FRESHET_SEEN_SHARDS ?? 1,
+    // FRESHET_SEEN_SHARDS set the shard count before 0.2.0 (at most 1,024 then)
+    legacyShards:
+      e.FRESHET_SEEN_LEGACY_SHARDS ??
+      (e.FRESHET_SEEN_SHARDS !== undefined && e.FRESHET_SEEN_SHARDS <= 1024 ? e.FRESHET_SEEN_SHARDS : 1),
     cacheBytes: e.FRESHET_SEEN_CACHE_MB * 1024 * 1024,
     checkpointMs: e.FRESHET_SEEN_CHECKPOINT_S * 1000,
   };
