@@ -11,6 +11,7 @@ import { DEFAULT_FUTURE_SKEW_MS } from '../kernel/time-range.js';
 import type { ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';
 import { DEFAULT_HOT_PARAMS, HOT_PARAM_RANGES, assertHotParams, type HotParams } from '../hot/domain.js';
 import type { SeenSettings } from '../seen/wire.js';
+import { shardCount } from '../seen/layout.js';
 import type { ForYouSettings } from '../for-you/wire.js';
 import type { HotSettings } from '../hot/wire.js';
 import type { ExclusionSettings } from '../exclusions/wire.js';
@@ -24,6 +25,10 @@ import type { EdgeSettings } from './http-limits.js';
 export { ensureSecrets, readSecrets, secretsPath } from './secrets.js';
 
 const int = intVar;
+/** Rolling seen-filter shards a day is spread over by default (`FRESHET_SEEN_SHARDS`; src/seen/layout.ts). */
+const DEFAULT_SEEN_SHARDS = 16;
+/** Most shards a day of the rolling seen filter may have (one per Cluster slot). */
+const MAX_SEEN_SHARDS = 16_384;
 const num = numVar;
 
 const EnvSchema = z.object({
@@ -73,9 +78,12 @@ const EnvSchema = z.object({
   FRESHET_FOR_YOU_OLD_SEEN: z.enum(['per_reader', 'off']).default('per_reader'),
   FRESHET_FOR_YOU_INTERESTS: z.enum(['pool', 'index']).default('pool'),
   FRESHET_SEEN_DAYS: int(1, 60, 7),
-  FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 200_000_000, 1_000_000),
+  FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 100_000_000_000, 1_000_000),
   FRESHET_SEEN_FPR: num(0.00001, 0.5, 0.01),
-  FRESHET_SEEN_SHARDS: int(1, 1024, 1),
+  // unset: 16 shards at least, and the day keys written before 0.2.0 had 1 (see seenSettings)
+  FRESHET_SEEN_SHARDS: z.coerce.number().int().min(1).max(MAX_SEEN_SHARDS).optional(),
+  FRESHET_SEEN_SHARD_CAPACITY: int(1000, 10_000_000, 1_000_000),
+  FRESHET_SEEN_LEGACY_SHARDS: z.coerce.number().int().min(0).max(1024).optional(),
   FRESHET_SEEN_CACHE_MB: int(0, 65_536, 256),
   FRESHET_SEEN_CHECKPOINT_S: int(0, 3600, 60),
   FRESHET_HOT_ALPHA: num(HOT_PARAM_RANGES.alpha[0], HOT_PARAM_RANGES.alpha[1], DEFAULT_HOT_PARAMS.alpha),
@@ -129,7 +137,7 @@ const EnvSchema = z.object({
   FRESHET_DISCOVER_MIN_SIMILARITY: num(-1, 0.99, 0),
   FRESHET_FOR_YOU_SEEN: z.enum(['rolling', 'per_reader']).default('rolling'),
   FRESHET_DISCOVER_SEEN: z.enum(['rolling', 'per_reader']).default('per_reader'),
-  FRESHET_READER_SEEN_CAPACITY: int(100, 100_000_000, 100_000),
+  FRESHET_READER_SEEN_CAPACITY: int(100, 1_000_000, 100),
   FRESHET_READER_SEEN_FPR: num(0.00001, 0.5, 0.01),
   FRESHET_READER_SEEN_TTL_DAYS: num(1, 3650, 30),
   FRESHET_RECENT_VIEWS: int(0, 1000, 10),
@@ -353,13 +361,38 @@ function forYouSettings(e: Env): ForYouSettings {
   };
 }
 
-/** Note 1's rolling seen filters. */
+/**
+ * Note 1's rolling seen filters. A day has the shards its capacity needs, and up to FRESHET_SEEN_SHARDS
+ * to spread it (src/seen/layout.ts `shardCount`); FRESHET_SEEN_SHARDS, when set, is also the shard count of the day keys
+ * written before 0.2.0 (when it set the count), unless FRESHET_SEEN_LEGACY_SHARDS says otherwise.
+ * @throws Error when a day would need more than MAX_SEEN_SHARDS shards.
+ */
 function seenSettings(e: Env): SeenSettings {
+  const shards = e.FRESHET_SEEN_SHARDS ?? DEFAULT_SEEN_SHARDS;
+  const n = shardCount({
+    days: e.FRESHET_SEEN_DAYS,
+    capacityPerDay: e.FRESHET_SEEN_CAPACITY_PER_DAY,
+    windowRate: e.FRESHET_SEEN_FPR,
+    minShards: shards,
+    shardCapacity: e.FRESHET_SEEN_SHARD_CAPACITY,
+  });
+  if (n > MAX_SEEN_SHARDS) {
+    throw configError(
+      `FRESHET_SEEN_CAPACITY_PER_DAY: ${e.FRESHET_SEEN_CAPACITY_PER_DAY} impressions a day need ${n} shards; the most ` +
+        `is ${MAX_SEEN_SHARDS} (a shard holds at most FRESHET_SEEN_SHARD_CAPACITY, and at most what 1 MiB holds at ` +
+        'FRESHET_SEEN_FPR over FRESHET_SEEN_DAYS: docs/operations.md, "Capacity planning")',
+    );
+  }
   return {
     days: e.FRESHET_SEEN_DAYS,
     capacityPerDay: e.FRESHET_SEEN_CAPACITY_PER_DAY,
     windowRate: e.FRESHET_SEEN_FPR,
-    shards: e.FRESHET_SEEN_SHARDS,
+    shards,
+    shardCapacity: e.FRESHET_SEEN_SHARD_CAPACITY,
+    // FRESHET_SEEN_SHARDS set the shard count before 0.2.0 (at most 1,024 then)
+    legacyShards:
+      e.FRESHET_SEEN_LEGACY_SHARDS ??
+      (e.FRESHET_SEEN_SHARDS !== undefined && e.FRESHET_SEEN_SHARDS <= 1024 ? e.FRESHET_SEEN_SHARDS : 1),
     cacheBytes: e.FRESHET_SEEN_CACHE_MB * 1024 * 1024,
     checkpointMs: e.FRESHET_SEEN_CHECKPOINT_S * 1000,
   };

@@ -23,6 +23,8 @@ import { SEEN_SCRIPTS } from '../../src/seen/redis-seen-filter.js';
 import { READER_SEEN_SCRIPTS } from '../../src/seen/redis-reader-seen-filter.js';
 import { RESTORE_SCRIPTS } from '../../src/seen/seen-checkpointer.js';
 import { JOURNAL_SCRIPTS } from '../../src/seen/seen-journals.js';
+import { LAYOUT_SCRIPTS } from '../../src/seen/day-layouts.js';
+import { READER_RESTORE_SCRIPTS } from '../../src/seen/reader-restore.js';
 import { HOT_SCRIPTS } from '../../src/hot/adapters/redis-hot-counters.js';
 import { TIMELINE_SCRIPTS } from '../../src/following/adapters/redis-timeline-store.js';
 import { EXCLUSION_SCRIPTS } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
@@ -39,6 +41,8 @@ const SETS = [
   READER_SEEN_SCRIPTS,
   RESTORE_SCRIPTS,
   JOURNAL_SCRIPTS,
+  LAYOUT_SCRIPTS,
+  READER_RESTORE_SCRIPTS,
   HOT_SCRIPTS,
   TIMELINE_SCRIPTS,
   EXCLUSION_SCRIPTS,

@@ -32,7 +32,7 @@ export interface KeyFamily {
   bound: string | null;
 }
 
-const SEEN = String.raw`bf:\{global[^}]*\}:`;
+const SEEN = String.raw`bf:\{(?:global|s\d+\.\d+)[^}]*\}:`;
 const DAY = String.raw`\d{8}`;
 const USER = String.raw`\{u:[^}]+\}`;
 const HOT = String.raw`\{hot[^}]*\}:`;
@@ -68,11 +68,19 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
     'scratch: deleted by the script that writes it',
   ),
   family('bf:{<s>}:journal-days', `${SEEN}journal-days`, 'seen', WINDOW),
-  family('bf:{<s>}:epoch', `${SEEN}epoch`, 'seen', null, 'one per seen shard (`FRESHET_SEEN_SHARDS`)'),
+  family(
+    'bf:{<s>}:epoch',
+    `${SEEN}epoch`,
+    'seen',
+    null,
+    "one per shard of each shard count the deployment has used (docs/operations.md, 'Capacity planning')",
+  ),
+  family('bf:{seen-layout}:<day>', String.raw`bf:\{seen-layout\}:${DAY}`, 'seen', WINDOW),
   family('bf:{<s>}:rsf-dirty', `${SEEN}rsf-dirty`, 'seen', READER_TTL),
   family('bf:{<s>}:rsf-dirty:taken', `${SEEN}rsf-dirty:taken`, 'seen', "the dirty set's"),
   family('bf:{<s>}:rsf-dirty:lease', `${SEEN}rsf-dirty:lease`, 'seen', 'the checkpoint lease'),
   family('rsf:{u:<r>}', `rsf:${USER}`, 'seen', READER_TTL),
+  family('rsf:{u:<r>}:<level>', `rsf:${USER}:\\d+`, 'seen', READER_TTL),
   family('rsf:meta:{u:<r>}', `rsf:meta:${USER}`, 'seen', READER_TTL),
   family('rsf:j:{u:<r>}', `rsf:j:${USER}`, 'seen', READER_TTL),
   family('rsf:j:taken:{u:<r>}', `rsf:j:taken:${USER}`, 'seen', "the journal's"),
