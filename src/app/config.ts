@@ -18,7 +18,7 @@ import type { ExclusionSettings } from '../exclusions/wire.js';
 import type { NotificationWiring } from '../notifications/wire.js';
 import type { FollowingSettings } from '../following/wire.js';
 import type { DiscoverSettings } from '../discover/wire.js';
-import type { ItemCacheSettings } from '../kernel/items/cached-content-store.js';
+import type { ItemCacheSettings } from '../content/cached-content-store.js';
 import type { EdgeSettings } from './http-limits.js';
 
 // the service key and token secret of the data folder (src/app/secrets.ts), read with the configuration

@@ -8,12 +8,12 @@
  * - `freshet_feed_cache_total{feed,result="hit|short|fallback"}` counter — load_more outcomes
  * - `freshet_impression_write_failures_total{feed}` counter
  * - `freshet_item_cache_lookups_total{result="hit|miss|bypass"}` counter — ids hydrated from the item
- *   cache, read from the database, or read while the cache was bypassed (src/kernel/items/cached-content-store.ts)
+ *   cache, read from the database, or read while the cache was bypassed (src/content/cached-content-store.ts)
  * plus prom-client's default process metrics under `freshet_`.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FeedMetrics } from '../kernel/observability.js';
-import type { ItemCacheMetrics, ItemCacheResult } from '../kernel/items/cached-content-store.js';
+import type { ItemCacheMetrics, ItemCacheResult } from '../content/cached-content-store.js';
 
 /** The metrics of one Freshet instance. */
 export class PromMetrics implements FeedMetrics, ItemCacheMetrics {

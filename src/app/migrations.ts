@@ -12,7 +12,7 @@ import { UNPUBLISHED_MIGRATION } from '../following/adapters/schema-unpublished.
 import { SEEN_CHECKPOINT_MIGRATION } from '../seen/checkpoint-schema.js';
 import { FOR_YOU_BAND_MIGRATION, FOR_YOU_KEYSET_MIGRATION } from '../for-you/adapters/schema.js';
 import { PREFERENCES_MIGRATION } from '../exclusions/adapters/schema-preferences.js';
-import { ITEMS_LANG_MIGRATION } from '../kernel/items/schema-lang.js';
+import { ITEMS_LANG_MIGRATION } from '../content/schema-lang.js';
 import { NOTIFICATIONS_MIGRATION } from '../notifications/adapters/schema.js';
 
 export { appliedMigrations } from '../kernel/sql/migrations.js';

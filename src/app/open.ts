@@ -19,7 +19,7 @@ import type { ReaderSeenFilter } from '../kernel/reader-seen-filter.js';
 import { PromMetrics } from './metrics.js';
 import { openPglite, openPostgres, type Sql } from '../kernel/sql/sql.js';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
-import { wireContent } from '../kernel/items/wire.js';
+import { wireContent } from '../content/wire.js';
 import { createRedis, type RedisClient } from '../kernel/redis/client.js';
 import { Keys } from '../kernel/redis/keys.js';
 import { probeRedis } from './store-health.js';

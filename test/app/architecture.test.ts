@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 /** The rooms over the kernel: the feed capabilities and the seen filters. */
-const CAPABILITIES = ['for-you', 'hot', 'discover', 'following', 'exclusions', 'notifications', 'seen'];
+const CAPABILITIES = ['for-you', 'hot', 'discover', 'following', 'exclusions', 'notifications', 'seen', 'content'];
 
 /** Every relative import of every .ts file under src/, as [from, to] paths relative to src/. */
 function importGraph(): [string, string][] {

@@ -1,7 +1,7 @@
 /**
  * Two Freshet processes over one PostgreSQL schema and one Redis prefix (what `serve --workers 2` runs):
  * a write through one reaches the other's for-you fill pool and item cache through the change channel
- * (src/kernel/items/redis-item-changes.ts, wired in src/app/open.ts), not at the pool's next rebuild —
+ * (src/content/redis-item-changes.ts, wired in src/app/open.ts), not at the pool's next rebuild —
  * the second process's clock never moves here, so it never rebuilds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

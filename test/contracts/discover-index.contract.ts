@@ -14,7 +14,7 @@
  * pgvector builds its HNSW index in bulk) and its tests run in order on it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import type { PostgresDiscoverIndex } from '../../src/discover/adapters/postgres-discover-index.js';
 import type { Sql } from '../../src/kernel/sql/sql.js';
 import { cosine, normalize, quantize } from '../../src/discover/embedding.js';

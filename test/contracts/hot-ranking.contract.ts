@@ -9,7 +9,7 @@ import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../src/kernel/clock.js';
 import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/hot/domain.js';
 import type { HotCounters, HotRules } from '../../src/hot/hot-counters.js';
 import type { Sql } from '../../src/kernel/sql/sql.js';
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { PostgresHotArchive } from '../../src/hot/adapters/postgres-hot-archive.js';
 import { HotRanking } from '../../src/hot/service.js';
 import { HotMaintenance } from '../../src/hot/maintenance.js';

@@ -18,7 +18,7 @@ import { InProcessSearch, type InProcessSettings } from '../../src/discover/adap
 import { MemoryVectorIndex } from '../../src/discover/adapters/memory-vector-index.js';
 import { PostgresDiscoverIndex } from '../../src/discover/adapters/postgres-discover-index.js';
 import { cosine, normalize, quantize } from '../../src/discover/embedding.js';
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { prng } from '../../src/kernel/prng.js';
 import { openPostgres, type Sql, type SqlTx } from '../../src/kernel/sql/sql.js';
 import { loadConfig } from '../../src/app/config.js';

@@ -10,7 +10,7 @@ import { buildReaderExclusions } from '../../src/exclusions/domain.js';
 import { MemoryExclusionCache } from '../../src/exclusions/adapters/memory-exclusion-cache.js';
 import { RedisExclusionCache } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
 import { PostgresExclusionStore } from '../../src/exclusions/adapters/postgres-exclusion-store.js';
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { PostgresRecall } from '../../src/for-you/adapters/postgres-recall.js';
 import { PostgresSocialGraph } from '../../src/following/adapters/postgres-social-graph.js';
 import type { Sql } from '../../src/kernel/sql/sql.js';

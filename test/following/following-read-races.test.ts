@@ -8,7 +8,7 @@
  *   after the SQL query of the rebuild): the first read is complete and the inbox ends complete.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { PostgresSocialGraph } from '../../src/following/adapters/postgres-social-graph.js';
 import { PostgresTimelineIndex } from '../../src/following/adapters/postgres-timeline-index.js';
 import { migrate } from '../../src/app/migrations.js';

@@ -1,5 +1,5 @@
 /** The CandidateRecall contract (fill, older, matches, interestLexemes, pooled) on PGlite and the PostgreSQL server. */
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { PostgresRecall } from '../../src/for-you/adapters/postgres-recall.js';
 import { candidateRecallContract } from '../contracts/candidate-recall.contract.js';
 import { adopt, sqlEngines } from '../support/contract.js';

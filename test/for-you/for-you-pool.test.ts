@@ -7,7 +7,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/kernel/clock.js';
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import type { ItemInput } from '../../src/kernel/items/content-store.js';
 import { MemorySeenFilter } from '../../src/seen/memory-seen-filter.js';
 import { fixedLayout } from '../../src/seen/layout.js';

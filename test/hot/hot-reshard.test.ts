@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HotMaintenance } from '../../src/hot/maintenance.js';
 import { RedisHotCounters } from '../../src/hot/adapters/redis-hot-counters.js';
 import { PostgresHotArchive } from '../../src/hot/adapters/postgres-hot-archive.js';
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import type { HotCounters, ItemCounters } from '../../src/hot/hot-counters.js';
 import { Keys } from '../../src/kernel/redis/keys.js';
 import type { RedisClient } from '../../src/kernel/redis/client.js';

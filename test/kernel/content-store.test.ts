@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
-import { CachedContentStore } from '../../src/kernel/items/cached-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
+import { CachedContentStore } from '../../src/content/cached-content-store.js';
 import { LocalItemChanges } from '../../src/kernel/items/item-changes.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { PostgresRecall } from '../../src/for-you/adapters/postgres-recall.js';
@@ -31,7 +31,7 @@ function contentStore({ sql }: SqlPlace): ContentStoreUnderTest {
   return Object.assign(new PostgresContentStore(sql, { ownsSql: false }), { recall: recall.recall.bind(recall) });
 }
 
-/** The same, behind the item cache (src/kernel/items/cached-content-store.ts): it must keep the contract. */
+/** The same, behind the item cache (src/content/cached-content-store.ts): it must keep the contract. */
 function cachedContentStore(place: SqlPlace): ContentStoreUnderTest {
   const recall = new PostgresRecall(place.sql);
   const cached = new CachedContentStore(

@@ -1,5 +1,5 @@
 /**
- * The item cache in front of hydration (src/kernel/items/cached-content-store.ts) with its change channel
+ * The item cache in front of hydration (src/content/cached-content-store.ts) with its change channel
  * over Redis pub/sub (redis-item-changes.ts): two stores over one database stand for two processes
  * (`serve --workers 2`), each with its own subscriber connection to a throwaway redis-server that the
  * outage test stops and starts again. What a reader relies on: a deleted or edited item is never served
@@ -8,10 +8,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { CachedContentStore } from '../../src/kernel/items/cached-content-store.js';
-import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
+import { CachedContentStore } from '../../src/content/cached-content-store.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { LocalItemChanges } from '../../src/kernel/items/item-changes.js';
-import { RedisItemChanges } from '../../src/kernel/items/redis-item-changes.js';
+import { RedisItemChanges } from '../../src/content/redis-item-changes.js';
 import type { ItemInput } from '../../src/kernel/items/content-store.js';
 import type { Sql } from '../../src/kernel/sql/sql.js';
 import { closeRedis, createRedis, reconnectDelayMs, type RedisClient } from '../../src/kernel/redis/client.js';

@@ -1,7 +1,7 @@
 /**
  * CandidateRecall on PostgreSQL (PGlite or a server, through `Sql`): the for-you recall of note 1 —
  * text relevance × Gaussian time decay, filled by decay × log popularity — over the `items` table of
- * the content store (src/kernel/items/postgres-content-store.ts) and the for-you indexes on it
+ * the content store (src/content/postgres-content-store.ts) and the for-you indexes on it
  * (adapters/schema.ts: the keyset index, migration 9; the banded lexeme index, migration 10). Times are
  * epoch ms (`bigint`).
  */

@@ -318,7 +318,7 @@ export class Keys {
   }
 
   /**
-   * Pub/sub channel of item writes and deletes (src/kernel/items/redis-item-changes.ts): every process
+   * Pub/sub channel of item writes and deletes (src/content/redis-item-changes.ts): every process
    * drops its cached copies of the ids a message names. A channel, not a key.
    */
   itemChanges(): string {

@@ -18,10 +18,10 @@
  * about 1 KB for a Hacker News story with text; 20,000 items ≈ 20–40 MB per process.
  */
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../clock.js';
-import type { Item } from './item.js';
-import type { ContentStore, GetItemsOptions, ItemInput, UpsertOptions } from './content-store.js';
-import type { ItemChanges } from './item-changes.js';
+import type { Clock } from '../kernel/clock.js';
+import type { Item } from '../kernel/items/item.js';
+import type { ContentStore, GetItemsOptions, ItemInput, UpsertOptions } from '../kernel/items/content-store.js';
+import type { ItemChanges } from '../kernel/items/item-changes.js';
 
 /** Settings of the item cache (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
 export interface ItemCacheSettings {

@@ -7,8 +7,8 @@
  * of stock PostgreSQL 15 (the same table as `TS_CONFIGS`), `und` to English (as before languages: see
  * `UNDETERMINED_CONFIG`), `simple` for every other tag.
  */
-import type { Migration } from '../sql/migrations.js';
-import { TS_CONFIGS, UNDETERMINED, UNDETERMINED_CONFIG } from './lang.js';
+import type { Migration } from '../kernel/sql/migrations.js';
+import { TS_CONFIGS, UNDETERMINED, UNDETERMINED_CONFIG } from '../kernel/items/lang.js';
 
 const cases = Object.entries(TS_CONFIGS)
   .map(([lang, cfg]) => `WHEN '${lang}' THEN '${cfg}'::regconfig`)

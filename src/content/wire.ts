@@ -4,11 +4,11 @@
  * pub/sub when Redis is configured (`serve --workers N`, several servers), else by this process alone (the
  * embedded default serves from one process).
  */
-import type { Stores } from '../stores.js';
+import type { Stores } from '../kernel/stores.js';
 import { PostgresContentStore } from './postgres-content-store.js';
-import type { ContentStore } from './content-store.js';
+import type { ContentStore } from '../kernel/items/content-store.js';
 import { CachedContentStore, type ItemCacheMetrics, type ItemCacheSettings } from './cached-content-store.js';
-import { LocalItemChanges, type ItemChanges } from './item-changes.js';
+import { LocalItemChanges, type ItemChanges } from '../kernel/items/item-changes.js';
 import { RedisItemChanges } from './redis-item-changes.js';
 
 /** The content store and the change channel it publishes on (others may listen: the for-you fill pool). */

@@ -4,14 +4,14 @@
  *
  * Schema: see migrations.ts (`items`, `reader_interests`). Times are epoch ms (`bigint`).
  */
-import type { Item } from './item.js';
-import type { ContentStore, ItemInput, UpsertOptions } from './content-store.js';
-import type { Sql, SqlTx } from '../sql/sql.js';
-import { fail } from '../errors.js';
-import { itemColumns, rowToItem, type ItemRow } from './item-rows.js';
-import { AutoAnalyze } from '../sql/auto-analyze.js';
-import { normalizeTerms } from './terms.js';
-import { assertUniqueIds } from './validate.js';
+import type { Item } from '../kernel/items/item.js';
+import type { ContentStore, ItemInput, UpsertOptions } from '../kernel/items/content-store.js';
+import type { Sql, SqlTx } from '../kernel/sql/sql.js';
+import { fail } from '../kernel/errors.js';
+import { itemColumns, rowToItem, type ItemRow } from '../kernel/items/item-rows.js';
+import { AutoAnalyze } from '../kernel/sql/auto-analyze.js';
+import { normalizeTerms } from '../kernel/items/terms.js';
+import { assertUniqueIds } from '../kernel/items/validate.js';
 
 /** Rows per INSERT statement in `upsertItems` (9 parameters a row; PostgreSQL allows 65,535). */
 export const UPSERT_CHUNK_ROWS = 500;

@@ -5,10 +5,10 @@
  * its own messages (it applied the change before publishing).
  */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../observability.js';
-import type { RedisClient } from '../redis/client.js';
-import { PubSubChannel } from '../redis/pubsub-channel.js';
-import type { ItemChangeListener, ItemChanges } from './item-changes.js';
+import type { Logger } from '../kernel/observability.js';
+import type { RedisClient } from '../kernel/redis/client.js';
+import { PubSubChannel } from '../kernel/redis/pubsub-channel.js';
+import type { ItemChangeListener, ItemChanges } from '../kernel/items/item-changes.js';
 
 /** The message on the channel. */
 interface Message {
