@@ -273,6 +273,9 @@ async function timelineReads(
   const inInbox = inbox.tids.slice(20, inbox.tids.length - 40);
   const deep = await f.following.index.timelineTids('reader', inbox.floor, 0, 5_000);
   const loop = { warmup: 50, iterations: 2_000, seconds: 10 };
+  const all = [...inbox.tids, ...deep];
+  /** The tid `back` entries below the newest (a read marker that far behind). */
+  const markerAt = (back: number) => all[Math.min(back, all.length - 1)]!;
   const rows: [string, Summary][] = [
     ['first page (20)', await timeLoop(() => read({ limit: 20 }), loop)],
     [
@@ -284,6 +287,18 @@ async function timelineReads(
       await timeLoop((i) => read({ limit: 20, maxId: deep[Math.abs(i * 7919) % (deep.length - 40)] }), loop),
     ],
     ['since_id poll (nothing new)', await timeLoop(() => read({ limit: 20, sinceId: first.items[0]!.tid }), loop)],
+    [
+      'unread count, marker 200 entries back',
+      await timeLoop(() => f.following.timeline.unread('reader', markerAt(200), t), loop),
+    ],
+    [
+      'unread count, marker a day back (1000+)',
+      await timeLoop(() => f.following.timeline.unread('reader', markerAt(5_000), t), { ...loop, iterations: 300 }),
+    ],
+    [
+      'catch-up page (20, oldest first) from a marker a day back',
+      await timeLoop(() => f.following.timeline.catchUp('reader', { minId: markerAt(5_000), limit: 20 }, t), loop),
+    ],
   ];
   const base = await timeLoop(() => sql.query('SELECT 1'), loop);
   printTable(

@@ -145,7 +145,9 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
         },
       });
       await v1.register(notificationRoutes, { deps: { access, notifications: f.notifications.notifications } });
-      await v1.register(markerRoutes, { deps: { notifications: f.notifications.notifications } });
+      await v1.register(markerRoutes, {
+        deps: { access, notifications: f.notifications.notifications, timeline: f.following.timeline },
+      });
     },
     { prefix: '/v1' },
   );

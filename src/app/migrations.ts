@@ -14,6 +14,7 @@ import { FOR_YOU_BAND_MIGRATION, FOR_YOU_KEYSET_MIGRATION } from '../for-you/ada
 import { PREFERENCES_MIGRATION } from '../exclusions/adapters/schema-preferences.js';
 import { ITEMS_LANG_MIGRATION } from '../content/schema-lang.js';
 import { NOTIFICATIONS_MIGRATION } from '../notifications/adapters/schema.js';
+import { TIMELINE_MARKERS_MIGRATION } from '../following/adapters/schema-markers.js';
 
 export { appliedMigrations } from '../kernel/sql/migrations.js';
 
@@ -32,6 +33,7 @@ export const MIGRATIONS: readonly Migration[] = [
   PREFERENCES_MIGRATION,
   ITEMS_LANG_MIGRATION,
   NOTIFICATIONS_MIGRATION,
+  TIMELINE_MARKERS_MIGRATION,
 ];
 
 /**

@@ -47,7 +47,7 @@ import { hotTrending } from './bridges.js';
 import { migrate } from './migrations.js';
 import { UseCases } from './use-cases.js';
 import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
-import { groupJson } from '../notifications/schemas.js';
+import { wireAnnouncements } from './announcements.js';
 
 /** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
 export interface Freshet {
@@ -337,20 +337,7 @@ export async function openFreshet(
     futureSkewMs: config.futureSkewMs,
     itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
   });
-  // a recipient's notifications changed (in any process): its open streams here announce the new state
-  notifications.onChange((recipientId) => {
-    if (following.stream.openFor(recipientId) === 0) return;
-    notifications.notifications
-      .page(recipientId, { limit: 1 })
-      .then((p) =>
-        following.stream.announce(recipientId, 'notifications', {
-          unread_count: p.unread.count,
-          unread_capped: p.unread.capped,
-          latest: p.groups[0] ? groupJson(p.groups[0]) : null,
-        }),
-      )
-      .catch((err: unknown) => log.warn({ err, recipientId }, 'notifications: stream announcement failed'));
-  });
+  const announcements = wireAnnouncements(stores, following, notifications, () => clock.now(), log);
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
   changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
   let closed: Promise<void> | undefined;
@@ -387,6 +374,7 @@ export async function openFreshet(
     close: () =>
       (closed ??= (async () => {
         await retentionWorker?.stop();
+        await announcements.close();
         await notifications.close();
         await hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
         await following.close();

@@ -26,6 +26,7 @@ import type {
   EngagementInput,
   EngagementUndoData,
   MarkersData,
+  TimelineMarkerData,
   NotificationInput,
   NotificationMarkerData,
   NotificationSent,
@@ -297,6 +298,21 @@ function feedApi(t: Transport, data: DataOf) {
       pages: (opts: TimelineOptions = {}) => pages(timelinePage, opts),
       /** Every item of the timeline, newest first, paging as it goes. */
       items: (opts: TimelineOptions = {}) => timelineItems(timelinePage, opts),
+      /**
+       * `GET /v1/feeds/following?min_id=` (or `from=marker` without `minId`): catch-up, one page **oldest first**
+       * above `minId`; continue with `next_min_id` until it is null (caught up, for now).
+       */
+      catchUp: (opts: CallOptions & { minId?: string; limit?: number } = {}) =>
+        data<TimelinePage>(
+          {
+            method: 'GET',
+            path: '/v1/feeds/following',
+            query: { limit: opts.limit, ...(opts.minId !== undefined ? { min_id: opts.minId } : { from: 'marker' }) },
+            reader: true,
+            now: true,
+          },
+          opts,
+        ),
       /** `GET /v1/feeds/following/stream`: new timeline entries as fan-out delivers them (Server-Sent Events). */
       stream: (opts: StreamOptions = {}): AsyncIterable<StreamEvent> => followingStream(t, opts),
     },
@@ -433,6 +449,17 @@ function notificationApi(data: DataOf) {
       /** `GET /v1/users/:id/markers`: the read markers and unread counts. */
       get: (userId: string, o?: CallOptions) =>
         data<MarkersData>({ method: 'GET', path: `/v1/users/${seg(userId)}/markers` }, o),
+      /** `PUT /v1/users/:id/markers/following`: the timeline read up to `lastReadId` (forward only unless `force`). */
+      setFollowing: (userId: string, lastReadId: string, o: CallOptions & { force?: boolean } = {}) =>
+        data<TimelineMarkerData>(
+          {
+            method: 'PUT',
+            path: `/v1/users/${seg(userId)}/markers/following`,
+            body: { last_read_id: lastReadId, ...(o.force ? { force: true } : {}) },
+            now: true,
+          },
+          o,
+        ),
       /** `PUT /v1/users/:id/markers/notifications`: read up to `lastReadId` (forward only unless `force`). */
       setNotifications: (userId: string, lastReadId: string, o: CallOptions & { force?: boolean } = {}) =>
         data<NotificationMarkerData>(

@@ -8,19 +8,21 @@
  * a dropped connection are retried with backoff, at most `maxReconnects` times in a row without an event.
  */
 import { FreshetClientError, transportError, type CallOptions, type Transport } from './transport.js';
-import type { NotificationsEvent, StreamItem } from './types.js';
+import type { MarkerEvent, NotificationsEvent, StreamItem } from './types.js';
 
 /**
  * What the stream yields: `item` — one new timeline entry, its `timeline_id` (also the SSE `id`) and the
  * item; `reset` — more was missed than the server replays (`FRESHET_STREAM_REPLAY_MAX`): reload the
  * timeline by paging (`following.page()`); the stream goes on after `timeline_id`; `notifications` — the
  * reader's notifications or notifications marker changed (on any device): the unread count and the newest
- * group (not replayed on a reconnect: read `notifications.page()` for the state).
+ * group; `marker` — the reader moved its following-timeline marker (on any device): the marker and the
+ * unread count (neither is replayed on a reconnect: read the state with `notifications.page()`, `markers.get()`).
  */
 export type StreamEvent =
   | ({ type: 'item' } & StreamItem)
   | { type: 'reset'; timeline_id: string }
-  | ({ type: 'notifications' } & NotificationsEvent);
+  | ({ type: 'notifications' } & NotificationsEvent)
+  | ({ type: 'marker' } & MarkerEvent);
 
 /** Options of `following.stream()`. `reader`/`now`/`signal` as in every call; `timeoutMs` bounds the connect. */
 export interface StreamOptions extends CallOptions {
@@ -113,8 +115,8 @@ export async function* followingStream(t: Transport, opts: StreamOptions): Async
       const res = await connect(t, opts, lastId, ctl, label, attempt);
       touch();
       for await (const m of parseSse(res.body!, touch)) {
-        if (m.event === 'notifications') {
-          yield { type: 'notifications', ...(JSON.parse(m.data) as NotificationsEvent) };
+        if (m.event === 'notifications' || m.event === 'marker') {
+          yield { type: m.event, ...JSON.parse(m.data) } as StreamEvent;
           continue;
         }
         if (m.event !== 'item' && m.event !== 'reset') continue;

@@ -13,6 +13,8 @@ import type {
   FollowsResult,
   ListResult,
   StreamItemEvent,
+  TimelineMarkerOut,
+  TimelineMarkerResult,
   TimelineItemOut,
   TimelineResult,
   UserResult,
@@ -120,8 +122,12 @@ export type NotificationMarkerData = DataOf<Static<typeof MarkerResult>>;
 /** `GET /v1/users/:id/markers`: each timeline's read marker with its unread count. */
 export interface MarkersData {
   user_id: string;
+  following: Static<typeof TimelineMarkerOut>;
   notifications: Static<typeof MarkerOut>;
 }
+
+/** `PUT /v1/users/:id/markers/following` → the marker, `moved`, and the unread count. */
+export type TimelineMarkerData = DataOf<Static<typeof TimelineMarkerResult>>;
 
 /** The `data` of a stream `notifications` event: the unread count and the newest group (null: none). */
 export interface NotificationsEvent {
@@ -132,3 +138,6 @@ export interface NotificationsEvent {
 
 /** `POST /v1/follows` → `{inserted, blocked}`. */
 export type FollowsData = DataOf<Static<typeof FollowsResult>>;
+
+/** The `data` of a stream `marker` event: the following-timeline marker moved (on any device). */
+export type MarkerEvent = { timeline: 'following' } & Static<typeof TimelineMarkerOut>;

@@ -23,6 +23,8 @@ import type { SocialGraph } from './social-graph.js';
 import type { FollowingTimeline } from './service.js';
 import {
   BlockResult,
+  TimelineMarkerBody,
+  TimelineMarkerResult,
   FollowsBody,
   FollowsResult,
   FollowResult,
@@ -34,6 +36,7 @@ import {
   TimelineQuery,
   TimelineResult,
   UserResult,
+  timelineMarkerJson,
 } from './schemas.js';
 import type { StreamHub } from './stream-hub.js';
 
@@ -49,6 +52,26 @@ function tidParam(value: string | undefined, name: string): number | undefined {
       `query parameter ${name} ${JSON.stringify(value)} is not a timeline id: send the timeline_id or next_max_id of a page (a decimal below 2^53)`,
     );
   return t;
+}
+
+/**
+ * Where a catch-up page starts: `min_id`, or `marker` for `from=marker`; null for a newest-first read.
+ * @throws FreshetError INVALID_INPUT when a catch-up query also names `max_id` or `since_id`.
+ */
+function catchUpStart(q: {
+  min_id?: string;
+  from?: 'marker';
+  max_id?: string;
+  since_id?: string;
+}): number | 'marker' | null {
+  if (q.min_id === undefined && q.from === undefined) return null;
+  if (q.max_id !== undefined || q.since_id !== undefined || (q.min_id !== undefined && q.from !== undefined)) {
+    throw fail(
+      'INVALID_INPUT',
+      'query parameters min_id and from=marker (catch-up, oldest first) go alone: without max_id, since_id or each other',
+    );
+  }
+  return q.from === 'marker' ? 'marker' : tidParam(q.min_id, 'min_id')!;
 }
 
 function listJson(userId: string, page: GraphPage) {
@@ -213,8 +236,20 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
+      const limit = req.query.limit ?? 20;
+      const catchUp = catchUpStart(req.query);
+      if (catchUp !== null) {
+        const minId = catchUp === 'marker' ? (await t.marker(readerId, nowMs)).lastReadId : catchUp;
+        const page = await t.catchUp(readerId, { minId, limit }, nowMs);
+        return ok({
+          items: page.items.map((e) => ({ ...itemToJson(e.item), timeline_id: tidText(e.tid) })),
+          next_max_id: null,
+          next_min_id: page.nextMinId === null ? null : tidText(page.nextMinId),
+          rebuilt: false,
+        });
+      }
       const q = {
-        limit: req.query.limit ?? 20,
+        limit,
         maxId: tidParam(req.query.max_id, 'max_id'),
         sinceId: tidParam(req.query.since_id, 'since_id'),
       };
@@ -225,6 +260,25 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         next_max_id: page.nextMaxId === null ? null : tidText(page.nextMaxId),
         rebuilt: page.rebuilt,
       });
+    },
+  );
+
+  r.put(
+    '/users/:id/markers/following',
+    {
+      schema: {
+        tags: ['feeds'],
+        summary: 'Move the following-timeline marker (forward only unless force)',
+        params: IdParams,
+        body: TimelineMarkerBody,
+        headers: NowHeaders,
+        response: { 200: TimelineMarkerResult, ...errors },
+      },
+    },
+    async (req) => {
+      const { readerId, nowMs } = readerRequest(req, access, req.params.id);
+      const m = await t.setMarker(readerId, Number(req.body.last_read_id), req.body.force ?? false, nowMs);
+      return ok({ moved: m.moved, ...timelineMarkerJson(m) });
     },
   );
 

@@ -111,8 +111,41 @@ export const TimelineQuery = Type.Object(
         description: 'items newer than this timeline id (a decimal below 2^53)',
       }),
     ),
+    min_id: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]{1,16}$',
+        description:
+          "catch-up: items newer than this timeline id, OLDEST first (Mastodon's name); the next page starts at next_min_id",
+      }),
+    ),
+    from: Type.Optional(
+      Type.Literal('marker', { description: "catch-up from the reader's read marker: min_id = its last_read_id" }),
+    ),
   },
   { additionalProperties: false },
+);
+
+/** `PUT /v1/users/:id/markers/following` body. */
+export const TimelineMarkerBody = Type.Object(
+  {
+    last_read_id: Type.String({ pattern: '^[0-9]{1,16}$', description: 'the timeline_id of the newest entry read' }),
+    force: Type.Optional(
+      Type.Boolean({ default: false, description: 'move the marker back (it only moves forward otherwise)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** A following-timeline marker as read. */
+export const TimelineMarkerOut = Type.Object({
+  last_read_id: Type.String(),
+  updated_at: Type.Union([Type.Integer({ description: 'epoch seconds' }), Type.Null()]),
+  unread_count: Type.Integer({ description: 'entries above the marker a read would show, exact up to 1000' }),
+  unread_capped: Type.Boolean({ description: 'true: at least 1000 ("1000+")' }),
+});
+
+export const TimelineMarkerResult = Envelope(
+  Type.Intersect([Type.Object({ moved: Type.Boolean() }), TimelineMarkerOut]),
 );
 
 export const TimelineItemOut = Type.Intersect([
@@ -126,6 +159,11 @@ export const TimelineResult = Envelope(
     next_max_id: Type.Union([Type.String(), Type.Null()], {
       description: 'max_id of the next page; null: the end, for now',
     }),
+    next_min_id: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description: 'catch-up pages (min_id, from=marker) only: min_id of the next page; null: caught up, for now',
+      }),
+    ),
     rebuilt: Type.Boolean({
       description: "true when the reader's inbox was regenerated from PostgreSQL for this read (a cold or new reader)",
     }),
@@ -159,3 +197,17 @@ export const StreamHeaders = Type.Object({
 
 /** One `event: item` of the stream (its `data`); the SSE `id` is the same `timeline_id`. */
 export const StreamItemEvent = Type.Object({ timeline_id: Type.String(), item: TimelineItemOut });
+
+/** A following-timeline marker as the API answers it (times in epoch seconds, tids as decimal strings). */
+export function timelineMarkerJson(m: {
+  lastReadId: number;
+  updatedAt: number | null;
+  unread: { count: number; capped: boolean };
+}) {
+  return {
+    last_read_id: String(m.lastReadId),
+    updated_at: m.updatedAt === null ? null : Math.floor(m.updatedAt / 1000),
+    unread_count: m.unread.count,
+    unread_capped: m.unread.capped,
+  };
+}

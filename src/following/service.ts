@@ -32,6 +32,7 @@ import type { Published, TimelineIndex, TimelineItem } from './timeline-index.js
 import type { SourceSlice } from './domain.js';
 import type { TimelineStore } from './timeline-store.js';
 import type { TimelineMetrics } from './timeline-metrics.js';
+import { fail } from '../kernel/errors.js';
 import { HOUR_MS } from '../kernel/clock.js';
 import { mergeSlices, nextMaxId, outboxFloor, overFetch } from './domain.js';
 import { publishToTimeline } from './publish.js';
@@ -64,6 +65,18 @@ export interface TimelineDeps {
   exclusions?: ExclusionSource;
 }
 
+/** Entries an unread count counts at most: beyond it, "1000+" (docs/following.md "Catch-up"). */
+export const UNREAD_CAP = 1_000;
+
+/** A reader's read marker of the following timeline, with its unread count. */
+export interface TimelineMarker {
+  /** The timeline id the reader read up to (0: never set). */
+  lastReadId: number;
+  /** When it last moved, epoch ms (null: never). */
+  updatedAt: number | null;
+  unread: { count: number; capped: boolean };
+}
+
 /** A page request: at most `limit` items with a tid in (sinceId, maxId), newest first. */
 export interface PageQuery {
   limit: number;
@@ -88,6 +101,8 @@ interface ReadTrace {
 export class FollowingTimeline {
   /** Last-active is rewritten at most this often per reader (it only has to be exact to the window). */
   private readonly touchEveryMs: number;
+
+  private readonly markerListeners = new Set<(readerId: string) => void>();
 
   constructor(
     private readonly deps: TimelineDeps,
@@ -214,6 +229,80 @@ export class FollowingTimeline {
       ),
       rebuilt: trace.rebuilt,
     };
+  }
+
+  /**
+   * Entries of the reader's timeline above `markerTid` that a read would show (followed, not blocked or
+   * deleted, the reader's mutes applied: {@link page}'s rules and sources — the inbox and the pulled
+   * outboxes, PostgreSQL below their floors), counted up to {@link UNREAD_CAP}.
+   */
+  async unread(readerId: string, markerTid: number, nowMs: number): Promise<{ count: number; capped: boolean }> {
+    const page = await this.page(readerId, { limit: UNREAD_CAP + 1, sinceId: markerTid }, nowMs);
+    return { count: Math.min(page.items.length, UNREAD_CAP), capped: page.items.length > UNREAD_CAP };
+  }
+
+  /** The reader's read marker and its unread count (docs/following.md "Catch-up"). */
+  async marker(readerId: string, nowMs: number): Promise<TimelineMarker> {
+    const m = await this.deps.index.marker(readerId);
+    return { ...m, unread: await this.unread(readerId, m.lastReadId, nowMs) };
+  }
+
+  /**
+   * Moves the reader's marker to `lastReadId` (a timeline id it read) — forward only unless `force`: of
+   * two devices racing, the newer marker stays. Other devices' streams hear of it.
+   * @throws FreshetError INVALID_INPUT when `lastReadId` is not a timeline id at or below the newest
+   *   visible one (nothing stored).
+   */
+  async setMarker(
+    readerId: string,
+    lastReadId: number,
+    force: boolean,
+    nowMs: number,
+  ): Promise<TimelineMarker & { moved: boolean }> {
+    const newest = (await this.deps.index.watermark()) - 1;
+    if (!Number.isSafeInteger(lastReadId) || lastReadId < 0 || lastReadId > newest) {
+      throw fail(
+        'INVALID_INPUT',
+        `last_read_id ${String(lastReadId).slice(0, 24)} is not a timeline id at or below the newest visible one (${newest}): send the timeline_id of an entry the reader read`,
+      );
+    }
+    const m = await this.deps.index.setMarker(readerId, lastReadId, nowMs, force);
+    if (m.moved) for (const l of this.markerListeners) l(readerId);
+    return { ...m, unread: await this.unread(readerId, m.lastReadId, nowMs) };
+  }
+
+  /** Calls `listener` with the reader's id whenever this process moved a reader's marker. Returns the removal. */
+  onMarkerMoved(listener: (readerId: string) => void): () => void {
+    this.markerListeners.add(listener);
+    return () => void this.markerListeners.delete(listener);
+  }
+
+  /**
+   * Catch-up: the reader's timeline **oldest first** above `minId` (its marker, or the last entry of the
+   * previous catch-up page), at most `limit`, under the same rules as {@link page}. Only entries below the
+   * visibility watermark are served, and every entry below it is final, so a later fan-out never lands
+   * below the cursor: reading page after page sees every entry exactly once, however many arrive meanwhile.
+   * @returns the entries and the `min_id` of the next page (null: caught up, for now).
+   */
+  async catchUp(
+    readerId: string,
+    q: { minId: number; limit: number },
+    nowMs: number,
+  ): Promise<{ items: TimelineItem[]; nextMinId: number | null }> {
+    const exPending = this.deps.exclusions?.forReader(readerId, nowMs);
+    exPending?.catch(() => {});
+    const { watermark } = await this.deps.index.readView(readerId);
+    const ex = await exPending;
+    const keep = ex?.needsItems('following') ? (t: TimelineItem) => ex.itemReason(t.item, 'following') === null : null;
+    const out: TimelineItem[] = [];
+    for (let lo = q.minId; out.length < q.limit; ) {
+      const asked = keep ? overFetch(q.limit - out.length) : q.limit - out.length;
+      const rows = await this.deps.index.timelineAfter(readerId, lo, watermark, asked);
+      out.push(...(keep ? rows.filter(keep) : rows).slice(0, q.limit - out.length));
+      if (rows.length < asked) return { items: out, nextMinId: null };
+      lo = rows[rows.length - 1]!.tid;
+    }
+    return { items: out, nextMinId: out[out.length - 1]!.tid };
   }
 
   /** Marks the reader active in PostgreSQL and refreshes its inbox's time to live. */

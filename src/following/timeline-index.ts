@@ -84,6 +84,23 @@ export interface TimelineIndex {
   timeline(readerId: string, hi: number, lo: number, limit: number): Promise<TimelineItem[]>;
   /** Tids only, same rule as {@link timeline} (regeneration, checks). */
   timelineTids(readerId: string, hi: number, lo: number, limit: number): Promise<number[]>;
+  /**
+   * The reader's timeline in (lo, hi) **oldest first**, at most `limit` (catch-up from a read marker):
+   * followed, not blocked, not deleted — the rules of {@link timeline}, in the other direction.
+   */
+  timelineAfter(readerId: string, lo: number, hi: number, limit: number): Promise<TimelineItem[]>;
+  /** The reader's read marker (0 and null: never set). */
+  marker(readerId: string): Promise<{ lastReadId: number; updatedAt: number | null }>;
+  /**
+   * Moves the marker to `lastReadId` when ahead of the stored one, or always with `force`.
+   * @returns the marker as stored after the call and whether this call moved it.
+   */
+  setMarker(
+    readerId: string,
+    lastReadId: number,
+    nowMs: number,
+    force: boolean,
+  ): Promise<{ lastReadId: number; updatedAt: number | null; moved: boolean }>;
   /** Hydrates tids for a reader: visible items, and the hidden tids by reason. */
   visible(readerId: string, tids: readonly number[]): Promise<VisibleResult>;
   /** The author's newest live tids below `hi`, newest first (follow backfill, unfollow removal). */

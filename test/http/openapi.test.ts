@@ -113,6 +113,11 @@ const VALID: Record<string, () => Promise<Req>> = {
     headers: svc,
   }),
   'GET /v1/users/{id}/markers': async () => ({ url: '/v1/users/a1/markers', headers: svc }),
+  'PUT /v1/users/{id}/markers/following': async () => ({
+    url: '/v1/users/a1/markers/following',
+    payload: { last_read_id: '0' },
+    headers: svc,
+  }),
 };
 
 beforeAll(async () => {

@@ -7,18 +7,24 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { readerOfRequest } from '../../kernel/http/access.js';
+import { readerOfRequest, type RequestAccess } from '../../kernel/http/access.js';
 import { Envelope, ErrorEnvelope, IdParams, ok } from '../../kernel/http/schemas.js';
 import { MarkerOut } from '../../notifications/schemas.js';
 import { markerJson } from '../../notifications/schemas.js';
 import type { Notifications } from '../../notifications/service.js';
+import type { FollowingTimeline } from '../../following/service.js';
+import { TimelineMarkerOut, timelineMarkerJson } from '../../following/schemas.js';
 
-const MarkersResult = Envelope(Type.Object({ user_id: Type.String(), notifications: MarkerOut }));
+const MarkersResult = Envelope(
+  Type.Object({ user_id: Type.String(), following: TimelineMarkerOut, notifications: MarkerOut }),
+);
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope };
 
 /** What the route reads. */
 export interface MarkerRouteDeps {
+  access: RequestAccess;
   notifications: Pick<Notifications, 'marker'>;
+  timeline: Pick<FollowingTimeline, 'marker'>;
 }
 
 /** Registers `GET /users/:id/markers`. */
@@ -35,7 +41,15 @@ export const markerRoutes: FastifyPluginAsync<{ deps: MarkerRouteDeps }> = async
     },
     async (req) => {
       const readerId = readerOfRequest(req, req.params.id);
-      return ok({ user_id: readerId, notifications: markerJson(await deps.notifications.marker(readerId)) });
+      const [following, notifications] = await Promise.all([
+        deps.timeline.marker(readerId, deps.access.clock.now()),
+        deps.notifications.marker(readerId),
+      ]);
+      return ok({
+        user_id: readerId,
+        following: timelineMarkerJson(following),
+        notifications: markerJson(notifications),
+      });
     },
   );
 };

@@ -291,6 +291,11 @@ export class Keys {
     return `${this.prefix}nt:g:{u:${recipientId}}`;
   }
 
+  /** The pub/sub channel on which a process says a reader moved its following-timeline marker (its id). */
+  timelineMarkerSignal(): string {
+    return `${this.prefix}tl:markers`;
+  }
+
   /** The pub/sub channel on which a process says a recipient's notifications changed (its id). */
   notificationSignal(): string {
     return `${this.prefix}nt:signal`;
