@@ -22,6 +22,7 @@ import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
 import { MemorySeenFilter } from '../src/seen/memory-seen-filter.js';
+import { fixedLayout } from '../src/seen/layout.js';
 import {
   expectedRate,
   expectedWindowRate,
@@ -101,11 +102,12 @@ export async function run(): Promise<void> {
 }
 
 function dayKeys(keys: Keys): string[] {
-  return seenWindow(NOW, DAYS).map((ms) => keys.seenDay(PROBE_READER, dayStamp(ms)));
+  // one shard: every reader's days are the same keys
+  return seenWindow(NOW, DAYS).map((ms) => keys.seenDays(1, 0).day(dayStamp(ms)));
 }
 
 function memorySubject(g: BloomGeometry): Subject {
-  const filter = new MemorySeenFilter(g, { days: DAYS });
+  const filter = new MemorySeenFilter(fixedLayout(g), { days: DAYS });
   const keys = new Keys('');
   return {
     name: 'memory',
@@ -118,7 +120,7 @@ function memorySubject(g: BloomGeometry): Subject {
 function redisSubject(redis: RedisClient, keys: Keys, g: BloomGeometry): Subject {
   return {
     name: 'Redis',
-    filter: new RedisSeenFilter(redis, keys, g, { days: DAYS }),
+    filter: new RedisSeenFilter(redis, keys, fixedLayout(g), { days: DAYS }),
     batch: REDIS_BATCH,
     bitmaps: async () =>
       (await Promise.all(dayKeys(keys).map((k) => redis.getBuffer(k)))).map((b) => b ?? new Uint8Array(0)),

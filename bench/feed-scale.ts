@@ -26,9 +26,8 @@ import { Keys } from '../src/kernel/redis/keys.js';
 import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { loadConfig } from '../src/app/config.js';
 import { openFreshet, type Freshet } from '../src/app/open.js';
-import { seenGeometry } from '../src/seen/wire.js';
-import { seenWindow } from '../src/seen/bloom.js';
-import { DAY_MS, ManualClock, dayStamp } from '../src/kernel/clock.js';
+import { seenSettingsLayout } from '../src/seen/wire.js';
+import { DAY_MS, ManualClock } from '../src/kernel/clock.js';
 import {
   TIMING_COLUMNS,
   fmtInt,
@@ -47,8 +46,7 @@ import {
   dropSchema,
   openRedis,
   printTitle,
-  putBitmaps,
-  randomBitmap,
+  fillLayoutAtCapacity,
   range,
   runIfMain,
   uniquePrefix,
@@ -222,9 +220,7 @@ async function serverRow(size: number): Promise<Row> {
     cleanup.add(() => dropPrefix(redis, keys.prefix));
     const sql = await openPostgres(BENCH_DATABASE_URL, { schema });
     const f = await open(sql, { FRESHET_REDIS_URL: BENCH_REDIS_URL, FRESHET_KEY_PREFIX: keys.prefix }, cleanup);
-    const g = seenGeometry(f.config.seen);
-    const days = seenWindow(NOW, g.days).map((ms) => keys.seenDay('any', dayStamp(ms)));
-    await putBitmaps(redis, new Map(days.map((k) => [k, randomBitmap(g.bits, 0.5)])));
+    await fillLayoutAtCapacity(redis, keys, seenSettingsLayout(f.config.seen), NOW);
     return measure(f, sql, size, 'PostgreSQL + Redis', () => redis.ping(), 'Redis PING');
   });
 }

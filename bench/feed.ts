@@ -33,9 +33,8 @@ import { Keys } from '../src/kernel/redis/keys.js';
 import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { loadConfig } from '../src/app/config.js';
 import { openFreshet, type Freshet } from '../src/app/open.js';
-import { seenGeometry } from '../src/seen/wire.js';
-import { seenWindow } from '../src/seen/bloom.js';
-import { DAY_MS, ManualClock, dayStamp } from '../src/kernel/clock.js';
+import { seenSettingsLayout } from '../src/seen/wire.js';
+import { DAY_MS, ManualClock } from '../src/kernel/clock.js';
 import type { ItemInput } from '../src/kernel/items/content-store.js';
 import { buildApp } from '../src/app/http.js';
 import { mintReaderToken } from '../src/kernel/http/tokens.js';
@@ -64,8 +63,7 @@ import {
   openRedis,
   printTitle,
   prng,
-  putBitmaps,
-  randomBitmap,
+  fillLayoutAtCapacity,
   range,
   runIfMain,
   uniquePrefix,
@@ -265,9 +263,7 @@ async function openServerStack(cleanup: Cleanup): Promise<Stack> {
 
 /** Every day of the window at capacity: half the bits of each day bitmap set at random. */
 async function fillSeenDays(redis: RedisClient, keys: Keys, f: Freshet): Promise<void> {
-  const g = seenGeometry(f.config.seen);
-  const dayKeys = seenWindow(NOW, g.days).map((ms) => keys.seenDay('any', dayStamp(ms)));
-  await putBitmaps(redis, new Map(dayKeys.map((k) => [k, randomBitmap(g.bits, 0.5)])));
+  await fillLayoutAtCapacity(redis, keys, seenSettingsLayout(f.config.seen), NOW);
 }
 
 /** PGlite in memory + in-process seen filters and cache (empty filters: nothing to pre-fill). */

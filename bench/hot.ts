@@ -10,6 +10,12 @@
  *     Bare is measured before and after the other two, so drift shows.
  * (b) `GET /v1/hot?range=72h&limit=20` served from the cached snapshot (1,000 ranked items): latency
  *     through the service and over HTTP at 50 concurrent callers, and what one snapshot refresh costs.
+ * (c) what the shard count costs: the store-wide reads of the maintenance and the snapshot — `top(1000)`
+ *     (one ZREVRANGE per shard, merged), a rescoring pass, the per-checkpoint health check (`lostShards` +
+ *     `priorLayout`) — on 1 shard (note 2's `{hot}`, the standalone default) and on 12 (the Cluster
+ *     default), 1,000 items × 20 views each; and the re-shard of those 1,000 items from `{hot}` to 12
+ *     shards through the PostgreSQL checkpoints (HotMaintenance.recover: last checkpoint of the old
+ *     layout, restore, forget, purge).
  *
  * Prints figures; never asserts. `npx tsx bench/hot.ts` runs it alone.
  */
@@ -23,7 +29,12 @@ import { budgetMinute } from '../src/hot/domain.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { openPostgres } from '../src/kernel/sql/sql.js';
-import { HOT_SCRIPTS } from '../src/hot/adapters/redis-hot-counters.js';
+import { HOT_SCRIPTS, RedisHotCounters } from '../src/hot/adapters/redis-hot-counters.js';
+import { HotMaintenance } from '../src/hot/maintenance.js';
+import { hotRules } from '../src/hot/wire.js';
+import type { HotCounters } from '../src/hot/hot-counters.js';
+import { noHotMetrics } from '../src/hot/hot-metrics.js';
+import { silentLogger } from '../src/kernel/observability.js';
 import { buildApp } from '../src/app/http.js';
 import {
   closedLoop,
@@ -87,7 +98,62 @@ export async function run(): Promise<void> {
       'HTTP latencies are client-side (a separate process on the same 2 cores), so they include JSON, Fastify and the loopback socket.',
     );
     await hotFromCache(f, url);
+    await shardLayouts(f, redis);
   });
+}
+
+/** (c) the store-wide costs of 1 and 12 shards, and a re-shard from `{hot}` to 12 (see the module doc). */
+async function shardLayouts(f: Freshet, redis: RedisClient): Promise<void> {
+  const prefix = `${uniquePrefix('hotshards')}`;
+  const rules = hotRules(f.config.hot);
+  const layout = (shards: number) => new RedisHotCounters(redis, new Keys(prefix, 1, shards), rules);
+  const maintenance = (c: HotCounters) =>
+    new HotMaintenance(
+      { counters: c, archive: f.hotArchive, metrics: noHotMetrics, log: silentLogger },
+      { retentionMs: 0 },
+    );
+  const loop = { warmup: 3, iterations: 200, seconds: 4 };
+  const rows: string[][] = [];
+  const measure = async (shards: number, c: HotCounters) => {
+    const m = maintenance(c);
+    const top = await timeLoop(() => c.top(ITEMS), loop);
+    const rescore = await timeLoop(() => m.rescore(NOW), { ...loop, iterations: 30 });
+    const health = await timeLoop(async () => {
+      await c.lostShards();
+      await c.priorLayout();
+    }, loop);
+    for (const [what, t] of [
+      ['top(1000): one ZREVRANGE per shard, merged', top],
+      ['rescoring pass (1,000 ranked items)', rescore],
+      ['checkpoint health check (lostShards + priorLayout)', health],
+    ] as const)
+      rows.push([`${shards} shard${shards > 1 ? 's' : ''}`, what, fmtInt(t.n), fmtMs(t.p50), fmtMs(t.p99)]);
+  };
+  const one = layout(1);
+  await maintenance(one).recover(NOW);
+  await redis.del(new Keys(prefix).hotLayout()); // as earlier versions left it: no layout recorded
+  await one.register(range(ITEMS, (i) => ({ itemId: itemId(i), publishedAtMs: NOW - (i % 60) * HOUR_MS })));
+  const views = range(ITEMS * 20, (n) => ({ itemId: itemId(n), visitorId: `sv_${n % 997}`, nowMs: NOW }));
+  for (let i = 0; i < views.length; i += 500) await Promise.all(views.slice(i, i + 500).map((v) => one.view(v)));
+  await maintenance(one).checkpoint(NOW);
+  for (let i = 0; i < ITEMS; i += 500)
+    await Promise.all(views.slice(i, i + 500).map((v) => one.view({ ...v, visitorId: 'late' })));
+  await measure(1, one);
+  const twelve = layout(12);
+  const t0 = performance.now();
+  const moved = await maintenance(twelve).recover(NOW);
+  const reshardMs = performance.now() - t0;
+  await measure(12, twelve);
+  await dropPrefix(redis, prefix);
+  printTable(
+    '(c) store-wide costs by shard count, 1,000 items (ms)',
+    ['layout', 'what', 'n', 'p50 ms', 'p99 ms'],
+    rows,
+  );
+  printNotes(
+    `re-shard {hot} → 12 shards of ${fmtInt(moved.restored)} items (1,000 checkpointed, views since the checkpoint on every one): ${fmtMs(reshardMs)} ms, once, at the first start or checkpoint of the new layout`,
+    'the snapshot refresh reads top(1000) once per FRESHET_HOT_CACHE_REFRESH_S; the health check runs before every checkpoint; views cost the same on any layout (one EVALSHA on one shard)',
+  );
 }
 
 interface Measured {

@@ -29,7 +29,8 @@ import { RedisReaderSeenFilter } from '../src/seen/redis-reader-seen-filter.js';
 import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
 import { bitmapBytes, scalableLevels } from '../src/seen/scalable-bloom.js';
 import { SeenCheckpointer } from '../src/seen/seen-checkpointer.js';
-import { daySubject } from '../src/seen/seen-fold.js';
+import { daySubject, fixedLayout } from '../src/seen/layout.js';
+import { DayLayouts } from '../src/seen/day-layouts.js';
 import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { fmtInt, fmtMs, printNotes, printTable, summarize } from './stats.js';
 import {
@@ -47,7 +48,8 @@ import {
 } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 6, 0, 0, 0);
-const GEOMETRY = sizeWindow(1_000_000, 0.01, 7); // the defaults: 13.6 Mbit = 1.7 MB a day
+const GEOMETRY = sizeWindow(1_000_000, 0.01, 7); // one shard of the default capacity: 13.6 Mbit = 1.7 MB a day
+const LAYOUT = fixedLayout(GEOMETRY);
 const READER: ReaderSeenSettings = { initialCapacity: 10_000, errorRate: 0.01, ttlMs: 30 * DAY_MS };
 const READERS = 1_000;
 const PAGE = 20;
@@ -91,7 +93,8 @@ async function rig(sql: Sql, redis: RedisClient, prefix: string): Promise<Rig> {
   const keys = new Keys(prefix);
   const clock = new ManualClock(T0);
   const store = new PostgresSeenCheckpoints(sql);
-  const cp = new SeenCheckpointer({ redis, keys, store, geometry: GEOMETRY, reader: READER, clock, log: silentLogger });
+  const dayLayouts = new DayLayouts(redis, keys, LAYOUT, null, 7);
+  const cp = new SeenCheckpointer({ redis, keys, store, dayLayouts, reader: READER, clock, log: silentLogger });
   return {
     sql,
     redis,
@@ -99,7 +102,7 @@ async function rig(sql: Sql, redis: RedisClient, prefix: string): Promise<Rig> {
     clock,
     cp,
     store,
-    rolling: new RedisSeenFilter(redis, keys, GEOMETRY, { days: 7, checkpoints: cp }),
+    rolling: new RedisSeenFilter(redis, keys, LAYOUT, { days: 7, checkpoints: cp }),
     readerSeen: new RedisReaderSeenFilter(redis, keys, READER, { checkpoints: cp }),
   };
 }
@@ -143,7 +146,7 @@ interface Baselines {
 
 async function runOption(r: Rig, option: Option, readers: Set<string>, b: Baselines): Promise<number> {
   const day = dayStamp(r.clock.now());
-  const subject = daySubject(GEOMETRY, 1, 0, day);
+  const subject = daySubject(LAYOUT, 0, day);
   if (option === 'journal (chosen)') {
     const report = await r.cp.checkpoint();
     b.readerBytes = report.readerBytes;
@@ -155,7 +158,7 @@ async function runOption(r: Rig, option: Option, readers: Set<string>, b: Baseli
     await upsert(r.sql, 'bench_readers', ['reader', 'bitmap'], rows);
     return rows.reduce((n, [, bm]) => n + bm.length, 0);
   }
-  const bitmap = (await r.redis.getBuffer(r.keys.seenShardDay(0, day)))!;
+  const bitmap = (await r.redis.getBuffer(r.keys.seenDays(1, 0).day(day)))!;
   if (option === 'full bitmap') {
     await upsert(r.sql, 'bench_full', ['subject', 'bitmap'], [[subject, bitmap]]);
     return bitmap.length;
@@ -203,7 +206,7 @@ async function runEngine(name: string, sql: Sql, redis: RedisClient): Promise<Ma
       // noon: today's filter half way to its capacity (500,000 members: 1 - e^(-k·n/m) of its bits set)
       const noon = T0 + 12 * 60 * MINUTE_MS;
       const ones = 1 - Math.exp((-GEOMETRY.hashes * 500_000) / GEOMETRY.bits);
-      await redis.set(r.keys.seenShardDay(0, dayStamp(noon)), randomBitmap(GEOMETRY.bits, ones), 'PX', DAY_MS);
+      await redis.set(r.keys.seenDays(1, 0).day(dayStamp(noon)), randomBitmap(GEOMETRY.bits, ones), 'PX', DAY_MS);
       for (let m = 0; m <= MINUTES; m++) {
         r.clock.set(noon + m * MINUTE_MS);
         const readers = await markMinute(r, rate, next, r.clock.now());
@@ -271,7 +274,7 @@ async function restoreFigures(sql: Sql, redis: RedisClient): Promise<void> {
     r.clock.set(now);
     // six past days at capacity (half their bits set), compacted bases as a checkpoint leaves them
     for (let d = 1; d < 7; d++) {
-      const subject = daySubject(GEOMETRY, 1, 0, dayStamp(now - d * DAY_MS));
+      const subject = daySubject(LAYOUT, 0, dayStamp(now - d * DAY_MS));
       await sql.query(`INSERT INTO seen_checkpoints (subject, expires_at, at_ms, bitmap) VALUES ($1, $2, 0, $3)`, [
         subject,
         now + DAY_MS,
@@ -285,7 +288,7 @@ async function restoreFigures(sql: Sql, redis: RedisClient): Promise<void> {
       await r.cp.checkpoint();
     }
     const probe = Array.from({ length: 500 }, (_, i) => `probe${i}`);
-    const subjects = Array.from({ length: 7 }, (_, d) => daySubject(GEOMETRY, 1, 0, dayStamp(now - d * DAY_MS)));
+    const subjects = Array.from({ length: 7 }, (_, d) => daySubject(LAYOUT, 0, dayStamp(now - d * DAY_MS)));
     const rows: string[][] = [];
     for (let round = 0; round < 3; round++) {
       let t = performance.now();
@@ -348,7 +351,7 @@ async function requestPathFigures(sql: Sql, redis: RedisClient): Promise<void> {
   try {
     const [on, off] = await Promise.all(prefixes.map((prefix) => rig(sql, redis, prefix)));
     const plain = {
-      rolling: new RedisSeenFilter(redis, off!.keys, GEOMETRY, { days: 7 }),
+      rolling: new RedisSeenFilter(redis, off!.keys, LAYOUT, { days: 7 }),
       readerSeen: new RedisReaderSeenFilter(redis, off!.keys, READER),
     };
     await on!.cp.ensureShards(T0);

@@ -1,11 +1,16 @@
 /**
- * Seen-filter benchmark (note 1's "3,500 membership tests"): how long the Redis seen filter takes
- * to check 500 recalled candidates against 7 daily Bloom filters, with the default geometry
- * (capacity 1,000,000 impressions a day, whole-window rate 1 %, 7 days → `sizeWindow`).
+ * Seen-filter benchmark (note 1's "3,500 membership tests"): how long the Redis seen filter takes to
+ * check 500 recalled candidates against 7 daily Bloom filters, at 1,000,000 impressions a day and a
+ * whole-window rate of 1 % over 7 days, in two layouts measured in the same run:
+ * - the default layout since issue 20: 16 shards a day of 62,500 members each (106 KB bitmaps; a
+ *   reader's check reads its own shard's 7 days);
+ * - one shard sized for the whole day (1.62 MiB bitmaps): the default layout before issue 20, and the
+ *   size of one shard of a large deployment (a shard is at most 1 MiB since: 615,611 members).
  *
- * Two fills of the 7 day bitmaps:
- * - "20 % full": 200,000 members a day, built in process by MemorySeenFilter (bit for bit the Redis
- *   layout; bench/bloom-accuracy.ts checks that equality) and copied with SET — fast to set up;
+ * Two fills of each layout's day bitmaps:
+ * - "20 % full": 200,000 members a day over 2,000 readers (so every shard gets its share), built in
+ *   process by MemorySeenFilter (bit for bit the Redis layout; bench/bloom-accuracy.ts checks that
+ *   equality) and copied with SET — fast to set up;
  * - "at capacity": bitmaps with half their bits set at random, which is what a full day looks like
  *   to a member that was never inserted (k = (m/n)·ln 2 ⇒ half the bits are ones).
  * On top, the bench reader has really seen (through the adapter's `markSeen`) 100 of its 500
@@ -13,20 +18,22 @@
  *
  * Rows, all measured in this run, sequentially on one connection:
  * - `RedisSeenFilter.seen()` of 500 candidates (one EVALSHA; JS hashing included) — target p50 ≤ 1 ms,
- *   p99 ≤ 5 ms — on both fills, and with no day key at all (the fixed cost: hashing, arguments,
- *   7 × EXISTS);
+ *   p99 ≤ 5 ms — on both fills of both layouts, and with no day key at all (the fixed cost: hashing,
+ *   arguments, 7 × EXISTS);
  * - baseline (a): a pipeline of 3,500 `BITFIELD` commands, one per candidate and day, each reading
  *   the candidate's k bits (`GET u1` × k) — the naive "GETBIT per member" design;
  * - baseline (b): the same k·3,500 bit reads as 7 `BITFIELD` commands (one per day) in one pipeline;
  * - baseline (c): `PING` — one round trip, the floor;
  * - `hashPairs` of 500 members in JS (MurmurHash3 pairs), the engine-side hashing of `seen()`;
- * - `markSeen()` of 20 new ids (one page of impressions).
+ * - `markSeen()` of 20 new ids (one page of impressions), on both layouts.
  * Ratios are against PING. Run alone with `npx tsx bench/seen-filter.ts`.
  */
 import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { RedisSeenFilter } from '../src/seen/redis-seen-filter.js';
 import { MemorySeenFilter } from '../src/seen/memory-seen-filter.js';
+import { fixedLayout, seenLayout, shardKeys, type SeenLayout } from '../src/seen/layout.js';
+import { shardOf } from '../src/kernel/redis/keys.js';
 import { hashPair } from '../src/kernel/hash.js';
 import { hashPairs, positions, seenMember, seenWindow, sizeWindow, type BloomGeometry } from '../src/seen/bloom.js';
 import { DAY_MS, dayStamp } from '../src/kernel/clock.js';
@@ -77,53 +84,85 @@ const SLOW = { warmup: 3, iterations: 150, seconds: 6 };
 /** A seen filter on Redis under its own prefix, with its 7 day bitmaps in place. */
 interface Fixture {
   seen: RedisSeenFilter;
+  /** The bench reader's 7 day keys (its shard). */
   dayKeys: string[];
   candidates: string[];
 }
 
+/** The default layout since issue 20 at 1,000,000 a day: 16 shards of 62,500. */
+const DEFAULT_LAYOUT = seenLayout({
+  days: DAYS,
+  capacityPerDay: CAPACITY,
+  windowRate: WINDOW_RATE,
+  minShards: 16,
+  shardCapacity: 1_000_000,
+});
+/** One shard for the whole day (the default before issue 20). */
+const ONE_KEY = fixedLayout(sizeWindow(CAPACITY, WINDOW_RATE, DAYS));
+/** Readers the fills spread over (every shard of the default layout gets its share). */
+const FILL_READERS = 2_000;
+
 export async function run(): Promise<void> {
   printTitle('seen filter — 500 candidates × 7 daily Bloom filters on Redis');
-  const g = sizeWindow(CAPACITY, WINDOW_RATE, DAYS);
-  printGeometry(g);
+  for (const [name, l] of [
+    ['default layout', DEFAULT_LAYOUT],
+    ['one shard a day', ONE_KEY],
+  ] as const)
+    printGeometry(name, l);
   await withCleanup(async (cleanup) => {
     const redis = openRedis();
     cleanup.add(() => closeRedis(redis));
     const prefix = uniquePrefix('seen');
     cleanup.add(() => dropPrefix(redis, prefix));
 
-    const partial = await partialFixture(redis, new Keys(`${prefix}p:`), g);
-    const full = await fullFixture(redis, new Keys(`${prefix}f:`), g);
-    const empty = emptyFixture(redis, new Keys(`${prefix}e:`), g);
-    await printFill(redis, g, partial, full);
+    const sharded = {
+      partial: await partialFixture(redis, new Keys(`${prefix}sp:`), DEFAULT_LAYOUT),
+      full: await fullFixture(redis, new Keys(`${prefix}sf:`), DEFAULT_LAYOUT),
+      empty: emptyFixture(redis, new Keys(`${prefix}se:`), DEFAULT_LAYOUT),
+    };
+    const one = {
+      partial: await partialFixture(redis, new Keys(`${prefix}op:`), ONE_KEY),
+      full: await fullFixture(redis, new Keys(`${prefix}of:`), ONE_KEY),
+    };
+    await printFill(redis, DEFAULT_LAYOUT.geometry, sharded.partial, sharded.full, 'default layout');
+    await printFill(redis, ONE_KEY.geometry, one.partial, one.full, 'one shard a day');
 
+    const g = ONE_KEY.geometry;
     const ping = await timeLoop(() => redis.ping(), FAST);
     const row = (what: string, t: ServerTimed, targets = {}) => timingRow(what, t.summary, targets, ping, fmtServer(t));
     const rows = [
-      row('seen(): 500 × 7, days 20 % full', await timeSeen(redis, partial), TARGETS),
-      row('seen(): 500 × 7, days at capacity', await timeSeen(redis, full), TARGETS),
-      row('seen(): 500, no day key exists (fixed cost)', await timeSeen(redis, empty), TARGETS),
-      row('(a) pipeline of 3,500 BITFIELD (k GETs each)', await timePerMemberPipeline(redis, g, partial)),
+      row('seen(): 500 × 7, 16 shards, days 20 % full', await timeSeen(redis, sharded.partial), TARGETS),
+      row('seen(): 500 × 7, 16 shards, days at capacity', await timeSeen(redis, sharded.full), TARGETS),
+      row('seen(): 500, no day key exists (fixed cost)', await timeSeen(redis, sharded.empty), TARGETS),
+      row('seen(): 500 × 7, one shard, days 20 % full', await timeSeen(redis, one.partial), TARGETS),
+      row('seen(): 500 × 7, one shard, days at capacity', await timeSeen(redis, one.full), TARGETS),
       row(
-        `(b) 7 × BITFIELD of ${fmtInt(CANDIDATES * g.hashes)} GETs, pipelined`,
-        await timePerDayPipeline(redis, g, partial),
+        '(a) one shard: pipeline of 3,500 BITFIELD (k GETs each)',
+        await timePerMemberPipeline(redis, g, one.partial),
+      ),
+      row(
+        `(b) one shard: 7 × BITFIELD of ${fmtInt(CANDIDATES * g.hashes)} GETs, pipelined`,
+        await timePerDayPipeline(redis, g, one.partial),
       ),
       timingRow('(c) PING (one round trip, the floor)', ping),
       timingRow('hashPairs of 500 members in JS (no I/O)', await timeHashing(), {}, ping),
-      row('markSeen(): 20 new ids', await timeMarkSeen(redis, partial.seen)),
+      row('markSeen(): 20 new ids, 16 shards', await timeMarkSeen(redis, sharded.partial.seen)),
+      row('markSeen(): 20 new ids, one shard', await timeMarkSeen(redis, one.partial.seen)),
     ];
     printTable('seen filter (ms; ratios against PING, same run)', [...TIMING_COLUMNS, 'Redis ms/iter'], rows);
     printNotes(
       'Redis ms/iter: time Redis itself spent per iteration (INFO commandstats); ~ = other clients ran the command too',
     );
-    await printAgreement(redis, g, partial);
-    await printGrownKey(redis, new Keys(`${prefix}g:`), g, partial.dayKeys[1]!);
+    await printAgreement(redis, g, one.partial);
+    await printGrownKey(redis, new Keys(`${prefix}g:`), g, one.partial.dayKeys[1]!);
   });
 }
 
-function printGeometry(g: BloomGeometry): void {
+function printGeometry(name: string, l: SeenLayout): void {
+  const g = l.geometry;
   printNotes(
-    `geometry: capacity ${fmtInt(g.capacity)}/day, window rate ${fmtPct(g.windowRate)} over ${g.days} days → ` +
-      `per-filter p ${fmtPct(g.perFilterRate)}, m = ${fmtInt(g.bits)} bits (${(g.bits / 8 / 2 ** 20).toFixed(2)} MiB), k = ${g.hashes}`,
+    `${name}: ${fmtInt(CAPACITY)}/day in ${l.shards} shard(s) of ${fmtInt(g.capacity)}, window rate ${fmtPct(g.windowRate)} over ${g.days} days → ` +
+      `per-filter p ${fmtPct(g.perFilterRate)}, m = ${fmtInt(g.bits)} bits (${(g.bits / 8 / 2 ** 10).toFixed(0)} KiB), k = ${g.hashes}`,
   );
 }
 
@@ -136,50 +175,65 @@ async function markReader(seen: RedisSeenFilter, ids: readonly string[]): Promis
   for (let i = 0; i < SEEN_CANDIDATES; i++) await seen.markSeen(READER, [ids[i]!], NOW - (i % DAYS) * DAY_MS);
 }
 
-function dayKeys(keys: Keys): string[] {
-  return seenWindow(NOW, DAYS).map((ms) => keys.seenDay(READER, dayStamp(ms)));
+/** The bench reader's day keys under a layout (its shard's). */
+function dayKeys(keys: Keys, l: SeenLayout): string[] {
+  const sk = shardKeys(keys, l, shardOf(READER, l.shards));
+  return seenWindow(NOW, DAYS).map((ms) => sk.day(dayStamp(ms)));
 }
 
-/** 200,000 members a day, built in process and copied to Redis (same bits as markSeen would set). */
-async function partialFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Promise<Fixture> {
-  const memory = new MemorySeenFilter(g, { days: DAYS });
-  await fillDays(memory, { days: DAYS, perDay: PARTIAL_FILL, nowMs: NOW, batch: 10_000 });
+/** Every shard's day keys of the window under a layout. */
+function allDayKeys(keys: Keys, l: SeenLayout): string[] {
+  return Array.from({ length: l.shards }, (_, s) => shardKeys(keys, l, s)).flatMap((sk) =>
+    seenWindow(NOW, DAYS).map((ms) => sk.day(dayStamp(ms))),
+  );
+}
+
+/** 200,000 members a day over every shard, built in process and copied to Redis (same bits as markSeen would set). */
+async function partialFixture(redis: RedisClient, keys: Keys, l: SeenLayout): Promise<Fixture> {
+  const memory = new MemorySeenFilter(l, { days: DAYS });
+  await fillDays(memory, { days: DAYS, perDay: PARTIAL_FILL, nowMs: NOW, batch: 100, readers: FILL_READERS });
   const bitmaps = new Map<string, Uint8Array>();
   for (const [key, day] of memory.dayFilters()) bitmaps.set(`${keys.prefix}${key}`, day.bitmap);
   await putBitmaps(redis, bitmaps);
-  return readerFixture(redis, keys, g);
+  return readerFixture(redis, keys, l);
 }
 
-/** Days at capacity: half the bits of each bitmap set at random. */
-async function fullFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Promise<Fixture> {
-  await putBitmaps(redis, new Map(dayKeys(keys).map((k) => [k, randomBitmap(g.bits, 0.5)])));
-  return readerFixture(redis, keys, g);
+/** Days at capacity: half the bits of each bitmap of every shard set at random. */
+async function fullFixture(redis: RedisClient, keys: Keys, l: SeenLayout): Promise<Fixture> {
+  await putBitmaps(redis, new Map(allDayKeys(keys, l).map((k) => [k, randomBitmap(l.geometry.bits, 0.5)])));
+  return readerFixture(redis, keys, l);
 }
 
 /** No day key at all (a fresh deployment): what a check costs besides reading bits. */
-function emptyFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Fixture {
+function emptyFixture(redis: RedisClient, keys: Keys, l: SeenLayout): Fixture {
   return {
-    seen: new RedisSeenFilter(redis, keys, g, { days: DAYS }),
-    dayKeys: dayKeys(keys),
+    seen: new RedisSeenFilter(redis, keys, l, { days: DAYS }),
+    dayKeys: dayKeys(keys, l),
     candidates: candidates(),
   };
 }
 
-async function readerFixture(redis: RedisClient, keys: Keys, g: BloomGeometry): Promise<Fixture> {
-  const seen = new RedisSeenFilter(redis, keys, g, { days: DAYS });
+async function readerFixture(redis: RedisClient, keys: Keys, l: SeenLayout): Promise<Fixture> {
+  const seen = new RedisSeenFilter(redis, keys, l, { days: DAYS });
   const ids = candidates();
   await markReader(seen, ids);
-  return { seen, dayKeys: dayKeys(keys), candidates: ids };
+  return { seen, dayKeys: dayKeys(keys, l), candidates: ids };
 }
 
-/** Share of ones in each fixture's bitmaps (BITCOUNT / m), as a check of the fill. */
-async function printFill(redis: RedisClient, g: BloomGeometry, partial: Fixture, full: Fixture): Promise<void> {
+/** Share of ones in each fixture's bitmaps of the bench reader's shard (BITCOUNT / m), as a check of the fill. */
+async function printFill(
+  redis: RedisClient,
+  g: BloomGeometry,
+  partial: Fixture,
+  full: Fixture,
+  name: string,
+): Promise<void> {
   const ones = async (f: Fixture) => {
     const counts = await Promise.all(f.dayKeys.map((k) => redis.bitcount(k)));
     return counts.reduce((s, c) => s + c, 0) / (counts.length * g.bits);
   };
   printNotes(
-    `bits set: ${fmtPct(await ones(partial))} (20 % full: ${fmtInt(PARTIAL_FILL)} members/day), ` +
+    `${name}, bits set in the bench reader's shard: ${fmtPct(await ones(partial))} (20 % full: ${fmtInt(PARTIAL_FILL)} members/day), ` +
       `${fmtPct(await ones(full))} (at capacity); the reader has seen ${SEEN_CANDIDATES} of its ${CANDIDATES} candidates`,
   );
 }
@@ -266,13 +320,13 @@ async function printAgreement(redis: RedisClient, g: BloomGeometry, f: Fixture):
  * greedy preallocation of a string grown in place.
  */
 async function printGrownKey(redis: RedisClient, keys: Keys, g: BloomGeometry, written: string): Promise<void> {
-  const seen = new RedisSeenFilter(redis, keys, g, { days: DAYS });
+  const seen = new RedisSeenFilter(redis, keys, fixedLayout(g), { days: DAYS });
   await seen.markSeen(
     'grow',
     range(1000, (i) => `g${i}`),
     NOW,
   );
-  const grown = Number(await redis.memory('USAGE', keys.seenDay('grow', dayStamp(NOW))));
+  const grown = Number(await redis.memory('USAGE', await seen.dayKey('grow', NOW)));
   const whole = Number(await redis.memory('USAGE', written));
   const size = Math.ceil(g.bits / 8);
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(2)} MiB`;

@@ -15,7 +15,10 @@ import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { openPostgres } from '../src/kernel/sql/sql.js';
-import { DAY_MS } from '../src/kernel/clock.js';
+import { DAY_MS, dayStamp } from '../src/kernel/clock.js';
+import type { Keys } from '../src/kernel/redis/keys.js';
+import { seenWindow } from '../src/seen/bloom.js';
+import { shardKeys, type SeenLayout } from '../src/seen/layout.js';
 import type { SeenFilter } from '../src/kernel/seen-filter.js';
 import { fmtMs, timeLoop, type LoopOptions, type Summary } from './stats.js';
 export { prng } from '../src/kernel/prng.js';
@@ -204,6 +207,26 @@ export async function putBitmaps(redis: RedisClient, bitmaps: ReadonlyMap<string
   for (const [err] of results) if (err) throw err;
 }
 
+/**
+ * Every shard of a rolling seen layout, every day of the window ending at `nowMs`, at capacity (half
+ * the bits set at random): what the feed benches read for any reader. A Cluster client writes each
+ * key to its node (one SET per key).
+ */
+export async function fillLayoutAtCapacity(
+  redis: RedisClient,
+  keys: Keys,
+  layout: SeenLayout,
+  nowMs: number,
+): Promise<void> {
+  const g = layout.geometry;
+  const days = seenWindow(nowMs, g.days).map(dayStamp);
+  const bitmaps = new Map<string, Uint8Array>();
+  for (let s = 0; s < layout.shards; s++) {
+    for (const day of days) bitmaps.set(shardKeys(keys, layout, s).day(day), randomBitmap(g.bits, 0.5));
+  }
+  await putBitmaps(redis, bitmaps);
+}
+
 /** `list[i mod n]` for any integer i (loop indices are negative during warm-up). */
 export function cyclic<T>(list: readonly T[], i: number): T {
   return list[((i % list.length) + list.length) % list.length]!;
@@ -226,21 +249,28 @@ export interface FillPlan {
   batch: number;
   /** First item number (so a second fill adds members distinct from the first). */
   offset?: number;
+  /**
+   * Readers the members of a day are spread over (default 1): a layout of several shards hashes
+   * readers to shards, so a fill meant for every shard needs many readers.
+   */
+  readers?: number;
 }
 
 /**
  * Adds `perDay` distinct members to each of `days` day filters through `markSeen`: reader
- * `fill<d>`, items `x<offset + i>`, so members never collide across days, fills or probes
- * (probes use readers that do not start with `fill`).
+ * `fill<d>` (or `fill<d>_<r>` over `readers` readers, a batch each in turn), items `x<offset + i>`,
+ * so members never collide across days, fills or probes (probes use readers that do not start with
+ * `fill`).
  */
 export async function fillDays(filter: SeenFilter, plan: FillPlan): Promise<void> {
   const offset = plan.offset ?? 0;
+  const readers = plan.readers ?? 1;
   for (let d = 0; d < plan.days; d++) {
     const dayMs = plan.nowMs - d * DAY_MS;
-    for (let from = 0; from < plan.perDay; from += plan.batch) {
+    for (let from = 0, b = 0; from < plan.perDay; from += plan.batch, b++) {
       const n = Math.min(plan.batch, plan.perDay - from);
       await filter.markSeen(
-        `fill${d}`,
+        readers === 1 ? `fill${d}` : `fill${d}_${b % readers}`,
         range(n, (i) => `x${offset + from + i}`),
         dayMs,
       );

@@ -11,6 +11,7 @@ import { DEFAULT_FUTURE_SKEW_MS } from '../kernel/time-range.js';
 import type { ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';
 import { DEFAULT_HOT_PARAMS, HOT_PARAM_RANGES, assertHotParams, type HotParams } from '../hot/domain.js';
 import type { SeenSettings } from '../seen/wire.js';
+import { shardCount } from '../seen/layout.js';
 import type { ForYouSettings } from '../for-you/wire.js';
 import type { HotSettings } from '../hot/wire.js';
 import type { ExclusionSettings } from '../exclusions/wire.js';
@@ -18,11 +19,16 @@ import type { NotificationWiring } from '../notifications/wire.js';
 import type { FollowingSettings } from '../following/wire.js';
 import type { DiscoverSettings } from '../discover/wire.js';
 import type { ItemCacheSettings } from '../kernel/items/cached-content-store.js';
+import type { EdgeSettings } from './http-limits.js';
 
 // the service key and token secret of the data folder (src/app/secrets.ts), read with the configuration
 export { ensureSecrets, readSecrets, secretsPath } from './secrets.js';
 
 const int = intVar;
+/** Rolling seen-filter shards a day is spread over by default (`FRESHET_SEEN_SHARDS`; src/seen/layout.ts). */
+const DEFAULT_SEEN_SHARDS = 16;
+/** Most shards a day of the rolling seen filter may have (one per Cluster slot). */
+const MAX_SEEN_SHARDS = 16_384;
 const num = numVar;
 
 const EnvSchema = z.object({
@@ -46,6 +52,16 @@ const EnvSchema = z.object({
     .default('fs:'),
   FRESHET_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024, 1024 * 1024),
   FRESHET_TOKEN_TTL_S: int(60, 365 * 86400, 86400),
+  // the HTTP edge's limits on slow and greedy clients (src/app/http-limits.ts, docs/operations.md "Limits")
+  FRESHET_TOKEN_MAX_TTL_S: int(60, 10 * 365 * 86400, 365 * 86400),
+  FRESHET_REQUEST_TIMEOUT_S: num(0.1, 3600, 30),
+  FRESHET_HEADERS_TIMEOUT_S: num(0.1, 3600, 10),
+  FRESHET_RATE_WINDOW_S: int(1, 3600, 10),
+  FRESHET_RATE_READER: int(0, 1_000_000, 30),
+  FRESHET_RATE_SERVICE: int(0, 100_000_000, 0),
+  FRESHET_READER_CONCURRENCY: int(0, 1000, 2),
+  FRESHET_METRICS_ACCESS: z.enum(['auto', 'open', 'service']).default('auto'),
+  FRESHET_DOCS_ACCESS: z.enum(['open', 'service']).default('open'),
   FRESHET_FUTURE_SKEW_S: int(0, 366 * 86400, DEFAULT_FUTURE_SKEW_MS / 1000),
   FRESHET_SHUTDOWN_GRACE_S: num(0.1, 600, 10),
   // 0 = no item cache: every hydration reads the database (docs/operations.md "Item cache")
@@ -62,9 +78,12 @@ const EnvSchema = z.object({
   FRESHET_FOR_YOU_OLD_SEEN: z.enum(['per_reader', 'off']).default('per_reader'),
   FRESHET_FOR_YOU_INTERESTS: z.enum(['pool', 'index']).default('pool'),
   FRESHET_SEEN_DAYS: int(1, 60, 7),
-  FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 200_000_000, 1_000_000),
+  FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 100_000_000_000, 1_000_000),
   FRESHET_SEEN_FPR: num(0.00001, 0.5, 0.01),
-  FRESHET_SEEN_SHARDS: int(1, 1024, 1),
+  // unset: 16 shards at least, and the day keys written before 0.2.0 had 1 (see seenSettings)
+  FRESHET_SEEN_SHARDS: z.coerce.number().int().min(1).max(MAX_SEEN_SHARDS).optional(),
+  FRESHET_SEEN_SHARD_CAPACITY: int(1000, 10_000_000, 1_000_000),
+  FRESHET_SEEN_LEGACY_SHARDS: z.coerce.number().int().min(0).max(1024).optional(),
   FRESHET_SEEN_CACHE_MB: int(0, 65_536, 256),
   FRESHET_SEEN_CHECKPOINT_S: int(0, 3600, 60),
   FRESHET_HOT_ALPHA: num(HOT_PARAM_RANGES.alpha[0], HOT_PARAM_RANGES.alpha[1], DEFAULT_HOT_PARAMS.alpha),
@@ -79,7 +98,8 @@ const EnvSchema = z.object({
   // 0 = keep forever: replays of old data on a running server (docs/hot.md "Retention")
   FRESHET_HOT_RETENTION_DAYS: int(0, 3650, 90),
   FRESHET_HOT_CAP: int(1, 100_000, 1000),
-  FRESHET_HOT_SHARDS: int(1, 1024, 1),
+  // auto = 1 shard on a standalone Redis (and in process), HOT_SHARDS_ON_CLUSTER on a Cluster
+  FRESHET_HOT_SHARDS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(1024)]).default('auto'),
   FRESHET_ACTIVE_DAYS: num(0.01, 365, 7),
   FRESHET_INBOX_LENGTH: int(10, 100_000, 800),
   FRESHET_OUTBOX_LENGTH: int(10, 100_000, 800),
@@ -109,12 +129,15 @@ const EnvSchema = z.object({
   FRESHET_DISCOVER_SYNC_MS: int(10, 3_600_000, 1000),
   FRESHET_DISCOVER_HALF_LIFE_HOURS: num(0.1, 24 * 3650, 168),
   FRESHET_DISCOVER_SIGNALS: int(1, 1000, 100),
+  // 0 = keep every reader signal (docs/operations.md "Retention")
+  FRESHET_DISCOVER_SIGNAL_RETENTION_DAYS: num(0, 3650, 7),
+  FRESHET_RETENTION_SWEEP_S: int(10, 86_400, 3600),
   FRESHET_DISCOVER_CURSOR_TTL_S: int(60, 30 * 86400, 86400),
   FRESHET_DISCOVER_TRENDING_DEPTH: int(0, 1000, 100),
   FRESHET_DISCOVER_MIN_SIMILARITY: num(-1, 0.99, 0),
   FRESHET_FOR_YOU_SEEN: z.enum(['rolling', 'per_reader']).default('rolling'),
   FRESHET_DISCOVER_SEEN: z.enum(['rolling', 'per_reader']).default('per_reader'),
-  FRESHET_READER_SEEN_CAPACITY: int(100, 100_000_000, 100_000),
+  FRESHET_READER_SEEN_CAPACITY: int(100, 1_000_000, 100),
   FRESHET_READER_SEEN_FPR: num(0.00001, 0.5, 0.01),
   FRESHET_READER_SEEN_TTL_DAYS: num(1, 3650, 30),
   FRESHET_RECENT_VIEWS: int(0, 1000, 10),
@@ -130,7 +153,6 @@ const EnvSchema = z.object({
   FRESHET_NOTIFICATION_GROUPS: int(10, 10_000, 200),
   FRESHET_NOTIFICATION_RETENTION_DAYS: num(1, 3650, 90),
   FRESHET_NOTIFICATION_VIEW_TTL_DAYS: num(0.01, 365, 30),
-  FRESHET_NOTIFICATION_SWEEP_MIN: num(0.1, 24 * 60, 60),
   FRESHET_EXCLUSION_CACHE_TTL_S: int(1, 30 * 86400, 3600),
 });
 
@@ -182,10 +204,18 @@ export interface Config {
   bodyLimitBytes: number;
   /** Lifetime of tokens minted by `freshet token`, seconds. */
   tokenTtlS: number;
+  /** The edge's limits on slow and greedy clients (src/app/http-limits.ts). */
+  edge: EdgeSettings;
+  /** Longest remaining life the server accepts in a reader token (`FRESHET_TOKEN_MAX_TTL_S`, 365 days), seconds. */
+  tokenMaxTtlS: number;
+  /** Who may read `/metrics` and `/docs` (`FRESHET_METRICS_ACCESS`, `FRESHET_DOCS_ACCESS`; src/app/routes/ops.ts). */
+  opsAccess: { metrics: 'open' | 'service'; docs: 'open' | 'service' };
   /** How far past the clock a time input (`X-Freshet-Now`, `published_at`, a view's `at`) may be, ms (src/kernel/time-range.ts). */
   futureSkewMs: number;
   /** How long `freshet serve` may take to close on a signal before it exits 1 (`FRESHET_SHUTDOWN_GRACE_S`), ms. */
   shutdownGraceMs: number;
+  /** Interval of the retention sweeps of the maintenance worker (`FRESHET_RETENTION_SWEEP_S`), ms (src/app/retention.ts). */
+  retentionSweepMs: number;
   /** The in-process cache of hydrated items (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
   itemCache: ItemCacheSettings;
   /** The for-you feed (note 1). */
@@ -223,7 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...processSettings(e),
     forYou: forYouSettings(e),
     seen: seenSettings(e),
-    hot: hotSettings(e),
+    hot: hotSettings(e, parseNodes(e.FRESHET_REDIS_CLUSTER_NODES) !== undefined),
     seenStrategy: { forYou: e.FRESHET_FOR_YOU_SEEN, discover: e.FRESHET_DISCOVER_SEEN },
     readerSeen: readerSeenSettings(e),
     exclusions: exclusionSettings(e),
@@ -259,9 +289,45 @@ function processSettings(
     },
     bodyLimitBytes: e.FRESHET_BODY_LIMIT_BYTES,
     tokenTtlS: e.FRESHET_TOKEN_TTL_S,
+    tokenMaxTtlS: e.FRESHET_TOKEN_MAX_TTL_S,
+    edge: edgeSettings(e),
+    opsAccess: {
+      // auto: open on a loopback address (a local or proxied server), behind the service key otherwise
+      metrics:
+        e.FRESHET_METRICS_ACCESS === 'auto' ? (LOOPBACK.has(e.HOST) ? 'open' : 'service') : e.FRESHET_METRICS_ACCESS,
+      docs: e.FRESHET_DOCS_ACCESS,
+    },
     futureSkewMs: e.FRESHET_FUTURE_SKEW_S * 1000,
     shutdownGraceMs: Math.round(e.FRESHET_SHUTDOWN_GRACE_S * 1000),
+    retentionSweepMs: e.FRESHET_RETENTION_SWEEP_S * 1000,
     itemCache: { maxItems: e.FRESHET_ITEM_CACHE_SIZE, ttlMs: e.FRESHET_ITEM_CACHE_TTL_S * 1000 },
+  };
+}
+
+/** Addresses `FRESHET_METRICS_ACCESS=auto` treats as private (`HOST`). */
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/**
+ * The HTTP edge's timeouts and limits.
+ * @throws Error when the header timeout is longer than the request timeout, or `freshet token`'s
+ *   lifetime longer than the server accepts.
+ */
+function edgeSettings(e: Env): EdgeSettings {
+  if (e.FRESHET_HEADERS_TIMEOUT_S > e.FRESHET_REQUEST_TIMEOUT_S)
+    throw configError(
+      'FRESHET_HEADERS_TIMEOUT_S must be at most FRESHET_REQUEST_TIMEOUT_S (headers are part of the request)',
+    );
+  if (e.FRESHET_TOKEN_TTL_S > e.FRESHET_TOKEN_MAX_TTL_S)
+    throw configError(
+      'FRESHET_TOKEN_TTL_S must be at most FRESHET_TOKEN_MAX_TTL_S (the server would refuse the tokens it mints)',
+    );
+  return {
+    requestTimeoutMs: Math.round(e.FRESHET_REQUEST_TIMEOUT_S * 1000),
+    headersTimeoutMs: Math.round(e.FRESHET_HEADERS_TIMEOUT_S * 1000),
+    rateWindowMs: e.FRESHET_RATE_WINDOW_S * 1000,
+    readerRequests: e.FRESHET_RATE_READER,
+    serviceRequests: e.FRESHET_RATE_SERVICE,
+    readerConcurrency: e.FRESHET_READER_CONCURRENCY,
   };
 }
 
@@ -295,20 +361,53 @@ function forYouSettings(e: Env): ForYouSettings {
   };
 }
 
-/** Note 1's rolling seen filters. */
+/**
+ * Note 1's rolling seen filters. A day has the shards its capacity needs, and up to FRESHET_SEEN_SHARDS
+ * to spread it (src/seen/layout.ts `shardCount`); FRESHET_SEEN_SHARDS, when set, is also the shard count of the day keys
+ * written before 0.2.0 (when it set the count), unless FRESHET_SEEN_LEGACY_SHARDS says otherwise.
+ * @throws Error when a day would need more than MAX_SEEN_SHARDS shards.
+ */
 function seenSettings(e: Env): SeenSettings {
+  const shards = e.FRESHET_SEEN_SHARDS ?? DEFAULT_SEEN_SHARDS;
+  const n = shardCount({
+    days: e.FRESHET_SEEN_DAYS,
+    capacityPerDay: e.FRESHET_SEEN_CAPACITY_PER_DAY,
+    windowRate: e.FRESHET_SEEN_FPR,
+    minShards: shards,
+    shardCapacity: e.FRESHET_SEEN_SHARD_CAPACITY,
+  });
+  if (n > MAX_SEEN_SHARDS) {
+    throw configError(
+      `FRESHET_SEEN_CAPACITY_PER_DAY: ${e.FRESHET_SEEN_CAPACITY_PER_DAY} impressions a day need ${n} shards; the most ` +
+        `is ${MAX_SEEN_SHARDS} (a shard holds at most FRESHET_SEEN_SHARD_CAPACITY, and at most what 1 MiB holds at ` +
+        'FRESHET_SEEN_FPR over FRESHET_SEEN_DAYS: docs/operations.md, "Capacity planning")',
+    );
+  }
   return {
     days: e.FRESHET_SEEN_DAYS,
     capacityPerDay: e.FRESHET_SEEN_CAPACITY_PER_DAY,
     windowRate: e.FRESHET_SEEN_FPR,
-    shards: e.FRESHET_SEEN_SHARDS,
+    shards,
+    shardCapacity: e.FRESHET_SEEN_SHARD_CAPACITY,
+    // FRESHET_SEEN_SHARDS set the shard count before 0.2.0 (at most 1,024 then)
+    legacyShards:
+      e.FRESHET_SEEN_LEGACY_SHARDS ??
+      (e.FRESHET_SEEN_SHARDS !== undefined && e.FRESHET_SEEN_SHARDS <= 1024 ? e.FRESHET_SEEN_SHARDS : 1),
     cacheBytes: e.FRESHET_SEEN_CACHE_MB * 1024 * 1024,
     checkpointMs: e.FRESHET_SEEN_CHECKPOINT_S * 1000,
   };
 }
 
-/** Note 2's hot ranking (retention 0 = keep forever). */
-function hotSettings(e: Env): HotSettings {
+/**
+ * Hot shards of `FRESHET_HOT_SHARDS=auto` on a Redis Cluster: 12 evenly spaced shard tags put the same
+ * number of shards on every master of a Cluster of 2, 3, 4, 6 or 12 masters that split the slots evenly
+ * (5 masters: 3/3/2/2/2), so no master holds the whole hot ranking (bench/memory.ts: per-master memory
+ * and commands). A standalone server gets 1 (note 2's `{hot}` keys): there is nothing to spread.
+ */
+export const HOT_SHARDS_ON_CLUSTER = 12;
+
+/** Note 2's hot ranking (retention 0 = keep forever); `cluster`: Redis is a Cluster (for `auto` shards). */
+function hotSettings(e: Env, cluster: boolean): HotSettings {
   return {
     params: hotParams(e.FRESHET_HOT_ALPHA, e.FRESHET_HOT_BETA, e.FRESHET_HOT_BASE, e.FRESHET_HOT_GAMMA),
     rateWindowMs: Math.round(e.FRESHET_HOT_RATE_WINDOW_MIN * 60_000),
@@ -318,7 +417,7 @@ function hotSettings(e: Env): HotSettings {
     checkpointMs: e.FRESHET_HOT_CHECKPOINT_S * 1000,
     retentionMs: e.FRESHET_HOT_RETENTION_DAYS * DAY_MS,
     cap: e.FRESHET_HOT_CAP,
-    shards: e.FRESHET_HOT_SHARDS,
+    shards: e.FRESHET_HOT_SHARDS === 'auto' ? (cluster ? HOT_SHARDS_ON_CLUSTER : 1) : e.FRESHET_HOT_SHARDS,
   };
 }
 
@@ -338,7 +437,6 @@ function notificationSettings(e: Env): NotificationWiring {
     maxGroups: e.FRESHET_NOTIFICATION_GROUPS,
     retentionMs: Math.round(e.FRESHET_NOTIFICATION_RETENTION_DAYS * DAY_MS),
     viewTtlMs: Math.round(e.FRESHET_NOTIFICATION_VIEW_TTL_DAYS * DAY_MS),
-    pruneEveryMs: Math.round(e.FRESHET_NOTIFICATION_SWEEP_MIN * 60_000),
   };
 }
 
@@ -402,6 +500,7 @@ function discoverSettings(e: Env): DiscoverSettings {
     syncMs: e.FRESHET_DISCOVER_SYNC_MS,
     halfLifeMs: e.FRESHET_DISCOVER_HALF_LIFE_HOURS * HOUR_MS,
     signalLimit: e.FRESHET_DISCOVER_SIGNALS,
+    signalRetentionMs: Math.round(e.FRESHET_DISCOVER_SIGNAL_RETENTION_DAYS * DAY_MS),
     cursorTtlMs: e.FRESHET_DISCOVER_CURSOR_TTL_S * 1000,
     trendingDepth: e.FRESHET_DISCOVER_TRENDING_DEPTH,
     minSimilarity: e.FRESHET_DISCOVER_MIN_SIMILARITY,

@@ -27,20 +27,31 @@ export function installErrorHandling(app: FastifyInstance): void {
   );
 
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof FreshetError) {
-      // an outage is logged with what the store said (details, cause); the client reads only msg
-      if (err.status >= 500) req.log.error({ err, details: err.details }, err.message);
-      return sendError(reply, err.name_, err.message);
+    try {
+      return answerError(err, req, reply);
+    } catch (inner) {
+      // the answer itself failed (a message that could not be built): still an envelope, and logged
+      req.log.error({ err: inner, cause: err }, 'the error handler failed');
+      return sendError(reply, 'INTERNAL', 'internal error');
     }
-    if (err.validation) {
-      const { name, msg } = describeValidation(err.validation as unknown as SchemaError[], err.validationContext);
-      return sendError(reply, name, msg);
-    }
-    const client = clientMistake(err, req);
-    if (client) return sendError(reply, client[0], client[1]);
-    req.log.error({ err }, 'unhandled error');
-    return sendError(reply, 'INTERNAL', 'internal error');
   });
+}
+
+/** Answers one failure with its envelope (see the module doc). */
+function answerError(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof FreshetError) {
+    // an outage is logged with what the store said (details, cause); the client reads only msg
+    if (err.status >= 500) req.log.error({ err, details: err.details }, err.message);
+    return sendError(reply, err.name_, err.message);
+  }
+  if (err.validation) {
+    const { name, msg } = describeValidation(err.validation as unknown as SchemaError[], err.validationContext);
+    return sendError(reply, name, msg);
+  }
+  const client = clientMistake(err, req);
+  if (client) return sendError(reply, client[0], client[1]);
+  req.log.error({ err }, 'unhandled error');
+  return sendError(reply, 'INTERNAL', 'internal error');
 }
 
 /**

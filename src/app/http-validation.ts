@@ -17,6 +17,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { FastifyServerOptions } from 'fastify';
 import { ID_PATTERN, ID_RULE } from '../kernel/ids.js';
 import type { ErrorName } from '../kernel/errors.js';
+import { preview } from '../kernel/preview.js';
 
 /** Ajv options of every part: one error (allErrors invites a DoS), no silent changes to the input. */
 const STRICT = {
@@ -172,9 +173,9 @@ function sentence(e: SchemaError, context: string | undefined): string {
   const parent = e.parentSchema ?? {};
   switch (e.keyword) {
     case 'required':
-      return `${fieldName(context, `${e.instancePath}/${String(p.missingProperty)}`)} is required${fieldsOf(parent)}`;
+      return `${fieldName(context, `${e.instancePath}/${textOf(p.missingProperty)}`)} is required${fieldsOf(parent)}`;
     case 'additionalProperties':
-      return `${fieldName(context, `${e.instancePath}/${String(p.additionalProperty)}`)} is not a known field${fieldsOf(parent, 'allowed')}`;
+      return `${fieldName(context, `${e.instancePath}/${textOf(p.additionalProperty)}`)} is not a known field${fieldsOf(parent, 'allowed')}`;
     case 'type':
       return `${field} must be ${typeWords(p.type)} (got ${kindOf(e.data)})`;
     case 'const':
@@ -182,7 +183,7 @@ function sentence(e: SchemaError, context: string | undefined): string {
     case 'enum':
       return `${field} must be one of ${(p.allowedValues as unknown[]).map(show).join(', ')} (got ${show(e.data)})`;
     case 'pattern':
-      return `${field} has the wrong form (got ${show(e.data)}); expected ${describePattern(parent, String(p.pattern))}`;
+      return `${field} has the wrong form (got ${show(e.data)}); expected ${describePattern(parent, textOf(p.pattern))}`;
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':
@@ -200,8 +201,8 @@ function sentence(e: SchemaError, context: string | undefined): string {
 }
 
 function typeWords(type: unknown): string {
-  const types = Array.isArray(type) ? type : String(type).split(',');
-  return types.map((t) => TYPE_WORDS[String(t)] ?? String(t)).join(' or ');
+  const types: unknown[] = Array.isArray(type) ? type : textOf(type).split(',');
+  return types.map((t) => TYPE_WORDS[textOf(t)] ?? textOf(t)).join(' or ');
 }
 
 function fieldsOf(schema: Record<string, unknown>, word = 'fields'): string {
@@ -219,9 +220,9 @@ function numberRange(schema: Record<string, unknown>): string {
   const lo = schema.minimum ?? schema.exclusiveMinimum;
   const hi = schema.maximum ?? schema.exclusiveMaximum;
   const loWord = schema.exclusiveMinimum !== undefined ? 'above' : 'from';
-  if (lo !== undefined && hi !== undefined) return `${what} ${loWord} ${String(lo)} to ${String(hi)}`;
-  if (lo !== undefined) return `${what} ${schema.exclusiveMinimum !== undefined ? '>' : '≥'} ${String(lo)}`;
-  return `${what} ${schema.exclusiveMaximum !== undefined ? '<' : '≤'} ${String(hi)}`;
+  if (lo !== undefined && hi !== undefined) return `${what} ${loWord} ${preview(lo)} to ${preview(hi)}`;
+  if (lo !== undefined) return `${what} ${schema.exclusiveMinimum !== undefined ? '>' : '≥'} ${preview(lo)}`;
+  return `${what} ${schema.exclusiveMaximum !== undefined ? '<' : '≤'} ${preview(hi)}`;
 }
 
 function sizeRange(schema: Record<string, unknown>, minKey: string, maxKey: string, unit: string): string {
@@ -229,19 +230,11 @@ function sizeRange(schema: Record<string, unknown>, minKey: string, maxKey: stri
   const hi = schema[maxKey] as number | undefined;
   if (lo !== undefined && hi !== undefined) return `${lo} to ${hi} ${unit}`;
   if (lo !== undefined) return `at least ${lo} ${unit}`;
-  return `at most ${String(hi)} ${unit}`;
+  return `at most ${preview(hi)} ${unit}`;
 }
 
-/** A value as shown in a message: JSON, cut to 60 characters. */
-function show(value: unknown): string {
-  let s: string;
-  try {
-    s = value === undefined ? 'nothing' : JSON.stringify(value);
-  } catch {
-    s = String(value);
-  }
-  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
-}
+/** A value as shown in a message: the kernel's one safe preview (never throws, bounded depth and length). */
+const show = (value: unknown): string => preview(value);
 
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
@@ -249,4 +242,9 @@ function kindOf(value: unknown): string {
   if (typeof value === 'object') return 'an object';
   if (typeof value === 'number' && Number.isInteger(value)) return `the integer ${value}`;
   return `${typeof value === 'string' ? 'the string' : typeof value === 'number' ? 'the number' : typeof value === 'boolean' ? '' : typeof value} ${show(value)}`.trim();
+}
+
+/** A string as it is, anything else as its preview: what Ajv puts in `params` is ours, but never trusted to be text. */
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : preview(value);
 }

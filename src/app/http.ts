@@ -9,7 +9,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Freshet } from './open.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './http-errors.js';
-import { authenticate } from '../kernel/http/access.js';
+import { authenticate, serviceKeyHook } from '../kernel/http/access.js';
+import { checkIntervalMs, installEdgeLimits } from './http-limits.js';
 import { installJsonBodyParser } from '../kernel/http/json-body.js';
 import { documentEdgeErrors } from '../kernel/http/schemas.js';
 import { schemaController } from './http-validation.js';
@@ -20,6 +21,7 @@ import { followingRoutes } from '../following/routes.js';
 import { hotRoutes } from '../hot/routes.js';
 import { notificationRoutes } from '../notifications/routes.js';
 import { markerRoutes } from './routes/markers.js';
+import { personalDataRoutes } from './routes/personal-data.js';
 import { itemRoutes } from './routes/items.js';
 import { opsRoutes } from './routes/ops.js';
 import { uiRoutes, type UiOptions } from './ui/plugin.js';
@@ -36,6 +38,7 @@ export interface AppOptions {
 
 /** Builds (does not start) the app for a wired Freshet instance. */
 export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const { edge, opsAccess } = f.config;
   const app: FastifyInstance = Fastify({
     ...(opts.logger === false ? { logger: false } : { loggerInstance: f.log as FastifyBaseLogger }),
     bodyLimit: f.config.bodyLimitBytes,
@@ -46,6 +49,13 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
     clientErrorHandler,
     // Per-request lines are off: latency goes to /metrics; errors are still logged by the handler.
     logController: new LogController({ disableRequestLogging: true }),
+    // slow clients: the request (headers and body) and its headers within a bound, else 408 (http-limits.ts)
+    requestTimeout: edge.requestTimeoutMs,
+    http: {
+      requestTimeout: edge.requestTimeoutMs,
+      headersTimeout: edge.headersTimeoutMs,
+      connectionsCheckingInterval: checkIntervalMs(edge),
+    },
   });
   installErrorHandling(app);
   // JSON only: a text/plain body is a client mistake (MALFORMED_BODY), not a string to validate.
@@ -69,14 +79,27 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
       security: [{ bearer: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // the API document and its pages: open, or behind the service key (FRESHET_DOCS_ACCESS)
+  const serviceOnly = serviceKeyHook(f.tokens);
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    ...(opsAccess.docs === 'service' ? { uiHooks: { onRequest: serviceOnly } } : {}),
+  });
   await app.register(uiRoutes, opts.ui ?? {});
-  await app.register(opsRoutes, { deps: { ready: () => f.ready(), registry: f.metrics.registry } });
+  await app.register(opsRoutes, {
+    deps: {
+      ready: () => f.ready(),
+      registry: f.metrics.registry,
+      metricsGuard: opsAccess.metrics === 'service' ? serviceOnly : null,
+    },
+  });
   await app.register(
     async (v1) => {
       // authenticate before the body is parsed or validated (issue 14.1); document what every route can answer
       v1.decorateRequest('principal', null);
       v1.addHook('onRequest', authenticate(f.tokens));
+      // rate and concurrency limits on feed pages and views, keyed by the caller (after authentication)
+      await installEdgeLimits(v1, edge, f.redis);
       v1.addHook('onRoute', documentEdgeErrors);
       const access = { tokens: f.tokens, clock: f.clock, futureSkewMs: f.config.futureSkewMs };
       const u = f.useCases;
@@ -123,6 +146,9 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
         },
       });
       await v1.register(notificationRoutes, { deps: { access, notifications: f.notifications.notifications } });
+      await v1.register(personalDataRoutes, {
+        deps: { access, eraseUser: u.eraseUser.bind(u), exportUser: u.exportUser.bind(u) },
+      });
       await v1.register(markerRoutes, { deps: { notifications: f.notifications.notifications } });
     },
     { prefix: '/v1' },

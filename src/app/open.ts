@@ -9,7 +9,6 @@
  *   not persisted (a 30-minute buffer).
  */
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { Cluster, Redis } from 'ioredis';
 import { pino, type Logger as Pino } from 'pino';
 import { ensureSecrets, loadConfig, type Config } from './config.js';
@@ -26,6 +25,7 @@ import { Keys } from '../kernel/redis/keys.js';
 import { probeRedis } from './store-health.js';
 import { TokenVerifier } from '../kernel/http/tokens.js';
 import type { RedisHandle, Stores } from '../kernel/stores.js';
+import { privateDir, restrictModes } from './data-dir-modes.js';
 import { wireSeen } from '../seen/wire.js';
 import type { SeenCheckpointer } from '../seen/seen-checkpointer.js';
 import type { CandidateRecall } from '../for-you/recall.js';
@@ -38,16 +38,17 @@ import type { HotMaintenance } from '../hot/maintenance.js';
 import type { HotCounters } from '../hot/hot-counters.js';
 import type { HotArchive } from '../hot/hot-archive.js';
 import { wireHot } from '../hot/wire.js';
-import { wireFollowing, type Following } from '../following/wire.js';
+import { followingUpkeep, wireFollowing, type Following } from '../following/wire.js';
 import type { Exclusions } from '../exclusions/service.js';
-import { wireExclusions } from '../exclusions/wire.js';
-import { wireDiscover, type Discover } from '../discover/wire.js';
+import { exclusionRetention, wireExclusions } from '../exclusions/wire.js';
+import { signalRetention, wireDiscover, type Discover } from '../discover/wire.js';
+import { RetentionSweeper } from './retention.js';
 import { hotTrending } from './bridges.js';
 import { migrate } from './migrations.js';
 import { UseCases } from './use-cases.js';
-import { wireNotifications, type WiredNotifications } from '../notifications/wire.js';
+import type { PersonalDataDeps } from './personal-data.js';
+import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { groupJson } from '../notifications/schemas.js';
-import { startSweep } from './sweep.js';
 
 /** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
 export interface Freshet {
@@ -73,6 +74,8 @@ export interface Freshet {
   hotArchive: HotArchive;
   tokens: TokenVerifier;
   metrics: PromMetrics;
+  /** The configured Redis (null: the embedded default's in-process stores); the HTTP edge's rate counts live there. */
+  redis: RedisHandle | null;
   /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
   following: Following;
   /** Note 5's exclusions, one service for every feed (docs/exclusions.md). */
@@ -85,10 +88,12 @@ export interface Freshet {
   discover: Discover;
   /** The grouped notifications and their read markers (docs/notifications.md). */
   notifications: WiredNotifications;
+  /** The retention sweeps of the tables that grow with readers × time (docs/operations.md "Retention"). */
+  retention: RetentionSweeper;
   /**
-   * Starts the background workers (hot rescoring, checkpoints, snapshot refresh); `close` stops them.
-   * `maintenance: false` (a `serve --workers N` worker other than the first) starts only the
-   * per-process ones (the hot snapshot refresh).
+   * Starts the background workers (hot rescoring, checkpoints, snapshot refresh, retention sweeps);
+   * `close` stops them. `maintenance: false` (a `serve --workers N` worker other than the first) starts
+   * only the per-process ones (the hot snapshot refresh).
    */
   startWorkers(opts?: { maintenance?: boolean }): void;
   /** Which stores answer: `{postgres, redis}` (in-process stores always answer). */
@@ -165,10 +170,11 @@ export async function openSql(config: Config, timeoutMs = config.deadlines.jobMs
   let sql: Sql;
   if (config.databaseUrl) sql = await openPostgres(config.databaseUrl, { timeoutMs });
   else {
-    mkdirSync(config.dataDir, { recursive: true });
+    privateDir(config.dataDir); // 0700: the data folder is the running user's only (issue 21.6)
     const lock = lockDataDir(config.dataDir);
     try {
-      sql = releasingOnClose(await openPglite(join(config.dataDir, 'pgdata')), lock);
+      sql = releasingOnClose(await openPglite(join(config.dataDir, 'pgdata')), lock, config.dataDir);
+      restrictModes(config.dataDir); // PGlite writes its files 0666: 0600 / 0700 once it is open
     } catch (err) {
       lock.release();
       throw err;
@@ -199,10 +205,17 @@ async function openSqlPair(config: Config): Promise<{ sql: Sql; sqlJobs: Sql }> 
   }
 }
 
-/** `sql` whose (idempotent) close also releases `lock`, after the database has flushed. */
-function releasingOnClose(sql: Sql, lock: DataDirLock): Sql {
+/**
+ * `sql` whose (idempotent) close also narrows the modes of what the database wrote meanwhile and
+ * releases `lock`, after the database has flushed.
+ */
+function releasingOnClose(sql: Sql, lock: DataDirLock, dataDir: string): Sql {
   let closing: Promise<void> | undefined;
-  return { ...sql, close: () => (closing ??= sql.close().finally(() => lock.release())) };
+  const narrow = () => {
+    restrictModes(dataDir);
+    lock.release();
+  };
+  return { ...sql, close: () => (closing ??= sql.close().finally(narrow)) };
 }
 
 /** How often a Redis outage is logged at most (ioredis reconnects by itself meanwhile), ms. */
@@ -302,8 +315,37 @@ export async function openFreshet(
     exclusions,
     liveItems: async (ids) => new Set((await content.getItems(ids)).map((i) => i.id)),
   });
-  const useCases = new UseCases({
+  const retention = new RetentionSweeper(
+    [
+      signalRetention(config.discover, sqlJobs),
+      ...exclusionRetention(config.exclusions, sqlJobs, config.discover.signalLimit),
+      followingUpkeep(sqlJobs),
+      notificationRetention(config.notifications, sqlJobs),
+    ],
+    log,
+    metrics.registry,
+  );
+  let retentionWorker: { stop(): Promise<void> } | undefined;
+  // every room's part of an erase or an export; the reader's preferences come from the use cases below
+  const personal: PersonalDataDeps = {
     content,
+    graph: following.graph,
+    timeline: following.timeline,
+    exclusions,
+    notifications,
+    readerSeen: seen.readerSeen,
+    forYouCache: forYou.cache,
+    forYouPool: forYou.pool,
+    embeddings: discover.embeddings,
+    hotCounters: hot.counters,
+    hot: hot.ranking,
+    preferences: (readerId, nowMs) => useCases.preferences(readerId, nowMs),
+    forgetCaller: async (userId) => (redis ? await redis.redis.del(redis.keys.edgeRate({ readerId: userId })) : 0),
+    log,
+  };
+  const useCases: UseCases = new UseCases({
+    content,
+    personal,
     notifications: notifications.notifications,
     hot: hot.ranking,
     embeddings: discover.embeddings,
@@ -331,7 +373,6 @@ export async function openFreshet(
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
   changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
   let closed: Promise<void> | undefined;
-  let stopSweeps: (() => void) | undefined;
   const freshet: Freshet = {
     config,
     clock,
@@ -347,7 +388,8 @@ export async function openFreshet(
     hotMaintenance: hot.maintenance,
     hotCounters: hot.counters,
     hotArchive: hot.archive,
-    tokens: new TokenVerifier(config.serviceKey, config.secret),
+    tokens: new TokenVerifier(config.serviceKey, config.secret, undefined, undefined, config.tokenMaxTtlS),
+    redis,
     metrics,
     following,
     exclusions,
@@ -355,18 +397,15 @@ export async function openFreshet(
     seenCheckpointer: seen.checkpointer,
     discover,
     notifications,
+    retention,
     startWorkers: (opts) => {
       hot.startWorkers(opts);
-      if (opts?.maintenance !== false) {
-        stopSweeps ??= startSweep('notification retention', config.notifications.pruneEveryMs, log, () =>
-          notifications.notifications.prune(clock.now()),
-        );
-      }
+      if (opts?.maintenance !== false) retentionWorker ??= retention.start(clock, config.retentionSweepMs);
     },
     ready: () => probeStores(sql, redis, config.deadlines.redisMs),
     close: () =>
       (closed ??= (async () => {
-        stopSweeps?.();
+        await retentionWorker?.stop();
         await notifications.close();
         await hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
         await following.close();

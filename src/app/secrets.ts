@@ -36,7 +36,7 @@ export function ensureSecrets(config: Config): { config: Config; generatedAt?: s
   };
   const generated = !stored.serviceKey || !stored.secret;
   if (generated) {
-    mkdirSync(config.dataDir, { recursive: true });
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(path, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
   }
   return {

@@ -5,7 +5,7 @@
  *
  * | verb | capabilities it writes, in order |
  * |---|---|
- * | `publishItems` | discover (embeddings) → content (PostgreSQL, the commit point) → at once: hot (published_at) and following (tid, outbox, fan-out job) |
+ * | `publishItems` | content + discover embeddings (one PostgreSQL transaction, the commit point) → at once: hot (published_at) and following (tid, outbox, fan-out job) |
  * | `deleteItem` | content (soft delete) → hot (leaves the ranking); feeds drop it on read |
  * | `recordViews` | hot (PV/UV/score) → discover (reader signals) + exclusions (recent views) |
  * | `follow` / `unfollow` | following (graph, inbox backfill / unmerge) → notifications (the author: a follow; taken back within the window) |
@@ -14,6 +14,7 @@
  * | `recordEngagement` / `undoEngagement` | exclusions (PostgreSQL + hot state) → notifications (the item's author: a grouped like, reply or share; taken back within the window) |
  * | `recordFeedback` / `undoFeedback` | exclusions (PostgreSQL + hot state) |
  * | `setPreferences` | exclusions (the reader's preferences in PostgreSQL, then its cached snapshot invalidated) |
+ * | `eraseUser` / `exportUser` | every room, in a fixed order (src/app/personal-data.ts) |
  * | `registerUsers` | following (graph users) |
  * | `setInterests` | content (a reader's interest terms) |
  *
@@ -24,6 +25,7 @@
  * `published_at` of an item already viewed) is logged; the ranking keeps the old time for that item.
  */
 import { FreshetError, fail } from '../kernel/errors.js';
+import { preview } from '../kernel/preview.js';
 import type { Logger } from '../kernel/observability.js';
 import type { ContentStore, ItemInput } from '../kernel/items/content-store.js';
 import { validateItems, type PublishInput } from '../kernel/items/validate.js';
@@ -38,6 +40,7 @@ import { FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclu
 import { parsePreferences, preferencesToJson, type PreferencesJson } from '../exclusions/preferences.js';
 import { languagesOf } from '../kernel/items/lang.js';
 import type { Notifications, NotifyInput } from '../notifications/service.js';
+import { eraseUser, exportUser, type Erasure, type ItemsChoice, type PersonalDataDeps } from './personal-data.js';
 
 export type { PublishInput } from '../kernel/items/validate.js';
 
@@ -50,6 +53,8 @@ export interface UseCaseDeps {
   exclusions: Exclusions;
   /** The grouped notifications: follows and engagements notify their author. */
   notifications: Notifications;
+  /** Every room's part of an erase or an export (src/app/personal-data.ts). */
+  personal: PersonalDataDeps;
   log: Logger;
   /** The clock: a published item's time may be at most `futureSkewMs` past the later of it and the publish time. */
   clock: Clock;
@@ -96,11 +101,14 @@ export class UseCases {
     // an item sent without a language gets the detector's (src/kernel/items/lang.ts), `und` when unsure
     const langs = await languagesOf(items);
     const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }, i) => ({ ...item, lang: langs[i] }));
-    // note 3: embeddings are written before their items (an orphan embedding row is invisible)
-    await embeddings.store(records, nowMs);
-    const result = await content.upsertItems(rows, nowMs); // the commit point
+    // the commit point: items and their embeddings (note 3) in one transaction — a refused or failed
+    // batch writes nothing anywhere (issue 21.3)
+    const result = await content.upsertItems(rows, nowMs, {
+      alongside: (tx) => embeddings.storeWithin(tx, records, nowMs),
+    });
     // independent steps, at once: on a store that does not answer, the publish waits one deadline, not two
     await Promise.all([
+      this.afterCommit('discover index', () => embeddings.committed(records)), // searchable here at once
       this.afterCommit('hot counters', () => hot.itemsChanged(rows)), // an edited published_at reaches the ranking
       this.afterCommit('following publish', () =>
         timeline.publish(
@@ -263,12 +271,12 @@ export class UseCases {
   recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
     if (kind === 'not_interested') return this.deps.exclusions.notInterested(readerId, itemId, nowMs);
     if (kind === 'show_less') return this.deps.exclusions.showLess(readerId, itemId, nowMs);
-    throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
+    throw fail('INVALID_INPUT', `unknown feedback kind ${preview(kind)}`);
   }
 
   /** Undoes a feedback (idempotent). */
   undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }> {
-    if (!FEEDBACK_KINDS.includes(kind)) throw fail('INVALID_INPUT', `unknown feedback kind ${String(kind)}`);
+    if (!FEEDBACK_KINDS.includes(kind)) throw fail('INVALID_INPUT', `unknown feedback kind ${preview(kind)}`);
     return this.deps.exclusions.undoFeedback(readerId, itemId, kind);
   }
 
@@ -287,6 +295,23 @@ export class UseCases {
   /** A reader's preferences (JSON form; the defaults when it never set any). */
   async preferences(readerId: string, nowMs: number): Promise<PreferencesJson> {
     return preferencesToJson(await this.deps.exclusions.preferences(readerId, nowMs), nowMs);
+  }
+
+  /**
+   * Erases a user from every store (GDPR Art. 17; src/app/personal-data.ts): idempotent, safe to run again
+   * after a failure at any step. @param items `delete` (default at the edges): their items become
+   * tombstones; `keep`: their items stay. @returns what was removed, with counts, and what keeps a trace.
+   */
+  eraseUser(userId: string, items: ItemsChoice, nowMs: number): Promise<Erasure> {
+    return eraseUser(this.deps.personal, userId, items, nowMs);
+  }
+
+  /**
+   * Everything Freshet holds about a user as JSON text chunks (GDPR Art. 15/20; the `UserExport` schema).
+   * @throws FreshetError NOT_FOUND when it holds nothing about them (before the first chunk).
+   */
+  exportUser(userId: string, nowMs: number): AsyncGenerator<string> {
+    return exportUser(this.deps.personal, userId, nowMs);
   }
 
   /** Notifies after the action committed: retried, then logged (the action stands; its notification is lost). */

@@ -18,10 +18,13 @@
  * - `live` returns the subset of the given ids that are items not deleted.
  * - `putEmbeddings` upserts in one transaction (all or nothing), each row stamped with the item write it
  *   reflects (`itemUpdateMs`, else `nowMs`); `missingEmbeddings` lists live items
- *   with no embedding, or a text embedding older than the item's last write.
+ *   with no embedding, or a text embedding older than the item's last write. `writeEmbeddings` writes
+ *   the same rows inside a caller's transaction (the items' publish), `embeddingsCommitted` then makes them
+ *   searchable; `sweepOrphanEmbeddings` deletes rows whose item does not exist.
  * - `signals` returns the reader's newest signals at or before `untilMs` whose item has an embedding.
  */
 import type { Item } from '../kernel/items/item.js';
+import type { SqlTx } from '../kernel/sql/sql.js';
 
 /** A candidate from a keyset-ordered stream. */
 export interface StreamRow {
@@ -115,6 +118,19 @@ export interface DiscoverIndex {
    * @throws FreshetError `INVALID_INPUT` when a vector's length is not the index dimension.
    */
   putEmbeddings(records: readonly EmbeddingRecord[], nowMs: number): Promise<void>;
+  /**
+   * Upserts embeddings as {@link putEmbeddings} does, inside `tx` — the transaction that writes their
+   * items (issue 21.3: a refused or failed publish writes no vector). Call {@link embeddingsCommitted}
+   * once `tx` committed. @throws FreshetError `INVALID_INPUT` as putEmbeddings (before any statement).
+   */
+  writeEmbeddings(tx: SqlTx, records: readonly EmbeddingRecord[], nowMs: number): Promise<void>;
+  /** Makes embeddings written by a committed {@link writeEmbeddings} searchable in this process at once. */
+  embeddingsCommitted(records: readonly EmbeddingRecord[]): Promise<void>;
+  /**
+   * Deletes up to `limit` embedding rows whose item does not exist (left by a writer that crashed
+   * between two transactions, before publishes wrote both in one). @returns how many were deleted.
+   */
+  sweepOrphanEmbeddings(limit: number): Promise<number>;
   /**
    * Live items lacking a current embedding (see the contract) with id > `afterId` (null: from the
    * first), by id ascending, at most `limit` — a keyset, so a caller walking it always terminates.

@@ -3,7 +3,8 @@
  *
  * - Items: an item written through `POST /v1/items` may carry its own `embedding` (length = the
  *   configured dimension); otherwise the built-in text embedder computes one (domain/embedding.ts).
- *   Embeddings are written **before** their items (see `indexItems`), and items written by other paths
+ *   Published items' embeddings are written in the same transaction as the items (`storeWithin`, issue
+ *   21.3: a refused batch writes no vector; rows orphaned by older versions are swept at open), and items written by other paths
  *   (replays, direct SQL) are caught up by `embedMissing` (`freshet discover embed`; `serve` runs no
  *   catch-up, and `freshet import` embeds as it writes).
  * - Readers: the reader embedding is the time-decayed mean of the items the reader viewed or engaged
@@ -13,6 +14,7 @@
 import { decayedMean, embedText, normalize, quantize } from './embedding.js';
 import type { Item } from '../kernel/items/item.js';
 import type { DiscoverIndex, EmbeddingRecord } from './discover-index.js';
+import type { SqlTx } from '../kernel/sql/sql.js';
 
 /** Tunables (config `FRESHET_EMBEDDING_DIM`, `FRESHET_DISCOVER_*`). */
 export interface EmbeddingSettings {
@@ -35,6 +37,8 @@ export interface ReaderQuery {
 }
 
 const CACHE_SIZE = 2000;
+/** Orphan embedding rows deleted per statement by {@link DiscoverEmbeddings.sweepOrphans}. */
+export const ORPHAN_BATCH = 1000;
 
 /** Builds and stores item embeddings; builds reader queries. */
 export class DiscoverEmbeddings {
@@ -66,6 +70,33 @@ export class DiscoverEmbeddings {
   /** Writes records (one transaction) at `nowMs`. */
   async store(records: readonly EmbeddingRecord[], nowMs: number): Promise<void> {
     await this.index.putEmbeddings(records, nowMs);
+  }
+
+  /**
+   * Writes records at `nowMs` inside `tx`, the transaction that writes their items (the publish use
+   * case), so a refused or failed batch writes no vector; call {@link committed} after `tx` commits.
+   */
+  async storeWithin(tx: SqlTx, records: readonly EmbeddingRecord[], nowMs: number): Promise<void> {
+    await this.index.writeEmbeddings(tx, records, nowMs);
+  }
+
+  /** Makes records written by a committed {@link storeWithin} searchable in this process at once. */
+  async committed(records: readonly EmbeddingRecord[]): Promise<void> {
+    await this.index.embeddingsCommitted(records);
+  }
+
+  /**
+   * Deletes every embedding row whose item does not exist, {@link ORPHAN_BATCH} rows a statement
+   * (at open, in the background; left by crashes of versions that wrote vectors and items in two
+   * transactions). @returns how many were deleted.
+   */
+  async sweepOrphans(): Promise<number> {
+    let swept = 0;
+    for (;;) {
+      const n = await this.index.sweepOrphanEmbeddings(ORPHAN_BATCH);
+      swept += n;
+      if (n < ORPHAN_BATCH) return swept;
+    }
   }
 
   /**

@@ -10,6 +10,8 @@ import type { ContentStore } from '../kernel/items/content-store.js';
 import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
 import type { FeedMetrics } from '../kernel/observability.js';
+import { PostgresSignalRetention } from './adapters/postgres-signal-retention.js';
+import type { RetentionTask } from '../kernel/sql/retention.js';
 import { PostgresDiscoverIndex } from './adapters/postgres-discover-index.js';
 import { LazyVectorSearch, chooseVectorSearch, type VectorSearchSettings } from './adapters/choose-search.js';
 import { PromDiscoverMetrics } from './adapters/prometheus-discover-metrics.js';
@@ -42,6 +44,8 @@ export interface DiscoverSettings {
   halfLifeMs: number;
   /** Most recent signals (views, engagements) a reader embedding is built from. */
   signalLimit: number;
+  /** Reader signals older than this are deleted unless among their reader's newest `signalLimit`; 0 = kept for ever. */
+  signalRetentionMs: number;
   cursorTtlMs: number;
   /** How deep into the trending list phase 1 looks for its every-5th-slot items. */
   trendingDepth: number;
@@ -66,7 +70,8 @@ export interface Discover {
   vectors: VectorSearch;
   /**
    * Starts the vector index in the background (the app calls it at open), so phase 2 does not wait
-   * for it in a request: until it is ready, pages defer phase 2 (service.ts). Resolves at once, after
+   * for it in a request: until it is ready, pages defer phase 2 (service.ts). Also sweeps, in the
+   * background, embedding rows whose item does not exist. Resolves at once, after
    * one catalogue query when `FRESHET_DISCOVER_INDEX=pgvector`.
    * @throws FreshetError `STORE_UNAVAILABLE` when `FRESHET_DISCOVER_INDEX=pgvector` and the database has
    *   no pgvector 0.8 or later (the message says what to do).
@@ -110,6 +115,15 @@ export function discoverEmbeddings(
   index = new PostgresDiscoverIndex(sql, new LazyVectorSearch(sql, d.dim, vectorSearchSettings(d, dataDir))),
 ): DiscoverEmbeddings {
   return new DiscoverEmbeddings(index, { dim: d.dim, halfLifeMs: d.halfLifeMs, signalLimit: d.signalLimit });
+}
+
+/**
+ * The retention of the reader signals (docs/operations.md "Retention"): rows older than
+ * `signalRetentionMs` go unless among their reader's newest `signalLimit`. Run by the app's maintenance
+ * worker on `sql` (the background connection).
+ */
+export function signalRetention(d: DiscoverSettings, sql: Sql): RetentionTask {
+  return new PostgresSignalRetention(sql, { keep: d.signalLimit, retentionMs: d.signalRetentionMs });
 }
 
 /** Wires the discover feed. `secret` signs cursors (FRESHET_SECRET). */
@@ -156,6 +170,11 @@ export function wireDiscover(
   const warm = async () => {
     if (d.index === 'pgvector') await chooseVectorSearch(sqlJobs, d.dim, settings, stores.log);
     vectors.warm();
+    // vectors orphaned by crashes of versions that wrote them apart from their items: swept in the background
+    void embeddings.sweepOrphans().then(
+      (n) => n > 0 && stores.log.info({ swept: n }, 'deleted embedding rows whose item does not exist'),
+      (err: unknown) => stores.log.warn({ err }, 'the sweep of orphan embeddings failed; the next start retries'),
+    );
   };
   return { feed, embeddings, vectors, warm, close: () => vectors.close() };
 }

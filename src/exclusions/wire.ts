@@ -8,6 +8,9 @@ import { PostgresExclusionStore } from './adapters/postgres-exclusion-store.js';
 import { MemoryExclusionCache } from './adapters/memory-exclusion-cache.js';
 import { RedisExclusionCache } from './adapters/redis-exclusion-cache.js';
 import { Exclusions } from './service.js';
+import { PostgresEngagementRetention, PostgresFeedbackRetention } from './adapters/postgres-exclusion-retention.js';
+import type { RetentionTask } from '../kernel/sql/retention.js';
+import type { Sql } from '../kernel/sql/sql.js';
 
 /** Settings of the exclusions (`FRESHET_RECENT_VIEWS*`, `FRESHET_NOT_INTERESTED_*`, `FRESHET_EXCLUSION_*`); durations in ms. */
 export interface ExclusionSettings {
@@ -24,6 +27,18 @@ export interface ExclusionSettings {
   cap: number;
   /** How long the cached durable rules of a reader live in the hot state. */
   durableTtlMs: number;
+}
+
+/**
+ * The retention of engagements and feedback (docs/operations.md "Retention"): the rows no read reaches
+ * (beyond each reader's newest, see the adapter) are deleted by the app's maintenance worker, on `sql`.
+ * `signalLimit`: the engagements the discover embedding reads (`FRESHET_DISCOVER_SIGNALS`).
+ */
+export function exclusionRetention(s: ExclusionSettings, sql: Sql, signalLimit: number): RetentionTask[] {
+  return [
+    new PostgresEngagementRetention(sql, { cap: s.cap, signalLimit }),
+    new PostgresFeedbackRetention(sql, { cap: s.cap }),
+  ];
 }
 
 /** Wires the exclusions over the stores. */

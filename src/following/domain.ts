@@ -3,9 +3,10 @@
  * with the outboxes of the authors it pulls, and the paging guard. No I/O.
  *
  * **Timeline ids (tid).** Every published item gets one integer, assigned by PostgreSQL when it is
- * published: `tid = max(last tid + 1, now_ms × 2^11)`. It is the member AND the score of every inbox and
- * outbox ZSET entry (note 4 keeps only ids in the inbox; the score is "time", made exact here). ZSET
- * scores are IEEE doubles, exact only up to 2^53, so the tid is kept below it: 42 bits of milliseconds
+ * published: `tid = max(last tid + 1, now_ms × 2^11)`. It is both the id and the order of every inbox and
+ * outbox entry (note 4 keeps only ids in the inbox; the order is "time", made exact here). JavaScript
+ * numbers and Lua's are IEEE doubles, exact only up to 2^53, so the tid is kept below it (and fits the
+ * 7 bytes an entry takes on Redis, src/following/lua/includes/ring.lua): 42 bits of milliseconds
  * (until the year 2109) and 11 bits of sequence (2,048 tids per ms before the counter simply runs ahead
  * of the clock). Mastodon's FeedManager scores by 64-bit snowflake ids, which doubles cannot hold; this
  * layout is the 53-bit variant. Tids are unique, so ties never happen and a cursor is one number.
@@ -35,7 +36,7 @@ import { MAX_TIME_MS } from '../kernel/time-range.js';
 export const TID_SEQ_BITS = 11;
 /** 2^11: tids per millisecond. */
 export const TID_PER_MS = 2 ** TID_SEQ_BITS;
-/** The largest tid: 2^53 − 1, the largest integer a ZSET score (a double) holds exactly. */
+/** The largest tid: 2^53 − 1, the largest integer a double (a JavaScript or Lua number) holds exactly. */
 export const MAX_TID = Number.MAX_SAFE_INTEGER;
 /** The largest `now` (epoch ms) a tid can encode: 2^42 − 1 ms, in the year 2109. */
 export const MAX_TID_MS = Math.floor(MAX_TID / TID_PER_MS);

@@ -235,6 +235,8 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
     '/feeds/following/stream',
     { schema: { hide: true, querystring: StreamQuery, headers: StreamHeaders, response: errors } },
     async (req, reply) => {
+      // the client may drop the socket while the cursor is read: listen before the first await (issue 21.2)
+      const dropped = droppedSignal(reply.raw);
       const { readerId, nowMs } = readerRequest(req, access);
       const startNow = nowMs;
       const clockAtStart = access.clock.now();
@@ -244,6 +246,13 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         typeof resume === 'string' ? 'Last-Event-ID' : 'since_id',
       );
       const cursor = since ?? (await deps.stream.currentTid());
+      dropped.stop();
+      // gone while we waited: nothing to hold, nothing to count against the reader
+      if (dropped.gone || reply.raw.destroyed || !reply.raw.socket || reply.raw.socket.destroyed) {
+        void reply.hijack();
+        reply.raw.destroy();
+        return;
+      }
       deps.stream.admit(readerId); // no await from here to open(): the limits hold
       void reply.hijack();
       const res = reply.raw;
@@ -258,3 +267,21 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
     },
   );
 };
+
+/**
+ * Whether the response's socket closed, watched from the call on: `gone` turns true on its `close`;
+ * `stop()` removes the listener (the stream session attaches its own).
+ */
+function droppedSignal(res: { once(e: 'close', f: () => void): unknown; off(e: 'close', f: () => void): unknown }) {
+  const state = {
+    gone: false,
+    stop: () => {
+      res.off('close', onClose);
+    },
+  };
+  const onClose = () => {
+    state.gone = true;
+  };
+  res.once('close', onClose);
+  return state;
+}

@@ -50,6 +50,8 @@ export interface SseSink {
   off(event: 'drain' | 'close', listener: () => void): unknown;
   end(): unknown;
   destroy(): unknown;
+  /** True once the socket is gone (a `close` that came before the session listened). */
+  readonly destroyed?: boolean;
 }
 
 /** Why a session ended. */
@@ -269,7 +271,9 @@ export class StreamHub {
     this.total++;
     this.metrics.streams(this.total);
     this.unsubscribe ??= this.signal.subscribe(() => this.wakeAll());
-    s.wake();
+    // a socket that closed before the session listened never says so again: end the session now
+    if (sink.destroyed) s.close('client');
+    else s.wake();
     return s;
   }
 

@@ -1,14 +1,15 @@
 /**
  * TimelineStore port: the hot state of the following timeline (design note 4) — one **outbox** per
- * author and one **inbox** per reader, each a ZSET whose members and scores are tids
- * (src/following/domain.ts), plus a small per-reader state: whether the inbox is being built or ready,
- * and its **floor** (entries at or below it may be missing: PostgreSQL answers there).
+ * author and one **inbox** per reader, each an ordered set of tids (src/following/domain.ts; on Redis a
+ * packed ring of 7-byte tids, src/following/lua/includes/ring.lua), plus a small per-reader state:
+ * whether the inbox is being built or ready, and its **floor** (entries at or below it may be missing:
+ * PostgreSQL answers there).
  *
  * Contract (test/contracts/timeline-store.contract.ts, against the memory and Redis adapters):
  * - Inboxes exist only once prepared (`beginRebuild`); `pushToInboxes` delivers only to prepared inboxes
  *   (building or ready) and reports how many received the tid, so fan-out never creates a partial inbox
  *   that a later read would trust. Pushing a tid twice changes nothing (idempotent).
- * - Every write that adds entries trims the ZSET to its `maxLen` newest and raises its floor to the
+ * - Every write that adds entries trims the box to its `maxLen` newest and raises its floor to the
  *   highest tid it removed; the floor never goes down. Entries at or below the floor are dropped.
  * - `completeRebuild` merges (never replaces: pushes that landed during the rebuild stay), raises the
  *   floor to the given one, trims, and marks the inbox ready.
@@ -97,6 +98,8 @@ export interface TimelineStore {
    * reads as missing and is rebuilt from PostgreSQL on its reader's next read. Readers without one are skipped.
    */
   dropInboxes(readerIds: readonly string[]): Promise<void>;
+  /** Deletes the user's inbox and outbox with their state (erase). */
+  forget(userId: string): Promise<void>;
   /** Refreshes the time to live of the reader's inbox and state (Redis; a no-op in memory). */
   touch(readerId: string, ttlMs: number): Promise<void>;
   close(): Promise<void>;

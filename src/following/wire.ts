@@ -9,6 +9,7 @@
  *   `startWorker()`, as the tests and the simulation do).
  */
 import type { Stores } from '../kernel/stores.js';
+import type { Sql } from '../kernel/sql/sql.js';
 import type { FanoutJob, FanoutQueue } from './fanout-queue.js';
 import type { SocialGraph } from './social-graph.js';
 import type { TimelineIndex } from './timeline-index.js';
@@ -27,6 +28,8 @@ import { MemoryTimelineSignal } from './adapters/memory-timeline-signal.js';
 import { RedisTimelineSignal } from './adapters/redis-timeline-signal.js';
 import { StreamHub, type StreamSettings } from './stream-hub.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import { PostgresUsersVacuum } from './adapters/postgres-users-vacuum.js';
+import type { RetentionTask } from '../kernel/sql/retention.js';
 
 /** The following timeline of one Freshet instance. */
 export interface Following {
@@ -90,6 +93,11 @@ export interface FollowingSettings {
  * @param bull overrides of the BullMQ options (tests shorten locks).
  * @param exclusions the readers' preferences (muted authors and words, languages) the timeline applies.
  */
+/** The upkeep of the graph's tables run by the app's retention pass (PGlite: `VACUUM users`), on `sql`. */
+export function followingUpkeep(sql: Sql): RetentionTask {
+  return new PostgresUsersVacuum(sql);
+}
+
 export function wireFollowing(
   c: FollowingSettings,
   stores: Stores,

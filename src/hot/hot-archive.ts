@@ -4,7 +4,10 @@
  *
  * Contract (test/contracts/hot-archive.contract.ts, against PGlite and a PostgreSQL server):
  * - `save` upserts one row per item (the latest snapshot wins), in one transaction; with
- *   `archive: true` the rows are also marked archived at `nowMs` (their counters left Redis).
+ *   `archive: true` the rows are also marked archived at `nowMs` (their counters left Redis). With
+ *   `keepNewer: true` (the checkpoint of a prior shard layout, src/hot/maintenance.ts) a stored row is
+ *   only replaced when none of its counts (PV, repeat, budget, flagged) is above the snapshot's and it is
+ *   not archived: a snapshot that an instance of the new layout has already gone past never lowers it.
  * - `live(afterId, limit)` pages through the rows not archived, of items that exist and are not
  *   deleted, ordered by id: the first `limit` with id > `afterId` (null: from the start).
  * - `expired(cutoffMs, limit)` returns ids of rows not archived whose item was published before
@@ -23,7 +26,11 @@ export interface ArchivedCounters extends CounterSnapshot {
 
 export interface HotArchive {
   /** Upserts snapshots (see the contract). */
-  save(snapshots: readonly CounterSnapshot[], nowMs: number, opts?: { archive?: boolean }): Promise<void>;
+  save(
+    snapshots: readonly CounterSnapshot[],
+    nowMs: number,
+    opts?: { archive?: boolean; keepNewer?: boolean },
+  ): Promise<void>;
   /** One page of the live (not archived) rows of live items, by id, after `afterId`. */
   live(afterId: string | null, limit: number): Promise<CounterSnapshot[]>;
   /** Ids of live rows of items published before `cutoffMs`, oldest first, at most `limit`. */

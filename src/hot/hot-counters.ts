@@ -35,6 +35,11 @@
  * - Shards: the per-visitor budget and the cap hold per shard (a visitor spreading views over all N
  *   shards reaches up to N × budget per minute before being isolated; the global top `cap` is always
  *   kept, since it is a subset of the shards' tops).
+ * - Layouts (Redis): a store written with another shard count — note 2's one `{hot}` shard of earlier
+ *   versions, or a changed `FRESHET_HOT_SHARDS` — still holds counters under that layout's keys until
+ *   they are moved: `priorLayout()` answers those counters (null when there are none), which
+ *   HotMaintenance checkpoints, `retire`s, restores into this layout and `purge`s; `adoptLayout()`
+ *   records this layout as the store's own. The in-process store has one layout: no prior one.
  * - Ids must be valid ids (`assertId`); invalid ones throw FreshetError `INVALID_ID` before anything
  *   is written.
  */
@@ -142,6 +147,11 @@ export interface HotCounters {
   suspiciousTotals(): Promise<SuspiciousCounts>;
   /** Removes items from the ranking and drops all their counters (deleted or archived items). */
   forget(itemIds: readonly string[]): Promise<void>;
+  /**
+   * Deletes a visitor's rate-limit marks and per-minute budgets (erase; both name the visitor). On Redis a
+   * SCAN of every master: rare, deliberate work. @returns marks and budgets deleted.
+   */
+  forgetVisitor(visitorId: string): Promise<number>;
   /** Moves the dirty marks in flight and returns every in-flight id. */
   beginCheckpoint(): Promise<string[]>;
   /**
@@ -162,5 +172,20 @@ export interface HotCounters {
   restore(snapshots: readonly CounterSnapshot[], nowMs: number, shards: readonly number[]): Promise<number>;
   /** Marks `shards` healthy: the restore is complete. */
   seal(shards: readonly number[]): Promise<void>;
+  /**
+   * The counters this store holds under another shard layout (see the contract), or null. A layout is
+   * recorded by {@link adoptLayout}; a store that never recorded one holds note 2's one `{hot}` shard
+   * when its keys exist.
+   */
+  priorLayout(): Promise<HotCounters | null>;
+  /** Records this layout as the one holding the store's counters (idempotent). */
+  adoptLayout(): Promise<void>;
+  /** Marks every shard of this layout lost (its epochs go): checkpoints refuse it from now on. */
+  retire(): Promise<void>;
+  /**
+   * Deletes this layout's shard-wide keys (rankings, totals, checkpoint sets, epochs) and the counters
+   * of the items they name; the counters of other items are dropped with `forget`.
+   */
+  purge(): Promise<void>;
   close(): Promise<void>;
 }

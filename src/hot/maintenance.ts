@@ -19,6 +19,18 @@
  *   in-process store, a fresh deployment) get the checkpointed counters ADDED to whatever they counted
  *   since the loss, page by page, then are sealed. Checkpoints refuse to read a lost shard (its counters
  *   are partial), so a loss never overwrites a good checkpoint.
+ * - **Re-shard** (part of `recover`, at start and before every checkpoint): when the store still holds
+ *   counters under a prior shard layout (`HotCounters.priorLayout`: note 2's one `{hot}` shard of
+ *   earlier versions, or another `FRESHET_HOT_SHARDS`), they move through PostgreSQL — (1) a last
+ *   checkpoint of the prior layout (its dirty and in-flight items: what was counted since its previous
+ *   checkpoint), saved with `keepNewer` so a late one never lowers a row; (2) `retire`: its epochs go,
+ *   so no checkpoint reads it again; (3) this layout's shards, all lost, are restored from the
+ *   checkpoints as after any loss, and the prior layout's counters of each restored page are forgotten;
+ *   (4) `purge` of its shard-wide keys; (5) `adoptLayout`. Each step is idempotent and safe beside the
+ *   same steps in another process, so a crash anywhere is finished by the next start or checkpoint.
+ *   Nothing is counted twice: the restore ADDS each checkpointed item once to what this layout counted
+ *   since it started. What the prior layout counts after its retirement is not moved: stop the
+ *   processes of the earlier version or shard count before starting the new ones.
  * One task runs at a time per process (a simple queue); several processes may run them concurrently
  * (each store operation is safe for that).
  */
@@ -106,7 +118,8 @@ export class HotMaintenance {
   private async checkpointNow(nowMs: number): Promise<CheckpointResult> {
     const { counters, archive, metrics } = this.deps;
     try {
-      if ((await counters.lostShards()).length > 0) await this.recoverNow(nowMs);
+      if ((await counters.lostShards()).length > 0 || (await counters.priorLayout()) !== null)
+        await this.recoverNow(nowMs);
       const ids = await counters.beginCheckpoint();
       let saved = 0;
       const lost = new Set<number>();
@@ -156,20 +169,53 @@ export class HotMaintenance {
   }
 
   private async recoverNow(nowMs: number): Promise<RecoverResult> {
-    const { counters, archive } = this.deps;
+    const { counters } = this.deps;
+    const prior = await counters.priorLayout();
+    if (prior) await this.retirePrior(prior, nowMs);
     const shards = await counters.lostShards();
-    if (shards.length === 0) return { shards, restored: 0 };
+    if (shards.length === 0 && !prior) return { shards, restored: 0 };
+    const restored = await this.restorePages(shards, prior, nowMs);
+    if (prior) await prior.purge();
+    if (shards.length > 0) {
+      await counters.seal(shards);
+      await counters.rescore(nowMs);
+    }
+    await counters.adoptLayout();
+    this.deps.log.info(
+      { shards, restored, ...(prior ? { from: `${prior.shards} shard(s)`, to: `${counters.shards}` } : {}) },
+      prior ? 'hot counters moved to a new shard layout' : 'hot counters restored from the checkpoint',
+    );
+    return { shards, restored };
+  }
+
+  /**
+   * Steps 1–2 of a re-shard (module doc): the prior layout's last checkpoint, then its retirement.
+   * Items of its shards that are already retired or lost are left to their last checkpoint.
+   */
+  private async retirePrior(prior: HotCounters, nowMs: number): Promise<void> {
+    const ids = await prior.beginCheckpoint();
+    for (let i = 0; i < ids.length; i += CHECKPOINT_BATCH) {
+      const snap = await prior.snapshot(ids.slice(i, i + CHECKPOINT_BATCH));
+      await this.deps.archive.save(snap.snapshots, nowMs, { keepNewer: true });
+    }
+    await prior.retire();
+  }
+
+  /**
+   * Pages through the live checkpoints once: restores each page into the lost `shards` and forgets
+   * its items from the prior layout. @returns items restored.
+   */
+  private async restorePages(shards: number[], prior: HotCounters | null, nowMs: number): Promise<number> {
+    const { counters, archive } = this.deps;
     let restored = 0;
     let after: string | null = null;
     for (;;) {
       const page = await archive.live(after, CHECKPOINT_BATCH);
       if (page.length === 0) break;
-      restored += await counters.restore(page, nowMs, shards);
+      if (shards.length > 0) restored += await counters.restore(page, nowMs, shards);
+      if (prior) await prior.forget(page.map((s) => s.itemId));
       after = page[page.length - 1]!.itemId;
     }
-    await counters.seal(shards);
-    await counters.rescore(nowMs);
-    this.deps.log.info({ shards, restored }, 'hot counters restored from the checkpoint');
-    return { shards, restored };
+    return restored;
   }
 }

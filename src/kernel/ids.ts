@@ -8,6 +8,7 @@
  * backstop; every write path checks ids here first.
  */
 import { fail } from './errors.js';
+import { preview } from './preview.js';
 
 /** The pattern every id must match: 1–64 of `[A-Za-z0-9_.-]`, and not `.` or `..`. */
 export const ID_PATTERN = '^(?!\\.{1,2}$)[A-Za-z0-9_.-]{1,64}$';
@@ -34,11 +35,6 @@ export function isId(value: unknown): value is string {
  * @throws FreshetError `INVALID_ID` naming `what`, the value and the rule otherwise.
  */
 export function assertId(value: unknown, what = 'id'): string {
-  if (!isId(value)) throw fail('INVALID_ID', `${what} ${shown(value)} is not a valid id: ids are ${ID_RULE}`);
+  if (!isId(value)) throw fail('INVALID_ID', `${what} ${preview(value, 70)} is not a valid id: ids are ${ID_RULE}`);
   return value;
-}
-
-function shown(value: unknown): string {
-  const s = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return s.length > 70 ? `${s.slice(0, 67)}…` : s;
 }

@@ -1,7 +1,9 @@
 /**
  * ReaderSeenFilter port: one scalable Bloom filter per reader (design note 3: "each user gets their
- * own filter", 1 % error, 100,000 capacity, 30-day TTL), grown with sub-filters as it fills — the
- * note's own "what I'd improve" — so the false-positive rate holds however much a reader scrolls.
+ * own filter", 1 % error, 30-day TTL), grown with sub-filters as it fills — the note's own "what I'd
+ * improve" — so the false-positive rate holds however much a reader scrolls. It starts small (a first
+ * sub-filter of 100 members, as RedisBloom's `BF.RESERVE` defaults, instead of the note's fixed
+ * 100,000), so a reader costs what they saw.
  *
  * It has the same methods as note 1's {@link SeenFilter}, so a feed depends on `SeenFilter` and the
  * container picks the strategy per feed ({@link SeenStrategy}); the extra `describe` serves tests,
@@ -28,6 +30,8 @@
  *   also carry a real `PEXPIRE` of `ttl` so an idle reader's memory is freed by Redis itself.
  * - `now` going backwards never shortens the life of a filter (the last-activity time only grows).
  * - empty batches are no-ops and touch nothing.
+ * - a filter keeps the geometry it was started with (`ReaderFilterState.signature`): filters written
+ *   under other settings, or before 0.2.0, are read and marked under their own until they are gone.
  *
  * Delivery (note 3 marks "after the response", fire-and-forget, which leaves a window in which the
  * reader's next request can be served the same items): feeds write impressions while the page is
@@ -47,7 +51,7 @@ export type SeenStrategy = 'rolling' | 'per_reader';
 
 /** Tunables of the per-reader filter (config `FRESHET_READER_SEEN_*`). */
 export interface ReaderSeenSettings {
-  /** Members the first sub-filter holds at its rate (n_0; note 3: 100,000). */
+  /** Members the first sub-filter holds at its rate (n_0; default 100, RedisBloom's; note 3 used 100,000). */
   initialCapacity: number;
   /** Compound false-positive rate of the whole filter (P; note 3: 0.01). */
   errorRate: number;
@@ -81,6 +85,8 @@ export interface ReaderFilterState {
   lastActiveMs: number | null;
   /** Upper bound of the compound false-positive rate of the filter now: Σ (1 − e^{−k_i·c_i/m_i})^{k_i}. */
   expectedRate: number;
+  /** The geometry it was started with (`<n0>:<P>:s2:r0.5:split`), null when the filter is gone. */
+  signature: string | null;
 }
 
 /** The per-reader scalable seen filter (note 3). See the module comment for the contract. */
@@ -95,8 +101,8 @@ export interface ReaderSeenFilter extends SeenFilter {
   /**
    * Records impressions: adds each item not already seen to the newest sub-filter, opening sub-filters
    * as they fill, and refreshes the TTL. Atomic per call (one Lua script / one synchronous block).
-   * A reader past the last sub-filter that fits a 2^32-bit bitmap (over 200 million members at the
-   * defaults) keeps filling that one, and its rate then degrades instead of failing.
+   * A reader past the last sub-filter that fits (a sub-filter is at most 2 MiB: 819,100 members
+   * at the defaults) keeps filling that one, and its rate then degrades instead of failing.
    * @throws FreshetError `INVALID_ID`; store errors propagate.
    */
   markSeen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<void>;

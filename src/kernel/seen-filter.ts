@@ -9,7 +9,9 @@
  *   window rate while each day holds ≤ capacity members; a marked id never answers false in window.
  * - readers are independent (`{reader}:{item}` members): marking for one never marks for another.
  * - after the window a day's filter is gone (expired), and with it what it remembered.
- * - `seen` is one round trip to the store, whatever the batch size; empty batches are no-ops.
+ * - `seen` is one round trip to the store, whatever the batch size (a store whose days have layouts
+ *   may take one more the first time a process meets a day, and one more per layout while the window
+ *   spans a change of settings); empty batches are no-ops.
  */
 export interface SeenFilter {
   /**

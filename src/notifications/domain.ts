@@ -11,6 +11,7 @@
  */
 import { fail } from '../kernel/errors.js';
 import { isId } from '../kernel/ids.js';
+import { preview } from '../kernel/preview.js';
 
 /** Types Freshet records itself, from its own verbs (follow, and engagements on the recipient's items). */
 export const OWN_TYPES = ['follow', 'like', 'reply', 'share'] as const;
@@ -96,8 +97,7 @@ export function validateHook(n: HookNotification): void {
     ['recipient_id', n.recipientId],
     ['actor_id', n.actorId],
   ] as const) {
-    if (!isId(value))
-      throw fail('INVALID_ID', `${field} ${JSON.stringify(String(value)).slice(0, 70)} is not a valid id`);
+    if (!isId(value)) throw fail('INVALID_ID', `${field} ${preview(value)} is not a valid id`);
   }
   if (n.itemId != null && !isId(n.itemId))
     throw fail('INVALID_ID', `item_id ${JSON.stringify(n.itemId).slice(0, 70)} is not a valid id`);
@@ -113,11 +113,20 @@ export function validateHook(n: HookNotification): void {
       `actor_id must differ from recipient_id (got "${n.actorId}" for both): nobody is notified of their own action`,
     );
   }
-  if (n.data !== undefined && JSON.stringify(n.data).length > MAX_DATA_BYTES) {
+  if (n.data !== undefined && jsonBytes(n.data) > MAX_DATA_BYTES) {
     throw fail(
       'INVALID_INPUT',
       `data is over ${MAX_DATA_BYTES} bytes of JSON; send a reference instead of the payload`,
     );
+  }
+}
+
+/** Bytes of `value` as JSON; Infinity when it cannot be written (nesting too deep for the serializer). */
+function jsonBytes(value: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(value) ?? '');
+  } catch {
+    return Number.POSITIVE_INFINITY;
   }
 }
 

@@ -85,7 +85,7 @@ const REBUILD_ATTEMPTS = 3;
 /** Rounds a page reads to fill up after groups of deleted items were left out. */
 const FILL_ROUNDS = 3;
 /** Events one sweep batch deletes. */
-const PRUNE_BATCH = 5_000;
+export const PRUNE_BATCH = 5_000;
 
 export class Notifications {
   constructor(

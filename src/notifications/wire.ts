@@ -4,21 +4,21 @@
  * the service.
  */
 import type { Stores } from '../kernel/stores.js';
+import type { Sql } from '../kernel/sql/sql.js';
+import type { RetentionTask } from '../kernel/sql/retention.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
 import { InProcessChannel, type Channel } from '../kernel/channel.js';
 import { PubSubChannel } from '../kernel/redis/pubsub-channel.js';
 import { PostgresNotificationStore } from './adapters/postgres-notification-store.js';
 import { MemoryGroupedView } from './adapters/memory-grouped-view.js';
 import { RedisGroupedView } from './adapters/redis-grouped-view.js';
-import { Notifications, type NotificationSettings } from './service.js';
+import { Notifications, PRUNE_BATCH, type NotificationSettings } from './service.js';
 import type { NotificationStore } from './notification-store.js';
 
 /** Settings of the notifications (`FRESHET_NOTIFICATION_*`); durations in ms. */
 export interface NotificationWiring extends NotificationSettings {
   /** How long a recipient's grouped view lives in Redis after its last read or notification. */
   viewTtlMs: number;
-  /** How often the maintenance process deletes events past the retention. */
-  pruneEveryMs: number;
 }
 
 /** The notifications of one Freshet instance. */
@@ -68,5 +68,20 @@ export function wireNotifications(s: NotificationWiring, stores: Stores, ports: 
     store,
     onChange: (listener) => channel.listen({ message: listener }),
     close: () => channel.close(),
+  };
+}
+
+/**
+ * The notifications' part of the app's retention pass (src/app/retention.ts): each step deletes up to
+ * 5,000 events older than `FRESHET_NOTIFICATION_RETENTION_DAYS`, oldest first, on `sql`.
+ */
+export function notificationRetention(s: Pick<NotificationSettings, 'retentionMs'>, sql: Sql): RetentionTask {
+  const store = new PostgresNotificationStore(sql);
+  return {
+    table: 'notification_events',
+    async step(_after, nowMs) {
+      const deleted = await store.prune(nowMs - s.retentionMs, PRUNE_BATCH);
+      return { deleted, next: deleted < PRUNE_BATCH ? null : 'more' };
+    },
   };
 }

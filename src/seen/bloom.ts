@@ -83,6 +83,11 @@ export function seenDayEnd(dayMs: number, days: number): number {
   return startOfDay(dayMs) + days * DAY_MS;
 }
 
+/** Start (epoch ms) of a `YYYYMMDD` UTC day (the inverse of `dayStamp`). */
+export function dayStartMs(day: string): number {
+  return Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)));
+}
+
 /** Epoch ms inside each day of the window ending at `nowMs`, today first: now, now − 1 d, … */
 export function seenWindow(nowMs: number, days: number): number[] {
   const out = new Array<number>(days);

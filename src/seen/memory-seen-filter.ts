@@ -2,10 +2,15 @@
  * The seen filter of note 1 in process (the embedded default, and the executable spec the Redis
  * adapter is property-tested against).
  *
- * Same layout as Redis, bit for bit: one bitmap per UTC day and shard, named by the same
- * `Keys.seenDay` (with an empty prefix), same geometry, same MurmurHash3 pair and Kirsch–Mitzenmacher
- * positions (src/seen/bloom.ts), and Redis's bit order (bit 0 = most significant bit of byte 0),
- * so a bitmap here equals the Redis string of the same day. Bitmaps are allocated on the first mark.
+ * Same layout as Redis, bit for bit: each day has a layout (layout.ts: N shard bitmaps of one
+ * geometry), given by the first mark of the day and kept, one bitmap per day and shard named by the
+ * same keys (`Keys.seenDays(…).day` with an empty prefix), same MurmurHash3 pair and
+ * Kirsch–Mitzenmacher positions (src/seen/bloom.ts), and Redis's bit order (bit 0 = most significant
+ * bit of byte 0), so a bitmap here equals the Redis string of the same day and shard. Bitmaps are
+ * allocated on the first mark of their shard.
+ *
+ * Days saved before 0.2.0 (a snapshot of format 1: one layout for every day, the header's) are kept
+ * as the legacy layout and read until they leave the window, never written.
  *
  * Time is the caller's `nowMs` (virtual time works): a day's bitmap dies once
  * now ≥ {@link seenDayEnd} (start of its day + days · 24 h) and is dropped at the next call.
@@ -14,66 +19,76 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import { assertId } from '../kernel/ids.js';
 import { dayStamp } from '../kernel/clock.js';
-import { hasAllBits, hashPairs, seenDayEnd, seenWindow, setAllBits, type BloomGeometry } from './bloom.js';
+import { dayStartMs, hasAllBits, hashPairs, seenDayEnd, seenWindow, setAllBits, type BloomGeometry } from './bloom.js';
 import type { SeenFilter } from '../kernel/seen-filter.js';
-import { Keys } from '../kernel/redis/keys.js';
+import { Keys, shardOf } from '../kernel/redis/keys.js';
+import { fixedLayout, parseLayout, shardKeys, type SeenLayout } from './layout.js';
 
 /** Options of {@link MemorySeenFilter}. */
 export interface MemorySeenFilterOptions {
-  /** Days in the window (D ≥ 1); must equal `geometry.days`. */
+  /** Days in the window (D ≥ 1); must equal the layout's `geometry.days`. */
   days: number;
-  /** Seen-filter shards, as `FRESHET_SEEN_SHARDS` (default 1); only matters to mirror Redis exactly. */
-  shards?: number;
 }
 
-/** One day's bitmap and when it dies (epoch ms). */
+/** One day's bitmap of one shard, its layout, and when it dies (epoch ms). */
 interface Day {
   bitmap: Uint8Array;
   expiresAt: number;
+  layout: SeenLayout;
 }
 
 const MAGIC = 0x46535346; // "FSSF"
-const VERSION = 1;
-const HEADER_BYTES = 4 + 4 + 8 + 4 + 4 + 4 + 4;
+/** Format 1 (before 0.2.0): one geometry for the file, in its header. */
+const VERSION_ONE_LAYOUT = 1;
+const V1_HEADER_BYTES = 4 + 4 + 8 + 4 + 4 + 4 + 4;
+const VERSION = 2;
 
 /** {@link SeenFilter} over in-process bitmaps (`Uint8Array`, ⌈m/8⌉ bytes per live day and shard). */
 export class MemorySeenFilter implements SeenFilter {
   private readonly days: number;
-  private readonly keys: Keys;
+  private readonly keys = new Keys('');
   private readonly filters = new Map<string, Day>();
+  /** The layout of each day marked since 0.2.0 (`YYYYMMDD` → layout). */
+  private readonly dayLayouts = new Map<string, SeenLayout>();
+  /** The layout of the days of a format-1 snapshot, if one was restored. */
+  private legacy: SeenLayout | null = null;
   private nextExpiry = Infinity;
 
-  /** @throws RangeError when `days` is not an integer ≥ 1 or differs from `geometry.days`. */
+  /**
+   * @param layout the layout of days not marked yet.
+   * @throws RangeError when `days` is not an integer ≥ 1 or differs from the layout's days.
+   */
   constructor(
-    private readonly geometry: BloomGeometry,
+    private readonly layout: SeenLayout,
     opts: MemorySeenFilterOptions,
   ) {
     if (!Number.isInteger(opts.days) || opts.days < 1) throw new RangeError('days must be an integer >= 1');
-    if (opts.days !== geometry.days) {
-      throw new RangeError(`days (${opts.days}) differs from the geometry's days (${geometry.days})`);
+    if (opts.days !== layout.geometry.days) {
+      throw new RangeError(`days (${opts.days}) differs from the geometry's days (${layout.geometry.days})`);
     }
     this.days = opts.days;
-    this.keys = new Keys('', opts.shards ?? 1);
   }
 
   /** @throws FreshetError `INVALID_ID` for a bad reader id. */
   async seen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<boolean[]> {
     assertId(readerId, 'readerId');
     this.expire(nowMs);
-    const live: Uint8Array[] = [];
+    const live: { bitmap: Uint8Array; g: BloomGeometry }[] = [];
     for (const ms of seenWindow(nowMs, this.days)) {
-      const day = this.filters.get(this.keys.seenDay(readerId, dayStamp(ms)));
-      if (day) live.push(day.bitmap);
+      const day = dayStamp(ms);
+      for (const layout of [this.dayLayouts.get(day), this.legacy]) {
+        if (!layout) continue;
+        const d = this.filters.get(this.keyOf(layout, readerId, day));
+        if (d) live.push({ bitmap: d.bitmap, g: d.layout.geometry });
+      }
     }
-    const { bits: m, hashes: k } = this.geometry;
     const out = new Array<boolean>(itemIds.length).fill(false);
     if (live.length === 0) return out;
     const pairs = hashPairs(readerId, itemIds);
     for (let n = 0; n < itemIds.length; n++) {
-      const first = pairs[2 * n]! % m;
-      const step = pairs[2 * n + 1]! % m;
-      for (const bitmap of live) {
-        if (hasAllBits(bitmap, m, k, first, step)) {
+      for (const { bitmap, g } of live) {
+        const m = g.bits;
+        if (hasAllBits(bitmap, m, g.hashes, pairs[2 * n]! % m, pairs[2 * n + 1]! % m)) {
           out[n] = true;
           break;
         }
@@ -87,17 +102,26 @@ export class MemorySeenFilter implements SeenFilter {
     assertId(readerId, 'readerId');
     this.expire(nowMs);
     if (itemIds.length === 0) return;
-    const key = this.keys.seenDay(readerId, dayStamp(nowMs));
+    const stamp = dayStamp(nowMs);
+    let layout = this.dayLayouts.get(stamp);
+    if (!layout) this.dayLayouts.set(stamp, (layout = this.layout));
+    const key = this.keyOf(layout, readerId, stamp);
     let day = this.filters.get(key);
     if (!day) {
-      day = { bitmap: new Uint8Array(Math.ceil(this.geometry.bits / 8)), expiresAt: seenDayEnd(nowMs, this.days) };
+      const bitmap = new Uint8Array(Math.ceil(layout.geometry.bits / 8));
+      day = { bitmap, expiresAt: seenDayEnd(nowMs, this.days), layout };
       this.filters.set(key, day);
       this.nextExpiry = Math.min(this.nextExpiry, day.expiresAt);
     }
-    const { bits: m, hashes: k } = this.geometry;
-    const bitmap = day.bitmap;
+    const { bits: m, hashes: k } = layout.geometry;
     const pairs = hashPairs(readerId, itemIds);
-    for (let n = 0; n < itemIds.length; n++) setAllBits(bitmap, m, k, pairs[2 * n]! % m, pairs[2 * n + 1]! % m);
+    for (let n = 0; n < itemIds.length; n++) setAllBits(day.bitmap, m, k, pairs[2 * n]! % m, pairs[2 * n + 1]! % m);
+  }
+
+  /** The key of the bitmap a mark of `readerId` at `nowMs` writes (Redis's name without prefix; tests and tools). */
+  dayKey(readerId: string, nowMs: number): string {
+    const stamp = dayStamp(nowMs);
+    return this.keyOf(this.dayLayouts.get(stamp) ?? this.layout, readerId, stamp);
   }
 
   /** Live day bitmaps (key as Redis would name it without prefix → bitmap, expiry): for tests and tools. */
@@ -107,29 +131,33 @@ export class MemorySeenFilter implements SeenFilter {
 
   /**
    * Writes every bitmap to `path` (via `path.tmp` and a rename, so a crash leaves the old file).
-   * Format (little-endian): "FSSF" magic u32, version u32, bits f64, hashes u32, days u32, shards u32,
-   * count u32; then per day: key length u16, key UTF-8, expiresAt f64 (epoch ms), byte length u32, bitmap.
+   * Format 2 (little-endian): "FSSF" magic u32, version u32 = 2, days u32, count u32; then per day and
+   * shard: layout id length u16 + UTF-8 ('legacy' for the days of a format-1 file), shards u32, bits
+   * f64, hashes u32, key length u16 + UTF-8, expiresAt f64 (epoch ms), byte length u32, bitmap.
    */
   async snapshot(path: string): Promise<void> {
     const tmp = `${path}.tmp`;
     const fh = await open(tmp, 'w', 0o600);
     try {
-      const head = Buffer.alloc(HEADER_BYTES);
+      const head = Buffer.alloc(16);
       head.writeUInt32LE(MAGIC, 0);
       head.writeUInt32LE(VERSION, 4);
-      head.writeDoubleLE(this.geometry.bits, 8);
-      head.writeUInt32LE(this.geometry.hashes, 16);
-      head.writeUInt32LE(this.days, 20);
-      head.writeUInt32LE(this.keys.seenShards, 24);
-      head.writeUInt32LE(this.filters.size, 28);
+      head.writeUInt32LE(this.days, 8);
+      head.writeUInt32LE(this.filters.size, 12);
       await fh.write(head);
       for (const [key, day] of this.filters) {
+        const id = Buffer.from(day.layout.id, 'utf8');
         const name = Buffer.from(key, 'utf8');
-        const entry = Buffer.alloc(2 + name.length + 8 + 4);
-        entry.writeUInt16LE(name.length, 0);
-        name.copy(entry, 2);
-        entry.writeDoubleLE(day.expiresAt, 2 + name.length);
-        entry.writeUInt32LE(day.bitmap.byteLength, 10 + name.length);
+        const entry = Buffer.alloc(2 + id.length + 4 + 8 + 4 + 2 + name.length + 8 + 4);
+        let at = entry.writeUInt16LE(id.length, 0);
+        at += id.copy(entry, at);
+        at = entry.writeUInt32LE(day.layout.shards, at);
+        at = entry.writeDoubleLE(day.layout.geometry.bits, at);
+        at = entry.writeUInt32LE(day.layout.geometry.hashes, at);
+        at = entry.writeUInt16LE(name.length, at);
+        at += name.copy(entry, at);
+        at = entry.writeDoubleLE(day.expiresAt, at);
+        entry.writeUInt32LE(day.bitmap.byteLength, at);
         await fh.write(entry);
         await fh.write(day.bitmap);
       }
@@ -141,62 +169,102 @@ export class MemorySeenFilter implements SeenFilter {
   }
 
   /**
-   * A filter holding the bitmaps of a {@link snapshot} file. A missing file gives an empty filter; a
-   * file written with another geometry, window or shard count (or an unreadable one) is skipped
-   * (empty filter, `onSkip` told why): its bits would answer for other positions.
+   * A filter holding the bitmaps of a {@link snapshot} file, each day under its own layout (a file of
+   * format 1, written before 0.2.0, gives the legacy layout of its header); a missing file gives an
+   * empty filter, an unreadable or corrupt one is skipped (empty filter, `onSkip` told why).
    */
   static async restore(
     path: string,
-    geometry: BloomGeometry,
-    opts: MemorySeenFilterOptions & { onSkip?: (reason: string) => void },
+    layout: SeenLayout,
+    opts: MemorySeenFilterOptions,
+    onSkip?: (reason: string) => void,
   ): Promise<MemorySeenFilter> {
-    const filter = new MemorySeenFilter(geometry, opts);
     let buf: Buffer;
     try {
       buf = await readFile(path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') opts.onSkip?.(`unreadable: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') onSkip?.(`unreadable: ${(err as Error).message}`);
+      return new MemorySeenFilter(layout, opts);
+    }
+    try {
+      const filter = new MemorySeenFilter(layout, opts);
+      if (buf.length < 16 || buf.readUInt32LE(0) !== MAGIC) throw new Error('not a seen-filter snapshot');
+      const version = buf.readUInt32LE(4);
+      if (version === VERSION_ONE_LAYOUT) filter.loadV1(buf);
+      else if (version === VERSION) filter.loadV2(buf);
+      else throw new Error(`snapshot format ${version} is not one this version reads`);
       return filter;
+    } catch (err) {
+      onSkip?.(`${path}: ${(err as Error).message}`);
+      return new MemorySeenFilter(layout, opts);
     }
-    const skip = (reason: string) => {
-      opts.onSkip?.(`${path}: ${reason}`);
-      return new MemorySeenFilter(geometry, opts);
-    };
-    if (buf.length < HEADER_BYTES || buf.readUInt32LE(0) !== MAGIC || buf.readUInt32LE(4) !== VERSION) {
-      return skip('not a seen-filter snapshot');
-    }
+  }
+
+  /** Nothing to release (the owner calls {@link snapshot} first when it wants the bits kept). */
+  async close(): Promise<void> {}
+
+  /** The key of the reader's shard of a day under a layout (Redis's name, no prefix). */
+  private keyOf(layout: SeenLayout, readerId: string, day: string): string {
+    return shardKeys(this.keys, layout, shardOf(readerId, layout.shards)).day(day);
+  }
+
+  private put(key: string, day: Day): void {
+    this.filters.set(key, day);
+    this.nextExpiry = Math.min(this.nextExpiry, day.expiresAt);
+  }
+
+  /** Format 1: the header's geometry and shards for every day: the legacy layout. */
+  private loadV1(buf: Buffer): void {
+    if (buf.length < V1_HEADER_BYTES) throw new Error('truncated or corrupt');
     const [bits, hashes, days, shards] = [
       buf.readDoubleLE(8),
       buf.readUInt32LE(16),
       buf.readUInt32LE(20),
       buf.readUInt32LE(24),
     ];
-    if (bits !== geometry.bits || hashes !== geometry.hashes || days !== opts.days || shards !== (opts.shards ?? 1)) {
-      return skip(`geometry mismatch (file: ${bits} bits, ${hashes} hashes, ${days} days, ${shards} shards)`);
+    const g = this.layout.geometry;
+    const legacy = fixedLayout({ ...g, bits, hashes, days, capacity: 0 }, shards, true);
+    const bytes = Math.ceil(bits / 8);
+    let at = V1_HEADER_BYTES;
+    for (let n = buf.readUInt32LE(28); n > 0; n--) {
+      const nameLen = buf.readUInt16LE(at);
+      const key = buf.toString('utf8', at + 2, at + 2 + nameLen);
+      at += 2 + nameLen;
+      const expiresAt = buf.readDoubleLE(at);
+      const len = buf.readUInt32LE(at + 8);
+      at += 12;
+      if (len !== bytes || at + len > buf.length) throw new Error('truncated or corrupt');
+      this.put(key, { bitmap: new Uint8Array(buf.subarray(at, at + len)), expiresAt, layout: legacy });
+      at += len;
     }
-    const bytes = Math.ceil(geometry.bits / 8);
-    let at = HEADER_BYTES;
-    try {
-      for (let n = buf.readUInt32LE(28); n > 0; n--) {
-        const nameLen = buf.readUInt16LE(at);
-        const key = buf.toString('utf8', at + 2, at + 2 + nameLen);
-        at += 2 + nameLen;
-        const expiresAt = buf.readDoubleLE(at);
-        const len = buf.readUInt32LE(at + 8);
-        at += 12;
-        if (len !== bytes || at + len > buf.length) return skip('truncated or corrupt');
-        filter.filters.set(key, { bitmap: new Uint8Array(buf.subarray(at, at + len)), expiresAt });
-        filter.nextExpiry = Math.min(filter.nextExpiry, expiresAt);
-        at += len;
-      }
-    } catch {
-      return skip('truncated or corrupt');
-    }
-    return filter;
+    this.legacy = legacy;
   }
 
-  /** Nothing to release (the owner calls {@link snapshot} first when it wants the bits kept). */
-  async close(): Promise<void> {}
+  /** Format 2: a layout per entry. */
+  private loadV2(buf: Buffer): void {
+    const g = this.layout.geometry;
+    let at = 16;
+    for (let n = buf.readUInt32LE(12); n > 0; n--) {
+      const idLen = buf.readUInt16LE(at);
+      const id = buf.toString('utf8', at + 2, at + 2 + idLen);
+      at += 2 + idLen;
+      const [shards, bits, hashes] = [buf.readUInt32LE(at), buf.readDoubleLE(at + 4), buf.readUInt32LE(at + 12)];
+      const nameLen = buf.readUInt16LE(at + 16);
+      const key = buf.toString('utf8', at + 18, at + 18 + nameLen);
+      at += 18 + nameLen;
+      const expiresAt = buf.readDoubleLE(at);
+      const len = buf.readUInt32LE(at + 8);
+      at += 12;
+      if (len !== Math.ceil(bits / 8) || at + len > buf.length) throw new Error('truncated or corrupt');
+      const layout =
+        id === 'legacy'
+          ? (this.legacy ??= fixedLayout({ ...g, bits, hashes, capacity: 0 }, shards, true))
+          : (parseLayout(id, g.windowRate, g.days) ?? fixedLayout({ ...g, bits, hashes }, shards));
+      if (!layout.legacy) this.dayLayouts.set(key.slice(-8), layout);
+      this.put(key, { bitmap: new Uint8Array(buf.subarray(at, at + len)), expiresAt, layout });
+      at += len;
+    }
+  }
 
   /** Drops every day whose window has passed at `nowMs`. */
   private expire(nowMs: number): void {
@@ -205,6 +273,9 @@ export class MemorySeenFilter implements SeenFilter {
     for (const [key, day] of this.filters) {
       if (nowMs >= day.expiresAt) this.filters.delete(key);
       else this.nextExpiry = Math.min(this.nextExpiry, day.expiresAt);
+    }
+    for (const stamp of this.dayLayouts.keys()) {
+      if (nowMs >= seenDayEnd(dayStartMs(stamp), this.days)) this.dayLayouts.delete(stamp);
     }
   }
 }

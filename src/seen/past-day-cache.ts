@@ -9,20 +9,21 @@
  * - today (the day of `nowMs`): tested in Lua;
  * - each past day: Lua compares the day's version with the copy's; current → the copy is tested in
  *   the engine (`hasAllBits`, while the script runs); changed or no copy → the reply carries the whole
- *   bitmap and its version (one GET: m/8 bytes, 1.7 MB at the default geometry), which replaces the
+ *   bitmap and its version (one GET: m/8 bytes, 106 KB a shard at the defaults), which replaces the
  *   copy ({@link PastDayCache.receive}); key gone (expired) → the copy is dropped.
- * Still ONE round trip. A check never trusts a copy Redis did not confirm in that same script run, so
+ * Still ONE round trip per shard and layout of the window (one in steady state). A check never trusts a copy Redis did not confirm in that same script run, so
  * answers equal those of the uncached check (and of the memory adapter) bit for bit. Measured (500 × 7
  * days of 200k members, loopback, shared 2-core VM): p50 0.9 ms, p99 1.6 ms warm, against 3.6 / 6.5 ms
  * with every day in Lua; a check that fetches one day ~5 ms.
  *
- * Memory: (D − 1) past days × ⌈m/8⌉ bytes per shard whose readers this process checks; each of S
- * shards is sized for capacity/S, so all of them together take 6 × 1.7 MB = 10 MB at the default
- * 1,000,000 impressions a day, whatever S. Bounded twice: copies of days that left the window of the
- * latest `nowMs` are dropped ({@link PastDayCache.evict}), and past `cacheBytes` (default 256 MiB) no
+ * Memory: (D − 1) past days × ⌈m/8⌉ bytes per shard whose readers this process checks; each of the N
+ * shards of a day is sized for capacity/N (src/seen/layout.ts), so all of them together take
+ * 6 × 1.7 MB = 10 MB per 1,000,000 impressions a day, whatever N (a copy of one shard-day is at most
+ * 1 MiB; the legacy layout's days of before 0.2.0 may be larger). Bounded twice: copies of days that left
+ * the window of the latest `nowMs` are dropped ({@link PastDayCache.evict}), and past `cacheBytes` (default 256 MiB) no
  * new copy is made — such a day is then tested in Lua, as today is. One fetch per day key at a time
  * ({@link PastDayCache.claim}): while one check waits for a bitmap, concurrent checks of that day have
- * it tested in Lua (no burst of 1.7 MB replies at midnight).
+ * it tested in Lua (no burst of replies at midnight).
  */
 import { DAY_MS } from '../kernel/clock.js';
 
@@ -54,11 +55,24 @@ export interface DayCopy {
   dayMs: number;
 }
 
-/** What one check asks of the cache: per past day, the copy it tests and whether it fetches the bitmap. */
+/** One day of a check, as the cache is asked about it. */
+export interface DayAsk {
+  /** The day's key. */
+  key: string;
+  /** ⌈m/8⌉ of its layout: the bytes a copy takes. */
+  bytes: number;
+  /** Today's (of the check's `nowMs`): written all the time, so tested in Lua and never copied. */
+  today: boolean;
+}
+
+/** What one check asks of the cache: per day, the copy it tests and what the script does. */
 export interface Claim {
-  /** Index d = 1..D − 1: the copy held of day d when the check started (undefined: none). */
+  /** Per day (the order asked): the copy held when the check started (undefined: none, or today). */
   held: (DayCopy | undefined)[];
-  /** Per past day, the script's ask: 'S' + the copy's version (send the bitmap unless current) or 'L' + it (test in Lua). */
+  /**
+   * Per day, the script's ask: 'T' (today: test in Lua), 'S' + the copy's version (send the bitmap
+   * unless current) or 'L' + it (test in Lua unless current).
+   */
   asks: string[];
   /** Day keys this check fetches (no concurrent check does); hand them back with {@link PastDayCache.release}. */
   claimed: string[];
@@ -75,30 +89,32 @@ export class PastDayCache {
 
   /**
    * @param days D, the days of the window (today and D − 1 past days).
-   * @param bitmapBytes ⌈m/8⌉, the bytes of one day's bitmap.
    * @param cacheBytes the most bytes of copies held (0: none).
    */
   constructor(
     private readonly days: number,
-    private readonly bitmapBytes: number,
     private readonly cacheBytes: number,
   ) {}
 
   /**
-   * Per past day of the window (`dayKeys[1..D−1]`): the copy held (captured now: a concurrent check may
-   * replace it meanwhile) and whether this check fetches the bitmap when the copy is missing or stale
-   * ('S') or not ('L') — only while there is room and no other check fetches that day.
+   * Per day asked: the copy held (captured now: a concurrent check may replace it meanwhile) and
+   * whether this check fetches the bitmap when the copy is missing or stale ('S') or not ('L') — only
+   * while there is room and no other check fetches that day. Today is always 'T'.
    */
-  claim(dayKeys: readonly string[]): Claim {
-    const held: (DayCopy | undefined)[] = new Array<DayCopy | undefined>(this.days);
+  claim(days: readonly DayAsk[]): Claim {
+    const held: (DayCopy | undefined)[] = new Array<DayCopy | undefined>(days.length);
     const asks: string[] = [];
     const claimed: string[] = [];
     let room = this.cacheBytes - this.cachedBytes;
-    for (let d = 1; d < this.days; d++) {
-      const key = dayKeys[d]!;
+    for (let d = 0; d < days.length; d++) {
+      const { key, bytes, today } = days[d]!;
+      if (today) {
+        asks.push('T');
+        continue;
+      }
       const copy = this.copies.get(key);
       held[d] = copy;
-      const need = copy ? 0 : this.bitmapBytes; // a stale copy is replaced in place
+      const need = copy ? 0 : bytes; // a stale copy is replaced in place
       let mode = 'L';
       if (need <= room && !this.fetching.has(key)) {
         mode = 'S';
@@ -127,17 +143,18 @@ export class PastDayCache {
   }
 
   /**
-   * A bitmap Redis sent at `version`: copied (zero-padded to ⌈m/8⌉) and kept when its day is inside
-   * the window of the latest day and there is room (else a stale copy of it is dropped).
+   * A bitmap Redis sent at `version`: copied (zero-padded to `bytes` = ⌈m/8⌉ of its layout) and kept
+   * when its day is inside the window of the latest day and there is room (else a stale copy of it is
+   * dropped).
    * @returns the copy, to test this check's members against.
-   * @throws Error when Redis sent more bytes than the geometry's bitmap (a key written by something else).
+   * @throws Error when Redis sent more bytes than the layout's bitmap (a key written by something else).
    */
-  receive(key: string, version: string, sent: Buffer, dayMs: number): Uint8Array {
-    if (sent.length > this.bitmapBytes) {
-      throw new Error(`${key} holds ${sent.length} bytes, more than the ${this.bitmapBytes} of the geometry`);
+  receive(key: string, version: string, sent: Buffer, dayMs: number, bytes: number): Uint8Array {
+    if (sent.length > bytes) {
+      throw new Error(`${key} holds ${sent.length} bytes, more than the ${bytes} of its layout`);
     }
     // a copy in any case: the reply parser reuses its buffers
-    const bits = new Uint8Array(this.bitmapBytes);
+    const bits = new Uint8Array(bytes);
     bits.set(sent);
     this.counts.fetches++;
     this.counts.fetchedBytes += sent.length;

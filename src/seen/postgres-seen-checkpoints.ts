@@ -9,6 +9,13 @@
  * the next one (its `seq` may be lower than one already folded: sequences are not commit order).
  * Works the same on PGlite and a PostgreSQL server. Every method may throw FreshetError
  * `STORE_UNAVAILABLE` (database unreachable).
+ *
+ * Two kinds of rows beside the subjects, in the same table (no log rows, no bitmap): `l:<YYYYMMDD>`,
+ * the layout of a rolling day (layout.ts; the first recorded stays, as in Redis), so a process that
+ * lost Redis gives the day the layout its checkpoints were written under; and `r-signatures`, every
+ * geometry signature of the reader subjects (scalable-bloom.ts), so a reader's checkpoint is found
+ * whatever geometry it was written under — filled once from the subjects themselves (the rows
+ * written before 0.2.0), then kept up by every append.
  */
 import type { Sql, SqlTx } from '../kernel/sql/sql.js';
 
@@ -61,6 +68,26 @@ export interface FoldedBase {
 /** Rows per INSERT statement (3 parameters each, far below PostgreSQL's 65,535). */
 const CHUNK_ROWS = 1000;
 
+/** The row listing the reader subjects' signatures (comma-separated in `state`). */
+const SIGNATURES = 'r-signatures';
+/** Its expiry: never (epoch ms past year 275,000). */
+const NEVER = 2 ** 53 - 1;
+
+/** A rolling day's layout, to record with the day's rows. */
+export interface DayLayoutRecord {
+  /** `YYYYMMDD`. */
+  day: string;
+  /** The layout id (layout.ts). */
+  layout: string;
+  /** When the day's checkpoints expire (epoch ms). */
+  expiresAt: number;
+}
+
+/** The day-layout row of a day: `l:<YYYYMMDD>`. */
+function layoutSubject(day: string): string {
+  return `l:${day}`;
+}
+
 interface BaseRow {
   subject: string;
   expires_at: number | string;
@@ -85,10 +112,15 @@ export class PostgresSeenCheckpoints {
    * appends never deadlock). Rows of one subject are merged into one, in order.
    * @returns the bytes of log rows and base each appended subject now has (what decides a compaction).
    */
-  async append(rows: readonly CheckpointAppend[]): Promise<Map<string, SubjectBytes>> {
+  async append(
+    rows: readonly CheckpointAppend[],
+    records: { days?: readonly DayLayoutRecord[]; signatures?: readonly string[] } = {},
+  ): Promise<Map<string, SubjectBytes>> {
     const merged = mergeBySubject(rows);
     if (merged.length === 0) return new Map();
     return this.sql.transaction(async (tx) => {
+      await recordDays(tx, records.days ?? []);
+      await recordSignatures(tx, records.signatures ?? []);
       for (let start = 0; start < merged.length; start += CHUNK_ROWS) {
         const chunk = merged.slice(start, start + CHUNK_ROWS);
         const params: unknown[] = [];
@@ -179,12 +211,46 @@ export class PostgresSeenCheckpoints {
 
   /** Which of `subjects` have a checkpoint. */
   async known(subjects: readonly string[]): Promise<Set<string>> {
-    if (subjects.length === 0) return new Set();
-    const rows = await this.sql.query<{ subject: string }>(
-      `SELECT subject FROM seen_checkpoints WHERE subject IN (${inList(subjects, 1)})`,
-      subjects,
+    const out = new Set<string>();
+    for (let start = 0; start < subjects.length; start += CHUNK_ROWS) {
+      const part = subjects.slice(start, start + CHUNK_ROWS);
+      const rows = await this.sql.query<{ subject: string }>(
+        `SELECT subject FROM seen_checkpoints WHERE subject IN (${inList(part, 1)})`,
+        part,
+      );
+      for (const r of rows) out.add(r.subject);
+    }
+    return out;
+  }
+
+  /** The layouts recorded for rolling days (`YYYYMMDD`) with their checkpoints (days without one are absent). */
+  async layoutsOfDays(days: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (days.length === 0) return out;
+    const rows = await this.sql.query<{ subject: string; state: string }>(
+      `SELECT subject, state FROM seen_checkpoints WHERE subject IN (${inList(days, 1)})`,
+      days.map(layoutSubject),
     );
-    return new Set(rows.map((r) => r.subject));
+    for (const r of rows) if (r.state) out.set(r.subject.slice(2), r.state);
+    return out;
+  }
+
+  /**
+   * Every geometry signature reader subjects were checkpointed under. The first call on a database
+   * without the list (written before 0.2.0) reads them from the subjects once (a scan of the table)
+   * and records them.
+   */
+  async readerSignatures(): Promise<string[]> {
+    const [row] = await this.sql.query<{ state: string }>(`SELECT state FROM seen_checkpoints WHERE subject = $1`, [
+      SIGNATURES,
+    ]);
+    if (row) return row.state.split(',').filter(Boolean);
+    const found = await this.sql.query<{ sig: string }>(
+      `SELECT DISTINCT substring(subject from '^r:(.*):[^:]*$') AS sig FROM seen_checkpoints WHERE subject LIKE 'r:%'`,
+    );
+    const sigs = found.map((r) => r.sig).filter(Boolean);
+    await this.sql.transaction((tx) => recordSignatures(tx, sigs, true));
+    return sigs;
   }
 
   /** Which of `subjects` have log rows not folded yet. */
@@ -206,6 +272,39 @@ export class PostgresSeenCheckpoints {
   async forget(subject: string): Promise<void> {
     await this.sql.query(`DELETE FROM seen_checkpoints WHERE subject = $1`, [subject]);
   }
+}
+
+/** Records days' layouts; a day that has one keeps it (the first recorded, as in Redis). */
+async function recordDays(tx: SqlTx, days: readonly DayLayoutRecord[]): Promise<void> {
+  for (let start = 0; start < days.length; start += CHUNK_ROWS) {
+    const part = days.slice(start, start + CHUNK_ROWS);
+    const params: unknown[] = [];
+    const values = part.map((d) => {
+      params.push(layoutSubject(d.day), Math.floor(d.expiresAt), d.layout);
+      const p = params.length;
+      return `($${p - 2}::text, $${p - 1}::bigint, 0::bigint, $${p}::text)`;
+    });
+    await tx.query(
+      `INSERT INTO seen_checkpoints (subject, expires_at, at_ms, state) VALUES ${values.join(', ')}
+       ON CONFLICT (subject) DO NOTHING`,
+      params,
+    );
+  }
+}
+
+/**
+ * Adds signatures to the list (a merge in SQL: concurrent appends of different signatures keep both).
+ * `create`: write the row even with no signature (the list of a database that has none yet).
+ */
+async function recordSignatures(tx: SqlTx, sigs: readonly string[], create = false): Promise<void> {
+  if (sigs.length === 0 && !create) return;
+  await tx.query(
+    `INSERT INTO seen_checkpoints AS c (subject, expires_at, at_ms, state) VALUES ($1::text, $2::bigint, 0, $3::text)
+     ON CONFLICT (subject) DO UPDATE SET state = (
+       SELECT coalesce(string_agg(DISTINCT x, ',' ORDER BY x), '')
+       FROM unnest(string_to_array(c.state || ',' || excluded.state, ',')) AS x WHERE x <> '')`,
+    [SIGNATURES, NEVER, sigs.join(',')],
+  );
 }
 
 /** `$from::text, $from+1::text, …` for `values`. */

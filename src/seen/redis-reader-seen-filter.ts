@@ -1,26 +1,44 @@
 /**
- * The per-reader scalable seen filter of note 3 on stock Redis (standalone or Cluster): one bitmap
- * string and one state HASH per reader, both under the reader's hash tag `{u:<reader>}` (keys.ts), so
- * every call is ONE `EVALSHA` of `readerSeen-3` (lua/readerSeen-3.lua) on one slot. With checkpoints
- * (seen-checkpointer.ts) a mark also journals the members it adds, and a reader with no state in Redis
- * (new, expired, or lost with Redis) is restored from PostgreSQL before it is answered. Hashing and
- * geometry are the engine's (src/seen/bloom.ts, src/seen/scalable-bloom.ts); Lua only walks bits.
- * Same bits, same answers as the in-process adapter (src/seen/memory-reader-seen-filter.ts).
+ * The per-reader scalable seen filter of note 3 on stock Redis (standalone or Cluster): one string per
+ * sub-filter and one state HASH per reader, all under the reader's hash tag `{u:<reader>}` (keys.ts),
+ * so every call is ONE `EVALSHA` of `readerSeen-3+N` (lua/readerSeen-3+N.lua) on one slot. A filter
+ * starts with a first sub-filter of `initialCapacity` members (100 by default: 149 bytes at 1 %) and
+ * opens each next one at its own size when the last fills, so a reader pays for what they saw.
+ *
+ * A reader's filter keeps the geometry it was started with (its signature, scalable-bloom.ts): one
+ * written before 0.2.0 (every sub-filter in one string, n0 = 100,000) or under other settings is
+ * read and marked under its own geometry until it is gone — the script answers with the filter's
+ * signature and the call runs again under it (two round trips, then one: the signature is
+ * remembered for {@link FOREIGN_READERS} readers). With checkpoints (seen-checkpointer.ts) a mark
+ * also journals the members it adds (and indexes the reader for the next checkpoint), and a reader
+ * with no state in Redis (new, expired, or lost with Redis) is restored from PostgreSQL before it is
+ * answered. Hashing and geometry are the engine's (src/seen/bloom.ts, src/seen/scalable-bloom.ts);
+ * Lua only walks bits. Same bits, same answers as the in-process adapter
+ * (src/seen/memory-reader-seen-filter.ts).
  */
 import { assertId } from '../kernel/ids.js';
-import { hashPairs, packPairs } from './bloom.js';
-import { compoundRate, geometrySignature, scalableLevels, type SubFilterGeometry } from './scalable-bloom.js';
+import { hasAllBits, hashPairs, packPairs } from './bloom.js';
+import { compoundRate, parseSignature, scalableGeometry, type ScalableGeometry } from './scalable-bloom.js';
 import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
 import type { RedisClient } from '../kernel/redis/client.js';
 import { redisCall } from '../kernel/redis/errors.js';
-import type { Keys } from '../kernel/redis/keys.js';
+import { READER_DIRTY_SHARDS, shardOf, type Keys } from '../kernel/redis/keys.js';
 import { LuaScripts } from '../kernel/redis/lua.js';
 import { fail } from '../kernel/errors.js';
 import type { ReaderRestorer } from './seen-checkpointer.js';
 import { MAX_RESTORES } from './redis-seen-filter.js';
 
 /** The scripts (./lua/): check, mark or describe one reader's filter; index a reader's new journal. */
-export const READER_SEEN_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), ['readerSeen-3', 'seenIndex-1']);
+export const READER_SEEN_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
+  'readerSeen-3+N',
+  'seenIndex-1',
+]);
+
+/** Readers whose filter has another signature than the settings', remembered so their calls take one round trip. */
+export const FOREIGN_READERS = 65_536;
+
+/** Sub-filter strings `forget` deletes (a split filter has at most 14 at any accepted n0 and rate). */
+const FORGET_LEVELS = 16;
 
 /** Options of {@link RedisReaderSeenFilter}. */
 export interface RedisReaderSeenFilterOptions {
@@ -37,12 +55,12 @@ const NO_MEMBERS = Buffer.alloc(0);
 
 /** {@link ReaderSeenFilter} on Redis. The client is the caller's (not closed here). */
 export class RedisReaderSeenFilter implements ReaderSeenFilter {
-  private readonly levels: SubFilterGeometry[];
-  private readonly levelArg: string;
-  private readonly signature: string;
+  /** The geometry of filters started here. */
+  private readonly g: ScalableGeometry;
   private readonly lua;
   private readonly checkpoints: ReaderRestorer | undefined;
-  private readonly flags: string;
+  /** Reader → signature of its live filter when not the settings' (LRU, {@link FOREIGN_READERS}). */
+  private readonly foreign = new Map<string, string>();
 
   /** @throws RangeError for an invalid capacity, rate or TTL. */
   constructor(
@@ -52,25 +70,26 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
     opts: RedisReaderSeenFilterOptions = {},
   ) {
     this.checkpoints = opts.checkpoints;
-    this.flags = opts.checkpoints ? 'gj' : '';
     if (!(settings.ttlMs > 0)) throw new RangeError('ttlMs must be > 0');
-    this.levels = scalableLevels(settings.initialCapacity, settings.errorRate);
-    this.levelArg = this.levels.map((g) => `${g.offset},${g.bits},${g.hashes},${g.capacity};`).join('');
-    this.signature = geometrySignature(settings.initialCapacity, settings.errorRate);
+    this.g = scalableGeometry(settings.initialCapacity, settings.errorRate);
     this.lua = READER_SEEN_SCRIPTS.on(redis);
   }
 
   /**
    * One round trip (two when the reader had no state in Redis and checkpoints are on: the restore
-   * from PostgreSQL comes first).
+   * from PostgreSQL comes first; one more the first time a filter of another geometry is met).
    */
   async seen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<boolean[]> {
     assertId(readerId, 'reader id');
     if (itemIds.length === 0) return [];
-    const reply = await this.guarded('c', readerId, nowMs, packPairs(hashPairs(readerId, itemIds)));
-    if (typeof reply !== 'string' || reply.length !== itemIds.length)
+    const pairs = hashPairs(readerId, itemIds);
+    const { reply, g } = await this.guarded('c', readerId, nowMs, packPairs(pairs));
+    const answers = Array.isArray(reply) ? reply[0] : reply;
+    if (!(answers instanceof Buffer) || answers.length !== itemIds.length)
       throw READER_SEEN_SCRIPTS.unexpected('readerSeen', reply);
-    return itemIds.map((_, i) => reply.charCodeAt(i) === 49); // '1'
+    const out = itemIds.map((_, i) => answers[i] === 49); // '1'
+    if (Array.isArray(reply)) testShipped(g, reply.slice(1) as Buffer[], pairs, out);
+    return out;
   }
 
   /**
@@ -86,35 +105,41 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
 
   /**
    * One round trip; with checkpoints, one more when this mark started the reader's journal (the
-   * reader joins its shard's dirty set, read by the next checkpoint), and a restore first when the
-   * reader had no state in Redis.
+   * reader joins its dirty set, read by the next checkpoint), and a restore first when the reader
+   * had no state in Redis.
    */
   async markSeen(readerId: string, itemIds: readonly string[], nowMs: number): Promise<void> {
     assertId(readerId, 'reader id');
     if (itemIds.length === 0) return;
-    const reply = await this.guarded('m', readerId, nowMs, packPairs(hashPairs(readerId, itemIds)));
+    const { reply } = await this.guarded('m', readerId, nowMs, packPairs(hashPairs(readerId, itemIds)));
     if (!Array.isArray(reply) || reply.length !== 2) throw READER_SEEN_SCRIPTS.unexpected('readerSeen', reply);
     if (reply[1] === 1) {
       // after the script, never before: a checkpoint that took the set in between would miss the journal
-      const dirty = this.keys.readerSeenDirty(this.keys.seenShard(readerId));
+      const dirty = this.keys.readerSeenDirty(shardOf(readerId, READER_DIRTY_SHARDS));
       await this.lua.seenIndex([dirty], [readerId, Math.floor(this.settings.ttlMs)]);
     }
   }
 
   async describe(readerId: string, nowMs: number): Promise<ReaderFilterState> {
     assertId(readerId, 'reader id');
-    const reply = (await this.run('d', readerId, nowMs, '')) as [string, string, number];
-    if (reply[0] === '') return { filters: [], members: 0, bytes: 0, lastActiveMs: null, expectedRate: 0 };
-    const counts = reply[1].split(',').map(Number);
+    const { reply, g } = await this.run('d', readerId, nowMs, '');
+    const [t, c, bytes] = (reply as [Buffer, Buffer, number]).map((x) => (Buffer.isBuffer(x) ? x.toString() : x)) as [
+      string,
+      string,
+      number,
+    ];
+    if (t === '') return { filters: [], members: 0, bytes: 0, lastActiveMs: null, expectedRate: 0, signature: null };
+    const counts = c.split(',').map(Number);
     return {
       filters: counts.map((members, i) => {
-        const g = this.levels[i]!;
-        return { bits: g.bits, hashes: g.hashes, capacity: g.capacity, rate: g.rate, members };
+        const l = g.levels[i]!;
+        return { bits: l.bits, hashes: l.hashes, capacity: l.capacity, rate: l.rate, members };
       }),
       members: counts.reduce((a, b) => a + b, 0),
-      bytes: Number(reply[2]),
-      lastActiveMs: Number(reply[0]),
-      expectedRate: compoundRate(this.levels, counts),
+      bytes: Number(bytes),
+      lastActiveMs: Number(t),
+      expectedRate: compoundRate(g.levels, counts),
+      signature: g.signature,
     };
   }
 
@@ -124,6 +149,7 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
    */
   async forget(readerId: string): Promise<void> {
     assertId(readerId, 'reader id');
+    this.foreign.delete(readerId);
     // the keys share one slot, so one DEL works on a Cluster too
     const k = this.keys;
     const all = [
@@ -132,6 +158,7 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
       k.readerSeenJournal(readerId),
       k.readerSeenJournalTaken(readerId),
       k.readerSeenJournalLease(readerId),
+      ...Array.from({ length: FORGET_LEVELS - 1 }, (_, i) => k.readerSeenLevel(readerId, i + 1)),
     ];
     await redisCall(this.redis.del(...all));
     if (!this.checkpoints) return;
@@ -142,10 +169,15 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
   async close(): Promise<void> {}
 
   /** {@link run}, restoring the reader first when the script finds no state (checkpoints only). */
-  private async guarded(mode: 'c' | 'm', readerId: string, nowMs: number, packed: Buffer): Promise<unknown> {
+  private async guarded(
+    mode: 'c' | 'm',
+    readerId: string,
+    nowMs: number,
+    packed: Buffer,
+  ): Promise<{ reply: unknown; g: ScalableGeometry }> {
     for (let restores = 0; ; restores++) {
-      const reply = await this.run(mode, readerId, nowMs, packed);
-      if (reply !== '?' || !this.checkpoints) return reply;
+      const r = await this.run(mode, readerId, nowMs, packed);
+      if (!isMissing(r.reply) || !this.checkpoints) return r;
       if (restores === MAX_RESTORES) {
         throw fail(
           'STORE_UNAVAILABLE',
@@ -157,21 +189,98 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
     }
   }
 
-  private run(mode: 'c' | 'm' | 'd', readerId: string, nowMs: number, packed: Buffer | string): Promise<unknown> {
-    const keys = [
-      this.keys.readerSeen(readerId),
-      this.keys.readerSeenMeta(readerId),
-      this.keys.readerSeenJournal(readerId),
-    ];
-    const args = [
-      mode,
-      Math.floor(nowMs),
-      Math.floor(this.settings.ttlMs),
-      this.signature,
-      this.levelArg,
-      packed,
-      this.flags,
-    ];
-    return this.lua.readerSeen(keys, args);
+  /**
+   * One script run under the reader's geometry: the settings', or the one its live filter was
+   * started with (learned from the script's `{'?g', sig}` answer and remembered).
+   */
+  private async run(
+    mode: 'c' | 'm' | 'd',
+    readerId: string,
+    nowMs: number,
+    packed: Buffer | string,
+  ): Promise<{ reply: unknown; g: ScalableGeometry }> {
+    let g = this.geometryOf(readerId);
+    for (let tries = 0; ; tries++) {
+      const reply = await this.lua.readerSeen.buffer(
+        this.scriptKeys(readerId, g),
+        this.scriptArgs(mode, g, nowMs, packed),
+      );
+      if (!Array.isArray(reply) || String(reply[0]) !== '?g') return { reply, g };
+      if (tries === 2) throw READER_SEEN_SCRIPTS.unexpected('readerSeen', reply);
+      const sig = String(reply[1]);
+      const other = sig === '' ? null : parseSignature(sig);
+      if (other && sig !== this.g.signature) this.remember(readerId, sig);
+      else this.foreign.delete(readerId);
+      // a signature this version cannot read: run under the settings', replacing that filter ('r')
+      g = other ?? { ...this.g, signature: this.g.signature, replace: sig !== '' };
+    }
   }
+
+  /** The geometry the reader's filter is known to have (the settings' unless remembered otherwise). */
+  private geometryOf(readerId: string): ScalableGeometry & { replace?: boolean } {
+    const sig = this.foreign.get(readerId);
+    if (sig === undefined) return this.g;
+    this.foreign.delete(readerId); // most recently used goes last
+    this.foreign.set(readerId, sig);
+    return parseSignature(sig) ?? this.g;
+  }
+
+  private remember(readerId: string, sig: string): void {
+    this.foreign.delete(readerId);
+    if (this.foreign.size >= FOREIGN_READERS) this.foreign.delete(this.foreign.keys().next().value!);
+    this.foreign.set(readerId, sig);
+  }
+
+  private scriptKeys(readerId: string, g: ScalableGeometry): string[] {
+    const k = this.keys;
+    const out = [k.readerSeen(readerId), k.readerSeenMeta(readerId), k.readerSeenJournal(readerId)];
+    if (g.split) for (let i = 1; i < g.levels.length; i++) out.push(k.readerSeenLevel(readerId, i));
+    return out;
+  }
+
+  private scriptArgs(
+    mode: 'c' | 'm' | 'd',
+    g: ScalableGeometry & { replace?: boolean },
+    nowMs: number,
+    packed: Buffer | string,
+  ): (string | number | Buffer)[] {
+    let flags = this.checkpoints ? 'gj' : '';
+    if (g.split) flags += 's';
+    if (g.signature !== this.g.signature) flags += 'o';
+    if (g.replace) flags += 'r';
+    return [mode, Math.floor(nowMs), Math.floor(this.settings.ttlMs), g.signature, levelArg(g), packed, flags];
+  }
+}
+
+/** A guarded call's answer for a reader with no state in Redis: '?'. */
+function isMissing(reply: unknown): boolean {
+  return Buffer.isBuffer(reply) && reply.length === 1 && reply[0] === 63; // '?'
+}
+
+/**
+ * Tests the members still answered false against sub-filters 0..j-1 the check shipped (their bytes as
+ * Redis holds them, each a string of its own or, for the one-string geometry, its range): sets true
+ * where one has all k bits.
+ */
+function testShipped(g: ScalableGeometry, shipped: readonly Buffer[], pairs: Uint32Array, out: boolean[]): void {
+  for (let i = 0; i < shipped.length; i++) {
+    const l = g.levels[i]!;
+    const bytes = shipped[i]!;
+    for (let j = 0; j < out.length; j++) {
+      if (out[j]) continue;
+      if (hasAllBits(bytes, l.bits, l.hashes, pairs[2 * j]! % l.bits, pairs[2 * j + 1]! % l.bits)) out[j] = true;
+    }
+  }
+}
+
+const levelArgs = new WeakMap<ScalableGeometry, string>();
+
+/** The script's sub-filter list, 'offset,bits,hashes,capacity;' per level (cached per geometry). */
+function levelArg(g: ScalableGeometry): string {
+  let s = levelArgs.get(g);
+  if (s === undefined) {
+    s = g.levels.map((l) => `${l.offset},${l.bits},${l.hashes},${l.capacity};`).join('');
+    levelArgs.set(g, s);
+  }
+  return s;
 }

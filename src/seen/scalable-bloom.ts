@@ -5,15 +5,23 @@
  * Almeida, Baquero, Preguiça & Hutchison 2007, "Scalable Bloom Filters": sub-filter i holds
  * n_i = n_0 · s^i members at error p_i = p_0 · r^i; the compound rate is ≤ Σ p_i = p_0 / (1 − r), so
  * p_0 = P · (1 − r) keeps the whole filter at P however many sub-filters open. Freshet uses growth
- * s = 2 and tightening r = 0.5 (the paper's recommendation for fast growth, and RedisBloom's default
- * expansion). Each sub-filter is sized by Broder & Mitzenmacher 2004 via {@link sizeWindow} (one
- * filter, D = 1): m_i = ⌈−n_i ln p_i / ln²2⌉, k_i = round(m_i/n_i · ln 2). Members are hashed once
- * (`hashPairs`: MurmurHash3 pair of `{reader}:{item}`) and placed in sub-filter i by double hashing
- * g_j = (h1 + j·h2) mod m_i (Kirsch & Mitzenmacher 2006).
+ * s = 2 and tightening r = 0.5 (the paper's recommendation for fast growth, and RedisBloom's defaults:
+ * `BF.RESERVE` expansion 2, tightening 0.5, capacity 100). Each sub-filter is sized by Broder &
+ * Mitzenmacher 2004 via {@link sizeWindow} (one filter, D = 1): m_i = ⌈−n_i ln p_i / ln²2⌉,
+ * k_i = round(m_i/n_i · ln 2). Members are hashed once (`hashPairs`: MurmurHash3 pair of
+ * `{reader}:{item}`) and placed in sub-filter i by double hashing g_j = (h1 + j·h2) mod m_i
+ * (Kirsch & Mitzenmacher 2006).
  *
- * All sub-filters of a reader live in ONE bitmap (one Redis string): sub-filter i occupies the bits
- * [offset_i, offset_i + m_i), offsets rounded up to whole bytes. Redis grows a string only up to its
- * highest set bit, so unopened sub-filters cost nothing.
+ * The geometry is named by a SIGNATURE, stored with every filter (Redis `g`, checkpoint subjects,
+ * snapshots), so a filter is always read under the geometry it was written with:
+ * - `<n0>:<P>:s2:r0.5:split` (since 0.2.0): one Redis string per sub-filter (`Keys.readerSeen` for 0,
+ *   `Keys.readerSeenLevel` for i ≥ 1), each created at its own size when it opens — a light reader
+ *   pays for its first sub-filter only (149 B at n0 = 100, P = 1 %) — and none over
+ *   {@link MAX_LEVEL_BITS} (2 MiB, created without a stall; layout.ts);
+ * - `<n0>:<P>:s2:r0.5` (before 0.2.0): every sub-filter in ONE string at byte-aligned offsets (grown
+ *   by rewriting it when a sub-filter opens), up to 2^32 bits in all.
+ * In process, in snapshots and in checkpoints a filter is always the concatenation of its open
+ * sub-filters at those offsets (the same bytes for both kinds: the offsets are the same).
  */
 import { MAX_BITS, sizeWindow, type BloomGeometry } from './bloom.js';
 
@@ -21,12 +29,28 @@ import { MAX_BITS, sizeWindow, type BloomGeometry } from './bloom.js';
 export const GROWTH = 2;
 /** Tightening ratio r of error rates (Almeida et al. 2007). */
 export const TIGHTENING = 0.5;
+/**
+ * Largest sub-filter of a `split` filter (bits): 2 MiB less 16 bytes (room for the string's header within
+ * jemalloc's 2 MiB size class, as layout.ts's MAX_SHARD_BITS), created without a stall.
+ */
+export const MAX_LEVEL_BITS = 8 * (2 ** 21 - 16);
+
+/**
+ * What a sub-filter of a `split` filter is sized for, below its share of P: its rate p_i ÷ 1.5. The
+ * classic rate (1 − e^{−kn/m})^k underestimates small filters hashed by double hashing: measured at
+ * capacity, 0.59 % for the 100-member first sub-filter sized for 0.5 %, +15–22 % up to 3,200 members
+ * (a step h2 mod m of 0 alone puts all k probes on one bit once in m members). Without the margin the
+ * compound rate of a grown filter measured 1.14–1.29 % for a target of 1 % (bench/seen-strategies.ts,
+ * bench/seen-reader-growth.ts); with ÷ 1.25 at most 1.04 %; with ÷ 1.5 at most 0.81 % (400,000 probes
+ * per size from 100 to 100,000 members). It costs ln(1.5) / ln²2 = 0.84 bits per member (~2–8 %).
+ */
+export const SMALL_FILTER_MARGIN = 1.5;
 
 /** One sub-filter's place and shape in the reader's bitmap. */
 export interface SubFilterGeometry {
   /** Index i (0 = the first). */
   level: number;
-  /** First bit of the sub-filter in the bitmap (a multiple of 8). */
+  /** First bit of the sub-filter in the concatenated bitmap (a multiple of 8). */
   offset: number;
   /** Bits m_i. */
   bits: number;
@@ -38,12 +62,23 @@ export interface SubFilterGeometry {
   rate: number;
 }
 
+/** A filter's geometry as its signature names it. */
+export interface ScalableGeometry {
+  signature: string;
+  /** One Redis string per sub-filter (since 0.2.0), or all in one string (before). */
+  split: boolean;
+  initialCapacity: number;
+  errorRate: number;
+  levels: SubFilterGeometry[];
+}
+
 /**
- * Every sub-filter that fits a 2^32-bit Redis string, in order (about 11 at n_0 = 100,000, P = 1 %;
- * that is over 200 million members).
+ * Every sub-filter that fits, in order: in one 2^32-bit string (`split` false: about 11 at
+ * n0 = 100,000), or each in a string of at most {@link MAX_LEVEL_BITS} (`split`: 13 at n0 = 100,
+ * P = 1 %, that is 819,100 members).
  * @throws RangeError for capacity < 1, a rate outside (0, 1), or when even sub-filter 0 does not fit.
  */
-export function scalableLevels(initialCapacity: number, errorRate: number): SubFilterGeometry[] {
+export function scalableLevels(initialCapacity: number, errorRate: number, split = true): SubFilterGeometry[] {
   if (!(initialCapacity >= 1) || !Number.isInteger(initialCapacity))
     throw new RangeError('initialCapacity must be an integer >= 1');
   if (!(errorRate > 0 && errorRate < 1)) throw new RangeError('errorRate must be in (0, 1)');
@@ -54,15 +89,15 @@ export function scalableLevels(initialCapacity: number, errorRate: number): SubF
     const rate = errorRate * (1 - TIGHTENING) * TIGHTENING ** level;
     let g: BloomGeometry;
     try {
-      g = sizeWindow(capacity, rate, 1);
+      g = sizeWindow(capacity, split ? rate / SMALL_FILTER_MARGIN : rate, 1);
     } catch {
       break; // one sub-filter over 2^32 bits: no more levels
     }
-    if (offset + g.bits > MAX_BITS) break;
+    if (split ? g.bits > MAX_LEVEL_BITS : offset + g.bits > MAX_BITS) break;
     out.push({ level, offset, bits: g.bits, hashes: g.hashes, capacity, rate });
     offset += Math.ceil(g.bits / 8) * 8;
   }
-  if (out.length === 0) throw new RangeError('the first sub-filter does not fit a 2^32-bit bitmap');
+  if (out.length === 0) throw new RangeError('the first sub-filter does not fit');
   return out;
 }
 
@@ -85,10 +120,45 @@ export function bitmapBytes(levels: readonly SubFilterGeometry[], open: number):
   return Math.ceil((last.offset + last.bits) / 8);
 }
 
+/** The byte range [from, to) of sub-filter `level` in the concatenated bitmap. */
+export function levelBytes(g: SubFilterGeometry): [number, number] {
+  return [g.offset / 8, g.offset / 8 + Math.ceil(g.bits / 8)];
+}
+
 /**
- * A short signature of the geometry (`n0:P`): a filter written under another configuration is not
- * read with this one (its bits would mean nothing) — it is dropped and starts again.
+ * The signature a filter written by these settings carries (`n0:P:s2:r0.5:split`). A filter keeps
+ * the signature it was written with for its life: a change of settings applies to filters started
+ * after it.
  */
 export function geometrySignature(initialCapacity: number, errorRate: number): string {
-  return `${initialCapacity}:${errorRate}:s${GROWTH}:r${TIGHTENING}`;
+  return `${initialCapacity}:${errorRate}:s${GROWTH}:r${TIGHTENING}:split`;
+}
+
+const SIGNATURE = /^(\d+):([0-9.e+-]+):s2:r0\.5(:split)?$/;
+const parsed = new Map<string, ScalableGeometry | null>();
+
+/**
+ * The geometry a stored signature names (cached), or null when it is not one this version reads
+ * (malformed, another growth or tightening): such a filter is treated as gone.
+ */
+export function parseSignature(signature: string): ScalableGeometry | null {
+  let g = parsed.get(signature);
+  if (g !== undefined) return g;
+  const m = SIGNATURE.exec(signature);
+  g = null;
+  if (m) {
+    const [initialCapacity, errorRate, split] = [Number(m[1]), Number(m[2]), m[3] !== undefined];
+    try {
+      g = { signature, split, initialCapacity, errorRate, levels: scalableLevels(initialCapacity, errorRate, split) };
+    } catch {
+      g = null;
+    }
+  }
+  if (parsed.size < 1024) parsed.set(signature, g);
+  return g;
+}
+
+/** The geometry of filters these settings start. */
+export function scalableGeometry(initialCapacity: number, errorRate: number): ScalableGeometry {
+  return parseSignature(geometrySignature(initialCapacity, errorRate))!;
 }

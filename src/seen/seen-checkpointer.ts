@@ -4,14 +4,17 @@
  *
  * What is written: not bitmaps but JOURNALS. Each mark script appends the packed hash pairs (8 bytes)
  * of the members it added — for a rolling day, those that set a new bit (seenMark-4.lua); for a
- * reader, those added to its scalable filter, in order (readerSeen-3.lua) — to a journal key beside
+ * reader, those added to its scalable filter, in order (readerSeen-3+N.lua) — to a journal key beside
  * the filter. Every `FRESHET_SEEN_CHECKPOINT_S` a checkpoint takes every journal (found through each
- * shard's index of days with a journal, and of readers whose journal was started), appends them as
- * rows in one PostgreSQL transaction, then acknowledges them in Redis. Now and then a subject's rows
- * are compacted into a base bitmap: a past day once (the first checkpoint that finds its rows after
- * the day ended), and any subject whose rows outgrow its bitmap (the write cost stays ≤ 2× the
- * journal bytes and a restore reads ≤ ~2 bitmaps a subject). Measured in bench/seen-checkpoint.ts
- * against rewriting bitmaps: bench/README.md "Seen checkpoints".
+ * shard's index of days with a journal, and the sets of readers whose journal was started:
+ * seen-journals.ts), appends them as rows in one PostgreSQL transaction, then acknowledges them in
+ * Redis. Each row goes to the subject of the filter's own geometry: a day's layout (layout.ts; the
+ * day's layout is recorded beside its rows, `l:<day>`), a reader's signature (scalable-bloom.ts).
+ * Now and then a subject's rows are compacted into a base bitmap: a past day once (the first
+ * checkpoint that finds its rows after the day ended), and any subject whose rows outgrow its bitmap
+ * and 4 KiB (seen-compaction.ts: the write cost stays ≤ 2× the journal bytes and a restore reads
+ * ≤ ~2 bitmaps a subject). Measured in bench/seen-checkpoint.ts against rewriting bitmaps:
+ * bench/README.md "Seen checkpoints".
  *
  * Concurrency (N processes, each with its own timer): a take moves a journal to a `taken` key under
  * a lease (includes/take.lua); another process skips it while the lease lives and takes it over (with
@@ -24,17 +27,20 @@
  * the last checkpoint that completed before the restore):
  * - rolling: each shard has an epoch key, set by a restore. A check on a shard without one (Redis
  *   lost it) gets '?' from the script, before anything is answered; the adapter calls
- *   {@link SeenCheckpointer.restoreShard} — the window's days folded from PostgreSQL and OR-ed into
- *   Redis with fresh random versions (no cached copy of a day can match) — and checks again. A day
- *   key found missing while the epoch is there (evicted, deleted) is restored the same way when this
- *   process knows it is checkpointed ({@link SeenCheckpointer.hasCheckpoint}). On start, every shard
- *   without an epoch is restored ({@link SeenCheckpointer.ensureShards}).
+ *   {@link SeenCheckpointer.restoreShard} — the window's days of that shard, each under its own
+ *   layout, folded from PostgreSQL and OR-ed into Redis with fresh random versions (no cached copy of
+ *   a day can match) — and checks again. A day key found missing while the epoch is there (evicted,
+ *   deleted) is restored the same way when this process knows it is checkpointed
+ *   ({@link SeenCheckpointer.hasCheckpoint}). On start, every shard of the layouts in use without an
+ *   epoch is restored ({@link SeenCheckpointer.ensureShards}). A day whose layout key Redis lost is
+ *   given back the layout its checkpoints were written under ({@link SeenCheckpointer.layoutsOfDays}).
  * - per reader: a reader with no state at all (new, expired, or lost) gets '?' from a guarded check or
- *   mark; {@link SeenCheckpointer.restoreReader} folds its checkpoint (or nothing) into a state, put
- *   only if the reader still has none, and the call runs again.
+ *   mark; {@link SeenCheckpointer.restoreReader} folds its checkpoint — under whichever geometry it
+ *   was written, also before 0.2.0 — (or nothing) into a state, put only if the reader still has
+ *   none, and the call runs again (reader-restore.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { DAY_MS, dayStamp } from '../kernel/clock.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/observability.js';
@@ -42,24 +48,26 @@ import type { RedisClient } from '../kernel/redis/client.js';
 import { redisCall } from '../kernel/redis/errors.js';
 import type { Keys } from '../kernel/redis/keys.js';
 import { LuaScripts } from '../kernel/redis/lua.js';
-import { seenDayEnd, seenWindow, type BloomGeometry } from './bloom.js';
+import { dayStartMs, seenDayEnd, seenWindow } from './bloom.js';
 import type { ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
-import { bitmapBytes, geometrySignature, scalableLevels } from './scalable-bloom.js';
-import { daySubject, foldDay, foldDayBase, foldReader, foldReaderBase, readerSubject } from './seen-fold.js';
-import type { PostgresSeenCheckpoints, SubjectBytes } from './postgres-seen-checkpoints.js';
-import { SeenJournals, mapLimit } from './seen-journals.js';
+import { foldDay } from './seen-fold.js';
+import type { PostgresSeenCheckpoints } from './postgres-seen-checkpoints.js';
+import { SeenJournals, mapLimit, type ShardFamily } from './seen-journals.js';
+import type { DayLayouts, LayoutRecords } from './day-layouts.js';
+import { daySubject, shardKeys, type SeenLayout } from './layout.js';
+import type { ShardRef } from './redis-seen-filter.js';
+import { ReaderRestores } from './reader-restore.js';
+import { compactDue } from './seen-compaction.js';
+import { checkpointMetrics } from './seen-metrics.js';
 
-/** The scripts of restores (./lua/); taking journals is seen-journals.ts's. */
-export const RESTORE_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
-  'seenRestore-3',
-  'readerSeenRestore-2',
-]);
+/** The script of day restores (./lua/); a reader's is reader-restore.ts's, taking journals seen-journals.ts's. */
+export const RESTORE_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), ['seenRestore-3']);
 
 /** How long a take is reserved for the checkpoint that made it, ms (then another may take it over). */
 export const SEEN_CHECKPOINT_LEASE_MS = 30_000;
 
-/** Acknowledgements sent at once after a commit. */
-const ACK_CONCURRENCY = 32;
+/** Acknowledgements and epoch probes sent at once. */
+const CONCURRENCY = 32;
 
 /** What one checkpoint did. */
 export interface CheckpointReport {
@@ -81,12 +89,14 @@ export interface CheckpointReport {
 
 /** What the rolling Redis adapter asks of the checkpoints (redis-seen-filter.ts). */
 export interface RollingRestorer {
-  /** Restores the window ending at `nowMs` of one shard and sets its epoch. */
-  restoreShard(shard: number, nowMs: number): Promise<void>;
-  /** Restores some days of one shard (keys found missing). */
-  restoreDays(shard: number, days: readonly string[], nowMs: number): Promise<void>;
-  /** Whether this process knows the day of this shard to be checkpointed. */
-  hasCheckpoint(shard: number, day: string): boolean;
+  /** The days' layouts, shared with the adapter. */
+  readonly dayLayouts: DayLayouts;
+  /** Restores the window ending at `nowMs` of one shard (every day of its keys' tag) and sets its epoch. */
+  restoreShard(ref: ShardRef, nowMs: number): Promise<void>;
+  /** Restores some days of one shard of one layout (keys found missing). */
+  restoreDays(ref: ShardRef, days: readonly string[], nowMs: number): Promise<void>;
+  /** Whether this process knows a day subject (layout.ts `daySubject`) to be checkpointed. */
+  hasCheckpoint(subject: string): boolean;
 }
 
 /** What the per-reader Redis adapter asks of the checkpoints (redis-reader-seen-filter.ts). */
@@ -102,8 +112,8 @@ export interface SeenCheckpointerDeps {
   redis: RedisClient;
   keys: Keys;
   store: PostgresSeenCheckpoints;
-  /** The rolling filters' geometry per shard and day (its `days` is the window). */
-  geometry: BloomGeometry;
+  /** The rolling days' layouts (the same instance as the rolling adapter's); its window is the filters'. */
+  dayLayouts: DayLayouts;
   reader: ReaderSeenSettings;
   /** Time of expiries (a journal's time to live is added to it). */
   clock: Clock;
@@ -114,34 +124,35 @@ export interface SeenCheckpointerDeps {
 }
 
 /** Checkpoints and restores of both Redis seen filters of one process. */
-export class SeenCheckpointer implements RollingRestorer, ReaderRestorer {
+export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, LayoutRecords {
   /** This process's token: its takes and leases (stable, so a failed checkpoint's next try retakes at once). */
   private readonly token = randomBytes(12).toString('hex');
   private readonly lua;
   private known = new Set<string>();
+  /** Days with checkpoints of the legacy layout (from {@link known}). */
+  private legacyDays = new Set<string>();
   private readonly journals: SeenJournals;
   private readonly restoring = new Map<string, Promise<void>>();
   private readonly leaseMs: number;
-  private readonly shards: number;
-  private readonly readerSig: string;
-  private readonly readerBaseBytes: number;
+  private readonly days: number;
+  /** Restores of per-reader filters (reader-restore.ts). */
+  private readonly readers: ReaderRestores;
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private readonly metrics;
+  readonly dayLayouts: DayLayouts;
 
   constructor(private readonly d: SeenCheckpointerDeps) {
     this.lua = RESTORE_SCRIPTS.on(d.redis);
     this.leaseMs = d.leaseMs ?? SEEN_CHECKPOINT_LEASE_MS;
-    this.shards = d.keys.seenShards;
-    const names = {
-      day: (shard: number, day: string) => this.daySubject(shard, day),
-      reader: (id: string) => readerSubject(d.reader, id),
-    };
-    this.journals = new SeenJournals(d.redis, d.keys, names, this.token, this.leaseMs, d.geometry.days * DAY_MS);
-    this.readerSig = geometrySignature(d.reader.initialCapacity, d.reader.errorRate);
-    this.readerBaseBytes = bitmapBytes(scalableLevels(d.reader.initialCapacity, d.reader.errorRate), 1);
+    this.dayLayouts = d.dayLayouts;
+    this.days = d.dayLayouts.configured.geometry.days;
+    d.dayLayouts.useRecords(this);
+    const legacyShards = d.dayLayouts.legacy?.shards ?? 0;
+    this.journals = new SeenJournals(d.redis, d.keys, this.token, this.leaseMs, this.days * DAY_MS, legacyShards);
     this.metrics = d.registry ? checkpointMetrics(d.registry) : undefined;
+    this.readers = new ReaderRestores(d.redis, d.keys, d.store, d.reader);
   }
 
   /**
@@ -178,79 +189,129 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer {
     })());
   }
 
-  /** Restores every shard that has no epoch (an empty Redis on start), for the window ending at `nowMs`. */
+  /**
+   * Restores every shard without an epoch (an empty Redis on start) of the layouts the window ending at
+   * `nowMs` uses (learning them first), of the configured and of the legacy layout.
+   * @returns how many shards were restored.
+   */
   async ensureShards(nowMs: number): Promise<number> {
+    await this.refreshKnown(nowMs); // the legacy days first: whether to read them depends on it
+    await this.dayLayouts.forDays(windowStamps(nowMs, this.days), nowMs);
     let restored = 0;
-    for (let shard = 0; shard < this.shards; shard++) {
-      if ((await redisCall(this.d.redis.exists(this.d.keys.seenEpoch(shard)))) === 1) continue;
-      await this.restoreShard(shard, nowMs);
+    await mapLimit(this.shardRefs(), CONCURRENCY, async (ref) => {
+      const epoch = shardKeys(this.d.keys, ref.layout, ref.shard).epoch();
+      if ((await redisCall(this.d.redis.exists(epoch))) === 1) return;
+      await this.restoreShard(ref, nowMs);
       restored++;
-    }
+    });
     await this.refreshKnown(nowMs);
     return restored;
   }
 
-  restoreShard(shard: number, nowMs: number): Promise<void> {
-    return this.once(`shard:${shard}`, async () => {
+  restoreShard(ref: ShardRef, nowMs: number): Promise<void> {
+    const tag = shardKeys(this.d.keys, ref.layout, ref.shard).base;
+    return this.once(`shard:${tag}`, async () => {
       await this.queue; // this process's checkpoint in flight lands first
-      await this.restoreDayList(shard, seenWindow(nowMs, this.d.geometry.days).map(dayStamp), nowMs);
-      await redisCall(this.d.redis.set(this.d.keys.seenEpoch(shard), String(this.d.clock.now())));
+      const stamps = windowStamps(nowMs, this.days);
+      let days: { day: string; layout: SeenLayout }[];
+      if (ref.layout.legacy) {
+        days = stamps.map((day) => ({ day, layout: ref.layout }));
+      } else {
+        // every day of the window whose layout keeps its keys under this tag (same shard count)
+        const reads = await this.dayLayouts.forDays(stamps, nowMs);
+        days = [];
+        stamps.forEach((day, i) => {
+          const layout = reads[i]!.write;
+          if (layout && !layout.legacy && layout.shards === ref.layout.shards) days.push({ day, layout });
+        });
+      }
+      await this.restoreDayList(ref.shard, days, nowMs);
+      const epoch = shardKeys(this.d.keys, ref.layout, ref.shard).epoch();
+      await redisCall(this.d.redis.set(epoch, String(this.d.clock.now())));
       this.metrics?.restores.inc({ kind: 'shard' });
     });
   }
 
-  restoreDays(shard: number, days: readonly string[], nowMs: number): Promise<void> {
-    return this.once(`days:${shard}:${days.join(',')}`, async () => {
-      await this.restoreDayList(shard, days, nowMs);
+  restoreDays(ref: ShardRef, days: readonly string[], nowMs: number): Promise<void> {
+    const tag = shardKeys(this.d.keys, ref.layout, ref.shard).base;
+    return this.once(`days:${tag}:${days.join(',')}`, async () => {
+      await this.restoreDayList(
+        ref.shard,
+        days.map((day) => ({ day, layout: ref.layout })),
+        nowMs,
+      );
       this.metrics?.restores.inc({ kind: 'day' }, days.length);
     });
   }
 
-  hasCheckpoint(shard: number, day: string): boolean {
-    return this.known.has(this.daySubject(shard, day));
+  hasCheckpoint(subject: string): boolean {
+    return this.known.has(subject);
+  }
+
+  layoutsOfDays(days: readonly string[]): Promise<Map<string, string>> {
+    return this.d.store.layoutsOfDays(days);
+  }
+
+  legacyCheckpointed(day: string): boolean {
+    return this.legacyDays.has(day);
   }
 
   restoreReader(readerId: string, nowMs: number): Promise<void> {
     return this.once(`reader:${readerId}`, async () => {
-      const subject = readerSubject(this.d.reader, readerId);
-      const c = (await this.d.store.load([subject])).get(subject);
-      let saved = c && foldReader(this.d.reader, readerId, c);
-      if (saved && nowMs - saved.lastActive >= this.d.reader.ttlMs) saved = undefined; // gone by now
-      const { keys } = this.d;
-      // nothing (live) checkpointed: an empty state, so the next calls need no restore
-      await this.lua.readerSeenRestore(
-        [keys.readerSeen(readerId), keys.readerSeenMeta(readerId)],
-        [
-          saved ? Buffer.from(saved.bitmap.buffer, saved.bitmap.byteOffset, saved.bitmap.byteLength) : '',
-          Math.floor(saved ? saved.lastActive : nowMs),
-          this.readerSig,
-          saved ? saved.counts.join(',') : '0',
-          Math.floor(this.d.reader.ttlMs),
-        ],
-      );
-      if (saved) this.metrics?.restores.inc({ kind: 'reader' });
+      if (await this.readers.restore(readerId, nowMs)) this.metrics?.restores.inc({ kind: 'reader' });
     });
   }
 
-  async forgetReader(readerId: string): Promise<void> {
-    await this.d.store.forget(readerSubject(this.d.reader, readerId));
+  forgetReader(readerId: string): Promise<void> {
+    return this.readers.forget(readerId);
   }
 
-  /** Subject of a day of a shard (for tests and tools). */
-  daySubject(shard: number, day: string): string {
-    return daySubject(this.d.geometry, this.shards, shard, day);
+  /** Every shard of every layout in use: one per tag (layouts of one shard count share their tags). */
+  private shardRefs(): ShardRef[] {
+    const families = new Map<string, SeenLayout>();
+    for (const l of this.dayLayouts.inUse()) families.set(l.legacy ? 'legacy' : `n${l.shards}`, l);
+    return [...families.values()].flatMap((layout) =>
+      Array.from({ length: layout.shards }, (_, shard) => ({ layout, shard })),
+    );
+  }
+
+  /** The shard families the journals are taken from, each resolving its days' layouts. */
+  private families(now: number): ShardFamily[] {
+    const seen = new Set<string>();
+    const out: ShardFamily[] = [];
+    for (const layout of this.dayLayouts.inUse()) {
+      const key = layout.legacy ? 'legacy' : `n${layout.shards}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({
+        layout,
+        dayLayout: async (day) => {
+          if (layout.legacy) return layout;
+          const l = this.dayLayouts.knownLayout(day) ?? (await this.dayLayouts.layoutOf(day, now));
+          return !l.legacy && l.shards === layout.shards ? l : null;
+        },
+      });
+    }
+    return out;
   }
 
   private async run(): Promise<CheckpointReport> {
     const started = performance.now();
     const now = this.d.clock.now();
     try {
-      const { rows, acks, lastAcks, readerOf } = await this.journals.takeAll(now);
-      const logBytes = await this.d.store.append(rows);
-      for (const r of rows) if (r.subject.startsWith('d:')) this.known.add(r.subject);
-      await mapLimit(acks, ACK_CONCURRENCY, (ack) => ack());
+      const { rows, acks, lastAcks, readerOf, dayLayouts } = await this.journals.takeAll(now, this.families(now));
+      const days = [...dayLayouts].map(([day, l]) => ({
+        day,
+        layout: l.id,
+        expiresAt: seenDayEnd(dayStartMs(day), this.days),
+      }));
+      const sigs = this.readers.unrecorded(readerOf.keys());
+      const logBytes = await this.d.store.append(rows, { days, signatures: sigs });
+      this.readers.recorded(sigs);
+      await mapLimit(acks, CONCURRENCY, (ack) => ack());
       for (const ack of lastAcks) await ack();
-      const compacted = await this.compact(logBytes, readerOf, now);
+      const past = this.windowSubjects(windowStamps(now, this.days).slice(1));
+      const compacted = await compactDue(this.d.store, this.d.reader, { logBytes, readerOf, past, now });
       const expired = await this.d.store.expire(now);
       await this.refreshKnown(now);
       let bytes = 0;
@@ -260,71 +321,46 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer {
         if (r.subject.startsWith('r:')) readerBytes += r.pairs.length;
       }
       this.metrics?.done(true, bytes, now);
-      const days = rows.length - readerOf.size;
-      return { days, readers: readerOf.size, bytes, readerBytes, compacted, expired, ms: performance.now() - started };
+      const dayRows = rows.length - readerOf.size;
+      return {
+        days: dayRows,
+        readers: readerOf.size,
+        bytes,
+        readerBytes,
+        compacted,
+        expired,
+        ms: performance.now() - started,
+      };
     } catch (err) {
       this.metrics?.done(false, 0, now);
       throw err;
     }
   }
 
-  /**
-   * Compacts: past days with rows (once each, normally at the first checkpoint after midnight), and
-   * every subject whose rows now outgrow its bitmap (its base, or what a first base would take: a day's
-   * bitmap, a reader's first sub-filter) — so a compaction rewrites a base at most once per base's
-   * worth of journal, and the writes stay ≤ 2× the journal bytes.
-   */
-  private async compact(
-    logBytes: Map<string, SubjectBytes>,
-    readerOf: Map<string, string>,
-    now: number,
-  ): Promise<number> {
-    const today = dayStamp(now);
-    const dayBytes = Math.ceil(this.d.geometry.bits / 8);
-    const due = new Set<string>();
-    const pastDays: string[] = [];
-    for (let shard = 0; shard < this.shards; shard++) {
-      for (const ms of seenWindow(now, this.d.geometry.days).slice(1))
-        pastDays.push(this.daySubject(shard, dayStamp(ms)));
-    }
-    for (const s of await this.d.store.withLog(pastDays)) due.add(s);
-    for (const [subject, bytes] of logBytes) {
-      const isDay = subject.startsWith('d:');
-      if (isDay && subject.slice(-8) < today) due.add(subject);
-      else if (bytes.log >= Math.max(bytes.base, isDay ? dayBytes : this.readerBaseBytes)) due.add(subject);
-    }
-    let compacted = 0;
-    for (const subject of due) {
-      const readerId = readerOf.get(subject);
-      if (!subject.startsWith('d:') && readerId === undefined) continue;
-      const folded = await this.d.store.compact(subject, (c) =>
-        readerId === undefined ? foldDayBase(this.d.geometry, c) : foldReaderBase(this.d.reader, readerId, c),
-      );
-      if (folded > 0) compacted++;
-    }
-    return compacted;
-  }
-
-  /** Restores `days` of `shard` from their checkpoints (days with none are left as they are). */
-  private async restoreDayList(shard: number, days: readonly string[], nowMs: number): Promise<void> {
-    const { keys, geometry } = this.d;
-    const subjects = days.map((day) => this.daySubject(shard, day));
+  /** Restores `days` of `shard` (each under its layout) from their checkpoints (days with none are left as they are). */
+  private async restoreDayList(
+    shard: number,
+    days: readonly { day: string; layout: SeenLayout }[],
+    nowMs: number,
+  ): Promise<void> {
+    const subjects = days.map(({ day, layout }) => daySubject(layout, shard, day));
     const found = await this.d.store.load(subjects);
     const writes: Promise<unknown>[] = [];
     for (let i = 0; i < days.length; i++) {
+      const { day, layout } = days[i]!;
       const c = found.get(subjects[i]!);
-      const day = days[i]!;
-      const ttl = seenDayEnd(dayStartMs(day), geometry.days) - nowMs;
+      const ttl = seenDayEnd(dayStartMs(day), this.days) - nowMs;
       if (!c || ttl <= 0) {
         this.known.delete(subjects[i]!); // nothing to restore: a check must not wait for it again
         continue;
       }
       this.known.add(subjects[i]!);
-      const bitmap = foldDay(geometry, c);
+      const bitmap = foldDay(layout.geometry, c);
+      const sk = shardKeys(this.d.keys, layout, shard);
       // sent together (pipelined on the connection); Redis runs them one by one
       writes.push(
         this.lua.seenRestore(
-          [keys.seenShardDay(shard, day), keys.seenShardDayVersion(shard, day), keys.seenDayRestore(shard, day)],
+          [sk.day(day), sk.version(day), sk.restore(day)],
           [Buffer.from(bitmap.buffer, bitmap.byteOffset, bitmap.byteLength), Math.floor(ttl), randomInt(1, 2 ** 48)],
         ),
       );
@@ -332,13 +368,24 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer {
     await Promise.all(writes);
   }
 
+  /** The subjects of `days` under the layouts known for them here, and the legacy one. */
+  private windowSubjects(days: readonly string[]): string[] {
+    const out: string[] = [];
+    const legacy = this.dayLayouts.legacy;
+    for (const day of days) {
+      const l = this.dayLayouts.knownLayout(day);
+      if (l) for (let s = 0; s < l.shards; s++) out.push(daySubject(l, s, day));
+      if (legacy) for (let s = 0; s < legacy.shards; s++) out.push(daySubject(legacy, s, day));
+    }
+    return out;
+  }
+
   /** Learns which days of every shard's window around `nowMs` are checkpointed (and forgets the others). */
   private async refreshKnown(nowMs: number): Promise<void> {
-    const subjects: string[] = [];
-    for (let shard = 0; shard < this.shards; shard++) {
-      for (const ms of seenWindow(nowMs, this.d.geometry.days)) subjects.push(this.daySubject(shard, dayStamp(ms)));
-    }
-    this.known = await this.d.store.known(subjects); // days that left the window leave the set
+    this.known = await this.d.store.known(this.windowSubjects(windowStamps(nowMs, this.days)));
+    const legacy = new Set<string>();
+    for (const s of this.known) if (s.startsWith('d:m')) legacy.add(s.slice(-8));
+    this.legacyDays = legacy;
   }
 
   /** Runs `task` once per key at a time: concurrent callers share the run in progress. */
@@ -351,42 +398,7 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer {
   }
 }
 
-/** Start (epoch ms) of a `YYYYMMDD` UTC day. */
-function dayStartMs(day: string): number {
-  return Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)));
-}
-
-/** The checkpoint metrics (docs/operations.md "Metrics"). */
-function checkpointMetrics(registry: Registry) {
-  const registers = [registry];
-  const runs = new Counter({
-    name: 'freshet_seen_checkpoints_total',
-    help: 'Checkpoints of the Redis seen filters to PostgreSQL',
-    labelNames: ['result'],
-    registers,
-  });
-  const bytes = new Counter({
-    name: 'freshet_seen_checkpoint_bytes_total',
-    help: 'Bytes of journalled hash pairs written by seen-filter checkpoints',
-    registers,
-  });
-  const last = new Gauge({
-    name: 'freshet_seen_last_checkpoint_timestamp_seconds',
-    help: 'Time of the last complete seen-filter checkpoint (epoch s)',
-    registers,
-  });
-  const restores = new Counter({
-    name: 'freshet_seen_restores_total',
-    help: 'Seen filters restored into Redis from their checkpoints, by kind (shard, day, reader)',
-    labelNames: ['kind'],
-    registers,
-  });
-  return {
-    restores,
-    done(ok: boolean, n: number, atMs: number) {
-      runs.inc({ result: ok ? 'ok' : 'failed' });
-      if (n > 0) bytes.inc(n);
-      if (ok) last.set(Math.floor(atMs / 1000));
-    },
-  };
+/** The days (`YYYYMMDD`) of the window of `days` ending at `nowMs`, today first. */
+function windowStamps(nowMs: number, days: number): string[] {
+  return seenWindow(nowMs, days).map(dayStamp);
 }

@@ -8,7 +8,8 @@
  */
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { sizeWindow, type BloomGeometry } from './bloom.js';
+import { legacyLayout, seenLayout, type SeenLayout } from './layout.js';
+import { DayLayouts } from './day-layouts.js';
 import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { ReaderSeenFilter, ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';
 import { MemorySeenFilter } from './memory-seen-filter.js';
@@ -23,12 +24,23 @@ import { PostgresSeenCheckpoints } from './postgres-seen-checkpoints.js';
 export interface SeenSettings {
   /** Daily filters in the window (note 1: 7). */
   days: number;
-  /** Impressions per day each filter is sized for (over all shards). */
+  /** Impressions per day the filters are sized for (over all shards). */
   capacityPerDay: number;
   /** False-positive rate of the whole window's check. */
   windowRate: number;
-  /** Shard keys per day (N = 1 gives note 1's single global key). */
+  /**
+   * Shard keys per day to spread a day over a Cluster's slots (`FRESHET_SEEN_SHARDS`, default 16; fewer
+   * when a shard would hold under 10,000 impressions), more when the capacity needs them
+   * (layout.ts `shardCount`).
+   */
   shards: number;
+  /** Most impressions one shard of one day is sized for (`FRESHET_SEEN_SHARD_CAPACITY`). */
+  shardCapacity: number;
+  /**
+   * Shards of the day keys written before 0.2.0 (`FRESHET_SEEN_LEGACY_SHARDS`; 0 = none): read, with
+   * their checkpoints, until they leave the window; never written.
+   */
+  legacyShards: number;
   cacheBytes: number;
   /**
    * How often the Redis seen filters are checkpointed to PostgreSQL, ms (`FRESHET_SEEN_CHECKPOINT_S`,
@@ -83,9 +95,14 @@ async function startRestore(checkpointer: SeenCheckpointer, stores: Stores): Pro
   clearTimeout(timer);
 }
 
-/** The rolling filters' geometry per shard and day. */
-export function seenGeometry(s: SeenSettings): BloomGeometry {
-  return sizeWindow(Math.ceil(s.capacityPerDay / s.shards), s.windowRate, s.days);
+/** The layout these settings give a new day of the rolling filters (layout.ts). */
+export function seenSettingsLayout(s: SeenSettings): SeenLayout {
+  return seenLayout({ ...s, minShards: s.shards });
+}
+
+/** The layout of the day keys written before 0.2.0 under these settings, or null (none). */
+export function seenLegacyLayout(s: SeenSettings): SeenLayout | null {
+  return legacyLayout(s, s.legacyShards);
 }
 
 /**
@@ -99,17 +116,19 @@ export async function wireSeen(
   readerSettings: ReaderSeenSettings,
   stores: Stores,
 ): Promise<SeenWiring> {
-  const geometry = seenGeometry(s);
+  const layout = seenSettingsLayout(s);
+  const legacy = seenLegacyLayout(s);
   if (stores.redis) {
     const { redis, keys } = stores.redis;
     const checkpointMs = s.checkpointMs ?? DEFAULT_SEEN_CHECKPOINT_MS;
+    const dayLayouts = new DayLayouts(redis, keys, layout, legacy, s.days);
     // checkpoints and restores move whole bitmaps: the job clients, never cut by the request deadline
     const checkpointer =
       checkpointMs > 0
         ? new SeenCheckpointer({
             redis: stores.redis.jobs ?? redis,
             keys,
-            geometry,
+            dayLayouts,
             reader: readerSettings,
             store: new PostgresSeenCheckpoints(stores.sqlJobs ?? stores.sql),
             clock: stores.clock,
@@ -118,7 +137,12 @@ export async function wireSeen(
           })
         : null;
     const checkpoints = checkpointer ?? undefined;
-    const rolling = new RedisSeenFilter(redis, keys, geometry, { days: s.days, cacheBytes: s.cacheBytes, checkpoints });
+    const rolling = new RedisSeenFilter(redis, keys, layout, {
+      days: s.days,
+      cacheBytes: s.cacheBytes,
+      checkpoints,
+      dayLayouts,
+    });
     const readerSeen = new RedisReaderSeenFilter(redis, keys, readerSettings, { checkpoints });
     if (checkpointer) {
       await startRestore(checkpointer, stores);
@@ -135,7 +159,9 @@ export async function wireSeen(
   mkdirSync(stores.dataDir, { recursive: true });
   const rollingPath = join(stores.dataDir, 'seen-filters.bin');
   const readerPath = join(stores.dataDir, 'reader-seen-filters.bin');
-  const rolling = await MemorySeenFilter.restore(rollingPath, geometry, { days: s.days });
+  const rolling = await MemorySeenFilter.restore(rollingPath, layout, { days: s.days }, (reason) =>
+    stores.log.warn({ reason }, 'seen-filter snapshot skipped'),
+  );
   const readerSeen = await MemoryReaderSeenFilter.restore(readerPath, readerSettings, (reason) =>
     stores.log.warn({ reason }, 'reader seen-filter snapshot skipped'),
   );

@@ -107,6 +107,38 @@ export function hotArchiveContract(name: string, factory: () => Promise<HotArchi
       });
     });
 
+    it("keepNewer (a prior layout's last checkpoint) replaces only rows no count of which is above its own, never archived ones", async () => {
+      await withArchive(factory, async ({ archive, items }) => {
+        await items(['a', 'b', 'c', 'd', 'e']);
+        const sus = (repeat: number, budget: number, flagged: number) => ({ suspicious: { repeat, budget, flagged } });
+        await archive.save(
+          [snap('a', 5, 0, sus(1, 1, 1)), snap('b', 9, 0, sus(1, 1, 1)), snap('c', 5, 0, sus(1, 4, 1)), snap('d', 5)],
+          T0,
+        );
+        await archive.save([snap('d', 5)], T0 + 1, { archive: true });
+        await archive.save(
+          [
+            snap('a', 7, 0, sus(1, 2, 1)), // every count at least the stored one: replaced
+            snap('b', 8, 0, sus(1, 1, 1)), // the stored PV is above: kept
+            snap('c', 6, 0, sus(1, 3, 1)), // the stored budget count is above: kept
+            snap('d', 9), // archived: kept
+            snap('e', 2), // no row: inserted
+          ],
+          T0 + 2,
+          { keepNewer: true },
+        );
+        expect((await archive.get(['a', 'b', 'c', 'd', 'e'])).map((r) => [r.itemId, r.pv, r.checkpointedAtMs])).toEqual(
+          [
+            ['a', 7, T0 + 2],
+            ['b', 9, T0],
+            ['c', 5, T0],
+            ['d', 5, T0 + 1],
+            ['e', 2, T0 + 2],
+          ],
+        );
+      });
+    });
+
     it('reads back every field of the latest snapshot exactly, the HyperLogLog byte for byte', async () => {
       await withArchive(factory, async ({ archive, items }) => {
         await items(['a', 'b']);

@@ -113,9 +113,11 @@ export function seenFilterContract(name: string, factory: SeenFilterFactory): vo
 
     it('marks and checks 3,500 ids in one round trip each', async () => {
       await withHarness(factory, sizeWindow(10_000, 0.01, 7), async ({ filter, commands }) => {
-        // a store may load its scripts on first use (EVAL after NOSCRIPT, once per node): warm up
+        // a store may load its scripts on first use (EVAL after NOSCRIPT, once per node) and learn a
+        // day's layout the first time it meets the day (once a day per process): warm up
         await filter.markSeen('u_big', ['warm-up'], D);
         await filter.seen('u_big', ['warm-up'], D);
+        await filter.seen('u_warm', ['warm-up'], D + DAY_MS);
         const marked = ids('doc', 3_500);
         const fresh = ids('new', 3_500);
         const before = commands?.();

@@ -38,6 +38,8 @@ const SEEN: SeenSettings = {
   capacityPerDay: 20_000,
   windowRate: 0.01,
   shards: 2,
+  shardCapacity: 1_000_000,
+  legacyShards: 0,
   cacheBytes: 64 * 2 ** 20,
   checkpointMs: 3_600_000,
 };
@@ -182,9 +184,10 @@ describe('a Redis crash without persistence while readers are served', () => {
     await crashAndRestart();
     const second = await startProcess(prefix);
     try {
-      const keys = new Keys(prefix, SEEN.shards);
+      const keys = new Keys(prefix);
       for (let shard = 0; shard < SEEN.shards; shard++) {
-        expect(await second.redis.exists(keys.seenEpoch(shard), keys.seenShardDay(shard, dayStamp(T0)))).toBe(2);
+        const sk = keys.seenDays(SEEN.shards, shard);
+        expect(await second.redis.exists(sk.epoch(), sk.day(dayStamp(T0)))).toBe(2);
       }
       const again = new Map<string, string[]>();
       await serve([second], 2, T0 + HOUR_MS, again);

@@ -10,6 +10,7 @@ import { ManualClock } from '../../src/kernel/clock.js';
 import { PostgresContentStore } from '../../src/kernel/items/postgres-content-store.js';
 import type { ItemInput } from '../../src/kernel/items/content-store.js';
 import { MemorySeenFilter } from '../../src/seen/memory-seen-filter.js';
+import { fixedLayout } from '../../src/seen/layout.js';
 import { sizeWindow } from '../../src/seen/bloom.js';
 import { buildReaderExclusions, NO_DURABLE } from '../../src/exclusions/domain.js';
 import { PostgresRecall } from '../../src/for-you/adapters/postgres-recall.js';
@@ -54,7 +55,7 @@ describe('for-you fill pool and walk', () => {
     recall = new PostgresRecall(sql);
     clock = new ManualClock(NOW);
     const g = sizeWindow(10_000, 0.01, 7);
-    seen = new MemorySeenFilter(g, { days: 7 });
+    seen = new MemorySeenFilter(fixedLayout(g), { days: 7 });
   });
 
   const newPool = (size: number, r: Pick<CandidateRecall, 'fill' | 'pooled'> = recall) =>

@@ -70,10 +70,22 @@ describe("note 2's score", () => {
       ['FRESHET_HOT_CACHE_REFRESH_S', '30'],
       ['FRESHET_HOT_CACHE_REFRESH_S', '121'],
       ['FRESHET_HOT_CAP', '0'],
+      ['FRESHET_HOT_SHARDS', '0'],
+      ['FRESHET_HOT_SHARDS', 'many'],
     ]) {
       expect(() => loadConfig({ ...base, [k!]: v })).toThrow(new RegExp(k!));
     }
     expect(() => loadConfig({ ...base, FRESHET_HOT_ALPHA: '0', FRESHET_HOT_BETA: '0' })).toThrow(/ALPHA/);
+  });
+
+  it('spreads the hot ranking over 12 shards by default on a Redis Cluster, 1 elsewhere; an explicit count wins', () => {
+    const base = { FRESHET_SERVICE_KEY: 'k'.repeat(20), FRESHET_SECRET: 's'.repeat(20) };
+    const nodes = { FRESHET_REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001' };
+    expect(loadConfig({ ...base, FRESHET_REDIS_URL: 'redis://127.0.0.1:6379' }).hot.shards).toBe(1);
+    expect(loadConfig({ ...base, ...nodes }).hot.shards).toBe(12);
+    expect(loadConfig({ ...base, ...nodes, FRESHET_HOT_SHARDS: 'auto' }).hot.shards).toBe(12);
+    expect(loadConfig({ ...base, ...nodes, FRESHET_HOT_SHARDS: '1' }).hot.shards).toBe(1);
+    expect(loadConfig({ ...base, FRESHET_HOT_SHARDS: '16' }).hot.shards).toBe(16);
   });
 });
 

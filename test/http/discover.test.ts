@@ -278,6 +278,9 @@ describe.each([
         FRESHET_DISCOVER_POOL: '10',
         FRESHET_DISCOVER_EXACT_MAX: '100',
         FRESHET_MAX_PER_AUTHOR: '0', // the exact cosine order is the point (two authors only)
+        // a first sub-filter far larger than the ~200 items served, so no Bloom false positive (≤ 1 %
+        // at the default n0 of 100) hides an item from the exact order this test checks
+        FRESHET_READER_SEEN_CAPACITY: '100000',
       },
     });
     for (const u of ['reader', 'w1', 'w2'])

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { FreshetClient, ForYouPage } from '../../src/client/index.js';
 import { HOUR_MS, DAY_MS, dayStamp } from '../../src/kernel/clock.js';
-import { Keys } from '../../src/kernel/redis/keys.js';
+import { Keys, shardOf } from '../../src/kernel/redis/keys.js';
+import { seenSettingsLayout } from '../../src/seen/wire.js';
 import { TEST_REDIS_URL } from '../support/env.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
 import { failure } from '../support/client.js';
@@ -228,7 +229,10 @@ describe('impression write failures (PostgreSQL + Redis)', () => {
       await rf.items.publish(Array.from({ length: 10 }, (_, i) => item(`f_${i}`, i * HOUR_MS)));
       expect((await rf.forYou.refresh({ limit: 2 })).items).toHaveLength(2);
       // Today's filter becomes a LIST: every SETBIT on it now fails with WRONGTYPE (a real Redis error).
-      const today = new Keys(t.config.keyPrefix).seenDay('rf', dayStamp(T0));
+      const layout = seenSettingsLayout(t.config.seen); // the day's layout: the first process's settings
+      const today = new Keys(t.config.keyPrefix)
+        .seenDays(layout.shards, shardOf('rf', layout.shards))
+        .day(dayStamp(T0));
       await redis.del(today);
       await redis.lpush(today, 'not-a-bitmap');
       expect((await rf.forYou.loadMore({ limit: 3 })).items).toHaveLength(3);

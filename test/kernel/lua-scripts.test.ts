@@ -23,11 +23,14 @@ import { SEEN_SCRIPTS } from '../../src/seen/redis-seen-filter.js';
 import { READER_SEEN_SCRIPTS } from '../../src/seen/redis-reader-seen-filter.js';
 import { RESTORE_SCRIPTS } from '../../src/seen/seen-checkpointer.js';
 import { JOURNAL_SCRIPTS } from '../../src/seen/seen-journals.js';
+import { LAYOUT_SCRIPTS } from '../../src/seen/day-layouts.js';
+import { READER_RESTORE_SCRIPTS } from '../../src/seen/reader-restore.js';
 import { HOT_SCRIPTS } from '../../src/hot/adapters/redis-hot-counters.js';
 import { TIMELINE_SCRIPTS } from '../../src/following/adapters/redis-timeline-store.js';
 import { EXCLUSION_SCRIPTS } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
 import { FEED_CACHE_SCRIPTS } from '../../src/for-you/adapters/redis-feed-cache.js';
 import { NOTIFICATION_SCRIPTS } from '../../src/notifications/adapters/redis-grouped-view.js';
+import { EDGE_SCRIPTS } from '../../src/app/rate-stores.js';
 import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/hot/domain.js';
 import { fileRedis } from '../support/redis.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -38,11 +41,14 @@ const SETS = [
   READER_SEEN_SCRIPTS,
   RESTORE_SCRIPTS,
   JOURNAL_SCRIPTS,
+  LAYOUT_SCRIPTS,
+  READER_RESTORE_SCRIPTS,
   HOT_SCRIPTS,
   TIMELINE_SCRIPTS,
   EXCLUSION_SCRIPTS,
   FEED_CACHE_SCRIPTS,
   NOTIFICATION_SCRIPTS,
+  EDGE_SCRIPTS,
 ];
 
 /** Every `.lua` file under src/, relative to it. */

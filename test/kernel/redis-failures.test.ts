@@ -15,6 +15,7 @@ import { LuaScriptError, outageReason, redisCall, redisFailure, replyCode } from
 import { probeRedis } from '../../src/app/store-health.js';
 import { sizeWindow } from '../../src/seen/bloom.js';
 import { RedisSeenFilter } from '../../src/seen/redis-seen-filter.js';
+import { fixedLayout } from '../../src/seen/layout.js';
 import { RedisFeedCache } from '../../src/for-you/adapters/redis-feed-cache.js';
 import { RedisHotCounters } from '../../src/hot/adapters/redis-hot-counters.js';
 import { RedisTimelineStore } from '../../src/following/adapters/redis-timeline-store.js';
@@ -38,7 +39,7 @@ function adapters(redis: RedisClient, prefix = 'fs:') {
   const keys = new Keys(prefix);
   return {
     keys,
-    seen: new RedisSeenFilter(redis, keys, GEOMETRY, { days: 7 }),
+    seen: new RedisSeenFilter(redis, keys, fixedLayout(GEOMETRY), { days: 7 }),
     cache: new RedisFeedCache(redis, keys),
     hot: new RedisHotCounters(redis, keys, RULES),
     timeline: new RedisTimelineStore(redis, keys),
@@ -92,7 +93,8 @@ describe('a Redis out of memory (maxmemory reached under noeviction)', () => {
     expectUnavailable(await failure(a.cache.acquireLease('r1', 'token', 5_000)), 'out of memory (OOM)');
     expectUnavailable(await failure(a.timeline.appendToOutbox('author1', 42, 100, 3_600_000)), 'out of memory (OOM)');
     const err = await failure(a.seen.markSeen('r1', ['i2'], NOW));
-    expect((err as FreshetError).details).toMatchObject({ store: 'redis', script: 'seenMark-4' });
+    // a mark's first write, on a day no process touched yet, records the day's layout (src/seen/day-layouts.ts)
+    expect((err as FreshetError).details).toMatchObject({ store: 'redis', script: 'seenLayout-N' });
     expect((err.cause as Error).message).toMatch(/^OOM command not allowed/);
   });
 
@@ -182,10 +184,11 @@ describe('a Redis that is not there, or goes away', () => {
       const cause = [...causes][0] as Error;
       expect(cause.name).toBe('MaxRetriesPerRequestError');
       expect(cause.message).toMatch(/^Reached the max retries per request limit/);
+      // a mark's first command on a day this process has not met reads or records the day's layout
       expect(errors.map((e) => (e as FreshetError).details)).toMatchObject([
-        { script: 'seenMark-4' },
+        { script: 'seenLayout-N' },
         { script: 'feedReplace-1' },
-        { script: 'seenMark-4' },
+        { script: 'seenLayout-N' },
         {},
       ]);
     } finally {

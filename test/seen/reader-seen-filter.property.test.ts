@@ -13,6 +13,8 @@ import { MemoryReaderSeenFilter } from '../../src/seen/memory-reader-seen-filter
 import { RedisReaderSeenFilter } from '../../src/seen/redis-reader-seen-filter.js';
 import { Keys } from '../../src/kernel/redis/keys.js';
 import { deleteByPrefix, fileRedis } from '../support/redis.js';
+import { redisReaderBitmap } from '../support/adapters.js';
+import { geometrySignature } from '../../src/seen/scalable-bloom.js';
 
 const { redis, nextPrefix } = fileRedis();
 const READERS = ['u_0', 'u_1', 'u_2'];
@@ -67,7 +69,8 @@ describe('per-reader seen filter: memory is the spec of Redis', () => {
               last.set(reader, Math.max(now, last.get(reader) ?? now));
           }
           for (const reader of READERS) {
-            const bytes = await redis.getBuffer(new Keys(prefix).readerSeen(reader));
+            const sig = geometrySignature(SETTINGS.initialCapacity, SETTINGS.errorRate);
+            const bytes = await redisReaderBitmap(redis, new Keys(prefix), reader, sig);
             const mem =
               (await inMemory.describe(reader, now)).lastActiveMs === null ? undefined : inMemory.bitmapOf(reader);
             if ((await onRedis.describe(reader, now)).lastActiveMs === null) continue; // gone on both (checked above)

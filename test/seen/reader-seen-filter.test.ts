@@ -11,7 +11,8 @@ import { DAY_MS } from '../../src/kernel/clock.js';
 import { MemoryReaderSeenFilter } from '../../src/seen/memory-reader-seen-filter.js';
 import { RedisReaderSeenFilter } from '../../src/seen/redis-reader-seen-filter.js';
 import { Keys } from '../../src/kernel/redis/keys.js';
-import { scalableLevels } from '../../src/seen/scalable-bloom.js';
+import { geometrySignature, levelBytes, scalableLevels } from '../../src/seen/scalable-bloom.js';
+import { redisReaderBitmap } from '../support/adapters.js';
 import { fileRedis } from '../support/redis.js';
 import { adopt, memory, redisEngine } from '../support/contract.js';
 import { readerSeenFilterContract } from '../contracts/reader-seen-filter.contract.js';
@@ -42,9 +43,9 @@ describe('per-reader seen filter: memory and Redis agree', () => {
     const [dm, dr] = [await mem.describe('u_10086', T + DAY_MS), await red.describe('u_10086', T + DAY_MS)];
     expect(dr).toEqual(dm);
     expect(dm.filters.length).toBe(3); // 300 + 600 + (600 of 1200)
-    const bitmap = await redis.getBuffer(keys.readerSeen('u_10086'));
-    expect(bitmap!.length).toBe(dm.bytes);
-    expect(Buffer.compare(bitmap!, Buffer.from(mem.bitmapOf('u_10086')!))).toBe(0); // byte for byte
+    const bitmap = await redisReaderBitmap(redis, keys, 'u_10086', dm.signature!);
+    expect(bitmap.length).toBe(dm.bytes);
+    expect(Buffer.compare(bitmap, Buffer.from(mem.bitmapOf('u_10086')!))).toBe(0); // byte for byte
     expect(
       scalableLevels(300, 0.01)
         .slice(0, 3)
@@ -52,25 +53,58 @@ describe('per-reader seen filter: memory and Redis agree', () => {
     ).toEqual([0, 0, 0]);
   });
 
-  it('allocates a sub-filter at exactly its bytes on Redis: no preallocated slack, new or grown', async () => {
+  it('creates each sub-filter as a string of exactly its bytes on Redis: no preallocated slack', async () => {
     const keys = new Keys(nextPrefix());
     const big = { ...settings, initialCapacity: 100_000 }; // note 3's n0: a 138 KB first sub-filter
     const red = new RedisReaderSeenFilter(redis, keys, big);
     await red.markSeen('fresh', ['a', 'b'], T);
     const first = (await red.describe('fresh', T)).bytes;
     expect(await redis.strlen(keys.readerSeen('fresh'))).toBe(first);
-    // sds preallocation would double a string grown below 1 MB; the allocation keeps what Redis holds
-    // within a small overhead of the bitmap itself
+    // sds preallocation would double a string grown below 1 MB; SETRANGE of a new key allocates it at
+    // its size, so what Redis holds stays within a small overhead of the bitmap itself
     expect(Number(await redis.memory('USAGE', keys.readerSeen('fresh')))).toBeLessThan(first * 1.25);
     const small = new RedisReaderSeenFilter(redis, keys, settings);
     await small.markSeen(
       'grown',
-      Array.from({ length: 400 }, (_, i) => `g${i}`),
+      Array.from({ length: 1_000 }, (_, i) => `g${i}`),
       T,
-    ); // opens the second sub-filter
+    ); // opens sub-filters 1 and 2, each its own string
     const grown = await small.describe('grown', T);
-    expect(grown.filters.length).toBe(2);
-    expect(await redis.strlen(keys.readerSeen('grown'))).toBe(grown.bytes);
+    expect(grown.filters.length).toBe(3);
+    const levels = scalableLevels(settings.initialCapacity, settings.errorRate);
+    for (let i = 0; i < 3; i++) {
+      const key = i === 0 ? keys.readerSeen('grown') : keys.readerSeenLevel('grown', i);
+      const [from, to] = levelBytes(levels[i]!);
+      expect(await redis.strlen(key)).toBe(to - from);
+      expect(Number(await redis.memory('USAGE', key))).toBeLessThan((to - from) * 1.25 + 64);
+    }
+    expect(grown.bytes).toBe(levelBytes(levels[2]!)[1]); // the three strings together
+  });
+
+  it('agrees when a sub-filter is tested by BITFIELD rounds (large for the batch) or read whole (small)', async () => {
+    const keys = new Keys(nextPrefix());
+    const s = { ...settings, initialCapacity: 20_000 }; // sub-filters of 24 KB and 55 KB
+    const [mem, red] = [new MemoryReaderSeenFilter(s), new RedisReaderSeenFilter(redis, keys, s)];
+    const marked = Array.from({ length: 30_000 }, (_, i) => `m${i}`);
+    for (let i = 0; i < marked.length; i += 3_000) {
+      await mem.markSeen('r', marked.slice(i, i + 3_000), T);
+      await red.markSeen('r', marked.slice(i, i + 3_000), T);
+    }
+    for (const size of [2, 10, 60, 2_000]) {
+      const probe = [
+        ...Array.from({ length: size }, (_, i) => `x${i}`),
+        ...marked.slice(0, size),
+        ...marked.slice(-size),
+      ];
+      expect(await red.seen('r', probe, T), `${size}`).toEqual(await mem.seen('r', probe, T));
+    }
+    // marks of a few (rounds) and many (whole) members keep the same bits
+    await mem.markSeen('r', ['a', 'b', 'm5'], T);
+    await red.markSeen('r', ['a', 'b', 'm5'], T);
+    expect(await red.describe('r', T)).toEqual(await mem.describe('r', T));
+    expect(await redisReaderBitmap(redis, keys, 'r', geometrySignature(20_000, 0.01))).toEqual(
+      Buffer.from(mem.bitmapOf('r')!),
+    );
   });
 
   it('is one round trip per call on Redis, whatever the batch', async () => {
@@ -101,7 +135,7 @@ describe('per-reader seen filter: in-process snapshot', () => {
   const settings = { initialCapacity: 200, errorRate: 0.01, ttlMs: 30 * DAY_MS };
   const T = Date.UTC(2026, 2, 5);
 
-  it('restores every reader bit for bit (also after growth), and skips a file of another geometry', async () => {
+  it('restores every reader bit for bit (also after growth), each under the geometry it was saved with', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'freshet-rsf-'));
     try {
       const path = join(dir, 'reader-seen-filters.bin');
@@ -118,12 +152,14 @@ describe('per-reader seen filter: in-process snapshot', () => {
       expect(await b.seen('heavy', probes, T)).toEqual(await a.seen('heavy', probes, T));
       expect(await b.describe('light', T + 1)).toEqual(await a.describe('light', T + 1));
       expect(await b.describe('heavy', T)).toEqual(await a.describe('heavy', T));
-      const reasons: string[] = [];
-      const c = await MemoryReaderSeenFilter.restore(path, { ...settings, initialCapacity: 300 }, (r) =>
-        reasons.push(r),
-      );
-      expect(await c.seen('light', ['x'], T + 1)).toEqual([false]);
-      expect(reasons.join()).toMatch(/another geometry/);
+      // other settings since: the saved readers keep their geometry (never a repeat for a change of
+      // settings), new readers take the new one
+      const other = { ...settings, initialCapacity: 300 };
+      const c = await MemoryReaderSeenFilter.restore(path, other);
+      expect(await c.seen('light', ['x', 'z'], T + 1)).toEqual([true, false]);
+      expect((await c.describe('heavy', T)).signature).toBe(geometrySignature(200, 0.01));
+      await c.markSeen('newcomer', ['n'], T);
+      expect((await c.describe('newcomer', T)).signature).toBe(geometrySignature(300, 0.01));
       expect((await MemoryReaderSeenFilter.restore(join(dir, 'missing.bin'), settings)).size).toBe(0);
     } finally {
       await rm(dir, { recursive: true, force: true });

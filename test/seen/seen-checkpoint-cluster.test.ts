@@ -1,13 +1,15 @@
 /**
  * Seen-filter checkpoints on a real 3-master Redis Cluster: every journal, take, acknowledgement and
- * restore script touches one slot (a shard's `{global.<s>}` keys, a reader's `{u:<id>}` keys), so the
- * same loss — every key gone — is restored with 4 seen shards spread over the nodes.
+ * restore script touches one slot (a shard's `{s<N>.<s>}` keys, a reader's `{u:<id>}` keys), so the
+ * same loss — every key gone, day layouts included — is restored with 4 seen shards spread over the nodes.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/app/migrations.js';
 import { DAY_MS, ManualClock } from '../../src/kernel/clock.js';
 import { silentLogger } from '../../src/kernel/observability.js';
-import { Keys } from '../../src/kernel/redis/keys.js';
+import { Keys, shardOf } from '../../src/kernel/redis/keys.js';
+import { DayLayouts } from '../../src/seen/day-layouts.js';
+import { fixedLayout } from '../../src/seen/layout.js';
 import { sizeWindow } from '../../src/seen/bloom.js';
 import { PostgresSeenCheckpoints } from '../../src/seen/postgres-seen-checkpoints.js';
 import { RedisReaderSeenFilter } from '../../src/seen/redis-reader-seen-filter.js';
@@ -32,20 +34,20 @@ describe('seen-filter checkpoints on a Redis Cluster', () => {
     const sql = await openPostgres(TEST_DATABASE_URL, { schema });
     try {
       await migrate(sql);
-      const keys = new Keys(file.nextPrefix(), 4);
-      const geometry = sizeWindow(10_000, 0.01, 7);
+      const keys = new Keys(file.nextPrefix());
+      const layout = fixedLayout(sizeWindow(10_000, 0.01, 7), 4);
       const reader = { initialCapacity: 1_000, errorRate: 0.01, ttlMs: 30 * DAY_MS };
       const cp = new SeenCheckpointer({
         redis: file.redis,
         keys,
         store: new PostgresSeenCheckpoints(sql),
-        geometry,
+        dayLayouts: new DayLayouts(file.redis, keys, layout, null, 7),
         reader,
         clock: new ManualClock(T0),
         log: silentLogger,
       });
       expect(await cp.ensureShards(T0)).toBe(4);
-      const rolling = new RedisSeenFilter(file.redis, keys, geometry, { days: 7, checkpoints: cp });
+      const rolling = new RedisSeenFilter(file.redis, keys, layout, { days: 7, checkpoints: cp });
       const perReader = new RedisReaderSeenFilter(file.redis, keys, reader, { checkpoints: cp });
       const marked = new Map<string, string[]>();
       for (let r = 0; r < 16; r++) {
@@ -54,7 +56,7 @@ describe('seen-filter checkpoints on a Redis Cluster', () => {
         await rolling.markSeen(`u${r}`, items, T0 - DAY_MS);
         await perReader.markSeen(`u${r}`, items, T0);
       }
-      expect(new Set([...marked.keys()].map((r) => keys.seenShard(r))).size).toBe(4);
+      expect(new Set([...marked.keys()].map((r) => shardOf(r, 4))).size).toBe(4);
       expect(await cp.checkpoint()).toMatchObject({ days: 4, readers: 16 });
       await deleteByPrefix(file.redis, keys.prefix);
       for (const [r, items] of marked) {

@@ -10,7 +10,10 @@ import { migrate } from '../../src/app/migrations.js';
 import { DAY_MS, HOUR_MS, ManualClock, dayStamp } from '../../src/kernel/clock.js';
 import { silentLogger } from '../../src/kernel/observability.js';
 import { closeRedis, createRedis, type RedisClient } from '../../src/kernel/redis/client.js';
-import { Keys } from '../../src/kernel/redis/keys.js';
+import { Keys, READER_DIRTY_SHARDS, shardOf } from '../../src/kernel/redis/keys.js';
+import { DayLayouts } from '../../src/seen/day-layouts.js';
+import { daySubject, fixedLayout, type SeenLayout } from '../../src/seen/layout.js';
+import { geometrySignature, levelBytes, scalableGeometry } from '../../src/seen/scalable-bloom.js';
 import { sizeWindow } from '../../src/seen/bloom.js';
 import {
   PostgresSeenCheckpoints,
@@ -21,7 +24,7 @@ import type { ReaderSeenSettings } from '../../src/kernel/reader-seen-filter.js'
 import { RedisReaderSeenFilter } from '../../src/seen/redis-reader-seen-filter.js';
 import { RedisSeenFilter } from '../../src/seen/redis-seen-filter.js';
 import { SeenCheckpointer } from '../../src/seen/seen-checkpointer.js';
-import { daySubject, foldDay, foldReader, readerSubject } from '../../src/seen/seen-fold.js';
+import { foldDay, foldReader, readerSubject } from '../../src/seen/seen-fold.js';
 import { openPostgres, type Sql } from '../../src/kernel/sql/sql.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../support/env.js';
 import { deleteByPrefix, fileRedis } from '../support/redis.js';
@@ -32,6 +35,7 @@ const { redis, commands, nextPrefix } = fileRedis();
 const T0 = Date.UTC(2026, 2, 6, 12);
 const G = sizeWindow(10_000, 0.01, 7);
 const READER: ReaderSeenSettings = { initialCapacity: 1_000, errorRate: 0.01, ttlMs: 30 * DAY_MS };
+const SIG = geometrySignature(READER.initialCapacity, READER.errorRate);
 const ids = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}_${i}`);
 
 /** A PostgreSQL schema of the test's own, migrated; dropped after the file. */
@@ -64,6 +68,7 @@ class FlakyStore extends PostgresSeenCheckpoints {
 
 interface Process {
   keys: Keys;
+  layout: SeenLayout;
   cp: SeenCheckpointer;
   rolling: RedisSeenFilter;
   readerSeen: RedisReaderSeenFilter;
@@ -77,13 +82,14 @@ function process(
   opts: { client?: RedisClient; shards?: number; leaseMs?: number } = {},
 ): Process {
   const client = opts.client ?? redis;
-  const keys = new Keys(prefix, opts.shards ?? 1);
+  const keys = new Keys(prefix);
+  const layout = fixedLayout(G, opts.shards ?? 1);
   const store = new FlakyStore(sql);
   const cp = new SeenCheckpointer({
     redis: client,
     keys,
     store,
-    geometry: G,
+    dayLayouts: new DayLayouts(client, keys, layout, null, 7),
     reader: READER,
     clock: new ManualClock(T0),
     log: silentLogger,
@@ -91,9 +97,10 @@ function process(
   });
   return {
     keys,
+    layout,
     cp,
     store,
-    rolling: new RedisSeenFilter(client, keys, G, { days: 7, checkpoints: cp }),
+    rolling: new RedisSeenFilter(client, keys, layout, { days: 7, checkpoints: cp }),
     readerSeen: new RedisReaderSeenFilter(client, keys, READER, { checkpoints: cp }),
   };
 }
@@ -103,21 +110,23 @@ function process(
 seenFilterContract('redis with checkpoints', async (g) => {
   const sql = await database();
   const keys = new Keys(nextPrefix());
+  const layout = fixedLayout(g);
   const cp = new SeenCheckpointer({
     redis,
     keys,
     store: new PostgresSeenCheckpoints(sql),
-    geometry: g,
+    dayLayouts: new DayLayouts(redis, keys, layout, null, g.days),
     reader: READER,
     clock: new ManualClock(T0),
     log: silentLogger,
   });
   await cp.ensureShards(T0);
+  const filter = new RedisSeenFilter(redis, keys, layout, { days: g.days, checkpoints: cp });
   return {
-    filter: new RedisSeenFilter(redis, keys, g, { days: g.days, checkpoints: cp }),
+    filter,
     cleanup: async () => void (await deleteByPrefix(redis, keys.prefix)),
     dayTtlMs: async (reader, now) => {
-      const ttl = await redis.pttl(keys.seenDay(reader, dayStamp(now)));
+      const ttl = await redis.pttl(await filter.dayKey(reader, now));
       return ttl < 0 ? null : ttl;
     },
     commands,
@@ -131,7 +140,7 @@ readerSeenFilterContract('redis with checkpoints', async (s) => {
     redis,
     keys,
     store: new PostgresSeenCheckpoints(sql),
-    geometry: G,
+    dayLayouts: new DayLayouts(redis, keys, fixedLayout(G), null, 7),
     reader: s,
     clock: new ManualClock(T0),
     log: silentLogger,
@@ -145,6 +154,18 @@ readerSeenFilterContract('redis with checkpoints', async (s) => {
 /** Redis loses every key of the prefix (what a restart without persistence does to them). */
 const lose = (p: { keys: Keys }) => deleteByPrefix(redis, p.keys.prefix);
 const allTrue = (a: boolean[]) => a.every(Boolean);
+/** Shard `shard` of a process's layout: its day keys. */
+const shard = (p: Process, s = 0) => p.keys.seenDays(p.layout.shards, s);
+/** A reader's sub-filters as Redis holds them (one string each), concatenated as a checkpoint keeps them. */
+async function readerBitmap(keys: Keys, reader: string, open: number): Promise<Buffer> {
+  const g = scalableGeometry(READER.initialCapacity, READER.errorRate);
+  const out = Buffer.alloc(levelBytes(g.levels[open - 1]!)[1]);
+  for (let i = 0; i < open; i++) {
+    const key = i === 0 ? keys.readerSeen(reader) : keys.readerSeenLevel(reader, i);
+    (await redis.getBuffer(key))!.copy(out, levelBytes(g.levels[i]!)[0]);
+  }
+  return out;
+}
 
 describe('seen-filter checkpoints', () => {
   it('write every journal once, and folding them gives back the bitmaps Redis holds, byte for byte', async () => {
@@ -159,22 +180,23 @@ describe('seen-filter checkpoints', () => {
     expect(report.bytes).toBeGreaterThan(8 * (800 + 800 + 2_000)); // (re-marks and collisions aside)
     const day = dayStamp(T0);
     const loaded = await p.store.load([
-      daySubject(G, 1, 0, day),
-      readerSubject(READER, 'u3'),
-      readerSubject(READER, 'heavy'),
+      daySubject(p.layout, 0, day),
+      readerSubject(SIG, 'u3'),
+      readerSubject(SIG, 'heavy'),
     ]);
     // the heavy reader's rows outgrew its first sub-filter: folded into a base; a light one's were not
     expect(report.compacted).toBe(1);
-    expect(loaded.get(readerSubject(READER, 'heavy'))).toMatchObject({
+    expect(loaded.get(readerSubject(SIG, 'heavy'))).toMatchObject({
       log: [],
       base: { state: expect.stringMatching(/^\d+\|1000,\d+$/) },
     });
-    expect(loaded.get(readerSubject(READER, 'u3'))!.base).toBeNull();
-    const bitmap = await redis.getBuffer(p.keys.seenShardDay(0, day));
-    expect(Buffer.from(foldDay(G, loaded.get(daySubject(G, 1, 0, day))!)).equals(bitmap!)).toBe(true);
+    expect(loaded.get(readerSubject(SIG, 'u3'))!.base).toBeNull();
+    const bitmap = await redis.getBuffer(shard(p).day(day));
+    expect(Buffer.from(foldDay(G, loaded.get(daySubject(p.layout, 0, day))!)).equals(bitmap!)).toBe(true);
     for (const reader of ['u3', 'heavy']) {
-      const saved = foldReader(READER, reader, loaded.get(readerSubject(READER, reader))!)!;
-      expect(Buffer.from(saved.bitmap).equals((await redis.getBuffer(p.keys.readerSeen(reader)))!), reader).toBe(true);
+      const saved = foldReader(READER, SIG, reader, loaded.get(readerSubject(SIG, reader))!)!;
+      const held = await readerBitmap(p.keys, reader, saved.counts.length);
+      expect(Buffer.from(saved.bitmap).equals(held), reader).toBe(true);
       expect(saved.counts).toEqual((await p.readerSeen.describe(reader, T0)).filters.map((f) => f.members));
     }
     // nothing journalled since: the next checkpoint writes nothing
@@ -191,15 +213,15 @@ describe('seen-filter checkpoints', () => {
     await p.cp.checkpoint();
     await p.rolling.markSeen('alice', after, T0 + 1);
     expect(allTrue(await p.rolling.seen('alice', [...yesterday, ...before, ...after], T0 + 2))).toBe(true); // caches yesterday
-    const version = await redis.get(p.keys.seenShardDayVersion(0, dayStamp(T0 - DAY_MS)));
+    const version = await redis.get(shard(p).version(dayStamp(T0 - DAY_MS)));
     await lose(p);
 
     const answers = await p.rolling.seen('alice', [...yesterday, ...before, ...after], T0 + 3);
     expect(allTrue(answers.slice(0, 100))).toBe(true);
     // the bound: only impressions after the last checkpoint may be forgotten (here all of them are)
     expect(answers.slice(100).filter(Boolean).length).toBeLessThan(10);
-    expect(await redis.exists(p.keys.seenEpoch(0))).toBe(1);
-    const restored = await redis.get(p.keys.seenShardDayVersion(0, dayStamp(T0 - DAY_MS)));
+    expect(await redis.exists(shard(p).epoch())).toBe(1);
+    const restored = await redis.get(shard(p).version(dayStamp(T0 - DAY_MS)));
     expect(restored).not.toBeNull();
     expect(restored).not.toBe(version);
     // a second process's checks see the restored days too (its copies are fetched at the new version)
@@ -251,8 +273,8 @@ describe('seen-filter checkpoints', () => {
     const items = ids('d', 40);
     await p.rolling.markSeen('bob', items, T0);
     await p.cp.checkpoint();
-    await redis.del(p.keys.seenShardDay(0, dayStamp(T0)), p.keys.seenShardDayVersion(0, dayStamp(T0)));
-    expect(await redis.exists(p.keys.seenEpoch(0))).toBe(1);
+    await redis.del(shard(p).day(dayStamp(T0)), shard(p).version(dayStamp(T0)));
+    expect(await redis.exists(shard(p).epoch())).toBe(1);
     expect(allTrue(await p.rolling.seen('bob', items, T0 + 1))).toBe(true);
     // a day with nothing checkpointed (tomorrow, a new day) answers at once
     expect(await p.rolling.seen('bob', ['z'], T0 + DAY_MS)).toEqual([false]);
@@ -265,9 +287,7 @@ describe('seen-filter checkpoints', () => {
     await p.readerSeen.markSeen('carol', items, T0);
     p.store.failNext = true;
     await expect(p.cp.checkpoint()).rejects.toThrow('PostgreSQL went away');
-    expect(
-      await redis.exists(p.keys.seenDayJournalTaken(0, dayStamp(T0)), p.keys.readerSeenJournalTaken('carol')),
-    ).toBe(2);
+    expect(await redis.exists(shard(p).journalTaken(dayStamp(T0)), p.keys.readerSeenJournalTaken('carol'))).toBe(2);
     expect(await p.cp.checkpoint()).toMatchObject({ days: 1, readers: 1 });
     await lose(p);
     expect(allTrue(await p.rolling.seen('carol', items, T0 + 1))).toBe(true);
@@ -285,7 +305,10 @@ describe('seen-filter checkpoints', () => {
     dead.store.failNext = true;
     await expect(dead.cp.checkpoint()).rejects.toThrow();
     expect(await other.cp.checkpoint()).toMatchObject({ days: 0, readers: 0 }); // leased: skipped
-    const leases = [dead.keys.seenDayJournalLease(0, dayStamp(T0)), dead.keys.readerSeenDirtyLease(0)];
+    const leases = [
+      shard(dead).journalLease(dayStamp(T0)),
+      dead.keys.readerSeenDirtyLease(shardOf('dan', READER_DIRTY_SHARDS)),
+    ];
     for (const lease of leases) await expect.poll(() => redis.exists(lease), { timeout: 10_000, interval: 20 }).toBe(0);
     expect(await other.cp.checkpoint()).toMatchObject({ days: 1, readers: 1 });
     await lose(other);
@@ -354,7 +377,7 @@ describe('seen-filter checkpoints', () => {
     const old = ids('o', 100);
     await p.rolling.markSeen('fay', old, T0 - DAY_MS);
     expect(await p.cp.checkpoint()).toMatchObject({ days: 1, compacted: 1 });
-    const past = (await p.store.load([daySubject(G, 1, 0, dayStamp(T0 - DAY_MS))])).values().next().value!;
+    const past = (await p.store.load([daySubject(p.layout, 0, dayStamp(T0 - DAY_MS))])).values().next().value!;
     expect(past.base).not.toBeNull();
     expect(past.log).toHaveLength(0);
     const many = ids('m', Math.ceil(G.bits / 8 / 8) + 200); // more journal bytes than the bitmap holds
@@ -391,7 +414,7 @@ describe('seen-filter checkpoints', () => {
     const second = process(sql, prefix, { shards: 3 });
     expect(await second.cp.ensureShards(T0)).toBe(3);
     for (let s = 0; s < 3; s++) {
-      expect(await redis.exists(second.keys.seenEpoch(s), second.keys.seenShardDay(s, dayStamp(T0)))).toBe(2);
+      expect(await redis.exists(shard(second, s).epoch(), shard(second, s).day(dayStamp(T0)))).toBe(2);
     }
     expect(await second.cp.ensureShards(T0)).toBe(0);
     for (let r = 0; r < 12; r++)

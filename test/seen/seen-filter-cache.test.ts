@@ -8,7 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, HOUR_MS, dayStamp } from '../../src/kernel/clock.js';
-import { sizeWindow } from '../../src/seen/bloom.js';
+import { seenWindow, sizeWindow } from '../../src/seen/bloom.js';
+import { fixedLayout } from '../../src/seen/layout.js';
 import { MemorySeenFilter } from '../../src/seen/memory-seen-filter.js';
 import { RedisSeenFilter, type RedisSeenFilterOptions } from '../../src/seen/redis-seen-filter.js';
 import { Keys } from '../../src/kernel/redis/keys.js';
@@ -17,6 +18,7 @@ import { fileRedis } from '../support/redis.js';
 const { redis, commands, nextPrefix } = fileRedis();
 
 const g = sizeWindow(1_000, 0.01, 7);
+const layout = fixedLayout(g);
 const BYTES = Math.ceil(g.bits / 8);
 /** Friday 2026-03-06 12:00 UTC. */
 const NOW = Date.UTC(2026, 2, 6, 12);
@@ -26,10 +28,11 @@ const all = (v: boolean, count: number) => Array<boolean>(count).fill(v);
 /** Keys under a fresh prefix, and `count` filters over them (instances of separate processes). */
 function setup(count = 1, opts: Partial<RedisSeenFilterOptions> = {}) {
   const keys = new Keys(nextPrefix());
-  const filters = Array.from({ length: count }, () => new RedisSeenFilter(redis, keys, g, { days: 7, ...opts }));
+  const filters = Array.from({ length: count }, () => new RedisSeenFilter(redis, keys, layout, { days: 7, ...opts }));
+  // one shard: every reader's days are the same keys
   const day = (ms: number) => ({
-    bitmap: keys.seenDay('u_1', dayStamp(ms)),
-    version: keys.seenDayVersion('u_1', dayStamp(ms)),
+    bitmap: keys.seenDays(1, 0).day(dayStamp(ms)),
+    version: keys.seenDays(1, 0).version(dayStamp(ms)),
   });
   return { keys, filters, day };
 }
@@ -43,8 +46,10 @@ describe('RedisSeenFilter past-day cache', () => {
     await f!.markSeen('u_1', ids('today', 20), NOW);
     const probe = [...ids('d1', 20), ...ids('d2', 20), ...ids('d3', 20), ...ids('today', 20), ...ids('never', 20)];
     const expected = [...all(true, 80), ...all(false, 20)];
-    // loads the script (NOSCRIPT → EVAL) outside the count, on other keys (one shard: days are global)
+    // loads the script (NOSCRIPT → EVAL) outside the count, on other keys (one shard: days are global),
+    // and learns the window's day layouts (once a day per process)
     await setup().filters[0]!.seen('u_1', ['warm-up'], NOW);
+    await f!.dayLayouts.forDays(seenWindow(NOW, 7).map(dayStamp), NOW);
 
     let before = commands();
     expect(await f!.seen('u_1', probe, NOW)).toEqual(expected);
@@ -156,7 +161,7 @@ describe('RedisSeenFilter past-day cache', () => {
       filters: [f],
       day,
     } = setup();
-    const memory = new MemorySeenFilter(g, { days: 7 });
+    const memory = new MemorySeenFilter(layout, { days: 7 });
     await memory.markSeen('u_1', ['restored'], NOW - DAY_MS);
     const [bytes] = [...memory.dayFilters().values()].map((d) => d.bitmap);
     await redis.set(day(NOW - DAY_MS).bitmap, Buffer.from(bytes!));
@@ -204,9 +209,9 @@ describe('RedisSeenFilter past-day cache', () => {
   it('answers large batches exactly as the memory filter, cached or in Lua, on well-filled days', async () => {
     const big = sizeWindow(2_000, 0.01, 7);
     const keys = new Keys(nextPrefix());
-    const cached = new RedisSeenFilter(redis, keys, big, { days: 7 });
-    const inLua = new RedisSeenFilter(redis, keys, big, { days: 7, cacheBytes: 0 });
-    const memory = new MemorySeenFilter(big, { days: 7 });
+    const cached = new RedisSeenFilter(redis, keys, fixedLayout(big), { days: 7 });
+    const inLua = new RedisSeenFilter(redis, keys, fixedLayout(big), { days: 7, cacheBytes: 0 });
+    const memory = new MemorySeenFilter(fixedLayout(big), { days: 7 });
     for (let d = 0; d < 7; d++) {
       const batch = ids(`fill${d}`, 1_800);
       await Promise.all([
@@ -222,6 +227,24 @@ describe('RedisSeenFilter past-day cache', () => {
       expect(await inLua.seen('u_1', probe, NOW)).toEqual(expected);
     }
     expect(cached.cacheStats()).toMatchObject({ days: 6, hits: 6 });
+  });
+
+  it('tests a day by BITFIELD rounds when it is large for the batch, and by reading it whole when small: same answers', async () => {
+    const big = sizeWindow(200_000, 0.01, 7); // a 341 KB day: read by rounds for batches under ~340 members
+    const keys = new Keys(nextPrefix());
+    const onRedis = new RedisSeenFilter(redis, keys, fixedLayout(big), { days: 7, cacheBytes: 0 });
+    const memory = new MemorySeenFilter(fixedLayout(big), { days: 7 });
+    for (let d = 0; d < 3; d++) {
+      const batch = ids(`r${d}`, 5_000);
+      await Promise.all([
+        onRedis.markSeen('u_1', batch, NOW - d * DAY_MS),
+        memory.markSeen('u_1', batch, NOW - d * DAY_MS),
+      ]);
+    }
+    for (const size of [3, 40, 400, 3_000]) {
+      const probe = [...ids('never', size), ...ids('r0', size / 2), ...ids('r2', size / 2)];
+      expect(await onRedis.seen('u_1', probe, NOW), `${size}`).toEqual(await memory.seen('u_1', probe, NOW));
+    }
   });
 
   it('lets concurrent checks fetch each day once (the others test it in Lua meanwhile)', async () => {

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { DAY_MS, dayStamp } from '../../src/kernel/clock.js';
 import { RedisSeenFilter } from '../../src/seen/redis-seen-filter.js';
 import { RedisFeedCache } from '../../src/for-you/adapters/redis-feed-cache.js';
-import { Keys } from '../../src/kernel/redis/keys.js';
+import { Keys, shardOf } from '../../src/kernel/redis/keys.js';
+import { fixedLayout } from '../../src/seen/layout.js';
 import { fileCluster } from '../support/redis-cluster.js';
 import { adopt, redisClusterEngine } from '../support/contract.js';
 import { redisSeenFilter } from '../support/adapters.js';
@@ -22,7 +23,7 @@ adopt(feedCacheContract, engine, ({ redis, keys, elapse }) => ({ cache: new Redi
 
 describe('seen-filter keys on a Cluster', () => {
   it("keeps each reader's day keys (and their versions) in one slot and spreads readers of different shards over nodes", async () => {
-    const keys = new Keys(file.nextPrefix(), 4);
+    const keys = new Keys(file.nextPrefix());
     const slotOwner = new Map<number, number>(); // slot → port
     for (const [from, to, master] of await file.redis.cluster('SLOTS')) {
       for (let s = from; s <= to; s++) slotOwner.set(s, master![1]);
@@ -31,9 +32,10 @@ describe('seen-filter keys on a Cluster', () => {
     const now = Date.UTC(2026, 2, 5);
     for (let i = 0; byShard.size < 4 && i < 1000; i++) {
       const reader = `reader_${i}`;
+      const sk = keys.seenDays(4, shardOf(reader, 4));
       const dayKeys = Array.from({ length: 7 }, (_, d) => dayStamp(now - d * DAY_MS)).flatMap((day) => [
-        keys.seenDay(reader, day),
-        keys.seenDayVersion(reader, day),
+        sk.day(day),
+        sk.version(day),
       ]);
       const slots = new Set<number>();
       for (const key of dayKeys) slots.add((await file.redis.cluster('KEYSLOT', key)) as number);
@@ -43,7 +45,7 @@ describe('seen-filter keys on a Cluster', () => {
         [keys.feedCache(reader), keys.feedLease(reader)].map((k) => file.redis.cluster('KEYSLOT', k)),
       );
       expect(new Set(feedSlots).size).toBe(1);
-      const shard = keys.seenShard(reader);
+      const shard = shardOf(reader, 4);
       const seenBefore = byShard.get(shard);
       if (seenBefore) expect(seenBefore.slot).toBe(slot);
       else byShard.set(shard, { slot, port: slotOwner.get(slot)! });
@@ -55,9 +57,9 @@ describe('seen-filter keys on a Cluster', () => {
 
   it('checks and marks readers of every shard, each through the node owning its slot', async () => {
     const prefix = file.nextPrefix();
-    const keys = new Keys(prefix, 4);
+    const keys = new Keys(prefix);
     const { sizeWindow } = await import('../../src/seen/bloom.js');
-    const filter = new RedisSeenFilter(file.redis, keys, sizeWindow(1_000, 0.01, 7), { days: 7 });
+    const filter = new RedisSeenFilter(file.redis, keys, fixedLayout(sizeWindow(1_000, 0.01, 7), 4), { days: 7 });
     const now = Date.UTC(2026, 2, 5, 12);
     const readers = Array.from({ length: 12 }, (_, i) => `r${i}`);
     for (const r of readers) await filter.markSeen(r, [`${r}-a`, `${r}-b`], now);
@@ -65,10 +67,15 @@ describe('seen-filter keys on a Cluster', () => {
       expect(await filter.seen(r, [`${r}-a`, `${r}-b`, `${r}-c`], now + DAY_MS)).toEqual([true, true, false]);
     }
     const masters = file.redis.nodes('master');
-    const perNode = await Promise.all(masters.map(async (m) => (await m.keys(`${prefix}*`)).length));
-    expect(perNode.filter((c) => c > 0).length).toBe(3);
+    const dayKeys = await Promise.all(
+      masters.map(async (m) => (await m.keys(`${prefix}*`)).filter((k) => !k.includes('{seen-layout}')).length),
+    );
+    expect(dayKeys.filter((c) => c > 0).length).toBe(3);
     // per shard touched: today's bitmap and its version key
-    expect(perNode.reduce((a, b) => a + b, 0)).toBe(2 * new Set(readers.map((r) => keys.seenShard(r))).size);
+    expect(dayKeys.reduce((a, b) => a + b, 0)).toBe(2 * new Set(readers.map((r) => shardOf(r, 4))).size);
+    // and the layout of each day of the window, one key each, all on one slot
+    const layouts = (await Promise.all(masters.map((m) => m.keys(`${prefix}bf:{seen-layout}:*`)))).flat();
+    expect(layouts).toHaveLength(7);
   });
 });
 
@@ -86,10 +93,10 @@ describe('shard hash tags spread over the masters (src/kernel/redis/keys.ts shar
   }
   const day = '20260306';
 
-  for (const n of [3, 4]) {
+  for (const n of [3, 4, 16]) {
     it(`${n} shards of the seen filters and of the hot ranking land on all 3 masters`, async () => {
       const keys = new Keys(file.nextPrefix(), n, n);
-      const seen = Array.from({ length: n }, (_, s) => keys.seenShardDay(s, day));
+      const seen = Array.from({ length: n }, (_, s) => keys.seenDays(n, s).day(day));
       const hot = Array.from({ length: n }, (_, s) => keys.hot(s).score());
       const [seenAt, hotAt] = [await holders(seen), await holders(hot)];
       console.log(
@@ -102,7 +109,8 @@ describe('shard hash tags spread over the masters (src/kernel/redis/keys.ts shar
 
   it('the single-tag families (seen filters, hot ranking, fan-out queue) sit on three different masters', async () => {
     const keys = new Keys(file.nextPrefix());
-    const single = [keys.seenShardDay(0, day), keys.hot(0).score(), `${keys.fanoutQueuePrefix()}:fanout:meta`];
+    // the seen filter's single shard: note 1's key as written before 0.2.0 (the legacy layout)
+    const single = [keys.legacySeenDays(1, 0).day(day), keys.hot(0).score(), `${keys.fanoutQueuePrefix()}:fanout:meta`];
     const at = await holders(single);
     expect(new Set(at.values()).size).toBe(3);
     expect(keys.hot(0).score()).toMatch(/\{hot\}:hot:score$/); // one hot shard keeps note 2's keys

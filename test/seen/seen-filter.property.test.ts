@@ -17,6 +17,7 @@ import { sizeWindow, type BloomGeometry } from '../../src/seen/bloom.js';
 import { MemorySeenFilter } from '../../src/seen/memory-seen-filter.js';
 import { RedisSeenFilter } from '../../src/seen/redis-seen-filter.js';
 import { Keys } from '../../src/kernel/redis/keys.js';
+import { fixedLayout } from '../../src/seen/layout.js';
 import { deleteByPrefix, fileRedis } from '../support/redis.js';
 
 const { redis, nextPrefix } = fileRedis();
@@ -69,12 +70,13 @@ const sameDay = opOf(fc.integer({ min: 0, max: 20 * 60_000 }));
  */
 async function agree(geometry: BloomGeometry, ops: Op[], startMs: number): Promise<void> {
   const prefix = nextPrefix();
-  const keys = new Keys(prefix, SHARDS);
+  const keys = new Keys(prefix);
+  const layout = fixedLayout(geometry, SHARDS);
   const instances = [
-    new RedisSeenFilter(redis, keys, geometry, { days: DAYS }),
-    new RedisSeenFilter(redis, keys, geometry, { days: DAYS, cacheBytes: 2 * Math.ceil(geometry.bits / 8) }),
+    new RedisSeenFilter(redis, keys, layout, { days: DAYS }),
+    new RedisSeenFilter(redis, keys, layout, { days: DAYS, cacheBytes: 2 * Math.ceil(geometry.bits / 8) }),
   ];
-  const inMemory = new MemorySeenFilter(geometry, { days: DAYS, shards: SHARDS });
+  const inMemory = new MemorySeenFilter(layout, { days: DAYS });
   const lastMarked = new Map<string, number>(); // `reader item` → epoch ms of its latest mark
   let now = startMs;
   try {

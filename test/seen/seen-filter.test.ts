@@ -11,7 +11,8 @@ import { hashPair, murmur3 } from '../../src/kernel/hash.js';
 import { hashPairs, positions, seenMember, sizeWindow } from '../../src/seen/bloom.js';
 import { MemorySeenFilter } from '../../src/seen/memory-seen-filter.js';
 import { RedisSeenFilter } from '../../src/seen/redis-seen-filter.js';
-import { Keys } from '../../src/kernel/redis/keys.js';
+import { Keys, shardOf } from '../../src/kernel/redis/keys.js';
+import { fixedLayout } from '../../src/seen/layout.js';
 import { fileRedis } from '../support/redis.js';
 import { adopt, memory, redisEngine } from '../support/contract.js';
 import { redisSeenFilter } from '../support/adapters.js';
@@ -22,12 +23,11 @@ const { redis, nextPrefix } = file;
 const engine = redisEngine(file);
 
 adopt(seenFilterContract, memory, (_, g) => {
-  const filter = new MemorySeenFilter(g, { days: g.days });
-  const names = new Keys('');
+  const filter = new MemorySeenFilter(fixedLayout(g), { days: g.days });
   return {
     filter,
     dayTtlMs: async (reader, now) => {
-      const day = filter.dayFilters().get(names.seenDay(reader, dayStamp(now)));
+      const day = filter.dayFilters().get(filter.dayKey(reader, now));
       return day ? day.expiresAt - now : null;
     },
   };
@@ -99,13 +99,13 @@ describe('hashing shared by both adapters', () => {
     };
     for (const [n, expected] of Object.entries(shards)) {
       const keys = new Keys('fs:', Number(n), Number(n));
-      expect(ids.map((id) => keys.seenShard(id))).toEqual(expected);
+      expect(ids.map((id) => shardOf(id, Number(n)))).toEqual(expected);
       expect(ids.map((id) => keys.hotShard(id))).toEqual(expected);
     }
   });
 
   it('marks exactly the bits positions(hashPair(member)) names, in Redis bit order', async () => {
-    const filter = new MemorySeenFilter(g, { days: 7 });
+    const filter = new MemorySeenFilter(fixedLayout(g), { days: 7 });
     await filter.markSeen('u_1', ['doc_1', 'doc_2'], D);
     const expected = new Set(['doc_1', 'doc_2'].flatMap((id) => positions(g, ...hashPair(seenMember('u_1', id)))));
     const [bitmap] = [...filter.dayFilters().values()].map((d) => d.bitmap);
@@ -118,16 +118,16 @@ describe('hashing shared by both adapters', () => {
 });
 
 describe('MemorySeenFilter snapshot', () => {
-  it('restores every bitmap, skips a file of another geometry, and starts empty without a file', async () => {
+  it('restores every bitmap, keeps each day under its own layout after a change of settings, starts empty without a file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'freshet-seen-'));
     try {
       const path = join(dir, 'seen.bin');
-      const a = new MemorySeenFilter(g, { days: 7, shards: 2 });
+      const a = new MemorySeenFilter(fixedLayout(g, 2), { days: 7 });
       await a.markSeen('u_1', ['a', 'b'], D);
       await a.markSeen('u_2', ['c'], D + DAY_MS);
       await a.snapshot(path);
 
-      const b = await MemorySeenFilter.restore(path, g, { days: 7, shards: 2 });
+      const b = await MemorySeenFilter.restore(path, fixedLayout(g, 2), { days: 7 });
       expect(await b.seen('u_1', ['a', 'b', 'c'], D + 2 * DAY_MS)).toEqual([true, true, false]);
       expect(await b.seen('u_2', ['a', 'c'], D + 2 * DAY_MS)).toEqual([false, true]);
       expect([...b.dayFilters().keys()].sort()).toEqual([...a.dayFilters().keys()].sort());
@@ -135,20 +135,26 @@ describe('MemorySeenFilter snapshot', () => {
       expect(await b.seen('u_1', ['a'], D + 7 * DAY_MS)).toEqual([false]);
       expect(b.dayFilters().size).toBe(1);
 
-      const skipped: string[] = [];
-      const other = sizeWindow(2_000, 0.01, 7);
-      const c = await MemorySeenFilter.restore(path, other, { days: 7, shards: 2, onSkip: (r) => skipped.push(r) });
-      expect(c.dayFilters().size).toBe(0);
-      expect(skipped.join()).toMatch(/geometry mismatch/);
-      const d = await MemorySeenFilter.restore(path, g, { days: 7, shards: 1, onSkip: (r) => skipped.push(r) });
-      expect(d.dayFilters().size).toBe(0);
+      // other settings (capacity, shards): the saved days are read under the layout they were written
+      // with — never a repeat because the settings changed — and new days take the new layout
+      const other = fixedLayout(sizeWindow(2_000, 0.01, 7), 3);
+      const c = await MemorySeenFilter.restore(path, other, { days: 7 });
+      expect(await c.seen('u_1', ['a', 'b', 'c'], D + 2 * DAY_MS)).toEqual([true, true, false]);
+      await c.markSeen('u_1', ['d'], D + 2 * DAY_MS);
+      expect(await c.seen('u_1', ['a', 'd'], D + 2 * DAY_MS)).toEqual([true, true]);
+      expect(c.dayKey('u_1', D + 2 * DAY_MS)).toBe(
+        new Keys('').seenDays(3, shardOf('u_1', 3)).day(dayStamp(D + 2 * DAY_MS)),
+      );
 
+      const skipped: string[] = [];
       await writeFile(join(dir, 'junk.bin'), 'not a snapshot');
-      const e = await MemorySeenFilter.restore(join(dir, 'junk.bin'), g, { days: 7, onSkip: (r) => skipped.push(r) });
+      const e = await MemorySeenFilter.restore(join(dir, 'junk.bin'), fixedLayout(g), { days: 7 }, (r) =>
+        skipped.push(r),
+      );
       expect(e.dayFilters().size).toBe(0);
       expect(skipped.at(-1)).toMatch(/not a seen-filter snapshot/);
 
-      const f = await MemorySeenFilter.restore(join(dir, 'missing.bin'), g, { days: 7 });
+      const f = await MemorySeenFilter.restore(join(dir, 'missing.bin'), fixedLayout(g), { days: 7 });
       expect(await f.seen('u_1', ['a'], D)).toEqual([false]);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -159,9 +165,9 @@ describe('MemorySeenFilter snapshot', () => {
 describe('RedisSeenFilter bitmaps', () => {
   it('hold exactly the bytes of the memory filter (Redis bit order, same positions)', async () => {
     const prefix = nextPrefix();
-    const keys = new Keys(prefix, 3);
-    const onRedis = new RedisSeenFilter(redis, keys, g, { days: 7 });
-    const inMemory = new MemorySeenFilter(g, { days: 7, shards: 3 });
+    const keys = new Keys(prefix);
+    const onRedis = new RedisSeenFilter(redis, keys, fixedLayout(g, 3), { days: 7 });
+    const inMemory = new MemorySeenFilter(fixedLayout(g, 3), { days: 7 });
     for (const reader of ['u_1', 'u_2', 'u_3', 'u_4']) {
       const items = Array.from({ length: 300 }, (_, i) => `${reader}-doc-${i}`);
       await onRedis.markSeen(reader, items, D);
@@ -174,7 +180,7 @@ describe('RedisSeenFilter bitmaps', () => {
       const padded = Buffer.alloc(day.bitmap.byteLength);
       stored!.copy(padded);
       expect(padded.equals(Buffer.from(day.bitmap))).toBe(true);
-      // created at full size by one SET (not grown by SETBIT, which over-allocates)
+      // created at full size by one SETRANGE (not grown by SETBIT, which over-allocates)
       expect(stored!.length).toBe(day.bitmap.byteLength);
     }
   });
@@ -183,9 +189,9 @@ describe('RedisSeenFilter bitmaps', () => {
     const prefix = nextPrefix();
     const keys = new Keys(prefix);
     const big = sizeWindow(200_000, 0.01, 7); // m ≈ 2.7 Mbit, a 341 kB bitmap
-    const onRedis = new RedisSeenFilter(redis, keys, big, { days: 7 });
+    const onRedis = new RedisSeenFilter(redis, keys, fixedLayout(big), { days: 7 });
     await onRedis.markSeen('u_big', ['one-item'], D);
-    const key = keys.seenDay('u_big', dayStamp(D));
+    const key = await onRedis.dayKey('u_big', D);
     const bytes = Math.ceil(big.bits / 8);
     expect(await redis.strlen(key)).toBe(bytes);
     const usage = Number(await redis.call('MEMORY', 'USAGE', key));
@@ -194,7 +200,7 @@ describe('RedisSeenFilter bitmaps', () => {
   });
 
   it('refuses a window that differs from the geometry', () => {
-    expect(() => new RedisSeenFilter(redis, new Keys('x:'), g, { days: 6 })).toThrow(RangeError);
-    expect(() => new MemorySeenFilter(g, { days: 8 })).toThrow(RangeError);
+    expect(() => new RedisSeenFilter(redis, new Keys('x:'), fixedLayout(g), { days: 6 })).toThrow(RangeError);
+    expect(() => new MemorySeenFilter(fixedLayout(g), { days: 8 })).toThrow(RangeError);
   });
 });

@@ -32,9 +32,9 @@ export async function publish(
   await t.client({ now: nowMs }).items.publish(items);
 }
 
-/** Waits until every fan-out job is done. */
+/** Waits until every fan-out job is done (a bound against a hang: a busy 2-core machine may need a minute). */
 export async function settle(t: TestApp): Promise<void> {
-  await t.f.following.queue.idle(20_000);
+  await t.f.following.queue.idle(60_000);
 }
 
 export async function graphCall(

@@ -41,7 +41,12 @@ program
   .action(async (reader: string, opts: { ttl?: number }) => {
     const { config, generatedAt } = ensureSecrets(loadConfig());
     if (generatedAt) console.error(`generated a service key and secret into ${generatedAt}`);
-    console.log(await mintReaderToken(config.secret!, reader, opts.ttl ?? config.tokenTtlS));
+    const ttl = opts.ttl ?? config.tokenTtlS;
+    if (ttl > config.tokenMaxTtlS)
+      throw new Error(
+        `--ttl ${ttl} is over FRESHET_TOKEN_MAX_TTL_S (${config.tokenMaxTtlS}): the server would refuse it`,
+      );
+    console.log(await mintReaderToken(config.secret!, reader, ttl));
   });
 
 program
@@ -167,6 +172,29 @@ program
   .command('rebuild')
   .description('restore hot counters lost with Redis from the PostgreSQL checkpoints (adds to what was counted since)')
   .action(async () => (await import('./hot/commands.js')).runHotRebuild());
+
+program
+  .command('erase-user')
+  .description(
+    'erase a user from every store (what was removed is printed as JSON); through the running server when there is one',
+  )
+  .argument('<id>', 'user id', readerArg)
+  .option('--items <choice>', 'delete: their items leave every feed; keep: their items stay', 'delete')
+  .option('--url <url>', 'the server to send it to (default: the server named by <dataDir>/server.json, else directly)')
+  .action(async (id: string, opts: { items: string; url?: string }) => {
+    if (opts.items !== 'delete' && opts.items !== 'keep')
+      throw new InvalidArgumentError(`--items must be delete or keep (got "${opts.items}")`);
+    await (await import('./personal-data.js')).runEraseUser(id, opts.items, opts.url);
+  });
+
+program
+  .command('export-user')
+  .description('write everything Freshet holds about a user as one JSON document to standard output')
+  .argument('<id>', 'user id', readerArg)
+  .option('--url <url>', 'the server to ask (default: the server named by <dataDir>/server.json, else directly)')
+  .action(async (id: string, opts: { url?: string }) =>
+    (await import('./personal-data.js')).runExportUser(id, opts.url),
+  );
 
 registerFollowingCommands(program);
 registerDiscoverCommands(program);

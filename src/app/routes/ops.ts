@@ -1,8 +1,9 @@
 /**
- * Operations routes (no token, not under `/v1`): `/healthz` (the process answers), `/readyz` (every
- * store answers; 503 otherwise), `/metrics` (Prometheus text format).
+ * Operations routes (not under `/v1`): `/healthz` (the process answers), `/readyz` (every store answers;
+ * 503 otherwise) — no token — and `/metrics` (Prometheus text format): open, or the service key only
+ * (`FRESHET_METRICS_ACCESS`; by default open on a loopback `HOST`, the service key on any other).
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
 import type { Registry } from 'prom-client';
 import { sendError } from '../http-errors.js';
 import { HealthResult, NotReadyResult, ok, ReadyResult } from '../../kernel/http/schemas.js';
@@ -12,6 +13,8 @@ export interface OpsRouteDeps {
   /** Which stores answer, by name. */
   ready(): Promise<Record<string, boolean>>;
   registry: Registry;
+  /** The hook guarding `/metrics` (the service key: `FRESHET_METRICS_ACCESS`); null = open. */
+  metricsGuard: onRequestAsyncHookHandler | null;
 }
 
 /** Registers the operations routes. */
@@ -41,7 +44,8 @@ export const opsRoutes: FastifyPluginAsync<{ deps: OpsRouteDeps }> = async (app,
       return ok({ status: 'ready' as const, stores });
     },
   );
-  app.get('/metrics', { schema: { tags: ['ops'], hide: true } }, async (_req, reply) => {
+  const guard = deps.metricsGuard ? { onRequest: deps.metricsGuard } : {};
+  app.get('/metrics', { schema: { tags: ['ops'], hide: true }, ...guard }, async (_req, reply) => {
     void reply.header('content-type', deps.registry.contentType);
     return deps.registry.metrics();
   });

@@ -15,7 +15,7 @@
  * Statistics: PGlite has no autovacuum, so after bulk writes this adapter runs `VACUUM ANALYZE` on its
  * tables itself (AutoAnalyze, autovacuum's own trigger).
  */
-import type { Sql } from '../../kernel/sql/sql.js';
+import type { Sql, SqlTx } from '../../kernel/sql/sql.js';
 import { fail } from '../../kernel/errors.js';
 import { cosine } from '../embedding.js';
 import {
@@ -51,6 +51,11 @@ const toStream = (r: StreamSqlRow): StreamRow => ({ id: r.id, authorId: r.author
 /** bytea arrives as a Buffer from `pg` and a Uint8Array from PGlite; both view the same bytes as int8. */
 const toInt8 = (b: Uint8Array): Int8Array => new Int8Array(b.buffer, b.byteOffset, b.byteLength);
 const toBytes = (v: Int8Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+
+/** One record per item id (the last one wins), in first-seen order. */
+const unique = (records: readonly EmbeddingRecord[]): EmbeddingRecord[] => [
+  ...new Map(records.map((r) => [r.itemId, r])).values(),
+];
 
 /** `(published_at, id) < (key, id)` in the descending keyset order, or no bound. Params from `$n`. */
 function afterClause(after: After | null, n: number): { sql: string; params: unknown[] } {
@@ -177,6 +182,55 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
    */
   async putEmbeddings(records: readonly EmbeddingRecord[], nowMs: number): Promise<void> {
     if (records.length === 0) return;
+    this.checkDims(records);
+    await this.sql.transaction((tx) => this.writeEmbeddings(tx, records, nowMs));
+    await this.embeddingsCommitted(records);
+  }
+
+  /** The upsert of {@link putEmbeddings} inside the caller's transaction (the port's contract). */
+  async writeEmbeddings(tx: SqlTx, records: readonly EmbeddingRecord[], nowMs: number): Promise<void> {
+    if (records.length === 0) return;
+    this.checkDims(records);
+    const all = unique(records);
+    for (let start = 0; start < all.length; start += CHUNK) {
+      const chunk = all.slice(start, start + CHUNK);
+      const params: unknown[] = [];
+      const tuples = chunk.map((r) => {
+        const p = params.length;
+        params.push(r.itemId, r.vector.length, toBytes(r.vector), r.source, Math.floor(r.itemUpdateMs ?? nowMs));
+        return `($${p + 1}::text, $${p + 2}::int, $${p + 3}::bytea, $${p + 4}::text, $${p + 5}::bigint, pg_current_xact_id())`;
+      });
+      await tx.query(
+        `INSERT INTO item_embeddings (item_id, dim, vec, source, update_time, changed) VALUES ${tuples.join(',')}
+         ON CONFLICT (item_id) DO UPDATE SET dim = excluded.dim, vec = excluded.vec, source = excluded.source,
+           update_time = excluded.update_time, changed = excluded.changed`,
+        params,
+      );
+    }
+  }
+
+  /** Tells the search about committed embeddings; `VACUUM ANALYZE` when due (PGlite). */
+  async embeddingsCommitted(records: readonly EmbeddingRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const all = unique(records);
+    this.vectors.wrote(all);
+    await this.analyze.wrote('item_embeddings', all.length, 'VACUUM ANALYZE');
+  }
+
+  /** Deletes embedding rows without an item (the port's contract); one statement, `limit` rows at most. */
+  async sweepOrphanEmbeddings(limit: number): Promise<number> {
+    const rows = await this.sql.query<{ item_id: string }>(
+      `DELETE FROM item_embeddings WHERE item_id IN (
+         SELECT e.item_id FROM item_embeddings e
+         WHERE NOT EXISTS (SELECT 1 FROM items i WHERE i.id = e.item_id) LIMIT $1::int)
+       RETURNING item_id`,
+      [limit],
+    );
+    return rows.length;
+  }
+
+  /** @throws FreshetError INVALID_INPUT naming the first record whose length is not the index dimension. */
+  private checkDims(records: readonly EmbeddingRecord[]): void {
     const dim = this.vectors.dim;
     const wrong = records.findIndex((r) => r.vector.length !== dim);
     if (wrong >= 0)
@@ -184,27 +238,6 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
         'INVALID_INPUT',
         `embedding of ${records[wrong]!.itemId} has ${records[wrong]!.vector.length} components, the index ${dim}`,
       );
-    const byId = new Map(records.map((r) => [r.itemId, r]));
-    const all = [...byId.values()];
-    await this.sql.transaction(async (tx) => {
-      for (let start = 0; start < all.length; start += CHUNK) {
-        const chunk = all.slice(start, start + CHUNK);
-        const params: unknown[] = [];
-        const tuples = chunk.map((r) => {
-          const p = params.length;
-          params.push(r.itemId, r.vector.length, toBytes(r.vector), r.source, Math.floor(r.itemUpdateMs ?? nowMs));
-          return `($${p + 1}::text, $${p + 2}::int, $${p + 3}::bytea, $${p + 4}::text, $${p + 5}::bigint, pg_current_xact_id())`;
-        });
-        await tx.query(
-          `INSERT INTO item_embeddings (item_id, dim, vec, source, update_time, changed) VALUES ${tuples.join(',')}
-           ON CONFLICT (item_id) DO UPDATE SET dim = excluded.dim, vec = excluded.vec, source = excluded.source,
-             update_time = excluded.update_time, changed = excluded.changed`,
-          params,
-        );
-      }
-    });
-    this.vectors.wrote(all);
-    await this.analyze.wrote('item_embeddings', all.length, 'VACUUM ANALYZE');
   }
 
   /** Live items with no embedding, or whose text embedding predates their last write; id > `afterId`. */

@@ -1,6 +1,6 @@
 /**
  * The following timeline's inboxes and outboxes in process (the embedded default): the executable
- * spec of the TimelineStore contract. Each ZSET is a tid array kept sorted newest first; JavaScript
+ * spec of the TimelineStore contract. Each box is a tid array kept sorted newest first; JavaScript
  * runs each call to the end before the next starts, so every operation is atomic like its Lua twin.
  * Inboxes and outboxes have no time to live here (they live until the process ends; each holds at most
  * `maxLen`); an outbox this process has not seen reads as missing ({@link MISSING_FLOOR}), as on Redis.
@@ -15,7 +15,7 @@ import {
   type TimelineStore,
 } from '../timeline-store.js';
 
-/** One ZSET of tids with its floor. */
+/** One box of tids (an inbox or outbox) with its floor. */
 interface Box {
   /** Newest first, distinct. */
   tids: number[];
@@ -165,6 +165,12 @@ export class MemoryTimelineStore implements TimelineStore {
   async dropInboxes(readerIds: readonly string[]): Promise<void> {
     readerIds.forEach((r) => assertId(r, 'readerId'));
     for (const r of readerIds) this.inboxes.delete(r);
+  }
+
+  async forget(userId: string): Promise<void> {
+    assertId(userId, 'userId');
+    this.inboxes.delete(userId);
+    this.outboxes.delete(userId);
   }
 
   async touch(readerId: string, _ttlMs: number): Promise<void> {

@@ -1,16 +1,22 @@
 /**
  * The following timeline's inboxes and outboxes on Redis (note 4): `tl:in:{u:<reader>}` and
- * `tl:out:{u:<author>}` are ZSETs of tids (member = score = tid, exact below 2^53), each with a state
- * HASH (`…:meta:{u:<id>}`: `state`, `floor`). Every multi-command step is one Lua script
- * (src/following/lua/), one round trip.
+ * `tl:out:{u:<author>}` are strings of packed tids — 7 bytes each, big-endian, ascending
+ * (src/following/lua/includes/packed.lua; 800 tids = 5,600 bytes, MEMORY USAGE ≈ 6.2 KB where the
+ * skiplist ZSET of earlier versions took ≈ 97 KB) — each with a state HASH (`…:meta:{u:<id>}`:
+ * `state`, `floor`). Every step is one Lua script (src/following/lua/), one round trip; reads find
+ * their range by binary search and return it as one packed string ({@link decodeTids}).
+ *
+ * Upgrade: a ZSET left by an earlier version under the same key is converted to the packed string by
+ * the first script that touches it (every entry kept, its time to live kept), so paging that began
+ * before the upgrade goes on without a loss or a repeat.
  *
  * Fan-out: on a standalone server `pushToInboxes` sends chunks of {@link PUSH_BATCH} readers per
  * EVALSHA (keys of many slots: fine without Cluster); on a Cluster it sends one EVALSHA per reader
  * (each with its own hash tag), all at once, which ioredis pipelines per node.
  *
  * Time to live (wall clock): an inbox's state lives `ttlMs` after the last read or rebuild, an outbox's
- * state `ttlMs` after its author's last publish, and each ZSET {@link INBOX_EXTRA_LIFE_MS} longer, so
- * a ZSET is never seen without its state. A ZSET created after its state (a push into an inbox that
+ * state `ttlMs` after its author's last publish, and each box of tids {@link INBOX_EXTRA_LIFE_MS} longer,
+ * so a box is never seen without its state. A box created after its state (a push into an inbox that
  * its rebuild found empty) inherits the state's time to live in the same script (issue 10.7).
  */
 import { Cluster } from 'ioredis';
@@ -30,27 +36,50 @@ export const TIMELINE_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.ur
   'tlBegin-2',
   'tlMerge-2',
   'tlTouch-2',
+  'tlRemove-1',
 ]);
+
+/** Bytes per tid in a packed inbox or outbox (includes/packed.lua). */
+export const TID_BYTES = 7;
 
 /** Readers per tlPush call on a standalone server. */
 export const PUSH_BATCH = 500;
-/** How much longer an inbox (or outbox) ZSET lives than its state (1 h): the state always expires first. */
+/** How much longer an inbox's (or outbox's) tids live than its state (1 h): the state always expires first. */
 export const INBOX_EXTRA_LIFE_MS = 3_600_000;
-/** Tids per tlMerge call (Lua unpack stays far below its C stack limit). */
+/** Tids per tlMerge call (bounds one script's arguments and run time). */
 const MERGE_BATCH = 2_000;
 
-function bounds(r: TidRange): [string, string] {
-  return [Number.isFinite(r.hi) ? `(${r.hi}` : '+inf', `(${r.lo}`];
+/** tlRead's bounds: the exclusive upper bound ('' for none) and the exclusive lower bound. */
+function bounds(r: TidRange): [string, number] {
+  return [Number.isFinite(r.hi) ? String(r.hi) : '', r.lo];
+}
+
+/**
+ * The tids of a packed string (7-byte big-endian unsigned integers, ascending), newest first.
+ * @throws LuaScriptError when the length is not a multiple of 7 (not an inbox).
+ */
+export function decodeTids(packed: Buffer): number[] {
+  if (packed.length % TID_BYTES !== 0) throw TIMELINE_SCRIPTS.unexpected('tlRead', packed);
+  const out = new Array<number>(packed.length / TID_BYTES);
+  for (let o = packed.length - TID_BYTES, i = 0; o >= 0; o -= TID_BYTES, i++)
+    out[i] = packed[o]! * 2 ** 48 + packed.readUIntBE(o + 1, 6);
+  return out;
 }
 
 function checkCount(r: TidRange): void {
   if (!Number.isInteger(r.count) || r.count < 1) throw new RangeError('count must be a positive integer');
 }
 
-/** Parses a tlRead reply `[state, floor, ...tids]`; a missing state HASH reads as floor {@link MISSING_FLOOR}. */
+/** Parses a tlRead reply `[state, floor, packed tids]` (Buffers); a missing state HASH reads as floor {@link MISSING_FLOOR}. */
 function parseRead(reply: unknown): { state: string; floor: number; tids: number[] } {
-  const [state, floor, ...tids] = reply as [string, string, ...string[]];
-  return { state, floor: floor === '' ? MISSING_FLOOR : Number(floor), tids: tids.map(Number) };
+  if (!Array.isArray(reply) || reply.length !== 3 || !reply.every((b) => Buffer.isBuffer(b)))
+    throw TIMELINE_SCRIPTS.unexpected('tlRead', reply);
+  const [state, floor, tids] = reply as [Buffer, Buffer, Buffer];
+  return {
+    state: state.toString(),
+    floor: floor.length === 0 ? MISSING_FLOOR : Number(floor.toString()),
+    tids: decodeTids(tids),
+  };
 }
 
 /** {@link TimelineStore} over Redis. Does not own the client. */
@@ -91,7 +120,7 @@ export class RedisTimelineStore implements TimelineStore {
   async readInbox(readerId: string, range: TidRange): Promise<InboxSlice> {
     assertId(readerId, 'readerId');
     checkCount(range);
-    const reply = await this.lua.tlRead(
+    const reply = await this.lua.tlRead.buffer(
       [this.keys.inbox(readerId), this.keys.inboxMeta(readerId)],
       [...bounds(range), range.count],
     );
@@ -107,7 +136,7 @@ export class RedisTimelineStore implements TimelineStore {
     return Promise.all(
       authorIds.map(async (a) => {
         const { floor, tids } = parseRead(
-          await this.lua.tlRead([this.keys.outbox(a), this.keys.outboxMeta(a)], [hi, lo, range.count]),
+          await this.lua.tlRead.buffer([this.keys.outbox(a), this.keys.outboxMeta(a)], [hi, lo, range.count]),
         );
         return { floor, tids };
       }),
@@ -137,12 +166,12 @@ export class RedisTimelineStore implements TimelineStore {
 
   async removeFromInbox(readerId: string, tids: readonly number[]): Promise<void> {
     assertId(readerId, 'readerId');
-    if (tids.length > 0) await redisCall(this.redis.zrem(this.keys.inbox(readerId), ...tids.map(String)));
+    if (tids.length > 0) await this.lua.tlRemove([this.keys.inbox(readerId)], tids.map(String));
   }
 
   async removeFromOutbox(authorId: string, tids: readonly number[]): Promise<void> {
     assertId(authorId, 'authorId');
-    if (tids.length > 0) await redisCall(this.redis.zrem(this.keys.outbox(authorId), ...tids.map(String)));
+    if (tids.length > 0) await this.lua.tlRemove([this.keys.outbox(authorId)], tids.map(String));
   }
 
   async dropInboxes(readerIds: readonly string[]): Promise<void> {
@@ -152,6 +181,13 @@ export class RedisTimelineStore implements TimelineStore {
     for (let i = 0; i < readerIds.length; i += per)
       calls.push(redisCall(this.redis.del(...readerIds.slice(i, i + per).flatMap((r) => this.inboxKeys(r)))));
     await Promise.all(calls);
+  }
+
+  /** One DEL of the user's four keys (one hash tag: one slot on a Cluster). */
+  async forget(userId: string): Promise<void> {
+    assertId(userId, 'userId');
+    const k = this.keys;
+    await redisCall(this.redis.del(k.inbox(userId), k.inboxMeta(userId), k.outbox(userId), k.outboxMeta(userId)));
   }
 
   async touch(readerId: string, ttlMs: number): Promise<void> {

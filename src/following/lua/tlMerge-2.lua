@@ -1,5 +1,5 @@
 --[[ tlMerge-2: merge tids into a prepared inbox, raise its floor, trim; optionally mark it ready
-  KEYS[1]  the inbox
+  KEYS[1]  the inbox (a ring of packed tids: includes/ring.lua)
   KEYS[2]  its state HASH (absent: nothing is written)
   ARGV[1]  floor to raise to (tid; entries at or below it are dropped)
   ARGV[2]  maxLen
@@ -8,8 +8,9 @@
   ARGV[5]  extra life of the inbox over its state, ms (also for an inbox this merge creates)
   ARGV[6..] tids
   returns  1, or 0 when the inbox was not prepared
+  One rewrite of the inbox (rebuilds and follow backfills are rare next to pushes).
 ]]
---- @include "includes/add-all"
+--- @include "includes/ring-merge"
 --- @include "includes/inherit-ttl"
 
 local cur = redis.call('HGET', KEYS[2], 'floor')
@@ -18,9 +19,10 @@ local floor = tonumber(cur)
 if tonumber(ARGV[1]) > floor then
   floor = tonumber(ARGV[1])
   redis.call('HSET', KEYS[2], 'floor', ARGV[1])
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 end
-addAll(KEYS[1], KEYS[2], tonumber(ARGV[2]), floor, 6, #ARGV)
+local fresh = {}
+for i = 6, #ARGV do fresh[#fresh + 1] = tonumber(ARGV[i]) end
+ringMerge(ringOpen(KEYS[1]), KEYS[2], fresh, tonumber(ARGV[2]), floor) -- drops entries at or below the floor
 if ARGV[3] == 'ready' then
   redis.call('HSET', KEYS[2], 'state', 'ready')
   redis.call('PEXPIRE', KEYS[2], ARGV[4])

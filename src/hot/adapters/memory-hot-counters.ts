@@ -205,6 +205,16 @@ export class MemoryHotCounters implements HotCounters {
     this.lost = false;
     this.restoredWhileLost.clear();
   }
+  /** One layout in process: none before it. */
+  async priorLayout(): Promise<HotCounters | null> {
+    return null;
+  }
+
+  async adoptLayout(): Promise<void> {}
+
+  async retire(): Promise<void> {}
+
+  async purge(): Promise<void> {}
 
   async close(): Promise<void> {}
 
@@ -245,6 +255,13 @@ export class MemoryHotCounters implements HotCounters {
     this.totals[kind]++;
     this.dirty.add(itemId);
     return this.uncounted(kind, itemId, s);
+  }
+
+  async forgetVisitor(visitorId: string): Promise<number> {
+    let n = 0;
+    for (const key of [...this.rateMarks.keys()]) if (key.endsWith(`\n${visitorId}`) && this.rateMarks.delete(key)) n++;
+    for (const key of [...this.budgets.keys()]) if (key.startsWith(`${visitorId}\n`) && this.budgets.delete(key)) n++;
+    return n;
   }
 
   /** Counts the view against the visitor's minute; true when it is beyond the budget. */

@@ -45,11 +45,22 @@ function toSnapshot(r: Row): CounterSnapshot {
 export class PostgresHotArchive implements HotArchive {
   constructor(private readonly sql: Sql) {}
 
-  /** Upserts in one transaction, {@link CHUNK_ROWS} rows per statement; the last snapshot of an id wins. */
-  async save(snapshots: readonly CounterSnapshot[], nowMs: number, opts: { archive?: boolean } = {}): Promise<void> {
+  /**
+   * Upserts in one transaction, {@link CHUNK_ROWS} rows per statement; the last snapshot of an id wins.
+   * `keepNewer`: a stored row with a count above the snapshot's, or archived, is left as it is.
+   */
+  async save(
+    snapshots: readonly CounterSnapshot[],
+    nowMs: number,
+    opts: { archive?: boolean; keepNewer?: boolean } = {},
+  ): Promise<void> {
     const rows = [...new Map(snapshots.map((s) => [s.itemId, s])).values()];
     if (rows.length === 0) return;
     const archive = opts.archive === true;
+    const guard = opts.keepNewer
+      ? `WHERE h.archived_at IS NULL AND h.pv <= excluded.pv AND h.sus_repeat <= excluded.sus_repeat
+           AND h.sus_budget <= excluded.sus_budget AND h.sus_flagged <= excluded.sus_flagged`
+      : '';
     await this.sql.transaction(async (tx) => {
       for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
         const params: unknown[] = [Math.floor(nowMs)];
@@ -76,7 +87,8 @@ export class PostgresHotArchive implements HotArchive {
              published_at = excluded.published_at, pv = excluded.pv, uv = excluded.uv, uv_hll = excluded.uv_hll,
              sus_repeat = excluded.sus_repeat, sus_budget = excluded.sus_budget, sus_flagged = excluded.sus_flagged,
              checkpointed_at = excluded.checkpointed_at,
-             archived_at = ${archive ? 'excluded.archived_at' : 'NULL'}`,
+             archived_at = ${archive ? 'excluded.archived_at' : 'NULL'}
+           ${guard}`,
           params,
         );
       }

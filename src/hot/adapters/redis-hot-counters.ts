@@ -22,8 +22,8 @@ import type {
   ViewResult,
 } from '../hot-counters.js';
 import { byRank } from '../hot-counters.js';
-import type { HotShardKeys, Keys } from '../../kernel/redis/keys.js';
-import type { RedisClient } from '../../kernel/redis/client.js';
+import { Keys, type HotShardKeys } from '../../kernel/redis/keys.js';
+import { deleteMatching, type RedisClient } from '../../kernel/redis/client.js';
 import { redisCall } from '../../kernel/redis/errors.js';
 import { LuaScripts, type ScriptArg } from '../../kernel/redis/lua.js';
 
@@ -70,6 +70,15 @@ export class RedisHotCounters implements HotCounters {
     const p = rules.params;
     this.scoreArgs = [p.alpha, p.beta, p.base, p.gamma].map(String);
     this.lua = HOT_SCRIPTS.on(redis);
+  }
+
+  async forgetVisitor(visitorId: string): Promise<number> {
+    assertId(visitorId, 'visitor id');
+    const p = this.keys.prefix;
+    // ids hold no glob character ([A-Za-z0-9_.-]), so the patterns match exactly these families
+    const marks = await redisCall(deleteMatching(this.redis, `${p}{*}:ratelimit:*:${visitorId}`));
+    const budgets = await redisCall(deleteMatching(this.redis, `${p}{*}:budget:${visitorId}:*`));
+    return marks + budgets;
   }
 
   shardOf(itemId: string): number {
@@ -122,13 +131,15 @@ export class RedisHotCounters implements HotCounters {
     return { verdict, pv: reply[1], uv: reply[2], score: Number(reply[3]) };
   }
 
+  /** The shards' tops read at once (one pipeline, or each master in parallel on a Cluster), merged. */
   async top(n: number): Promise<RankedEntry[]> {
     if (n <= 0) return [];
+    const tops = await Promise.all(
+      this.shardKeys.map((k) => redisCall(this.redis.zrevrange(k.score(), 0, n - 1, 'WITHSCORES'))),
+    );
     const all: RankedEntry[] = [];
-    for (const k of this.shardKeys) {
-      const flat = await redisCall(this.redis.zrevrange(k.score(), 0, n - 1, 'WITHSCORES'));
+    for (const flat of tops)
       for (let i = 0; i < flat.length; i += 2) all.push({ itemId: flat[i]!, score: Number(flat[i + 1]) });
-    }
     if (this.shards > 1) all.sort(byRank);
     return all.slice(0, n);
   }
@@ -166,31 +177,39 @@ export class RedisHotCounters implements HotCounters {
     return itemIds.map((id) => out.get(id)!);
   }
 
+  /** Every shard at once (each one's chunks in order), summed. */
   async rescore(nowMs: number): Promise<RescoreResult> {
+    const parts = await Promise.all(this.shardKeys.map((k) => this.rescoreShard(k, nowMs)));
+    return parts.reduce((a, b) => ({
+      rescored: a.rescored + b.rescored,
+      dropped: a.dropped + b.dropped,
+      trimmed: a.trimmed + b.trimmed,
+    }));
+  }
+
+  private async rescoreShard(k: HotShardKeys, nowMs: number): Promise<RescoreResult> {
     const result: RescoreResult = { rescored: 0, dropped: 0, trimmed: 0 };
-    for (const k of this.shardKeys) {
-      const ids = await redisCall(this.redis.zrange(k.score(), 0, -1));
-      for (let i = 0; i < ids.length; i += CHUNK) {
-        const chunk = ids.slice(i, i + CHUNK);
-        const keys = [k.score(), ...chunk.flatMap((id) => [k.views(id), k.uv(id), k.meta(id)])];
-        const [rescored, dropped] = (await this.lua.hotRescore(keys, [nowMs, ...this.scoreArgs, ...chunk])) as [
-          number,
-          number,
-        ];
-        result.rescored += rescored;
-        result.dropped += dropped;
-      }
-      result.trimmed += await redisCall(this.redis.zremrangebyrank(k.score(), 0, -(this.rules.cap + 1)));
+    const ids = await redisCall(this.redis.zrange(k.score(), 0, -1));
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const chunk = ids.slice(i, i + CHUNK);
+      const keys = [k.score(), ...chunk.flatMap((id) => [k.views(id), k.uv(id), k.meta(id)])];
+      const [rescored, dropped] = (await this.lua.hotRescore(keys, [nowMs, ...this.scoreArgs, ...chunk])) as [
+        number,
+        number,
+      ];
+      result.rescored += rescored;
+      result.dropped += dropped;
     }
+    result.trimmed = await redisCall(this.redis.zremrangebyrank(k.score(), 0, -(this.rules.cap + 1)));
     return result;
   }
 
   async suspiciousTotals(): Promise<SuspiciousCounts> {
     const totals = noSuspicious();
-    for (const k of this.shardKeys) {
-      const [repeat, budget, flagged] = await redisCall(
-        this.redis.hmget(k.suspiciousTotal(), 'repeat', 'budget', 'flagged'),
-      );
+    const shards = await Promise.all(
+      this.shardKeys.map((k) => redisCall(this.redis.hmget(k.suspiciousTotal(), 'repeat', 'budget', 'flagged'))),
+    );
+    for (const [repeat, budget, flagged] of shards) {
       totals.repeat += Number(repeat ?? 0);
       totals.budget += Number(budget ?? 0);
       totals.flagged += Number(flagged ?? 0);
@@ -206,10 +225,10 @@ export class RedisHotCounters implements HotCounters {
   }
 
   async beginCheckpoint(): Promise<string[]> {
-    const ids: string[] = [];
-    for (const k of this.shardKeys)
-      ids.push(...((await this.lua.hotBeginCheckpoint([k.dirty(), k.inflight()], [])) as string[]));
-    return ids;
+    const perShard = await Promise.all(
+      this.shardKeys.map((k) => this.lua.hotBeginCheckpoint([k.dirty(), k.inflight()], []) as Promise<string[]>),
+    );
+    return perShard.flat();
   }
 
   async snapshot(itemIds: readonly string[]): Promise<{ snapshots: CounterSnapshot[]; lost: number[] }> {
@@ -255,10 +274,8 @@ export class RedisHotCounters implements HotCounters {
   }
 
   async lostShards(): Promise<number[]> {
-    const lost: number[] = [];
-    for (let s = 0; s < this.shards; s++)
-      if ((await redisCall(this.redis.exists(this.shardKeys[s]!.epoch()))) === 0) lost.push(s);
-    return lost;
+    const present = await Promise.all(this.shardKeys.map((k) => redisCall(this.redis.exists(k.epoch()))));
+    return present.flatMap((n, s) => (n === 0 ? [s] : []));
   }
 
   async restore(snapshots: readonly CounterSnapshot[], nowMs: number, shards: readonly number[]): Promise<number> {
@@ -290,8 +307,60 @@ export class RedisHotCounters implements HotCounters {
     }
   }
 
+  /**
+   * The recorded layout when it is not this one, else note 2's one `{hot}` shard of earlier versions
+   * when any of its shard-wide keys is there (this layout has more shards); else null.
+   */
+  async priorLayout(): Promise<HotCounters | null> {
+    const text = await redisCall(this.redis.get(this.keys.hotLayout()));
+    const recorded = text !== null && /^[0-9]{1,4}$/.test(text) ? Number(text) : null;
+    if (recorded !== null && recorded >= 1 && recorded !== this.shards) return this.withShards(recorded);
+    if (this.shards === 1) return null;
+    const legacy = this.withShards(1);
+    return (await legacy.holdsState()) ? legacy : null;
+  }
+
+  async adoptLayout(): Promise<void> {
+    await redisCall(this.redis.set(this.keys.hotLayout(), String(this.shards)));
+  }
+
+  async retire(): Promise<void> {
+    for (const k of this.shardKeys) await redisCall(this.redis.del(k.epoch()));
+  }
+
+  async purge(): Promise<void> {
+    for (const k of this.shardKeys) {
+      const [ranked, dirty, inflight, restored] = await Promise.all([
+        redisCall(this.redis.zrange(k.score(), 0, -1)),
+        redisCall(this.redis.smembers(k.dirty())),
+        redisCall(this.redis.smembers(k.inflight())),
+        redisCall(this.redis.smembers(k.restored())),
+      ]);
+      const ids = [...new Set([...ranked, ...dirty, ...inflight, ...restored])];
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const chunk = ids.slice(i, i + CHUNK);
+        await this.lua.hotForget([k.score(), ...chunk.flatMap((id) => itemKeys(k, id))], chunk);
+      }
+      // the shard's own keys share its hash tag: one DEL, one slot
+      await redisCall(this.redis.del(k.score(), k.suspiciousTotal(), k.dirty(), k.inflight(), k.restored(), k.epoch()));
+    }
+  }
+
   /** Nothing to release: the client belongs to whoever created it. */
   async close(): Promise<void> {}
+
+  /** The same store seen through a layout of `shards` shards. */
+  private withShards(shards: number): RedisHotCounters {
+    return new RedisHotCounters(this.redis, new Keys(this.keys.prefix, this.keys.seenShards, shards), this.rules);
+  }
+
+  /** Whether any shard of this layout has a ranking, an epoch or checkpoint marks. */
+  private async holdsState(): Promise<boolean> {
+    const counts = await Promise.all(
+      this.shardKeys.map((k) => redisCall(this.redis.exists(k.epoch(), k.score(), k.dirty(), k.inflight()))),
+    );
+    return counts.some((n) => n > 0);
+  }
 
   /** Calls `fn` once per shard and chunk of `ids` (ids grouped by shard, order kept within a shard). */
   private async eachShardChunk(

@@ -35,6 +35,16 @@ export function authenticate(tokens: TokenVerifier): onRequestAsyncHookHandler {
   };
 }
 
+/**
+ * An `onRequest` hook admitting only the service key (`/metrics`, `/docs` when so configured).
+ * @throws FreshetError `UNAUTHENTICATED`, `TOKEN_EXPIRED`, `FORBIDDEN` (a reader token).
+ */
+export function serviceKeyHook(tokens: TokenVerifier): onRequestAsyncHookHandler {
+  return async (req) => {
+    requireService(await tokens.verify(req.headers.authorization));
+  };
+}
+
 /** The caller, verified by {@link authenticate}. @throws FreshetError `UNAUTHENTICATED` on a route the hook does not cover. */
 export function principalOf(req: FastifyRequest): Principal {
   if (!req.principal) throw fail('UNAUTHENTICATED', 'missing bearer token (Authorization: Bearer <token>)');

@@ -135,7 +135,8 @@ function errorEnvelopeFor(status: number) {
 /**
  * `onRoute` hook of the `/v1` routes: documents the answers every route can give whatever its
  * handler does — 400 (a header, query or body that fails its schema), 401 (no or a bad token: checked
- * first), 503 (a store down), 413 where a body is parsed, 414 where the path has parameters — and
+ * first), 408 (a request too slow) and 431 (headers too large), both answered before any route, 503
+ * (a store down), 413 where a body is parsed, 414 where the path has parameters — and
  * describes every error status by the codes that use it, so the OpenAPI document matches behaviour
  * by construction (test/http/openapi.test.ts walks it).
  */
@@ -143,7 +144,8 @@ export function documentEdgeErrors(route: RouteOptions): void {
   const schema = (route.schema ??= {});
   const response = (schema.response ??= {}) as Record<string, unknown>;
   const methods = Array.isArray(route.method) ? route.method : [route.method];
-  const statuses = ['400', '401', '503'];
+  // 408 and 431: a request too slow or with headers too large, answered before any route (clientErrorHandler)
+  const statuses = ['400', '401', '408', '431', '503'];
   if (methods.some((m) => BODY_METHODS.has(m))) statuses.push('413');
   if (route.url.includes(':')) statuses.push('414');
   for (const status of statuses)

@@ -14,7 +14,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { assertId, isId } from '../ids.js';
-import { fail } from '../errors.js';
+import { FreshetError, fail } from '../errors.js';
 
 /** Who is calling. */
 export type Principal = { kind: 'service' } | { kind: 'reader'; readerId: string };
@@ -39,6 +39,9 @@ export async function mintReaderToken(
     .sign(new TextEncoder().encode(secret));
 }
 
+/** The longest remaining life of an accepted reader token by default: 365 days (the CLI's own cap), seconds. */
+export const MAX_TOKEN_TTL_S = 365 * 86_400;
+
 /** How many verified reader tokens a {@link TokenVerifier} remembers by default (~200 B each). */
 export const VERIFIED_TOKENS = 10_000;
 
@@ -57,12 +60,16 @@ export class TokenVerifier {
   /**
    * @param cacheSize verified reader tokens remembered (LRU); 0 verifies every request.
    * @param nowMs the clock `exp` is compared with (epoch ms), by the cache and by jose.
+   * @param maxTtlS the longest remaining life a token may claim, seconds (`FRESHET_TOKEN_MAX_TTL_S`,
+   *   default {@link MAX_TOKEN_TTL_S}): a token whose `exp` is further away is refused, however it was
+   *   signed — a leaked 100-year token must not outlive every rotation of the secret but one.
    */
   constructor(
     serviceKey: string,
     secret: string,
     cacheSize = VERIFIED_TOKENS,
     private readonly nowMs: () => number = Date.now,
+    private readonly maxTtlS = MAX_TOKEN_TTL_S,
   ) {
     this.serviceDigest = digest(serviceKey);
     this.key = new TextEncoder().encode(secret);
@@ -92,9 +99,15 @@ export class TokenVerifier {
       });
       if (!isId(payload.sub) || typeof payload.exp !== 'number')
         throw fail('UNAUTHENTICATED', 'token has no valid sub/exp');
+      if (payload.exp - Math.floor(this.nowMs() / 1000) > this.maxTtlS)
+        throw fail(
+          'UNAUTHENTICATED',
+          `token expires more than ${this.maxTtlS} s from now (FRESHET_TOKEN_MAX_TTL_S); mint one with a shorter lifetime`,
+        );
       this.verified?.set(token, { readerId: payload.sub, exp: payload.exp });
       return { kind: 'reader', readerId: payload.sub };
     } catch (err) {
+      if (err instanceof FreshetError) throw err;
       if (err instanceof joseErrors.JWTExpired) throw fail('TOKEN_EXPIRED', 'token expired; mint a new one');
       throw fail('UNAUTHENTICATED', 'invalid token');
     }

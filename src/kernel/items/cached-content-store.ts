@@ -20,7 +20,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { Item } from './item.js';
-import type { ContentStore, GetItemsOptions, ItemInput } from './content-store.js';
+import type { ContentStore, GetItemsOptions, ItemInput, UpsertOptions } from './content-store.js';
 import type { ItemChanges } from './item-changes.js';
 
 /** Settings of the item cache (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
@@ -133,9 +133,13 @@ export class CachedContentStore implements ContentStore {
    * sent, not awaited: a stalled Redis must not add its deadline to the write's (it fails alone, logged),
    * and commands the caller sends next on the same connection reach Redis after it.
    */
-  async upsertItems(items: readonly ItemInput[], nowMs: number): Promise<{ inserted: number; updated: number }> {
+  async upsertItems(
+    items: readonly ItemInput[],
+    nowMs: number,
+    opts?: UpsertOptions,
+  ): Promise<{ inserted: number; updated: number }> {
     try {
-      return await this.store.upsertItems(items, nowMs);
+      return await this.store.upsertItems(items, nowMs, opts);
     } finally {
       // also after a failure: a commit whose answer was lost may have happened
       this.changed(

@@ -3,6 +3,7 @@
  * lives"). The for-you feed's candidate recall over the same items is src/for-you/recall.ts.
  */
 import type { Item } from './item.js';
+import type { SqlTx } from '../sql/sql.js';
 
 /**
  * The author of an erased user's items once erased: `..`, which no user can have (ids exclude `.` and
@@ -16,6 +17,16 @@ export const ERASED_AUTHOR = '..';
  */
 export type ItemInput = Omit<Item, 'updateTime'>;
 
+/** How `upsertItems` writes. */
+export interface UpsertOptions {
+  /**
+   * Another write that commits with the items, in the same PostgreSQL transaction (the batch's discover
+   * embeddings, issue 21.3): it runs after the items are written and the batch was not refused; when it
+   * throws, nothing of the batch is written anywhere. Runs once per call.
+   */
+  alongside?: (tx: SqlTx) => Promise<void>;
+}
+
 /** How `getItems` reads. */
 export interface GetItemsOptions {
   /**
@@ -28,14 +39,19 @@ export interface GetItemsOptions {
 
 /**
  * Contract (test/contracts/content-store.contract.ts, against PGlite and a PostgreSQL server):
- * - `upsertItems` is idempotent by id and all-or-nothing (one transaction); a batch naming a
- *   soft-deleted id is refused whole with `ITEM_DELETED` (deleted ids are never reused).
+ * - `upsertItems` is idempotent by id and all-or-nothing (one transaction, which also holds the
+ *   `alongside` write); a batch naming a soft-deleted id is refused whole with `ITEM_DELETED` (deleted ids
+ *   are never reused), and so is one whose `alongside` write throws.
  * - `getItems` returns live (not deleted) items in the order of the ids asked, skipping unknown ones.
  * - `deleteItem` soft-deletes; true when the item existed and was live.
  */
 export interface ContentStore {
-  /** Inserts or updates items (by id) in one transaction; `nowMs` becomes their `updateTime`. */
-  upsertItems(items: readonly ItemInput[], nowMs: number): Promise<{ inserted: number; updated: number }>;
+  /** Inserts or updates items (by id) in one transaction (with `opts.alongside`); `nowMs` becomes their `updateTime`. */
+  upsertItems(
+    items: readonly ItemInput[],
+    nowMs: number,
+    opts?: UpsertOptions,
+  ): Promise<{ inserted: number; updated: number }>;
   /** Soft-deletes an item; false when it is unknown or already deleted. */
   deleteItem(id: string, nowMs: number): Promise<boolean>;
   /** Hydrates ids into live items, in the order given; deleted and unknown ids are skipped. */

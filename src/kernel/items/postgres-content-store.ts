@@ -5,7 +5,7 @@
  * Schema: see migrations.ts (`items`, `reader_interests`). Times are epoch ms (`bigint`).
  */
 import type { Item } from './item.js';
-import { ERASED_AUTHOR, type ContentStore, type ItemInput } from './content-store.js';
+import { ERASED_AUTHOR, type ContentStore, type ItemInput, type UpsertOptions } from './content-store.js';
 import type { Sql, SqlTx } from '../sql/sql.js';
 import { fail } from '../errors.js';
 import { itemColumns, rowToItem, type ItemRow } from './item-rows.js';
@@ -75,11 +75,16 @@ export class PostgresContentStore implements ContentStore {
    * `update_time = nowMs`. A batch naming an id twice is refused (the one batch rule of
    * src/kernel/items/validate.ts, which the use case has applied already). A soft-deleted id is never reused: the batch is refused (issue 14.5; restoring would
    * bring back an item its readers saw removed, with counters and feed entries already dropped).
+   * `opts.alongside` runs in the same transaction once every row is written (see {@link UpsertOptions}).
    * @throws FreshetError `ITEM_DELETED` naming the deleted ids, `INVALID_INPUT` when any row is
    *   rejected (missing field, non-integer or negative `publishedAt`, negative/NaN/infinite
-   *   `popularity`, id not `[A-Za-z0-9_.-]{1,64}`); nothing of the batch is written then.
+   *   `popularity`, id not `[A-Za-z0-9_.-]{1,64}`), or what `alongside` throws; nothing of the batch is written then.
    */
-  async upsertItems(items: readonly ItemInput[], nowMs: number): Promise<{ inserted: number; updated: number }> {
+  async upsertItems(
+    items: readonly ItemInput[],
+    nowMs: number,
+    opts: UpsertOptions = {},
+  ): Promise<{ inserted: number; updated: number }> {
     assertUniqueIds(items);
     const rows = items;
     if (rows.length === 0) return { inserted: 0, updated: 0 };
@@ -127,6 +132,7 @@ export class PostgresContentStore implements ContentStore {
               chunk.map((it) => it.id),
             );
         }
+        await opts.alongside?.(tx); // e.g. the batch's embeddings: committed with the items or not at all
         return { inserted, updated };
       })
       .then(async (counts) => {

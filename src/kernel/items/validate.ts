@@ -24,6 +24,7 @@
  *   used to let the last one win; the use case refused: one rule now, this one.)
  */
 import { fail } from '../errors.js';
+import { preview } from '../preview.js';
 import { isId, ID_RULE } from '../ids.js';
 import { assertTimeInRange } from '../time-range.js';
 import type { ItemInput } from './content-store.js';
@@ -97,7 +98,7 @@ export function assertUniqueIds(items: readonly { id: string }[]): void {
 function validateItem(item: PublishInput, i: number, rules: ItemRules): void {
   const at = (field: string) => itemField(i, field);
   if (item === null || typeof item !== 'object')
-    throw fail('INVALID_INPUT', `items[${i}] must be an object (got ${typeof item})`);
+    throw fail('INVALID_INPUT', `items[${i}] must be an object (got ${preview(item)})`);
   for (const field of ['id', 'authorId'] as const) {
     if (!isId(item[field]))
       throw fail('INVALID_ID', `${at(field)} ${preview(item[field])} is not a valid id: ids are ${ID_RULE}`);
@@ -181,15 +182,4 @@ function checkEmbedding(v: unknown, field: string, dim: number): void {
       `${field} cannot be normalised: its squared length overflows to infinity or underflows to 0 (components like 1e308 or 1e-320); send finite components of ordinary size, e.g. the unit vector`,
     );
   }
-}
-
-/** A value as a message shows it: JSON (or its type), cut to 60 characters; never throws. */
-function preview(value: unknown): string {
-  let s: string;
-  try {
-    s = value === undefined ? 'nothing' : (JSON.stringify(value) ?? typeof value);
-  } catch {
-    s = typeof value;
-  }
-  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
 }

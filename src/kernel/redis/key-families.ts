@@ -16,14 +16,23 @@ export interface KeyFamily {
   /** Matches a key of the family with the prefix removed. */
   pattern: RegExp;
   /** Who writes it. */
-  owner: 'seen' | 'for-you' | 'following' | 'exclusions' | 'notifications' | 'hot' | 'readiness' | 'fan-out queue';
+  owner:
+    | 'seen'
+    | 'for-you'
+    | 'following'
+    | 'exclusions'
+    | 'notifications'
+    | 'hot'
+    | 'readiness'
+    | 'fan-out queue'
+    | 'http edge';
   /** Its time to live, in words (null: the family has none). */
   ttl: string | null;
   /** The hard bound of a family whose keys may have no time to live (null: every key has one). */
   bound: string | null;
 }
 
-const SEEN = String.raw`bf:\{global[^}]*\}:`;
+const SEEN = String.raw`bf:\{(?:global|s\d+\.\d+)[^}]*\}:`;
 const DAY = String.raw`\d{8}`;
 const USER = String.raw`\{u:[^}]+\}`;
 const HOT = String.raw`\{hot[^}]*\}:`;
@@ -59,11 +68,19 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
     'scratch: deleted by the script that writes it',
   ),
   family('bf:{<s>}:journal-days', `${SEEN}journal-days`, 'seen', WINDOW),
-  family('bf:{<s>}:epoch', `${SEEN}epoch`, 'seen', null, 'one per seen shard (`FRESHET_SEEN_SHARDS`)'),
+  family(
+    'bf:{<s>}:epoch',
+    `${SEEN}epoch`,
+    'seen',
+    null,
+    "one per shard of each shard count the deployment has used (docs/operations.md, 'Capacity planning')",
+  ),
+  family('bf:{seen-layout}:<day>', String.raw`bf:\{seen-layout\}:${DAY}`, 'seen', WINDOW),
   family('bf:{<s>}:rsf-dirty', `${SEEN}rsf-dirty`, 'seen', READER_TTL),
   family('bf:{<s>}:rsf-dirty:taken', `${SEEN}rsf-dirty:taken`, 'seen', "the dirty set's"),
   family('bf:{<s>}:rsf-dirty:lease', `${SEEN}rsf-dirty:lease`, 'seen', 'the checkpoint lease'),
   family('rsf:{u:<r>}', `rsf:${USER}`, 'seen', READER_TTL),
+  family('rsf:{u:<r>}:<level>', `rsf:${USER}:\\d+`, 'seen', READER_TTL),
   family('rsf:meta:{u:<r>}', `rsf:meta:${USER}`, 'seen', READER_TTL),
   family('rsf:j:{u:<r>}', `rsf:j:${USER}`, 'seen', READER_TTL),
   family('rsf:j:taken:{u:<r>}', `rsf:j:taken:${USER}`, 'seen', "the journal's"),
@@ -102,6 +119,8 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   family('ex:{u:<r>}', `ex:${USER}`, 'exclusions', '`FRESHET_EXCLUSION_CACHE_TTL_S`'),
   family('ex:gen:{u:<r>}', `ex:gen:${USER}`, 'exclusions', "longer than the cache's"),
   family('ready:{<tag>}', String.raw`ready:\{[^}]+\}`, 'readiness', '10 s'),
+  family('rl:{u:<r>}', `rl:${USER}`, 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
+  family('rl:service', 'rl:service', 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
   family('{<h>}:counter:views:<item>', `${HOT}counter:views:[^:]+`, 'hot', null, HOT_ITEM),
   family('{<h>}:hll:uv:<item>', `${HOT}hll:uv:[^:]+`, 'hot', null, HOT_ITEM),
   family(
@@ -137,6 +156,7 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   ),
   family('{<h>}:epoch', `${HOT}epoch`, 'hot', null, 'one per hot shard'),
   family('{<h>}:restored', `${HOT}restored`, 'hot', null, 'one per hot shard, deleted when its restore completes'),
+  family('hot:layout', 'hot:layout', 'hot', null, 'one key: the shard count of the hot layout in use'),
   family('{<h>}:ratelimit:<item>:<visitor>', `${HOT}ratelimit:[^:]+:[^:]+`, 'hot', '`FRESHET_HOT_RATE_WINDOW_MIN`'),
   family('{<h>}:budget:<visitor>:<minute>', `${HOT}budget:[^:]+:\\d+`, 'hot', '2 min'),
   family(

@@ -3,9 +3,10 @@
  * keys" lists the families, with their time to live or bound (src/kernel/redis/key-families.ts).
  *
  * - A reader's keys share the hash tag `{u:<reader>}` so multi-key scripts on them stay in one slot.
- * - The global daily seen filters of note 1 (`bf:global:YYYYMMDD`) are split into `shards` groups by
- *   a hash of the reader; a reader's 7 day-keys share one hash tag, so the check is one script on one
- *   slot: `<prefix>bf:{<tag>}:20260306`.
+ * - The global daily seen filters of note 1 (`bf:global:YYYYMMDD`) are split into shards by a hash of
+ *   the reader ({@link shardOf}), as many as the day's layout names (src/seen/layout.ts); a reader's
+ *   day keys of one layout share one hash tag, so the check is one script on one slot:
+ *   `<prefix>bf:{<tag>}:20260306`.
  * - Shard hash tags ({@link shardTag}) spread each family's shards evenly over the 16,384 Cluster slots,
  *   and the families apart from each other, so N ≥ 3 shards on a 3-master Cluster reach every master and
  *   the three single-tag families (seen, hot, fan-out queue) sit on three different masters.
@@ -40,7 +41,9 @@ const tagCache = new Map<string, string>();
 /**
  * The hash tag of shard `shard` (0..shards-1) of a family: shard s aims at slot
  * ((phase + s / shards) mod 1) × 16384, and its tag is, of `<base>`, `<base>-1`, … `<base>-255`
- * (base = the family name with 1 shard, `<family>.<s>` with more), the one whose CRC16 slot is nearest
+ * (base = the family name with 1 shard, `<family>.<s>` with more — `hot<N>.<s>` for the hot ranking,
+ * so no shard of one layout shares its keys with a shard of another and a change of the shard count can
+ * move the counters from one layout to the other: src/hot/maintenance.ts), the one whose CRC16 slot is nearest
  * that aim (the first on a tie). Evenly spaced aims put N ≥ M shards on every one of M masters that
  * split the slots evenly (each master's range is at least as long as the spacing, with margin for the
  * ±32 slots of the choice, for N = M and N ≥ 1.25 M; a 3-master Cluster: every N ≥ 3). Computed once
@@ -51,7 +54,7 @@ export function shardTag(family: ShardFamily, shard: number, shards: number): st
   const cached = tagCache.get(id);
   if (cached !== undefined) return cached;
   const aim = Math.round(((SHARD_PHASES[family] + shard / shards) % 1) * CLUSTER_SLOTS) % CLUSTER_SLOTS;
-  const base = shards === 1 ? family : `${family}.${shard}`;
+  const base = shards === 1 ? family : family === 'hot' ? `hot${shards}.${shard}` : `${family}.${shard}`;
   let best = base;
   let bestDistance = Infinity;
   for (let k = 0; k < TAG_CANDIDATES && bestDistance > 0; k++) {
@@ -64,11 +67,47 @@ export function shardTag(family: ShardFamily, shard: number, shards: number): st
   return best;
 }
 
+/** Sets of readers whose seen-filter journal awaits a checkpoint ({@link Keys.readerSeenDirty}): 16 spread over the slots. */
+export const READER_DIRTY_SHARDS = 16;
+
+/** Shard (0..shards-1) of an id: MurmurHash3 of it mod `shards` (0 with one shard), as the seen and hot shards always were. */
+export function shardOf(id: string, shards: number): number {
+  return shards === 1 ? 0 : murmur3(id) % shards;
+}
+
+/**
+ * The hash tag of shard `shard` of a rolling seen-filter layout of `shards` shards: aimed like
+ * {@link shardTag}'s `global` family (evenly spaced slots from the seen phase), but named
+ * `s<shards>.<shard>` (or `s<shards>.<shard>-<k>`, the nearest of 256 candidates), so two layouts
+ * of different shard counts, or the keys written before 0.2.0 (`global…`), never share a key.
+ */
+export function seenTag(shard: number, shards: number): string {
+  const id = `seen/${shard}/${shards}`;
+  const cached = tagCache.get(id);
+  if (cached !== undefined) return cached;
+  const aim = Math.round(((SHARD_PHASES.global + shard / shards) % 1) * CLUSTER_SLOTS) % CLUSTER_SLOTS;
+  const base = `s${shards}.${shard}`;
+  let best = base;
+  let bestDistance = Infinity;
+  for (let k = 0; k < TAG_CANDIDATES && bestDistance > 0; k++) {
+    const tag = k === 0 ? base : `${base}-${k}`;
+    const d = Math.abs(calculateSlot(tag) - aim);
+    const distance = Math.min(d, CLUSTER_SLOTS - d);
+    if (distance < bestDistance) [best, bestDistance] = [tag, distance];
+  }
+  tagCache.set(id, best);
+  return best;
+}
+
 /** Builds keys under one prefix (default `fs:`). */
 export class Keys {
   constructor(
     readonly prefix: string,
-    /** Number of seen-filter shards (≥ 1). */
+    /**
+     * Unused by the seen filters since 0.2.0: each day's layout carries its own shard count
+     * (src/seen/layout.ts) and {@link seenDays} / {@link legacySeenDays} take it. Kept so callers
+     * that pass the hot shard count third keep working.
+     */
     readonly seenShards = 1,
     /** Number of hot-ranking shards (≥ 1). */
     readonly hotShards = 1,
@@ -84,75 +123,40 @@ export class Keys {
     return new HotShardKeys(`${this.prefix}{${shardTag('hot', shard, this.hotShards)}}:`);
   }
 
-  /** Shard (0..seenShards-1) of a reader's seen-filter keys. */
-  seenShard(readerId: string): number {
-    return this.seenShards === 1 ? 0 : murmur3(readerId) % this.seenShards;
-  }
-
-  /** The seen filter of one UTC day (`YYYYMMDD`) for the reader's shard. */
-  seenDay(readerId: string, day: string): string {
-    return this.seenShardDay(this.seenShard(readerId), day);
-  }
-
-  /** The seen filter of one UTC day of one shard (what {@link seenDay} names for the shard's readers). */
-  seenShardDay(shard: number, day: string): string {
-    return `${this.seenBase(shard)}${day}`;
+  /**
+   * The hot ranking's layout: a string holding the shard count whose shards hold the counters (set
+   * once they are restored; absent before, which means note 2's one `{hot}` shard when its keys
+   * exist). One key, no time to live.
+   */
+  hotLayout(): string {
+    return `${this.prefix}hot:layout`;
   }
 
   /**
-   * The journal of a day's filter: a string of the packed hash pairs (8 bytes each) of the members
-   * whose mark set a new bit, appended by the mark script and taken by the PostgreSQL checkpoint
-   * (src/seen/seen-checkpointer.ts). Same hash tag as the day, with the day's time to live.
+   * The keys of shard `shard` of `shards` of a rolling seen-filter day layout (src/seen/layout.ts):
+   * `<prefix>bf:{<seenTag(shard, shards)>}:`. The tag names the shard count, so layouts of different
+   * shard counts never share a key.
    */
-  seenDayJournal(shard: number, day: string): string {
-    return `${this.seenShardDay(shard, day)}:j`;
-  }
-
-  /** A day journal taken by a checkpoint and not yet acknowledged (`…:j:taken`). */
-  seenDayJournalTaken(shard: number, day: string): string {
-    return `${this.seenDayJournal(shard, day)}:taken`;
-  }
-
-  /** The lease of the checkpoint holding {@link seenDayJournalTaken} (a token with a time to live). */
-  seenDayJournalLease(shard: number, day: string): string {
-    return `${this.seenDayJournal(shard, day)}:lease`;
-  }
-
-  /** Scratch key of a day's restore (the checkpointed bitmap, OR-ed into the day and deleted in one script). */
-  seenDayRestore(shard: number, day: string): string {
-    return `${this.seenShardDay(shard, day)}:restore`;
-  }
-
-  /** The shard's journal index: a SET of the days (`YYYYMMDD`) that have a journal or a taken one. */
-  seenJournalDays(shard: number): string {
-    return `${this.seenBase(shard)}journal-days`;
+  seenDays(shards: number, shard: number): SeenShardKeys {
+    return new SeenShardKeys(`${this.prefix}bf:{${seenTag(shard, shards)}}:`);
   }
 
   /**
-   * The shard's epoch: present while the shard's day filters hold everything checkpointed (set by a
-   * restore, at start or after a loss); missing after a Redis loss, which the check script reports.
-   * One key per shard, no time to live (bounded by `seenShards`).
+   * The keys of shard `shard` of the day keys written before 0.2.0, with `shards` shards then
+   * (`FRESHET_SEEN_LEGACY_SHARDS`; one shard is note 1's `bf:{global-121}:YYYYMMDD`): read, never
+   * written, until they leave the window.
    */
-  seenEpoch(shard: number): string {
-    return `${this.seenBase(shard)}epoch`;
-  }
-
-  /** Prefix of every rolling seen-filter key of a shard: `<prefix>bf:{<shardTag('global', s, N)>}:`. */
-  private seenBase(shard: number): string {
-    return `${this.prefix}bf:{${shardTag('global', shard, this.seenShards)}}:`;
+  legacySeenDays(shards: number, shard: number): SeenShardKeys {
+    return new SeenShardKeys(`${this.prefix}bf:{${shardTag('global', shard, shards)}}:`);
   }
 
   /**
-   * The version of {@link seenDay}'s bitmap: `<seenDay key>:v` (same hash tag, so same slot), an
-   * integer bumped by every mark that sets a new bit; readers cache past days' bitmaps by it.
+   * The layout of one UTC day of the rolling seen filters (`YYYYMMDD`): a string naming its shard
+   * count and bitmap geometry (src/seen/layout.ts), set by the first process that touches the day and
+   * never changed; every day key shares the tag `{seen-layout}`, so a window's days are read at once.
    */
-  seenDayVersion(readerId: string, day: string): string {
-    return this.seenShardDayVersion(this.seenShard(readerId), day);
-  }
-
-  /** {@link seenDayVersion} of one shard's day. */
-  seenShardDayVersion(shard: number, day: string): string {
-    return `${this.seenShardDay(shard, day)}:v`;
+  seenLayout(day: string): string {
+    return `${this.prefix}bf:{seen-layout}:${day}`;
   }
 
   /** The reader's for-you page cache (note 1's `feed:cache:{agent_id}`), a LIST of item ids. */
@@ -170,7 +174,10 @@ export class Keys {
     return `${this.prefix}feed:lease:{u:${readerId}}`;
   }
 
-  /** The reader's following-timeline inbox (note 4's 收件箱): a ZSET of tids, score = member = tid. */
+  /**
+   * The reader's following-timeline inbox (note 4's 收件箱): a string of packed 7-byte tids in a ring
+   * (src/following/lua/includes/ring.lua; a ZSET of tids in versions before 0.2, converted on first touch).
+   */
   inbox(readerId: string): string {
     return `${this.prefix}tl:in:{u:${readerId}}`;
   }
@@ -180,7 +187,7 @@ export class Keys {
     return `${this.prefix}tl:in:meta:{u:${readerId}}`;
   }
 
-  /** The author's outbox (note 4's 发件箱): a ZSET of tids. */
+  /** The author's outbox (note 4's 发件箱): packed tids, like {@link inbox}. */
   outbox(authorId: string): string {
     return `${this.prefix}tl:out:{u:${authorId}}`;
   }
@@ -190,12 +197,20 @@ export class Keys {
     return `${this.prefix}tl:out:meta:{u:${authorId}}`;
   }
 
-  /** The reader's scalable seen filter of note 3: one bitmap string holding every sub-filter. */
+  /**
+   * The reader's scalable seen filter of note 3: sub-filter 0 (a filter written before 0.2.0, of
+   * signature `<n0>:<P>:s2:r0.5`: every sub-filter, one after the other in this one string).
+   */
   readerSeen(readerId: string): string {
     return `${this.prefix}rsf:{u:${readerId}}`;
   }
 
-  /** State of {@link readerSeen}: a HASH `t` (virtual ms of the last activity), `g` (geometry), `c` (counts). */
+  /** Sub-filter `level` ≥ 1 of the reader's scalable seen filter (one string per sub-filter since 0.2.0). */
+  readerSeenLevel(readerId: string, level: number): string {
+    return `${this.prefix}rsf:{u:${readerId}}:${level}`;
+  }
+
+  /** State of {@link readerSeen}: a HASH `t` (virtual ms of the last activity), `g` (geometry signature), `c` (counts). */
   readerSeenMeta(readerId: string): string {
     return `${this.prefix}rsf:meta:{u:${readerId}}`;
   }
@@ -219,21 +234,28 @@ export class Keys {
   }
 
   /**
-   * Readers of one seen shard whose journal was started since the last checkpoint took the set (a SET
-   * of reader ids, under the shard's hash tag; the reader TTL). `shard` = {@link seenShard} of the reader.
+   * Readers whose journal was started since the last checkpoint took the set, in
+   * {@link READER_DIRTY_SHARDS} sets (a SET of reader ids each, under the tag of shard `shard` of
+   * that many seen shards; the reader TTL). `shard` = `shardOf(reader, READER_DIRTY_SHARDS)`. With
+   * `legacyShards`: the set of shard `shard` written before 0.2.0 (one per shard of
+   * `FRESHET_SEEN_LEGACY_SHARDS`, under the old day keys' tags), drained by the checkpoints.
    */
-  readerSeenDirty(shard: number): string {
-    return `${this.seenBase(shard)}rsf-dirty`;
+  readerSeenDirty(shard: number, legacyShards?: number): string {
+    const base =
+      legacyShards === undefined
+        ? this.seenDays(READER_DIRTY_SHARDS, shard).base
+        : this.legacySeenDays(legacyShards, shard).base;
+    return `${base}rsf-dirty`;
   }
 
   /** A dirty-reader set taken by a checkpoint and not yet acknowledged. */
-  readerSeenDirtyTaken(shard: number): string {
-    return `${this.seenBase(shard)}rsf-dirty:taken`;
+  readerSeenDirtyTaken(shard: number, legacyShards?: number): string {
+    return `${this.readerSeenDirty(shard, legacyShards)}:taken`;
   }
 
   /** The lease of the checkpoint holding {@link readerSeenDirtyTaken}. */
-  readerSeenDirtyLease(shard: number): string {
-    return `${this.seenBase(shard)}rsf-dirty:lease`;
+  readerSeenDirtyLease(shard: number, legacyShards?: number): string {
+    return `${this.readerSeenDirty(shard, legacyShards)}:lease`;
   }
 
   /** The reader's recent views (note 5's `user:views:topic:{userId}`): a LIST of item ids, newest first. */
@@ -303,6 +325,14 @@ export class Keys {
     return `${this.prefix}items:changes`;
   }
 
+  /**
+   * A caller's request count of the HTTP edge's rate limit in its current window (src/app/http-limits.ts):
+   * a reader (`{u:<r>}`, its slot) or the service key as a whole.
+   */
+  edgeRate(caller: { readerId: string } | 'service'): string {
+    return caller === 'service' ? `${this.prefix}rl:service` : `${this.prefix}rl:{u:${caller.readerId}}`;
+  }
+
   /** BullMQ prefix of the fan-out queue: one hash tag ({@link shardTag}), so BullMQ's scripts work on a Cluster. */
   fanoutQueuePrefix(): string {
     return `${this.prefix}{${shardTag('fanout', 0, 1)}}`;
@@ -311,7 +341,7 @@ export class Keys {
 
 /**
  * The keys of one hot-ranking shard (note 2). Every key of shard s lives under `<prefix>{hot}:` (1
- * shard) or `<prefix>{<shardTag('hot', s, N)>}:` (`hot.<s>` or `hot.<s>-<k>`) — one hash tag, so each
+ * shard) or `<prefix>{<shardTag('hot', s, N)>}:` (`hot<N>.<s>` or `hot<N>.<s>-<k>`) — one hash tag, so each
  * script touches one Cluster slot — and beneath
  * it is note 2's layout exactly: `counter:views:<id>`, `hll:uv:<id>`, `hot:score`, `meta:article:<id>`
  * (e.g. `fs:{hot}:counter:views:12345`). The rest is Freshet's: rate-limit marks, per-minute budgets,
@@ -370,5 +400,57 @@ export class HotShardKeys {
   /** Items already restored during the current restore (SET; deleted when the restore completes). */
   restored(): string {
     return `${this.base}restored`;
+  }
+}
+
+/**
+ * The keys of one shard of the rolling seen filters (note 1), all under one hash tag `<base>` =
+ * `<prefix>bf:{<tag>}:` ({@link Keys.seenDays}, {@link Keys.legacySeenDays}), so every script on
+ * them touches one Cluster slot: a UTC day's bitmap `<base>YYYYMMDD` (note 1's `bf:global:YYYYMMDD`
+ * under the shard's tag) and beside it its version, journal and restore scratch, plus the shard's
+ * journal index and epoch.
+ */
+export class SeenShardKeys {
+  constructor(readonly base: string) {}
+  /** The bitmap of one UTC day (`YYYYMMDD`). */
+  day(day: string): string {
+    return `${this.base}${day}`;
+  }
+  /**
+   * The version of {@link day}'s bitmap (`…:v`): an integer bumped by every mark that sets a new bit;
+   * readers cache past days' bitmaps by it.
+   */
+  version(day: string): string {
+    return `${this.base}${day}:v`;
+  }
+  /**
+   * The day's journal: the packed hash pairs (8 bytes each) of the members whose mark set a new bit,
+   * appended by the mark script and taken by the PostgreSQL checkpoint (src/seen/seen-checkpointer.ts).
+   */
+  journal(day: string): string {
+    return `${this.base}${day}:j`;
+  }
+  /** A day journal taken by a checkpoint and not yet acknowledged (`…:j:taken`). */
+  journalTaken(day: string): string {
+    return `${this.base}${day}:j:taken`;
+  }
+  /** The lease of the checkpoint holding {@link journalTaken} (a token with a time to live). */
+  journalLease(day: string): string {
+    return `${this.base}${day}:j:lease`;
+  }
+  /** Scratch key of a day's restore (the checkpointed bitmap, OR-ed into the day and deleted in one script). */
+  restore(day: string): string {
+    return `${this.base}${day}:restore`;
+  }
+  /** The shard's journal index: a SET of the days (`YYYYMMDD`) that have a journal or a taken one. */
+  journalDays(): string {
+    return `${this.base}journal-days`;
+  }
+  /**
+   * The shard's epoch: present while the shard's day filters hold everything checkpointed (set by a
+   * restore, at start or after a loss); missing after a Redis loss, which the check script reports.
+   */
+  epoch(): string {
+    return `${this.base}epoch`;
   }
 }

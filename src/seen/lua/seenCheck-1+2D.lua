@@ -1,23 +1,27 @@
---[[ seenCheck-1+2D: is each member in today's Bloom bitmap; are the engine's copies of past days current?
-  KEYS[1]         the shard's epoch (read only when ARGV[4+D] is '1')
-  KEYS[2..D+1]    the day bitmaps of one seen-filter shard (today first), one hash tag
-  KEYS[D+2..2D+1] their version keys (KEYS[D+2], today's, is only declared)
+--[[ seenCheck-1+2D: is each member in the Bloom bitmaps of some days of one shard; are the engine's
+  copies of the other days current?
+  KEYS[1]         the shard's epoch (read only when ARGV[5+D] is '1')
+  KEYS[2..D+1]    D day bitmaps of one seen-filter shard and layout (any order), one hash tag
+  KEYS[D+2..2D+1] their version keys
   ARGV[1]         m, bits per bitmap
   ARGV[2]         k, hashes per member
   ARGV[3]         N members as packed hash pairs: N x (h1, h2), little-endian uint32 each (8N bytes)
-  ARGV[2+d]       d = 2..D: what the engine holds of day KEYS[1+d], a mode letter then a version:
-                    'S<v>'  copy at version v ('S' alone: none); if v is not current, Send the bitmap
+  ARGV[3+d]       d = 1..D: what to do with day KEYS[1+d]:
+                    'T'     Test the day here (today's: written all the time, never copied)
+                    'S<v>'  the engine holds a copy at version v ('S' alone: none); if v is not
+                            current, Send the bitmap
                     'L<v>'  copy at version v ('L' alone: none); if v is not current, test the day here
-  ARGV[3+D]       g_0 = h1 mod m of each member in decimal, each followed by one space ('5 17 3 ')
-  ARGV[4+D]       '1': guarded -- the shard's checkpoints are restored into Redis; '0': not guarded
-  returns         { '?' } when guarded and the epoch is missing (Redis lost the shard: restore, then
-                  check again; nothing was read), else { answers, s_2, b_2, ..., s_D, b_D, today }
-    answers       N chars: '1' = all k bits set in today's bitmap or a past day tested here, else '0'
-    today         '1' when today's bitmap exists, '0' when not
-    s_d, b_d      day KEYS[1+d]: '=', ''  the engine's copy is current (the engine tests it)
-                               '', ''   no such key (expired): drop any copy
-                               '!', ''  tested here (its answers are in 'answers')
-                               v, bits  the bitmap changed or was asked for: version v and its bytes
+  ARGV[4+D]       g_0 = h1 mod m of each member in decimal, each followed by one space ('5 17 3 ')
+  ARGV[5+D]       '1': guarded -- the shard's checkpoints are restored into Redis; '0': not guarded
+  returns         { '?' } when guarded and the epoch is missing (Redis lost the shard: nothing was
+                  read; the engine restores the shard and asks again); otherwise
+                  { answers, s_1, b_1, ..., s_D, b_D }:
+    answers       N chars, '1' = all k bits set in some day tested here, '0' = not (the engine ORs
+                  its own tests of the copies)
+    s_d, b_d      day KEYS[1+d]: '=', ''   the engine's copy is current (the engine tests it)
+                               '', ''    no such key (expired, or never written): drop any copy
+                               '!', ''   tested here (its answers are in 'answers')
+                               v, bits   the bitmap changed or was asked for: version v and its bytes
   How: a missing day key is skipped after one EXISTS. On each day tested here the members still
   unanswered are probed in rounds, one BITFIELD_RO of many 'GET u1 <offset>' per round (a redis.call
   costs far more than a bit): round 1 reads g_0 of every member (offsets sent ready-made, so Lua
@@ -45,9 +49,9 @@
   Past days are (nearly) immutable -- only today's bitmap is written in steady state -- so the engine
   keeps a copy of each past day's bitmap, tagged with the day's VERSION (<day key>:v, an integer
   that seenMark-4 bumps whenever it sets a new bit; a bitmap without one has version '0'). This
-  script tests today's bitmap here and, for each past day, only compares versions: the engine tests
-  the days whose copy is current itself, and gets the whole bitmap (one GET, ~1.7 MB at the default
-  geometry) when its copy is missing or stale. A version is never reused for another bitmap of the
+  script tests today's bitmap ('T') here and, for each past day, only compares versions: the engine tests
+  the days whose copy is current itself, and gets the whole bitmap (one GET, ~1.7 MB at 1,000,000
+  impressions a shard) when its copy is missing or stale. A version is never reused for another bitmap of the
   same key: a key's first change sets it to a random integer the engine draws (2^48 values), so a
   day that expired and was recreated by a late write does not match a copy of the old one.
   Shipping a bitmap through Lua costs ~3.3 ms at 1.7 MB (copied into a Lua string and out again),
@@ -55,7 +59,7 @@
   and process (plus after late writes).
 ]]
 local D = (#KEYS - 1) / 2
-if ARGV[4 + D] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then return { '?' } end
+if ARGV[5 + D] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then return { '?' } end
 local m = tonumber(ARGV[1])
 local k = tonumber(ARGV[2])
 local packed = ARGV[3]
@@ -66,36 +70,43 @@ local sunpack = struct.unpack
 local fmt = string.format -- '%d' is ~5x cheaper than Redis 7.0 formatting a Lua number (%.17g)
 local CHUNK = 2000 -- ops per BITFIELD_RO: 3 values each must fit Lua's C stack (< 8000)
 local ALL_AT_ONCE = 128 -- once survivors x positions left <= this, read them all in one call
+local WHOLE_BYTES = 1024 -- read a day whole when it has <= this many bytes per open member
 
--- round-1 ops of every member: g_0 comes ready-made, all N in ONE space-separated argument (500
+-- round-1 ops of the open members: g_0 comes ready-made, all N in ONE space-separated argument (500
 -- separate arguments would cost the client and Redis more than splitting one string here); built
--- when the first day to test here exists
+-- when the first day tested by rounds exists, for the members still open then
 local firstOps
-local function buildFirstOps()
-  firstOps = {}
-  local s, find, sub = ARGV[3 + D], string.find, string.sub
-  local at, a = 1, 0
+local function buildFirstOps(open)
+  local g0 = {}
+  local s, find, sub = ARGV[4 + D], string.find, string.sub
+  local at = 1
   for j = 1, n do
     local e = find(s, ' ', at, true)
-    firstOps[a + 1] = 'GET'; firstOps[a + 2] = 'u1'; firstOps[a + 3] = sub(s, at, e - 1)
-    a = a + 3
+    g0[j] = sub(s, at, e - 1)
     at = e + 1
+  end
+  firstOps = {}
+  local a = 0
+  for q = 1, #open do
+    firstOps[a + 1] = 'GET'; firstOps[a + 2] = 'u1'; firstOps[a + 3] = g0[open[q]]
+    a = a + 3
   end
 end
 
--- past days: compare versions, ship or keep for testing here
+-- every day: test here, or compare versions and ship or keep for testing here
 local reply = { '' }
-local here = { KEYS[2] }
-for d = 2, D do
+local here = {}
+for d = 1, D do
   local key = KEYS[1 + d]
+  local want = ARGV[3 + d]
   local s, b = '', ''
   if call('EXISTS', key) == 1 then
-    local v = call('GET', KEYS[1 + D + d]) or '0'
-    local want = ARGV[2 + d]
+    local mode = string.sub(want, 1, 1)
+    local v = mode ~= 'T' and (call('GET', KEYS[1 + D + d]) or '0') or ''
     local held = string.sub(want, 2)
-    if held ~= '' and held == v then
+    if mode ~= 'T' and held ~= '' and held == v then
       s = '='
-    elseif string.sub(want, 1, 1) == 'S' then
+    elseif mode == 'S' then
       s = v
       b = call('GET', key)
     else
@@ -103,8 +114,36 @@ for d = 2, D do
       here[#here + 1] = key
     end
   end
-  reply[2 * d - 2] = s
-  reply[2 * d - 1] = b
+  reply[2 * d] = s
+  reply[2 * d + 1] = b
+end
+
+-- the open members (indices) whose k bits are all set in the bitmap at `key`, read whole into Lua
+-- (one GET, then string.byte: a day read whole has at most nopen x WHOLE_BYTES bytes, far below
+-- 2^28, so bit ops on positions are exact)
+local band, rshift, byte = bit.band, bit.rshift, string.byte
+local MASK = { [0] = 128, 64, 32, 16, 8, 4, 2, 1 }
+local function testWhole(key, members)
+  local s = call('GET', key)
+  local found = {}
+  for q = 1, #members do
+    local c = members[q]
+    local h1, h2 = sunpack('<I4I4', packed, 8 * c - 7)
+    local g, step = h1 % m, h2 % m
+    local x = 0
+    while true do
+      local b = byte(s, rshift(g, 3) + 1)
+      if not b or band(b, MASK[band(g, 7)]) == 0 then break end
+      x = x + 1
+      if x == k then
+        found[#found + 1] = c
+        break
+      end
+      g = g + step
+      if g >= m then g = g - m end
+    end
+  end
+  return found
 end
 
 -- bits at the offsets in ops = { 'GET', 'u1', offset, 'GET', 'u1', offset, ... } (nops triples)
@@ -129,12 +168,16 @@ for d = 1, #here do
   local nopen = #open
   if nopen == 0 then break end
   local key = here[d]
-  if call('EXISTS', key) == 1 then
-    if not firstOps then buildFirstOps() end
+  local alive
+  if call('STRLEN', key) <= nopen * WHOLE_BYTES then
+    alive = testWhole(key, open)
+  else
+    if not firstOps then buildFirstOps(open) end
     -- round 1: g_0 of every open member
     local bits = probe(key, firstOps, nopen)
     local ops
-    local alive, pos, steps = {}, {}, {}
+    local pos, steps
+    alive, pos, steps = {}, {}, {}
     for j = 1, nopen do
       if bits[j] == 1 then
         local c = open[j]
@@ -187,21 +230,23 @@ for d = 1, #here do
       end
       alive, pos, steps = nalive, npos, nsteps
     end
-    for j = 1, #alive do out[alive[j]] = '1' end
-    if #alive > 0 and d < #here then
-      -- drop the members just found from the open list and its round-1 ops
-      local still, ops1, a = {}, {}, 0
-      for j = 1, nopen do
-        local c = open[j]
-        if out[c] == '0' then
-          still[#still + 1] = c
+  end
+  for j = 1, #alive do out[alive[j]] = '1' end
+  if #alive > 0 and d < #here then
+    -- drop the members just found from the open list (and its round-1 ops, once built)
+    local still, ops1, a = {}, {}, 0
+    for j = 1, nopen do
+      local c = open[j]
+      if out[c] == '0' then
+        still[#still + 1] = c
+        if firstOps then
           ops1[a + 1] = 'GET'; ops1[a + 2] = 'u1'; ops1[a + 3] = firstOps[3 * j]; a = a + 3
         end
       end
-      open, firstOps = still, ops1
     end
+    open = still
+    if firstOps then firstOps = ops1 end
   end
 end
 reply[1] = table.concat(out)
-reply[2 * D] = tostring(call('EXISTS', KEYS[2]))
 return reply

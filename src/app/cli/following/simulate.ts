@@ -36,6 +36,7 @@ import { Progress } from '../progress.js';
 import { refuseBesideServer } from '../server.js';
 import type { Sql } from '../../../kernel/sql/sql.js';
 import { MemoryTimelineStore } from '../../../following/adapters/memory-timeline-store.js';
+import { TID_BYTES } from '../../../following/adapters/redis-timeline-store.js';
 import { createRedis, closeRedis } from '../../../kernel/redis/client.js';
 import { Keys } from '../../../kernel/redis/keys.js';
 import { parseHn } from '../import-hn.js';
@@ -354,7 +355,7 @@ async function inboxMemory(f: Freshet): Promise<FollowingReport['inboxes']> {
       cursor = next;
       for (const key of found) {
         r.count++;
-        r.entries += await redis.zcard(key);
+        r.entries += (await redis.strlen(key)) / TID_BYTES; // packed tids (redis-timeline-store.ts)
         r.bytes += Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
         if ((await redis.pttl(key)) === -1) r.withoutTtl++;
       }

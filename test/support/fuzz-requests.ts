@@ -1,0 +1,318 @@
+/**
+ * The hostile-client fuzz of the whole HTTP API, shared by the bounded test (test/http/fuzz.test.ts)
+ * and the long run (`npm run fuzz`, bench/fuzz.ts); free of vitest so the benchmark can import it.
+ *
+ * Requests are generated from the served OpenAPI document (test/support/openapi.ts): valid and mutated
+ * bodies, path parameters, query strings and headers, with and without (good, foreign, expired, garbage)
+ * tokens, plus what a hostile client sends (issue 21.1): JSON nested up to the body limit (`[[[…]]]`,
+ * `{"a":{"a":…}}`, as the whole body or as one field of a valid one), arbitrary extra headers, and
+ * paths that match no route. {@link runFuzz} sends them through `app.inject` and judges every answer:
+ * no 5xx, an envelope whose code matches its status, a documented status and body, no internal message,
+ * and — after every refused write — the stores' truth unchanged ({@link stateDigest}).
+ */
+import fc from 'fast-check';
+import type { FastifyInstance } from 'fastify';
+import type { Sql } from '../../src/kernel/sql/sql.js';
+import { answerProblem, type JsonSchema, type Operation } from './openapi.js';
+import { mutatedValueOf, valuesOf, type ArbContext } from './schema-arbitrary.js';
+
+/** One generated request, with what is needed to judge its answer. */
+export interface FuzzRequest {
+  op?: Operation;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  headers: Record<string, string>;
+  payload?: string;
+}
+
+/** What the generator draws from: the app's body limit, ids that exist, the bearer values by name. */
+export interface FuzzSetup {
+  ctx: ArbContext;
+  bodyLimit: number;
+  /** Authorization header values: `none` (absent), `service`, `reader`, `other`, `expired`, `forged`, … */
+  tokens: Record<string, string>;
+  /** Request times to try in `X-Freshet-Now` (epoch ms as text). */
+  times: readonly string[];
+}
+
+const BAD_SEGMENTS = [
+  '.',
+  '..',
+  '%zz',
+  '%',
+  '%00',
+  '%2F',
+  'a%3Ab',
+  '%7Bx%7D',
+  '%C3%A9',
+  'a'.repeat(65),
+  'a'.repeat(101),
+  '%20',
+  'a..b',
+];
+
+/** The nesting shapes of a deep value: opening, closing. */
+const NESTINGS: readonly [string, string][] = [
+  ['[', ']'],
+  ['{"a":', '}'],
+  ['[{"k":', '}]'],
+  ['{"kind":[', ']}'],
+];
+
+/** A JSON text nested up to the most that fits in `maxChars` (a leaf at the bottom). */
+export function deepJson(maxChars: number): fc.Arbitrary<string> {
+  return fc
+    .tuple(
+      fc.constantFrom(...NESTINGS),
+      fc.constantFrom('1', '"x"', 'null', '[]', '{}', 'true'),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+    )
+    .map(([[open, close], leaf, share]) => {
+      const most = Math.max(1, Math.floor((maxChars - leaf.length) / (open.length + close.length)));
+      // most of them at the deepest that fits (past what a recursive formatter survives), the rest anywhere below
+      const depth = share > 0.25 ? most : Math.max(1, Math.floor(share * 4 * most));
+      return open.repeat(depth) + leaf + close.repeat(depth);
+    });
+}
+
+const SENTINEL = '\u0001DEEP\u0001';
+
+/**
+ * A valid body with one field replaced by a deep value, kept within `limit` characters. Fields whose
+ * schema lists allowed values (an enum: the messages quote what was sent) are picked most of the time.
+ */
+function withDeepField(schema: JsonSchema, body: fc.Arbitrary<unknown>, limit: number): fc.Arbitrary<string> {
+  const one = (schema.type === 'array' ? schema.items : schema) as JsonSchema | undefined;
+  const props = (one?.properties ?? {}) as Record<string, JsonSchema>;
+  const quoted = Object.keys(props).filter((k) => 'anyOf' in props[k]! || 'enum' in props[k]! || 'const' in props[k]!);
+  return fc.tuple(body, fc.nat(), fc.boolean(), deepJson(limit - 600)).map(([v, pick, preferQuoted, deep]) => {
+    const target = Array.isArray(v) ? v[0] : v;
+    if (target === null || typeof target !== 'object') return deep;
+    const keys = preferQuoted && quoted.length > 0 ? quoted : Object.keys(target);
+    const key = keys.length > 0 ? keys[pick % keys.length]! : 'kind';
+    (target as Record<string, unknown>)[key] = SENTINEL;
+    const text = JSON.stringify(v).replace(JSON.stringify(SENTINEL), deep);
+    return text.length <= limit ? text : deep;
+  });
+}
+
+/** Headers a hostile client adds: arbitrary names and printable values, and our own headers with junk. */
+function extraHeaders(limit: number): fc.Arbitrary<Record<string, string>> {
+  const name = fc.oneof(
+    fc.constantFrom('x-freshet-reader', 'x-freshet-now', 'last-event-id', 'accept', 'x-forwarded-for', 'origin'),
+    fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
+  );
+  const value = fc.oneof(
+    fc.stringMatching(/^[\x20-\x7e]{0,80}$/).map((s) => s.trim()),
+    deepJson(Math.min(limit, 4000)),
+  );
+  return fc.dictionary(name, value, { maxKeys: 3 });
+}
+
+function rawBodies(limit: number): string[] {
+  return [
+    '',
+    '{',
+    'null',
+    '[]',
+    '"text"',
+    '0',
+    '{"__proto__":{"admin":true}}',
+    '{"a":{"constructor":{"prototype":{"x":1}}}}',
+    'action=refresh',
+    '\u0000',
+    'x'.repeat(limit + 10),
+  ];
+}
+
+/** A path segment: an existing id most of the time, else something a client should not send. */
+function segment(ids: readonly string[]): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...ids) },
+    { weight: 2, arbitrary: fc.constantFrom(...BAD_SEGMENTS) },
+    { weight: 1, arbitrary: fc.string({ maxLength: 30 }).map(encodeURIComponent) },
+  );
+}
+
+/** Requests of one operation. */
+function requestFor(op: Operation, s: FuzzSetup): fc.Arbitrary<FuzzRequest> {
+  const { ctx, bodyLimit } = s;
+  const pathParams = op.params.filter((p) => p.in === 'path');
+  const queryParams = op.params.filter((p) => p.in === 'query');
+  const query = fc.tuple(
+    fc.tuple(
+      ...queryParams.map((p) =>
+        fc.option(
+          fc.oneof(
+            { weight: 3, arbitrary: valuesOf(p.schema, ctx).map(String) },
+            { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
+          ),
+          { freq: 2 },
+        ),
+      ),
+    ),
+    fc.option(fc.constantFrom('colour=red', 'limit=1&limit=2', 'cursor=%zz', 'a[b]=1', `a=${'['.repeat(500)}`), {
+      freq: 6,
+    }),
+  );
+  const body = op.body
+    ? fc.oneof(
+        { weight: 6, arbitrary: valuesOf(op.body, ctx).map((v) => JSON.stringify(v)) },
+        { weight: 3, arbitrary: mutatedValueOf(op.body, ctx).map((v) => JSON.stringify(v) ?? 'null') },
+        { weight: 1, arbitrary: fc.constantFrom(...rawBodies(bodyLimit)) },
+        { weight: 1, arbitrary: deepJson(bodyLimit) },
+        { weight: 2, arbitrary: withDeepField(op.body, valuesOf(op.body, ctx), bodyLimit) },
+      )
+    : fc.option(fc.oneof(fc.constantFrom('{}', '{', 'x'.repeat(bodyLimit + 10)), deepJson(bodyLimit)), { freq: 8 });
+  const headers = fc.record({
+    auth: fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom('service', 'reader') },
+      { weight: 2, arbitrary: fc.constantFrom(...Object.keys(s.tokens).filter((k) => k !== 'service')) },
+    ),
+    reader: fc.option(fc.oneof(fc.constantFrom('u1', 'u2'), fc.constantFrom('..', 'a:b', '', 'x'.repeat(70))), {
+      freq: 2,
+    }),
+    now: fc.option(fc.constantFrom(...s.times), { freq: 3 }),
+    contentType: fc.oneof(
+      { weight: 8, arbitrary: fc.constant('application/json') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'application/json; charset=utf-16',
+          'none',
+        ),
+      },
+    ),
+    extra: fc.option(extraHeaders(bodyLimit), { freq: 4 }),
+  });
+  return fc
+    .record({ segs: fc.tuple(...pathParams.map(() => segment(ctx.ids))), query, body, headers })
+    .map(({ segs, query: [values, extra], body: payload, headers: h }) => {
+      let path = op.path;
+      pathParams.forEach((p, i) => (path = path.replace(`{${p.name}}`, segs[i]!)));
+      const qs = queryParams.flatMap((p, i) =>
+        values[i] == null ? [] : [`${p.name}=${encodeURIComponent(values[i]!)}`],
+      );
+      if (extra) qs.push(extra);
+      const out: Record<string, string> = { ...(h.extra ?? {}) };
+      if (s.tokens[h.auth]) out.authorization = s.tokens[h.auth]!;
+      if (h.reader !== null) out['x-freshet-reader'] = h.reader;
+      if (h.now !== null) out['x-freshet-now'] = h.now;
+      if (payload != null && h.contentType !== 'none') out['content-type'] = h.contentType;
+      return {
+        op,
+        method: op.method,
+        url: qs.length ? `${path}?${qs.join('&')}` : path,
+        headers: out,
+        payload: payload ?? undefined,
+      };
+    });
+}
+
+/** Requests that match no operation: unknown paths under /v1, traversal under /docs, other methods. */
+function stray(tokens: Record<string, string>): fc.Arbitrary<FuzzRequest> {
+  return fc
+    .tuple(
+      fc.constantFrom('GET', 'POST', 'PUT', 'DELETE') as fc.Arbitrary<FuzzRequest['method']>,
+      fc.constantFrom('/v1/', '/', '/docs/static/', '/v1/items/x/'),
+      fc.oneof(
+        fc.constantFrom('..', '../../package.json', '%2e%2e/%2e%2e/package.json', 'nothing', '%zz', 'a'.repeat(120)),
+        fc.string({ maxLength: 20 }).map(encodeURIComponent),
+      ),
+    )
+    .map(([method, prefix, rest]) => ({
+      method,
+      url: `${prefix}${rest}`,
+      headers: (tokens.service ? { authorization: tokens.service } : {}) as Record<string, string>,
+    }));
+}
+
+/** `count` seeded requests over every operation of `ops` (and 5 % strays). */
+export function fuzzRequests(ops: readonly Operation[], s: FuzzSetup, count: number, seed: number): FuzzRequest[] {
+  const arbitrary = fc.oneof(
+    { weight: 19, arbitrary: fc.oneof(...ops.map((op) => requestFor(op, s))) },
+    { weight: 1, arbitrary: stray(s.tokens) },
+  );
+  return fc.sample(arbitrary, { seed, numRuns: count });
+}
+
+/** Words that only an internal failure puts in a message (a leaked exception, a store's own text). */
+const INTERNAL_WORDS =
+  /Maximum call stack|internal error|TypeError|RangeError|ReferenceError|Cannot read prop|is not a function|\[object Object\]|ECONNREFUSED|violates .* constraint|syntax error at|relation "/i;
+
+/**
+ * The truth of every table a client's write reaches, as one digest per table (its row count and the sum of its rows' 64-bit hashes: order-free):
+ * a refused write must leave each unchanged.
+ */
+export async function stateDigest(sql: Sql): Promise<Record<string, string>> {
+  const tables = [
+    'items',
+    'item_embeddings',
+    'follows',
+    'blocks',
+    'engagements',
+    'feedback',
+    'reader_interests',
+    'reader_signals',
+  ];
+  const row = await sql.query<Record<string, string | null>>(
+    `SELECT ${tables.map((t) => `(SELECT count(*) || ':' || coalesce(sum(hashtextextended(x::text, 0)), 0) FROM ${t} x) AS ${t}`).join(', ')}`,
+  );
+  return Object.fromEntries(tables.map((t) => [t, row[0]?.[t] ?? '']));
+}
+
+/** What a run found. */
+export interface FuzzResult {
+  byStatus: Map<number, number>;
+  problems: string[];
+  ms: number;
+  /** Refused writes whose state was re-read. */
+  refusedWrites: number;
+}
+
+/**
+ * Sends `requests` one at a time through `app.inject` and judges each answer (see the module doc);
+ * `sql`: the app's store, re-read before and after every write (POST/PUT/DELETE) that is refused.
+ */
+export async function runFuzz(app: FastifyInstance, sql: Sql, requests: readonly FuzzRequest[]): Promise<FuzzResult> {
+  const byStatus = new Map<number, number>();
+  const problems: string[] = [];
+  let refusedWrites = 0;
+  const started = performance.now();
+  for (const r of requests) {
+    const write = r.method !== 'GET';
+    const before = write ? await stateDigest(sql) : null;
+    const res = await app.inject({ method: r.method, url: r.url, headers: r.headers, payload: r.payload });
+    byStatus.set(res.statusCode, (byStatus.get(res.statusCode) ?? 0) + 1);
+    const shown = `\n    request: ${r.method} ${r.url.slice(0, 200)} ${JSON.stringify(r.headers).slice(0, 300)} ${(r.payload ?? '').slice(0, 200)}`;
+    const docs = r.url.startsWith('/docs') && res.statusCode < 400; // the documentation pages themselves
+    // `.` and `..` segments are resolved by the client (here light-my-request): the answer is another route's
+    const op = new URL(r.url, 'http://x').pathname === r.url.split('?')[0] ? r.op : undefined;
+    const problem = docs
+      ? null
+      : answerProblem(op, res.statusCode, res.body, res.headers['content-type'] as string | undefined);
+    if (problem) problems.push(`${problem}${shown}`);
+    else if (!docs && INTERNAL_WORDS.test(res.body))
+      problems.push(`an internal message: ${res.body.slice(0, 200)}${shown}`);
+    if (before && res.statusCode >= 400) {
+      refusedWrites++;
+      const after = await stateDigest(sql);
+      const changed = Object.keys(before).filter((t) => before[t] !== after[t]);
+      if (changed.length > 0)
+        problems.push(
+          `a refused write (${res.statusCode}) changed ${changed.join(', ')}: ${res.body.slice(0, 150)}${shown}`,
+        );
+    }
+  }
+  return { byStatus, problems, ms: performance.now() - started, refusedWrites };
+}
+
+/** `200: 812, 400: 733, …` */
+export function statusFigures(byStatus: ReadonlyMap<number, number>): string {
+  return [...byStatus.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, c]) => `${s}: ${c}`)
+    .join(', ');
+}
