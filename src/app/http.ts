@@ -21,6 +21,7 @@ import { followingRoutes } from '../following/routes.js';
 import { hotRoutes } from '../hot/routes.js';
 import { notificationRoutes } from '../notifications/routes.js';
 import { markerRoutes } from './routes/markers.js';
+import { personalDataRoutes } from './routes/personal-data.js';
 import { itemRoutes } from './routes/items.js';
 import { opsRoutes } from './routes/ops.js';
 import { uiRoutes, type UiOptions } from './ui/plugin.js';
@@ -145,6 +146,9 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
         },
       });
       await v1.register(notificationRoutes, { deps: { access, notifications: f.notifications.notifications } });
+      await v1.register(personalDataRoutes, {
+        deps: { access, eraseUser: u.eraseUser.bind(u), exportUser: u.exportUser.bind(u) },
+      });
       await v1.register(markerRoutes, {
         deps: { access, notifications: f.notifications.notifications, timeline: f.following.timeline },
       });

@@ -46,6 +46,7 @@ import { RetentionSweeper } from './retention.js';
 import { hotTrending } from './bridges.js';
 import { migrate } from './migrations.js';
 import { UseCases } from './use-cases.js';
+import type { PersonalDataDeps } from './personal-data.js';
 import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { wireAnnouncements } from './announcements.js';
 
@@ -325,8 +326,26 @@ export async function openFreshet(
     metrics.registry,
   );
   let retentionWorker: { stop(): Promise<void> } | undefined;
-  const useCases = new UseCases({
+  // every room's part of an erase or an export; the reader's preferences come from the use cases below
+  const personal: PersonalDataDeps = {
     content,
+    graph: following.graph,
+    timeline: following.timeline,
+    exclusions,
+    notifications,
+    readerSeen: seen.readerSeen,
+    forYouCache: forYou.cache,
+    forYouPool: forYou.pool,
+    embeddings: discover.embeddings,
+    hotCounters: hot.counters,
+    hot: hot.ranking,
+    preferences: (readerId, nowMs) => useCases.preferences(readerId, nowMs),
+    forgetCaller: async (userId) => (redis ? await redis.redis.del(redis.keys.edgeRate({ readerId: userId })) : 0),
+    log,
+  };
+  const useCases: UseCases = new UseCases({
+    content,
+    personal,
     notifications: notifications.notifications,
     hot: hot.ranking,
     embeddings: discover.embeddings,

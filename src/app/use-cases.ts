@@ -14,6 +14,7 @@
  * | `recordEngagement` / `undoEngagement` | exclusions (PostgreSQL + hot state) → notifications (the item's author: a grouped like, reply or share; taken back within the window) |
  * | `recordFeedback` / `undoFeedback` | exclusions (PostgreSQL + hot state) |
  * | `setPreferences` | exclusions (the reader's preferences in PostgreSQL, then its cached snapshot invalidated) |
+ * | `eraseUser` / `exportUser` | every room, in a fixed order (src/app/personal-data.ts) |
  * | `registerUsers` | following (graph users) |
  * | `setInterests` | content (a reader's interest terms) |
  *
@@ -39,6 +40,7 @@ import { FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclu
 import { parsePreferences, preferencesToJson, type PreferencesJson } from '../exclusions/preferences.js';
 import { languagesOf } from '../kernel/items/lang.js';
 import type { Notifications, NotifyInput } from '../notifications/service.js';
+import { eraseUser, exportUser, type Erasure, type ItemsChoice, type PersonalDataDeps } from './personal-data.js';
 
 export type { PublishInput } from '../kernel/items/validate.js';
 
@@ -51,6 +53,8 @@ export interface UseCaseDeps {
   exclusions: Exclusions;
   /** The grouped notifications: follows and engagements notify their author. */
   notifications: Notifications;
+  /** Every room's part of an erase or an export (src/app/personal-data.ts). */
+  personal: PersonalDataDeps;
   log: Logger;
   /** The clock: a published item's time may be at most `futureSkewMs` past the later of it and the publish time. */
   clock: Clock;
@@ -291,6 +295,23 @@ export class UseCases {
   /** A reader's preferences (JSON form; the defaults when it never set any). */
   async preferences(readerId: string, nowMs: number): Promise<PreferencesJson> {
     return preferencesToJson(await this.deps.exclusions.preferences(readerId, nowMs), nowMs);
+  }
+
+  /**
+   * Erases a user from every store (GDPR Art. 17; src/app/personal-data.ts): idempotent, safe to run again
+   * after a failure at any step. @param items `delete` (default at the edges): their items become
+   * tombstones; `keep`: their items stay. @returns what was removed, with counts, and what keeps a trace.
+   */
+  eraseUser(userId: string, items: ItemsChoice, nowMs: number): Promise<Erasure> {
+    return eraseUser(this.deps.personal, userId, items, nowMs);
+  }
+
+  /**
+   * Everything Freshet holds about a user as JSON text chunks (GDPR Art. 15/20; the `UserExport` schema).
+   * @throws FreshetError NOT_FOUND when it holds nothing about them (before the first chunk).
+   */
+  exportUser(userId: string, nowMs: number): AsyncGenerator<string> {
+    return exportUser(this.deps.personal, userId, nowMs);
   }
 
   /** Notifies after the action committed: retried, then logged (the action stands; its notification is lost). */

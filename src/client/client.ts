@@ -25,6 +25,8 @@ import type {
   EngagementData,
   EngagementInput,
   EngagementUndoData,
+  ErasureData,
+  UserExportData,
   MarkersData,
   TimelineMarkerData,
   NotificationInput,
@@ -207,6 +209,15 @@ function contentApi(data: DataOf) {
     users: {
       /** `PUT /v1/users/:id`: registers a user (service key). */
       register: (id: string, o?: CallOptions) => data<UserData>({ method: 'PUT', path: `/v1/users/${seg(id)}` }, o),
+      /**
+       * `DELETE /v1/users/:id` (service key): erases the user from every store; `items: 'keep'` keeps their
+       * items. Idempotent. @returns what was removed, with counts, and what keeps a hashed trace.
+       */
+      erase: (id: string, o: CallOptions & { items?: 'delete' | 'keep' } = {}) =>
+        data<ErasureData>({ method: 'DELETE', path: `/v1/users/${seg(id)}`, query: { items: o.items }, now: true }, o),
+      /** `GET /v1/users/:id/export`: everything Freshet holds about the user (service key, or that reader's token). */
+      export: (id: string, o?: CallOptions) =>
+        data<UserExportData>({ method: 'GET', path: `/v1/users/${seg(id)}/export` }, o),
       /** `PUT /v1/users/:id/interests` (service key). */
       setInterests: (id: string, terms: string[], o?: CallOptions) =>
         data<InterestsData>({ method: 'PUT', path: `/v1/users/${seg(id)}/interests`, body: { terms } }, o),

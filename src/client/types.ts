@@ -4,6 +4,7 @@
  * here is type-only: nothing of the server ships with the client.
  */
 import type { Static } from 'typebox';
+import type { UserExport } from '../app/routes/personal-data.js';
 import type { DeleteResult, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
 import type { FeedResult, ForYouBody, InterestsResult, PeekResult } from '../for-you/schemas.js';
 import type { DiscoverResult } from '../discover/schemas.js';
@@ -141,3 +142,12 @@ export type FollowsData = DataOf<Static<typeof FollowsResult>>;
 
 /** The `data` of a stream `marker` event: the following-timeline marker moved (on any device). */
 export type MarkerEvent = { timeline: 'following' } & Static<typeof TimelineMarkerOut>;
+/** `DELETE /v1/users/:id` → `{user_id, items, removed: {room: {kind: count}}, kept}`. */
+export interface ErasureData {
+  user_id: string;
+  items: 'delete' | 'keep';
+  removed: Record<string, Record<string, number>>;
+  kept: string[];
+}
+/** `GET /v1/users/:id/export` → the export document (`UserExport` in the OpenAPI document). */
+export type UserExportData = Static<typeof UserExport>;

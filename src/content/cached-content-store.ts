@@ -158,6 +158,21 @@ export class CachedContentStore implements ContentStore {
     }
   }
 
+  /** Tombstones through the store, then drops the ids here and sends the change (as `deleteItem`). */
+  async eraseAuthor(authorId: string, nowMs: number, limit: number): Promise<string[]> {
+    const ids = await this.store.eraseAuthor(authorId, nowMs, limit);
+    this.changed([], ids);
+    return ids;
+  }
+
+  itemsOf(authorId: string, limit: number, after?: { publishedAt: number; id: string }) {
+    return this.store.itemsOf(authorId, limit, after);
+  }
+
+  forgetReader(readerId: string): Promise<number> {
+    return this.store.forgetReader(readerId);
+  }
+
   setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<void> {
     return this.store.setInterests(readerId, terms, nowMs);
   }

@@ -5,7 +5,7 @@
  * Schema: see migrations.ts (`items`, `reader_interests`). Times are epoch ms (`bigint`).
  */
 import type { Item } from '../kernel/items/item.js';
-import type { ContentStore, ItemInput, UpsertOptions } from '../kernel/items/content-store.js';
+import { ERASED_AUTHOR, type ContentStore, type ItemInput, type UpsertOptions } from '../kernel/items/content-store.js';
 import type { Sql, SqlTx } from '../kernel/sql/sql.js';
 import { fail } from '../kernel/errors.js';
 import { itemColumns, rowToItem, type ItemRow } from '../kernel/items/item-rows.js';
@@ -186,6 +186,35 @@ export class PostgresContentStore implements ContentStore {
       readerId,
     ]);
     return rows[0]?.terms ?? [];
+  }
+
+  async forgetReader(readerId: string): Promise<number> {
+    return (await this.sql.query('DELETE FROM reader_interests WHERE reader_id = $1 RETURNING 1', [readerId])).length;
+  }
+
+  /** Tombstones up to `limit` of the author's items in one statement (see the port). */
+  async eraseAuthor(authorId: string, nowMs: number, limit: number): Promise<string[]> {
+    const rows = await this.sql.query<{ id: string }>(
+      `UPDATE items SET author_id = $2, title = '', text = '', url = NULL, tags = '{}', tsv = ''::tsvector,
+              deleted_at = COALESCE(deleted_at, $3::bigint), update_time = $3::bigint
+       WHERE id IN (SELECT id FROM items WHERE author_id = $1 ORDER BY id LIMIT $4) RETURNING id`,
+      [authorId, ERASED_AUTHOR, Math.floor(nowMs), limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async itemsOf(
+    authorId: string,
+    limit: number,
+    after?: { publishedAt: number; id: string },
+  ): Promise<(Item & { deleted: boolean })[]> {
+    const rows = await this.sql.query<ItemRow & { deleted_at: string | number | null }>(
+      `SELECT ${COLUMNS}, deleted_at FROM items WHERE author_id = $1
+         AND ($3::bigint IS NULL OR (published_at, id) < ($3::bigint, $4::text))
+       ORDER BY published_at DESC, id DESC LIMIT $2`,
+      [authorId, limit, after ? Math.floor(after.publishedAt) : null, after?.id ?? null],
+    );
+    return rows.map((r) => ({ ...rowToItem(r), deleted: r.deleted_at !== null }));
   }
 
   /** Number of live (not deleted) items. */

@@ -142,4 +142,8 @@ export interface DiscoverIndex {
   addSignals(signals: readonly { readerId: string; itemId: string; atMs: number; weight: number }[]): Promise<void>;
   /** The reader's newest `limit` signals at or before `untilMs` with their items' embeddings. */
   signals(readerId: string, untilMs: number, limit: number): Promise<SignalRow[]>;
+  /** Deletes a reader's signals (erase). @returns rows removed. */
+  forgetReader(readerId: string): Promise<number>;
+  /** A reader's retained signals (its views, as note 3 weighs them), newest first, at most `limit` (export). */
+  signalsOf(readerId: string, limit: number): Promise<{ itemId: string; atMs: number; weight: number }[]>;
 }

@@ -136,6 +136,17 @@ export class DiscoverEmbeddings {
     return q;
   }
 
+  /** Erases a reader's signals and its cached queries (src/app/personal-data.ts). @returns rows removed. */
+  async forgetReader(readerId: string): Promise<number> {
+    for (const key of [...this.readers.keys()]) if (key.startsWith(`${readerId}\n`)) this.readers.delete(key);
+    return this.index.forgetReader(readerId);
+  }
+
+  /** A reader's retained signals, newest first (export). */
+  signalsOf(readerId: string, limit: number) {
+    return this.index.signalsOf(readerId, limit);
+  }
+
   /** Records signals (views weigh {@link VIEW_WEIGHT}, engagements {@link ENGAGEMENT_WEIGHT}). */
   async addSignals(
     signals: readonly { readerId: string; itemId: string; atMs: number; weight: number }[],

@@ -80,6 +80,8 @@ export interface ExclusionCache {
   fill(readerId: string, generation: string, durable: DurableExclusions): Promise<boolean>;
   /** Drops a reader's cached durable exclusions (after a write to PostgreSQL). */
   invalidate(readerId: string): Promise<void>;
+  /** Deletes everything cached for the reader: recent views and the cached durable rules (erase). */
+  forget(readerId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,5 +119,21 @@ export interface ExclusionStore {
   load(readerId: string, cap: number): Promise<DurableExclusions>;
   /** Replaces the reader's preferences document. */
   setPreferences(readerId: string, prefs: Preferences, nowMs: number): Promise<void>;
+  /**
+   * Erases a user (one transaction): their engagements, feedback and preferences; the feedback of others
+   * on their items (it names them as the item's author); and their id from every other reader's muted
+   * authors. @returns what was removed, and the readers whose preferences changed (their caches go).
+   */
+  forgetUser(
+    userId: string,
+  ): Promise<{ engagements: number; feedback: number; preferences: number; mutedBy: string[] }>;
+  /** A reader's engagements and feedback, for an export (newest first, at most `cap` each). */
+  history(readerId: string, cap: number): Promise<ReaderHistory>;
   close(): Promise<void>;
+}
+
+/** What a reader did that the exclusions keep, as an export lists it (times epoch ms). */
+export interface ReaderHistory {
+  engagements: { itemId: string; kind: EngagementKind; atMs: number }[];
+  feedback: { itemId: string; kind: FeedbackKind; authorId: string; atMs: number }[];
 }

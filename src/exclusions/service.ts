@@ -24,7 +24,7 @@ import {
   type ShowLessWeight,
 } from './domain.js';
 import { DEFAULT_PREFERENCES, type Preferences } from './preferences.js';
-import type { ExclusionCache, ExclusionSource, ExclusionStore } from './ports.js';
+import type { ExclusionCache, ExclusionSource, ExclusionStore, ReaderHistory } from './ports.js';
 import type { Logger } from '../kernel/observability.js';
 
 /** Tunables (config.ts `exclusions`). */
@@ -207,6 +207,25 @@ export class Exclusions implements ExclusionSource {
     const cached = await this.deps.cache.read(readerId, nowMs);
     const durable = cached.durable ?? (await this.deps.store.load(readerId, this.settings.cap));
     return { recentViews: [...new Set(cached.recentViews)], ...durable };
+  }
+
+  /**
+   * Erases a user from the exclusions (src/app/personal-data.ts): their engagements, feedback and
+   * preferences, others' feedback naming them as an author, their id in others' muted authors (those
+   * readers' caches dropped), and their recent views and cached rules.
+   * @returns rows removed per kind, and how many readers had muted them.
+   */
+  async forgetUser(userId: string): Promise<Record<string, number>> {
+    assertId(userId, 'user id');
+    const r = await this.deps.store.forgetUser(userId);
+    await this.deps.cache.forget(userId);
+    await Promise.all(r.mutedBy.map((reader) => this.deps.cache.invalidate(reader)));
+    return { engagements: r.engagements, feedback: r.feedback, preferences: r.preferences, mutedBy: r.mutedBy.length };
+  }
+
+  /** The reader's engagements and feedback (newest first, at most the exclusion cap each), for an export. */
+  history(readerId: string): Promise<ReaderHistory> {
+    return this.deps.store.history(assertId(readerId, 'reader id'), this.settings.cap);
   }
 
   /** Drops cached durable exclusions of users whose blocks changed (both sides of a block). */

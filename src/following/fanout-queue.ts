@@ -58,6 +58,8 @@ export const DEFAULT_FANOUT_BACKOFF_MS = 200;
 export interface FanoutQueue {
   /** Enqueues jobs (a job already waiting or running with the same tid is not added again). */
   enqueue(jobs: readonly FanoutJob[]): Promise<void>;
+  /** Removes the waiting jobs of these timeline ids (erase: an erased author's fan-outs); running ones finish. */
+  remove(tids: readonly number[]): Promise<void>;
   /** Starts a consumer running `handler`. */
   consume(handler: FanoutHandler, opts?: ConsumeOptions): FanoutConsumer;
   /** Jobs not finished: waiting + delayed + running. */

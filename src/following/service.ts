@@ -305,6 +305,18 @@ export class FollowingTimeline {
     return { items: out, nextMinId: out[out.length - 1]!.tid };
   }
 
+  /**
+   * Erases a user's hot timeline state (src/app/personal-data.ts): their inbox and outbox, the queued
+   * fan-outs of their items (`pendingTids`, as the graph's erase returned them), and their read marker. A
+   * fan-out already running pushes only into prepared inboxes, so it never brings theirs back.
+   */
+  async forgetUser(userId: string, pendingTids: readonly number[]): Promise<Record<string, number>> {
+    await this.deps.store.forget(userId);
+    await this.deps.queue.remove(pendingTids);
+    const markers = await this.deps.index.forgetMarker(userId);
+    return { boxes: 1, fanouts: pendingTids.length, markers };
+  }
+
   /** Marks the reader active in PostgreSQL and refreshes its inbox's time to live. */
   private async touch(readerId: string, nowMs: number): Promise<void> {
     await Promise.all([

@@ -19,6 +19,24 @@
  *   authors that have one, with it (the authors whose outboxes a read must merge).
  */
 
+/** What {@link SocialGraph.forgetUser} removed. */
+export interface GraphErasure {
+  following: number;
+  followers: number;
+  blocks: number;
+  user: number;
+  pendingFanouts: number[];
+}
+
+/** A user's row as the graph keeps it (times epoch ms). */
+export interface UserProfile {
+  id: string;
+  createdAt: number;
+  lastActiveAt: number | null;
+  followers: number;
+  following: number;
+}
+
 /** One entry of a following / followers / blocks list. */
 export interface GraphEntry {
   userId: string;
@@ -106,6 +124,15 @@ export interface SocialGraph {
   markPulled(authorId: string, tid: number): Promise<void>;
   /** How many users are registered. */
   countUsers(): Promise<number>;
+  /**
+   * Erases a user from the graph in one transaction: their follows both ways (the others' follower and
+   * following counts go down exactly), their blocks both ways, their row, and the pending fan-outs of their
+   * items. Idempotent (a second call removes nothing).
+   * @returns what was removed, and the timeline ids of the pending fan-outs removed (their queued jobs go too).
+   */
+  forgetUser(userId: string): Promise<GraphErasure>;
+  /** A user's row, for an export (null: unknown). */
+  profile(userId: string): Promise<UserProfile | null>;
   /** Registered users by follower count, most followed first (ties by id): the simulation's mapping. */
   mostFollowed(limit: number): Promise<{ userId: string; followers: number }[]>;
   close(): Promise<void>;

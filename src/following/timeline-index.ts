@@ -89,6 +89,8 @@ export interface TimelineIndex {
    * followed, not blocked, not deleted — the rules of {@link timeline}, in the other direction.
    */
   timelineAfter(readerId: string, lo: number, hi: number, limit: number): Promise<TimelineItem[]>;
+  /** Deletes the reader's marker (erase). @returns rows removed. */
+  forgetMarker(readerId: string): Promise<number>;
   /** The reader's read marker (0 and null: never set). */
   marker(readerId: string): Promise<{ lastReadId: number; updatedAt: number | null }>;
   /**

@@ -98,6 +98,8 @@ export interface TimelineStore {
    * reads as missing and is rebuilt from PostgreSQL on its reader's next read. Readers without one are skipped.
    */
   dropInboxes(readerIds: readonly string[]): Promise<void>;
+  /** Deletes the user's inbox and outbox with their state (erase). */
+  forget(userId: string): Promise<void>;
   /** Refreshes the time to live of the reader's inbox and state (Redis; a no-op in memory). */
   touch(readerId: string, ttlMs: number): Promise<void>;
   close(): Promise<void>;

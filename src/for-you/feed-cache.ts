@@ -21,6 +21,8 @@ export interface FeedCache {
   pop(readerId: string, count: number): Promise<{ itemIds: string[]; remaining: number }>;
   /** Drops the reader's cache. */
   drop(readerId: string): Promise<void>;
+  /** Deletes everything kept for the reader: its cached page list, cursor and lease (erase). */
+  forget(readerId: string): Promise<void>;
   /** Takes the reader's refresh lease for `leaseMs` if nobody holds it; true on success. */
   acquireLease(readerId: string, token: string, leaseMs: number): Promise<boolean>;
   /** Releases the lease if `token` still holds it. */

@@ -147,6 +147,11 @@ export interface HotCounters {
   suspiciousTotals(): Promise<SuspiciousCounts>;
   /** Removes items from the ranking and drops all their counters (deleted or archived items). */
   forget(itemIds: readonly string[]): Promise<void>;
+  /**
+   * Deletes a visitor's rate-limit marks and per-minute budgets (erase; both name the visitor). On Redis a
+   * SCAN of every master: rare, deliberate work. @returns marks and budgets deleted.
+   */
+  forgetVisitor(visitorId: string): Promise<number>;
   /** Moves the dirty marks in flight and returns every in-flight id. */
   beginCheckpoint(): Promise<string[]>;
   /**

@@ -54,6 +54,13 @@ export interface NotificationStore {
     nowMs: number,
     force: boolean,
   ): Promise<NotificationMarker & { moved: boolean }>;
+  /**
+   * Erases a user: the events they received or caused, and their marker (one transaction).
+   * @returns rows removed, and the other recipients whose events they caused (their views are stale).
+   */
+  forgetUser(userId: string): Promise<{ received: number; caused: number; markers: number; recipients: string[] }>;
+  /** The events a reader received, newest first, at most `limit` (export). */
+  received(readerId: string, limit: number): Promise<(NotificationEvent & { data: unknown })[]>;
   /** Deletes up to `batch` events recorded before `beforeMs`. @returns how many. */
   prune(beforeMs: number, batch: number): Promise<number>;
 }

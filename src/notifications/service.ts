@@ -213,6 +213,19 @@ export class Notifications {
     return { ...m, unread: await this.unreadAfter(readerId, m.lastReadId) };
   }
 
+  /**
+   * Erases a user (src/app/personal-data.ts): the notifications they received or caused, their marker,
+   * their grouped view and the views of everyone they notified (rebuilt from PostgreSQL, without them).
+   * @returns rows removed per kind.
+   */
+  async forgetUser(userId: string): Promise<Record<string, number>> {
+    assertId(userId, 'user id');
+    const r = await this.deps.store.forgetUser(userId);
+    await Promise.all([userId, ...r.recipients].map((id) => this.deps.view.forget(id)));
+    for (const id of r.recipients) this.deps.changed(id);
+    return { received: r.received, caused: r.caused, markers: r.markers };
+  }
+
   /** Drops the recipient's grouped view (not its events): it is rebuilt from PostgreSQL on the next read. */
   forgetView(recipientId: string): Promise<void> {
     return this.deps.view.forget(recipientId);

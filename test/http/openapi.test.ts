@@ -75,6 +75,12 @@ const VALID: Record<string, () => Promise<Req>> = {
   }),
   'GET /v1/exclusions': async () => ({ url: '/v1/exclusions', headers: { ...svc, 'x-freshet-reader': 'u1' } }),
   'PUT /v1/users/{id}': async () => ({ url: '/v1/users/u1', headers: svc }),
+  'DELETE /v1/users/{id}': async () => {
+    const id = `gone_${++n}`;
+    await t.app.inject({ method: 'PUT', url: `/v1/users/${id}`, headers: svc });
+    return { url: `/v1/users/${id}?items=delete`, headers: svc };
+  },
+  'GET /v1/users/{id}/export': async () => ({ url: '/v1/users/a1/export', headers: svc }),
   'POST /v1/follows': async () => ({
     url: '/v1/follows',
     payload: { edges: [{ follower_id: 'u1', followee_id: `a${++n}` }] },

@@ -173,6 +173,29 @@ program
   .description('restore hot counters lost with Redis from the PostgreSQL checkpoints (adds to what was counted since)')
   .action(async () => (await import('./hot/commands.js')).runHotRebuild());
 
+program
+  .command('erase-user')
+  .description(
+    'erase a user from every store (what was removed is printed as JSON); through the running server when there is one',
+  )
+  .argument('<id>', 'user id', readerArg)
+  .option('--items <choice>', 'delete: their items leave every feed; keep: their items stay', 'delete')
+  .option('--url <url>', 'the server to send it to (default: the server named by <dataDir>/server.json, else directly)')
+  .action(async (id: string, opts: { items: string; url?: string }) => {
+    if (opts.items !== 'delete' && opts.items !== 'keep')
+      throw new InvalidArgumentError(`--items must be delete or keep (got "${opts.items}")`);
+    await (await import('./personal-data.js')).runEraseUser(id, opts.items, opts.url);
+  });
+
+program
+  .command('export-user')
+  .description('write everything Freshet holds about a user as one JSON document to standard output')
+  .argument('<id>', 'user id', readerArg)
+  .option('--url <url>', 'the server to ask (default: the server named by <dataDir>/server.json, else directly)')
+  .action(async (id: string, opts: { url?: string }) =>
+    (await import('./personal-data.js')).runExportUser(id, opts.url),
+  );
+
 registerFollowingCommands(program);
 registerDiscoverCommands(program);
 

@@ -316,4 +316,16 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
     );
     return rows.map((r) => ({ vector: toInt8(r.vec), atMs: Number(r.at), weight: Number(r.weight) }));
   }
+
+  async forgetReader(readerId: string): Promise<number> {
+    return (await this.sql.query('DELETE FROM reader_signals WHERE reader_id = $1 RETURNING 1', [readerId])).length;
+  }
+
+  async signalsOf(readerId: string, limit: number): Promise<{ itemId: string; atMs: number; weight: number }[]> {
+    const rows = await this.sql.query<{ item_id: string; at: number | string; weight: number }>(
+      'SELECT item_id, at, weight FROM reader_signals WHERE reader_id = $1 ORDER BY at DESC LIMIT $2',
+      [readerId, limit],
+    );
+    return rows.map((r) => ({ itemId: r.item_id, atMs: Number(r.at), weight: Number(r.weight) }));
+  }
 }

@@ -64,6 +64,13 @@ export class MemoryExclusionCache implements ExclusionCache {
     this.durable.delete(readerId);
   }
 
+  async forget(readerId: string): Promise<void> {
+    assertId(readerId, 'reader id');
+    this.views.delete(readerId);
+    this.durable.delete(readerId);
+    this.generations.delete(readerId);
+  }
+
   async close(): Promise<void> {}
 
   private sweep(nowMs: number): void {

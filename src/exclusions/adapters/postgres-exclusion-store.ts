@@ -7,7 +7,7 @@ import { fail } from '../../kernel/errors.js';
 import { compareIds } from '../../kernel/ids.js';
 import type { DurableExclusions, EngagementKind, FeedbackKind } from '../domain.js';
 import type { Preferences } from '../preferences.js';
-import type { ExclusionStore } from '../ports.js';
+import type { ExclusionStore, ReaderHistory } from '../ports.js';
 import type { Sql } from '../../kernel/sql/sql.js';
 
 interface WriteRow {
@@ -130,6 +130,52 @@ export class PostgresExclusionStore implements ExclusionStore {
   }
 
   /** Replaces the reader's preferences (one statement; `nowMs` is the update time). */
+  async forgetUser(
+    userId: string,
+  ): Promise<{ engagements: number; feedback: number; preferences: number; mutedBy: string[] }> {
+    return this.sql.transaction(async (tx) => {
+      const engagements = await tx.query('DELETE FROM engagements WHERE reader_id = $1 RETURNING 1', [userId]);
+      const feedback = await tx.query('DELETE FROM feedback WHERE reader_id = $1 OR author_id = $1 RETURNING 1', [
+        userId,
+      ]);
+      const preferences = await tx.query('DELETE FROM reader_preferences WHERE reader_id = $1 RETURNING 1', [userId]);
+      const muted = await tx.query<{ reader_id: string }>(
+        `UPDATE reader_preferences SET doc = jsonb_set(doc, '{mutedAuthors}', (
+           SELECT coalesce(jsonb_agg(e), '[]'::jsonb) FROM jsonb_array_elements(doc->'mutedAuthors') e WHERE e->>'authorId' <> $1))
+         WHERE doc->'mutedAuthors' @> jsonb_build_array(jsonb_build_object('authorId', $1::text)) RETURNING reader_id`,
+        [userId],
+      );
+      return {
+        engagements: engagements.length,
+        feedback: feedback.length,
+        preferences: preferences.length,
+        mutedBy: muted.map((r) => r.reader_id),
+      };
+    });
+  }
+
+  async history(readerId: string, cap: number): Promise<ReaderHistory> {
+    const [engagements, feedback] = await Promise.all([
+      this.sql.query<{ item_id: string; kind: EngagementKind; created_at: string | number }>(
+        'SELECT item_id, kind, created_at FROM engagements WHERE reader_id = $1 ORDER BY created_at DESC LIMIT $2',
+        [readerId, cap],
+      ),
+      this.sql.query<{ item_id: string; kind: FeedbackKind; author_id: string; created_at: string | number }>(
+        'SELECT item_id, kind, author_id, created_at FROM feedback WHERE reader_id = $1 ORDER BY created_at DESC LIMIT $2',
+        [readerId, cap],
+      ),
+    ]);
+    return {
+      engagements: engagements.map((r) => ({ itemId: r.item_id, kind: r.kind, atMs: Number(r.created_at) })),
+      feedback: feedback.map((r) => ({
+        itemId: r.item_id,
+        kind: r.kind,
+        authorId: r.author_id,
+        atMs: Number(r.created_at),
+      })),
+    };
+  }
+
   async setPreferences(readerId: string, prefs: Preferences, nowMs: number): Promise<void> {
     await this.sql.query(
       `INSERT INTO reader_preferences (reader_id, doc, update_time) VALUES ($1, $2::jsonb, $3::bigint)

@@ -10,6 +10,7 @@ import type { CachedExclusions, ExclusionCache, ExclusionCacheSettings } from '.
 import type { RedisClient } from '../../kernel/redis/client.js';
 import type { Keys } from '../../kernel/redis/keys.js';
 import { LuaScripts } from '../../kernel/redis/lua.js';
+import { redisCall } from '../../kernel/redis/errors.js';
 
 /** The exclusions' scripts (src/exclusions/lua/): every one touches the keys of ONE reader. */
 export const EXCLUSION_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.url), [
@@ -24,7 +25,7 @@ export class RedisExclusionCache implements ExclusionCache {
   private readonly lua;
 
   constructor(
-    redis: RedisClient,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly settings: ExclusionCacheSettings,
   ) {
@@ -78,6 +79,19 @@ export class RedisExclusionCache implements ExclusionCache {
     await this.lua.exInvalidate(
       [this.keys.exclusionCache(readerId), this.keys.exclusionGeneration(readerId)],
       [Math.floor(2 * this.settings.durableTtlMs + 60_000)],
+    );
+  }
+
+  async forget(readerId: string): Promise<void> {
+    assertId(readerId, 'reader id');
+    const k = this.keys; // one hash tag: one DEL on a Cluster too
+    await redisCall(
+      this.redis.del(
+        k.recentViews(readerId),
+        k.recentViewsAt(readerId),
+        k.exclusionCache(readerId),
+        k.exclusionGeneration(readerId),
+      ),
     );
   }
 

@@ -142,6 +142,11 @@ export class BullFanoutQueue implements FanoutQueue {
     };
   }
 
+  async remove(tids: readonly number[]): Promise<void> {
+    // a job that is running (locked) cannot be removed: it finishes, and its push finds no erased inbox
+    await Promise.all(tids.map((tid) => this.queue.remove(`t${tid}`).catch(() => 0)));
+  }
+
   async enqueue(jobs: readonly FanoutJob[]): Promise<void> {
     if (jobs.length === 0) return;
     await redisCall(

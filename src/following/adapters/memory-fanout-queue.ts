@@ -51,6 +51,16 @@ export class MemoryFanoutQueue implements FanoutQueue {
     this.backoffMs = opts.backoffMs ?? DEFAULT_FANOUT_BACKOFF_MS;
   }
 
+  async remove(tids: readonly number[]): Promise<void> {
+    for (const tid of tids) {
+      const i = this.waiting.findIndex((e) => e.job.tid === tid);
+      if (i >= 0) {
+        this.waiting.splice(i, 1);
+        this.known.delete(tid);
+      }
+    }
+  }
+
   async enqueue(jobs: readonly FanoutJob[]): Promise<void> {
     for (const job of jobs) {
       if (this.known.has(job.tid)) continue;

@@ -167,6 +167,12 @@ export class MemoryTimelineStore implements TimelineStore {
     for (const r of readerIds) this.inboxes.delete(r);
   }
 
+  async forget(userId: string): Promise<void> {
+    assertId(userId, 'userId');
+    this.inboxes.delete(userId);
+    this.outboxes.delete(userId);
+  }
+
   async touch(readerId: string, _ttlMs: number): Promise<void> {
     assertId(readerId, 'readerId');
   }

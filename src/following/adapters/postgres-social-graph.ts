@@ -9,7 +9,7 @@
  */
 import { fail } from '../../kernel/errors.js';
 import { assertId } from '../../kernel/ids.js';
-import type { AuthorInfo, GraphPage, ReaderState, SocialGraph } from '../social-graph.js';
+import type { AuthorInfo, GraphErasure, GraphPage, ReaderState, SocialGraph, UserProfile } from '../social-graph.js';
 import type { Sql, SqlTx } from '../../kernel/sql/sql.js';
 import { insertEdges } from './postgres-graph-import.js';
 
@@ -208,6 +208,57 @@ export class PostgresSocialGraph implements SocialGraph {
    * Validates the pair, registers the acting user, locks both rows in id order.
    * @throws FreshetError SELF_REFERENCE, UNKNOWN_USER (the target).
    */
+  async forgetUser(userId: string): Promise<GraphErasure> {
+    assertId(userId, 'user id');
+    return this.sql.transaction(async (tx) => {
+      await tx.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [userId]);
+      const out = await tx.query<{ id: string; n: number | string }>(
+        `WITH gone AS (DELETE FROM follows WHERE follower_id = $1 RETURNING followee_id AS id)
+         SELECT id, count(*) AS n FROM gone GROUP BY id ORDER BY id`,
+        [userId],
+      );
+      const inn = await tx.query<{ id: string; n: number | string }>(
+        `WITH gone AS (DELETE FROM follows WHERE followee_id = $1 RETURNING follower_id AS id)
+         SELECT id, count(*) AS n FROM gone GROUP BY id ORDER BY id`,
+        [userId],
+      );
+      // the others' counts, exactly: one edge each, in id order (the order every follow locks users in)
+      for (const r of out)
+        await tx.query('UPDATE users SET followers = followers - $2::int WHERE id = $1', [r.id, Number(r.n)]);
+      for (const r of inn)
+        await tx.query('UPDATE users SET following = following - $2::int WHERE id = $1', [r.id, Number(r.n)]);
+      const blocks = await tx.query('DELETE FROM blocks WHERE blocker_id = $1 OR blocked_id = $1 RETURNING 1', [
+        userId,
+      ]);
+      const user = await tx.query('DELETE FROM users WHERE id = $1 RETURNING 1', [userId]);
+      const pending = await tx.query<{ tid: number | string }>(
+        'DELETE FROM fanout_pending WHERE author_id = $1 RETURNING tid',
+        [userId],
+      );
+      return {
+        following: out.length,
+        followers: inn.length,
+        blocks: blocks.length,
+        user: user.length,
+        pendingFanouts: pending.map((r) => Number(r.tid)),
+      };
+    });
+  }
+
+  async profile(userId: string): Promise<UserProfile | null> {
+    const rows = await this.sql.query<{
+      id: string;
+      created_at: string | number;
+      last_active_at: string | number | null;
+      followers: number;
+      following: number;
+    }>('SELECT id, created_at, last_active_at, followers, following FROM users WHERE id = $1', [userId]);
+    const r = rows[0];
+    if (!r) return null;
+    const lastActiveAt = r.last_active_at === null ? null : Number(r.last_active_at);
+    return { id: r.id, createdAt: Number(r.created_at), lastActiveAt, followers: r.followers, following: r.following };
+  }
+
   private async lockPair(tx: SqlTx, actor: string, target: string, nowMs: number): Promise<void> {
     assertId(actor, 'user id');
     assertId(target, 'author id');

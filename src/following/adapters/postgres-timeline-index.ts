@@ -175,6 +175,10 @@ export class PostgresTimelineIndex implements TimelineIndex {
     return rows.map(toTimelineItem);
   }
 
+  async forgetMarker(readerId: string): Promise<number> {
+    return (await this.sql.query('DELETE FROM timeline_markers WHERE reader_id = $1 RETURNING 1', [readerId])).length;
+  }
+
   async marker(readerId: string): Promise<{ lastReadId: number; updatedAt: number | null }> {
     const rows = await this.sql.query<{ last_read_id: string | number; updated_at: string | number }>(
       'SELECT last_read_id, updated_at FROM timeline_markers WHERE reader_id = $1',

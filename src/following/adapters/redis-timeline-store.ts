@@ -183,6 +183,13 @@ export class RedisTimelineStore implements TimelineStore {
     await Promise.all(calls);
   }
 
+  /** One DEL of the user's four keys (one hash tag: one slot on a Cluster). */
+  async forget(userId: string): Promise<void> {
+    assertId(userId, 'userId');
+    const k = this.keys;
+    await redisCall(this.redis.del(k.inbox(userId), k.inboxMeta(userId), k.outbox(userId), k.outboxMeta(userId)));
+  }
+
   async touch(readerId: string, ttlMs: number): Promise<void> {
     assertId(readerId, 'readerId');
     await this.lua.tlTouch(this.inboxKeys(readerId), [Math.ceil(ttlMs), INBOX_EXTRA_LIFE_MS]);

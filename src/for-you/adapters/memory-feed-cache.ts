@@ -53,6 +53,13 @@ export class MemoryFeedCache implements FeedCache {
     this.lists.delete(readerId);
   }
 
+  async forget(readerId: string): Promise<void> {
+    assertId(readerId, 'readerId');
+    this.lists.delete(readerId);
+    this.cursors.delete(readerId);
+    this.leases.delete(readerId);
+  }
+
   /** @throws RangeError when `leaseMs` is not a positive integer. */
   async acquireLease(readerId: string, token: string, leaseMs: number): Promise<boolean> {
     assertId(readerId, 'readerId');

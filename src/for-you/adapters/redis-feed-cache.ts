@@ -60,6 +60,13 @@ export class RedisFeedCache implements FeedCache {
     await redisCall(this.redis.del(this.keys.feedCache(readerId)));
   }
 
+  /** One DEL of the reader's three keys (one hash tag: one slot on a Cluster). */
+  async forget(readerId: string): Promise<void> {
+    assertId(readerId, 'readerId');
+    const k = this.keys;
+    await redisCall(this.redis.del(k.feedCache(readerId), k.feedCursor(readerId), k.feedLease(readerId)));
+  }
+
   /**
    * `SET lease token NX PX leaseMs`.
    * @throws RangeError when `leaseMs` is not a positive integer.

@@ -257,6 +257,13 @@ export class MemoryHotCounters implements HotCounters {
     return this.uncounted(kind, itemId, s);
   }
 
+  async forgetVisitor(visitorId: string): Promise<number> {
+    let n = 0;
+    for (const key of [...this.rateMarks.keys()]) if (key.endsWith(`\n${visitorId}`) && this.rateMarks.delete(key)) n++;
+    for (const key of [...this.budgets.keys()]) if (key.startsWith(`${visitorId}\n`) && this.budgets.delete(key)) n++;
+    return n;
+  }
+
   /** Counts the view against the visitor's minute; true when it is beyond the budget. */
   private overBudget(visitorId: string, nowMs: number): boolean {
     const minute = budgetMinute(nowMs);

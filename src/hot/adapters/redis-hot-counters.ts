@@ -23,7 +23,7 @@ import type {
 } from '../hot-counters.js';
 import { byRank } from '../hot-counters.js';
 import { Keys, type HotShardKeys } from '../../kernel/redis/keys.js';
-import type { RedisClient } from '../../kernel/redis/client.js';
+import { deleteMatching, type RedisClient } from '../../kernel/redis/client.js';
 import { redisCall } from '../../kernel/redis/errors.js';
 import { LuaScripts, type ScriptArg } from '../../kernel/redis/lua.js';
 
@@ -70,6 +70,15 @@ export class RedisHotCounters implements HotCounters {
     const p = rules.params;
     this.scoreArgs = [p.alpha, p.beta, p.base, p.gamma].map(String);
     this.lua = HOT_SCRIPTS.on(redis);
+  }
+
+  async forgetVisitor(visitorId: string): Promise<number> {
+    assertId(visitorId, 'visitor id');
+    const p = this.keys.prefix;
+    // ids hold no glob character ([A-Za-z0-9_.-]), so the patterns match exactly these families
+    const marks = await redisCall(deleteMatching(this.redis, `${p}{*}:ratelimit:*:${visitorId}`));
+    const budgets = await redisCall(deleteMatching(this.redis, `${p}{*}:budget:${visitorId}:*`));
+    return marks + budgets;
   }
 
   shardOf(itemId: string): number {

@@ -6,6 +6,12 @@ import type { Item } from './item.js';
 import type { SqlTx } from '../sql/sql.js';
 
 /**
+ * The author of an erased user's items once erased: `..`, which no user can have (ids exclude `.` and
+ * `..`, src/kernel/ids.ts) while the items table's own check admits it.
+ */
+export const ERASED_AUTHOR = '..';
+
+/**
  * An item as written by the application; Freshet sets `updateTime` itself. `lang` absent is stored as
  * `und` by the store (the `publishItems` use case detects it first, src/kernel/items/lang.ts).
  */
@@ -56,5 +62,21 @@ export interface ContentStore {
   getInterests(readerId: string): Promise<string[]>;
   /** Number of live items (for readiness and reports). */
   countItems(): Promise<number>;
+  /** Deletes a reader's interest terms (erase). @returns rows removed (0 or 1). */
+  forgetReader(readerId: string): Promise<number>;
+  /**
+   * Erases an author's items (erase with `items=delete`): each becomes a tombstone — deleted (it leaves
+   * every feed; its id is never reused) with its author set to {@link ERASED_AUTHOR} and its title, text,
+   * URL and tags emptied, so no row names the author any more. Idempotent.
+   * @returns the ids of the author's items (live or deleted before), at most `limit` per call: call again
+   *   until fewer come back.
+   */
+  eraseAuthor(authorId: string, nowMs: number, limit: number): Promise<string[]>;
+  /** The author's items, live and deleted (export): newest first, at most `limit`, below `beforeId` in (publishedAt, id) order. */
+  itemsOf(
+    authorId: string,
+    limit: number,
+    after?: { publishedAt: number; id: string },
+  ): Promise<(Item & { deleted: boolean })[]>;
   close(): Promise<void>;
 }

@@ -58,3 +58,23 @@ export async function closeRedis(client: RedisClient): Promise<void> {
     client.disconnect();
   }
 }
+
+/**
+ * Deletes every key matching `pattern` (a SCAN glob) on every master (one server, or each master of a
+ * Cluster), a SCAN page at a time, each key with its own DEL (keys of many slots). For rare, deliberate
+ * work only — an erase — never a request path: a SCAN visits the whole keyspace.
+ * @returns how many keys were deleted.
+ */
+export async function deleteMatching(redis: RedisClient, pattern: string): Promise<number> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  let deleted = 0;
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) deleted += await node.del(key);
+    } while (cursor !== '0');
+  }
+  return deleted;
+}

@@ -171,6 +171,33 @@ export class PostgresNotificationStore implements NotificationStore {
     return { ...(await this.getMarker(readerId)), moved: false };
   }
 
+  async forgetUser(
+    userId: string,
+  ): Promise<{ received: number; caused: number; markers: number; recipients: string[] }> {
+    return this.sql.transaction(async (tx) => {
+      const received = await tx.query('DELETE FROM notification_events WHERE recipient_id = $1 RETURNING 1', [userId]);
+      const caused = await tx.query<{ recipient_id: string }>(
+        'DELETE FROM notification_events WHERE actor_id = $1 RETURNING recipient_id',
+        [userId],
+      );
+      const markers = await tx.query('DELETE FROM notification_markers WHERE reader_id = $1 RETURNING 1', [userId]);
+      return {
+        received: received.length,
+        caused: caused.length,
+        markers: markers.length,
+        recipients: [...new Set(caused.map((r) => r.recipient_id))],
+      };
+    });
+  }
+
+  async received(readerId: string, limit: number): Promise<(NotificationEvent & { data: unknown })[]> {
+    const rows = await this.sql.query<EventRow & { data: unknown }>(
+      `SELECT ${EVENT_COLUMNS}, data FROM notification_events WHERE recipient_id = $1 ORDER BY id DESC LIMIT $2`,
+      [readerId, limit],
+    );
+    return rows.map((r) => ({ ...toEvent(r), data: r.data ?? null }));
+  }
+
   async prune(beforeMs: number, batch: number): Promise<number> {
     const rows = await this.sql.query<{ n: number | string }>(
       `WITH gone AS (DELETE FROM notification_events WHERE id IN (
