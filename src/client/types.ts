@@ -4,7 +4,7 @@
  * here is type-only: nothing of the server ships with the client.
  */
 import type { Static } from 'typebox';
-import type { DeleteResult, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
+import type { DeleteResult, FeedItemOut, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
 import type { FeedResult, ForYouBody, InterestsResult, PeekResult } from '../for-you/schemas.js';
 import type { DiscoverResult } from '../discover/schemas.js';
 import type {
@@ -44,6 +44,11 @@ type DataOf<T> = T extends { data: infer D } ? D : never;
 export type ItemInput = Static<typeof ItemIn>;
 /** An item as answered (times in epoch seconds). */
 export type Item = Static<typeof ItemOut>;
+/**
+ * An item as a feed answers it: an {@link Item}, plus `filtered` — the reader's muted phrases whose action is
+ * `warn` that it holds (absent: none), for the client to show it collapsed behind them.
+ */
+export type FeedItem = Static<typeof FeedItemOut>;
 /** `POST /v1/items` → `{inserted, updated}`. */
 export type UpsertData = DataOf<Static<typeof UpsertResult>>;
 /** `GET /v1/items/:id`. */

@@ -5,14 +5,19 @@
  *
  * Order of the guard clauses (the first that matches is the reason): own → blocked author → muted author
  * → not interested → engaged → recently viewed; then, on hydrated items (`itemReason`), muted word →
- * language. "Show less" and "not interested" weigh authors (and "show less" tags) down; the per-author
+ * language. A muted word whose action is `warn` hides nothing: `serve` marks the item with `filtered`. "Show less" and "not interested" weigh authors (and "show less" tags) down; the per-author
  * cap of a page is the feeds' (src/kernel/author-diversity.ts).
  */
-import type { Item } from '../kernel/items/item.js';
-import type { ExclusionReason, PreferenceFeed, ReaderExclusions } from '../kernel/exclusion-source.js';
+import type { Item, ServedItem } from '../kernel/items/item.js';
+import {
+  PREFERENCE_FEEDS,
+  type ExclusionReason,
+  type PreferenceFeed,
+  type ReaderExclusions,
+} from '../kernel/exclusion-source.js';
 import { UNDETERMINED } from '../kernel/items/lang.js';
 import { MutedWordMatcher } from './muted-words.js';
-import { DEFAULT_MAX_PER_AUTHOR, DEFAULT_PREFERENCES, live, type Preferences } from './preferences.js';
+import { DEFAULT_MAX_PER_AUTHOR, DEFAULT_PREFERENCES, live, type MutedWord, type Preferences } from './preferences.js';
 
 export type { ExclusionReason, ReaderExclusions } from '../kernel/exclusion-source.js';
 
@@ -145,7 +150,9 @@ export function buildReaderExclusions(
   const tagWeights = new Map<string, number>();
   for (const [tag, n] of counts.tags) tagWeights.set(tag, Math.max(showLess.floor, showLess.weight ** n));
   const itemIds = new Set<string>([...viewed, ...engaged, ...dismissed]);
-  const words = compileWords(prefs, nowMs);
+  const liveWords = prefs.mutedWords.filter((w) => live(w.expiresAtMs, nowMs));
+  const words = compileWords(liveWords.filter((w) => w.action !== 'warn'));
+  const warnings = compileWords(liveWords.filter((w) => w.action === 'warn'));
   const languages = prefs.languages ? new Set(prefs.languages) : null;
 
   const reason = (itemId: string, authorId?: string): ExclusionReason | null => {
@@ -194,20 +201,22 @@ export function buildReaderExclusions(
       w *= Math.max(showLess.floor, t);
       return w;
     },
+    serve: <T extends Item>(item: T, feed: PreferenceFeed): T & ServedItem => {
+      const filtered = warnings.get(feed)?.matchAll(item);
+      return filtered && filtered.length > 0 ? { ...item, filtered } : item;
+    },
     filterItems: (items: readonly Item[], feed: PreferenceFeed = 'for-you') =>
       items.filter((it) => reason(it.id, it.authorId) === null && itemReason(it, feed) === null),
   };
 }
 
-/** One matcher per feed that has live muted words (feeds without any are absent). */
-function compileWords(prefs: Preferences, nowMs: number): Map<PreferenceFeed, MutedWordMatcher> {
+/** One matcher per feed that `words` apply to (feeds without any are absent). */
+function compileWords(words: readonly MutedWord[]): Map<PreferenceFeed, MutedWordMatcher> {
   const out = new Map<PreferenceFeed, MutedWordMatcher>();
-  const liveWords = prefs.mutedWords.filter((w) => live(w.expiresAtMs, nowMs));
-  if (liveWords.length === 0) return out;
-  const all = liveWords.every((w) => w.feeds === null);
-  const shared = all ? new MutedWordMatcher(liveWords) : null;
-  for (const feed of ['for-you', 'discover', 'following', 'hot'] as const) {
-    const matcher = shared ?? new MutedWordMatcher(liveWords.filter((w) => w.feeds === null || w.feeds.includes(feed)));
+  if (words.length === 0) return out;
+  const shared = words.every((w) => w.feeds === null) ? new MutedWordMatcher(words) : null;
+  for (const feed of PREFERENCE_FEEDS) {
+    const matcher = shared ?? new MutedWordMatcher(words.filter((w) => w.feeds === null || w.feeds.includes(feed)));
     if (!matcher.empty) out.set(feed, matcher);
   }
   return out;

@@ -95,17 +95,41 @@ export class MutedWordMatcher {
   /** The first muted phrase `item` holds, or null. */
   match(item: MatchableItem): string | null {
     if (this.empty) return null;
+    let found: string | null = null;
+    this.scan(item, (phrase) => {
+      found = phrase;
+      return true;
+    });
+    return found;
+  }
+
+  /**
+   * Every phrase `item` holds, each once, as given: the whole-word ones in the order they occur in the
+   * item, then the substring ones in the order they were compiled ([] when none). The `filtered` list of a
+   * `warn` action.
+   */
+  matchAll(item: MatchableItem): string[] {
+    if (this.empty) return [];
+    const out = new Set<string>();
+    this.scan(item, (phrase) => {
+      out.add(phrase);
+      return false;
+    });
+    return [...out];
+  }
+
+  /** Calls `hit` with each phrase found (repeats possible) until it returns true. */
+  private scan(item: MatchableItem, hit: (phrase: string) => boolean): void {
     const f = foldItem(item);
     if (this.byFirst.size > 0) {
       const ws = f.words;
       for (let i = 0; i < ws.length; i++) {
         const candidates = this.byFirst.get(ws[i]!);
         if (!candidates) continue;
-        for (const [pw, phrase] of candidates) if (holdsAt(ws, i, pw)) return phrase;
+        for (const [pw, phrase] of candidates) if (holdsAt(ws, i, pw) && hit(phrase)) return;
       }
     }
-    for (const [s, phrase] of this.substrings) if (f.joined.includes(s)) return phrase;
-    return null;
+    for (const [s, phrase] of this.substrings) if (f.joined.includes(s) && hit(phrase)) return;
   }
 }
 

@@ -29,11 +29,22 @@ export const MAX_PER_AUTHOR_LIMIT = DIVERSITY_PAGE;
 /** `max_per_author` of a reader who never set it (`FRESHET_MAX_PER_AUTHOR`'s default): 2 per page of 20. */
 export const DEFAULT_MAX_PER_AUTHOR = 2;
 
+/**
+ * What a muted word does to an item that holds it (Mastodon's `filter_action`): `hide` — the item never
+ * reaches the reader in those feeds; `warn` — it is delivered with `filtered: [phrase, …]`, so the client can
+ * collapse it behind the phrase.
+ */
+export const MUTE_ACTIONS = ['hide', 'warn'] as const;
+/** One of {@link MUTE_ACTIONS}. */
+export type MuteAction = (typeof MUTE_ACTIONS)[number];
+
 /** One muted word or phrase. */
 export interface MutedWord {
   phrase: string;
   /** Match on word boundaries (true) or as a substring (false). */
   wholeWord: boolean;
+  /** Hide the item (the default) or deliver it with a warning; absent in documents stored before `warn`: hide. */
+  action?: MuteAction;
   /** When the mute ends, epoch ms; null: never. */
   expiresAtMs: number | null;
   /** The feeds it applies to; null: all of them. */
@@ -70,7 +81,13 @@ export const DEFAULT_PREFERENCES: Preferences = Object.freeze({
 
 /** The JSON form (snake_case, epoch seconds), as `GET` answers and `PUT` takes it. */
 export interface PreferencesJson {
-  muted_words: { phrase: string; whole_word: boolean; expires_at: number | null; feeds: PreferenceFeed[] | null }[];
+  muted_words: {
+    phrase: string;
+    whole_word: boolean;
+    expires_at: number | null;
+    feeds: PreferenceFeed[] | null;
+    action: MuteAction;
+  }[];
   muted_authors: { author_id: string; expires_at: number | null }[];
   languages: string[] | null;
   languages_in_following: boolean;
@@ -90,7 +107,13 @@ export function preferencesToJson(p: Preferences, nowMs: number): PreferencesJso
   return {
     muted_words: p.mutedWords
       .filter((w) => live(w.expiresAtMs, nowMs))
-      .map((w) => ({ phrase: w.phrase, whole_word: w.wholeWord, expires_at: s(w.expiresAtMs), feeds: w.feeds })),
+      .map((w) => ({
+        phrase: w.phrase,
+        whole_word: w.wholeWord,
+        expires_at: s(w.expiresAtMs),
+        feeds: w.feeds,
+        action: w.action ?? 'hide',
+      })),
     muted_authors: p.mutedAuthors
       .filter((a) => live(a.expiresAtMs, nowMs))
       .map((a) => ({ author_id: a.authorId, expires_at: s(a.expiresAtMs) })),
@@ -144,11 +167,15 @@ function parseWord(v: unknown, field: string, nowMs: number): MutedWord {
     if (fs.length === 0) throw bad(`${field}.feeds`, 'is empty: leave it out (or null) for every feed');
     feeds = [...new Set(fs as PreferenceFeed[])];
   }
+  if (w.action !== undefined && !MUTE_ACTIONS.includes(w.action as MuteAction))
+    throw bad(`${field}.action`, `must be one of ${MUTE_ACTIONS.join(', ')}`);
   for (const k of Object.keys(w))
-    if (!['phrase', 'whole_word', 'expires_at', 'feeds'].includes(k)) throw bad(`${field}.${k}`, 'is not a field');
+    if (!['phrase', 'whole_word', 'expires_at', 'feeds', 'action'].includes(k))
+      throw bad(`${field}.${k}`, 'is not a field');
   return {
     phrase: phrase.trim(),
     wholeWord: w.whole_word !== false,
+    action: (w.action as MuteAction | undefined) ?? 'hide',
     expiresAtMs: expiry(w.expires_at, `${field}.expires_at`, nowMs),
     feeds,
   };

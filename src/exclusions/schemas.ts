@@ -11,6 +11,7 @@ import {
   MAX_MUTED_WORDS,
   MAX_PER_AUTHOR_LIMIT,
   MAX_PHRASE_CHARS,
+  MUTE_ACTIONS,
 } from './preferences.js';
 
 /**
@@ -106,6 +107,12 @@ export const ExclusionListResult = Envelope(
   }),
 );
 
+/** What a muted word does: hide the item (default) or deliver it with `filtered` (Mastodon's `filter_action`). */
+const MuteActionSchema = kindUnion(MUTE_ACTIONS, {
+  default: 'hide',
+  description: 'hide: the item never reaches the reader there | warn: it is delivered with filtered: [phrase, …]',
+});
+
 /** Epoch seconds or null (no expiry). */
 const Expiry = Type.Union([Type.Number({ minimum: 0, description: 'epoch seconds, in the future' }), Type.Null()]);
 
@@ -126,7 +133,7 @@ export const PreferencesDoc = Type.Object(
             feeds: Type.Optional(
               Type.Union(
                 [
-                  Type.Array(Type.Union(PREFERENCE_FEEDS.map((f) => Type.Literal(f))), {
+                  Type.Array(kindUnion(PREFERENCE_FEEDS, {}), {
                     minItems: 1,
                     maxItems: PREFERENCE_FEEDS.length,
                   }),
@@ -135,6 +142,7 @@ export const PreferencesDoc = Type.Object(
                 { description: 'the feeds it applies to (null or absent: all)' },
               ),
             ),
+            action: Type.Optional(MuteActionSchema),
           },
           { additionalProperties: false },
         ),
@@ -174,6 +182,7 @@ export const PreferencesResult = Envelope(
         whole_word: Type.Boolean(),
         expires_at: Type.Union([Type.Integer(), Type.Null()]),
         feeds: Type.Union([Type.Array(Type.String()), Type.Null()]),
+        action: MuteActionSchema,
       }),
     ),
     muted_authors: Type.Array(

@@ -112,6 +112,40 @@ describe('the snapshot with preferences', () => {
     expect(e.maxPerAuthor).toBe(2);
     expect(ex(NOW + 61_000).reason('x', 'm')).toBeNull();
   });
+  it('a warn phrase hides nothing: the item is served with filtered (each phrase once, per feed); hide wins', () => {
+    const doc = parsePreferences(
+      {
+        muted_words: [
+          { phrase: 'Spoiler', action: 'warn' },
+          { phrase: 'season finale', action: 'warn', feeds: ['following'] },
+          { phrase: 'leak', action: 'warn', whole_word: false },
+          { phrase: 'gore' },
+        ],
+      },
+      NOW,
+    );
+    expect(preferencesToJson(doc, NOW).muted_words.map((w) => w.action)).toEqual(['warn', 'warn', 'warn', 'hide']);
+    const e = buildReaderExclusions('r', [], { ...NO_DURABLE, preferences: doc }, NOW, PENALTY);
+    const plain = it_({ title: 'Weather today' });
+    expect(e.serve(plain, 'for-you')).toBe(plain); // nothing to add: the same object, no copy
+    const spoiler = it_({ title: 'SPOILER: the season finale leaked', tags: ['spoiler'] });
+    expect(e.itemReason(spoiler, 'for-you')).toBeNull();
+    const warnOnly = { ...doc, mutedWords: doc.mutedWords.filter((w) => w.action === 'warn') };
+    const w = buildReaderExclusions('r', [], { ...NO_DURABLE, preferences: warnOnly }, NOW, PENALTY);
+    expect(w.needsItems('for-you')).toBe(false); // warn alone never makes a feed hydrate its candidates
+    expect(e.serve(spoiler, 'for-you').filtered).toEqual(['Spoiler', 'leak']);
+    expect(e.serve(spoiler, 'following').filtered).toEqual(['Spoiler', 'season finale', 'leak']);
+    expect(spoiler).not.toHaveProperty('filtered'); // the shared item is never changed
+    expect(e.itemReason(it_({ title: 'Spoiler: gore ahead' }), 'discover')).toBe('muted_word');
+    expect(() => parsePreferences({ muted_words: [{ phrase: 'x', action: 'blur' }] }, NOW)).toThrow(
+      /muted_words\[0\]\.action/,
+    );
+    // a document stored before the action existed hides
+    const old = { ...doc, mutedWords: [{ phrase: 'gore', wholeWord: true, expiresAtMs: null, feeds: null }] };
+    const o = buildReaderExclusions('r', [], { ...NO_DURABLE, preferences: old }, NOW, PENALTY);
+    expect(o.itemReason(it_({ title: 'gore' }), 'hot')).toBe('muted_word');
+    expect(preferencesToJson(old, NOW).muted_words[0]!.action).toBe('hide');
+  });
   it('"show less" compounds per signal down to its floor, and ends after its duration', () => {
     const signal = (i: number) => ({ itemId: `s${i}`, authorId: 'loud', tags: ['Crypto'], atMs: NOW - i });
     const showLess = { weight: 0.5, floor: 0.1, durationMs: 1000 };

@@ -6,7 +6,7 @@
  * a bad document is 400 naming the field and stores nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FreshetClient, Item } from '../../src/client/index.js';
+import type { FeedItem, FreshetClient, Item } from '../../src/client/index.js';
 import { HOUR_MS, MINUTE_MS } from '../../src/kernel/clock.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
 import { failure } from '../support/client.js';
@@ -27,8 +27,8 @@ const BITCOIN = [
 const mentionsBitcoin = (i: Item) => /bitcoin/i.test(`${i.title} ${i.text} ${i.tags.join(' ')}`);
 
 /** Scrolls for-you (refresh, then load_more) until `want` items or the feed ends; fails on a repeat. */
-async function scrollForYou(c: FreshetClient, want: number): Promise<Item[]> {
-  const out: Item[] = [];
+async function scrollForYou(c: FreshetClient, want: number): Promise<FeedItem[]> {
+  const out: FeedItem[] = [];
   const ids = new Set<string>();
   let page = await c.forYou.refresh({ limit: 20 });
   for (let n = 0; n < 200 && page.items.length > 0 && out.length < want; n++) {
@@ -43,8 +43,8 @@ async function scrollForYou(c: FreshetClient, want: number): Promise<Item[]> {
 }
 
 /** Walks a discover session until `want` items or its end. */
-async function scrollDiscover(c: FreshetClient, want: number): Promise<Item[]> {
-  const out: Item[] = [];
+async function scrollDiscover(c: FreshetClient, want: number): Promise<FeedItem[]> {
+  const out: FeedItem[] = [];
   let cursor: string | null | undefined;
   for (let n = 0; n < 100 && out.length < want; n++) {
     const p = await c.discover.page(cursor, { limit: 20 });
@@ -105,6 +105,47 @@ describe.each(setups)('reader preferences on $name', ({ hot, db }) => {
     for await (const e of rd.following.items({ limit: 20 })) tl.push(e);
     expect(tl.filter(mentionsBitcoin).length).toBeGreaterThan(0);
     t.clock.set(T0);
+  });
+
+  it('a warn word hides nothing: matching items come with filtered in for-you, discover, following and hot', async () => {
+    const rd = svc.as('wn1');
+    await svc.users.register('wn1');
+    await svc.follows.follow('wn1', 'btc');
+    const prefs = await svc.users.setPreferences('wn1', {
+      muted_words: [
+        { phrase: 'Bitcoin', action: 'warn' },
+        { phrase: 'story 5', action: 'warn', feeds: ['hot'] },
+      ],
+    });
+    expect(prefs.muted_words.map((w) => w.action)).toEqual(['warn', 'warn']);
+    const flagged = (items: readonly FeedItem[]) => {
+      for (const i of items) expect(i.filtered, i.title).toEqual(mentionsBitcoin(i) ? ['Bitcoin'] : undefined);
+      return items.filter(mentionsBitcoin).length;
+    };
+    const forYou = await scrollForYou(rd, 200);
+    expect(forYou.length).toBeGreaterThanOrEqual(200);
+    expect(flagged(forYou)).toBeGreaterThan(20); // delivered, not hidden: every 4th item is about bitcoin
+    await svc.users.setPreferences('wn1_d', { muted_words: [{ phrase: 'bitcoin', action: 'warn' }] });
+    const discover = (await scrollDiscover(svc.as('wn1_d'), 100)).map((i) => ({
+      ...i,
+      filtered: i.filtered?.map((p) => (p === 'bitcoin' ? 'Bitcoin' : p)),
+    }));
+    expect(flagged(discover)).toBeGreaterThan(10);
+    const timeline = (await rd.following.page({ limit: 40 })).items;
+    expect(flagged(timeline)).toBeGreaterThan(5); // btc posts about bitcoin every 4th time
+    await svc.views.recordBatch([
+      { item_id: 'c4', visitor_id: 'v1' }, // "Markets today … BITCOIN", by a4
+      { item_id: 'c5', visitor_id: 'v1' }, // "Story 5"
+      { item_id: 'c6', visitor_id: 'v1' },
+    ]);
+    await t.f.hot.refresh(T0);
+    const hot = new Map((await rd.hot.top({ limit: 50 })).items.map((i) => [i.id, i.filtered]));
+    expect(hot.get('c4')).toEqual(['Bitcoin']);
+    expect(hot.get('c5')).toEqual(['story 5']); // a warn phrase of the hot feed only
+    expect(hot.has('c6')).toBe(true);
+    expect(hot.get('c6')).toBeUndefined();
+    expect((await svc.hot.top({ limit: 50 })).items.find((i) => i.id === 'c4')?.filtered).toBeUndefined();
+    expect(await rd.items.get('c4')).not.toHaveProperty('filtered'); // an item by id is no feed
   });
 
   it('a muted author is gone from every feed, still readable by id; unmuting restores it', async () => {
