@@ -9,15 +9,10 @@
  * cap of a page is the feeds' (src/kernel/author-diversity.ts).
  */
 import type { Item, ServedItem } from '../kernel/items/item.js';
-import {
-  PREFERENCE_FEEDS,
-  type ExclusionReason,
-  type PreferenceFeed,
-  type ReaderExclusions,
-} from '../kernel/exclusion-source.js';
+import type { ExclusionReason, PreferenceFeed, ReaderExclusions } from '../kernel/exclusion-source.js';
 import { UNDETERMINED } from '../kernel/items/lang.js';
-import { MutedWordMatcher } from './muted-words.js';
-import { DEFAULT_MAX_PER_AUTHOR, DEFAULT_PREFERENCES, live, type MutedWord, type Preferences } from './preferences.js';
+import { compilePreferences } from './compiled-preferences.js';
+import { DEFAULT_MAX_PER_AUTHOR, DEFAULT_PREFERENCES, type Preferences } from './preferences.js';
 
 export type { ExclusionReason, ReaderExclusions } from '../kernel/exclusion-source.js';
 
@@ -124,7 +119,8 @@ function authorWeightsOf(
 }
 
 /**
- * Builds the snapshot of `readerId` at `nowMs` (muted words compiled once here; expired mutes left out).
+ * Builds the snapshot of `readerId` at `nowMs` (expired mutes left out; the preferences compiled once per
+ * document and stretch of time, compiled-preferences.ts).
  * @param recentViews newest first (duplicates allowed; they are dropped here, note 5's de-duplication on read).
  * @param defaultMaxPerAuthor the author cap of a reader who did not set one (`FRESHET_MAX_PER_AUTHOR`).
  */
@@ -144,16 +140,14 @@ export function buildReaderExclusions(
   const blocked = new Set(durable.blockedAuthors);
   const authors = new Set<string>([readerId, ...blocked]);
   const prefs = durable.preferences ?? DEFAULT_PREFERENCES;
-  const muted = new Set(prefs.mutedAuthors.filter((a) => live(a.expiresAtMs, nowMs)).map((a) => a.authorId));
+  const compiled = compilePreferences(prefs, nowMs); // memoized per document (compiled-preferences.ts)
+  const muted = compiled.mutedAuthors;
   const counts = showLessCounts(durable.showLess ?? [], nowMs, showLess.durationMs);
   const weights = authorWeightsOf(durable, nowMs, penalty, showLess, counts.authors);
   const tagWeights = new Map<string, number>();
   for (const [tag, n] of counts.tags) tagWeights.set(tag, Math.max(showLess.floor, showLess.weight ** n));
   const itemIds = new Set<string>([...viewed, ...engaged, ...dismissed]);
-  const liveWords = prefs.mutedWords.filter((w) => live(w.expiresAtMs, nowMs));
-  const words = compileWords(liveWords.filter((w) => w.action !== 'warn'));
-  const warnings = compileWords(liveWords.filter((w) => w.action === 'warn'));
-  const languages = prefs.languages ? new Set(prefs.languages) : null;
+  const { hide: words, warn: warnings, languages } = compiled;
 
   const reason = (itemId: string, authorId?: string): ExclusionReason | null => {
     if (authorId !== undefined) {
@@ -208,16 +202,4 @@ export function buildReaderExclusions(
     filterItems: (items: readonly Item[], feed: PreferenceFeed = 'for-you') =>
       items.filter((it) => reason(it.id, it.authorId) === null && itemReason(it, feed) === null),
   };
-}
-
-/** One matcher per feed that `words` apply to (feeds without any are absent). */
-function compileWords(words: readonly MutedWord[]): Map<PreferenceFeed, MutedWordMatcher> {
-  const out = new Map<PreferenceFeed, MutedWordMatcher>();
-  if (words.length === 0) return out;
-  const shared = words.every((w) => w.feeds === null) ? new MutedWordMatcher(words) : null;
-  for (const feed of PREFERENCE_FEEDS) {
-    const matcher = shared ?? new MutedWordMatcher(words.filter((w) => w.feeds === null || w.feeds.includes(feed)));
-    if (!matcher.empty) out.set(feed, matcher);
-  }
-  return out;
 }

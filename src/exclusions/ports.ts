@@ -58,6 +58,11 @@ export interface ExclusionCacheSettings {
   recentViewsTtlMs: number;
   /** Lifetime of a cached durable snapshot, ms (real time; rebuilt from PostgreSQL after). */
   durableTtlMs: number;
+  /**
+   * Redis only: the JSON bytes of parsed snapshots one process keeps, so a page does not fetch and parse an
+   * unchanged one again (`FRESHET_EXCLUSION_MEMO_MB`; 0: none; absent: 64 MB).
+   */
+  memoBytes?: number;
 }
 
 /**
