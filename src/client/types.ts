@@ -34,6 +34,7 @@ import type {
   FeedbackDeleteResult,
   FeedbackResult,
   PreferencesDoc,
+  PreferencesPatch,
   PreferencesResult,
 } from '../exclusions/schemas.js';
 
@@ -105,6 +106,10 @@ export type FeedbackUndoData = DataOf<Static<typeof FeedbackDeleteResult>>;
 export type ExclusionListData = DataOf<Static<typeof ExclusionListResult>>;
 /** `PUT /v1/users/:id/preferences` body: muted words and authors, languages, max per author (docs/preferences.md). */
 export type PreferencesInput = Static<typeof PreferencesDoc>;
+/** `PATCH /v1/users/:id/preferences` body: entries to add or remove, fields to replace (atomic). */
+export type PreferencesPatchInput = Static<typeof PreferencesPatch>;
+/** One muted word as sent: `{phrase, whole_word?, expires_at?, feeds?, action?: "hide" | "warn"}`. */
+export type MutedWordInput = NonNullable<PreferencesInput['muted_words']>[number];
 /** `GET|PUT /v1/users/:id/preferences`: the reader's preferences as stored (expired mutes left out). */
 export type PreferencesData = DataOf<Static<typeof PreferencesResult>>;
 

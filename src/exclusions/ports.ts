@@ -98,7 +98,8 @@ export interface ExclusionCache {
  * - `deleteFeedback` removes it; `removed` false when there was none.
  * - `load` is ONE query; lists are most recent first, at most `cap` entries each; it carries the reader's
  *   preferences (null when none were set), so preferences cost no read of their own (issue 22).
- * - `setPreferences` replaces the reader's document.
+ * - `setPreferences` replaces the reader's document; `updatePreferences` edits it atomically (two concurrent
+ *   edits both land); an update that throws stores nothing.
  */
 export interface ExclusionStore {
   /** @throws FreshetError NOT_FOUND for an unknown or deleted item. */
@@ -122,5 +123,15 @@ export interface ExclusionStore {
   load(readerId: string, cap: number): Promise<DurableExclusions>;
   /** Replaces the reader's preferences document. */
   setPreferences(readerId: string, prefs: Preferences, nowMs: number): Promise<void>;
+  /**
+   * Replaces the reader's document (the defaults when it has none) by `update(current)`, atomically: edits
+   * of one reader run one after the other, none is lost. @returns the new document.
+   * @throws what `update` throws (nothing is stored then).
+   */
+  updatePreferences(
+    readerId: string,
+    update: (current: Preferences) => Preferences,
+    nowMs: number,
+  ): Promise<Preferences>;
   close(): Promise<void>;
 }

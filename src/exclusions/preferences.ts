@@ -123,16 +123,17 @@ export function preferencesToJson(p: Preferences, nowMs: number): PreferencesJso
   };
 }
 
-const bad = (field: string, msg: string) => fail('INVALID_INPUT', `${field} ${msg}; nothing was stored`);
+/** The refusal of a field (400, 40001): `<field> <msg>; nothing was stored`. */
+export const bad = (field: string, msg: string) => fail('INVALID_INPUT', `${field} ${msg}; nothing was stored`);
 
-/** An object (not an array, not null). */
-function obj(v: unknown, field: string): Record<string, unknown> {
+/** An object (not an array, not null). @throws FreshetError INVALID_INPUT naming `field`. */
+export function obj(v: unknown, field: string): Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw bad(field, 'must be an object');
   return v as Record<string, unknown>;
 }
 
-/** A list of at most `max` entries (absent or null → []). */
-function list(v: unknown, field: string, max: number): unknown[] {
+/** A list of at most `max` entries (absent or null → []). @throws FreshetError INVALID_INPUT naming `field`. */
+export function list(v: unknown, field: string, max: number): unknown[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) throw bad(field, 'must be a list');
   if (v.length > max) throw bad(field, `holds ${v.length} entries; at most ${max} are allowed`);
@@ -148,7 +149,8 @@ function expiry(v: unknown, field: string, nowMs: number): number | null {
   return ms;
 }
 
-function parseWord(v: unknown, field: string, nowMs: number): MutedWord {
+/** One muted word of the JSON form, checked (`field` names it in errors). @throws FreshetError INVALID_INPUT. */
+export function parseWord(v: unknown, field: string, nowMs: number): MutedWord {
   const w = obj(v, field);
   const phrase = w.phrase;
   if (typeof phrase !== 'string') throw bad(`${field}.phrase`, 'must be a string');
@@ -181,7 +183,8 @@ function parseWord(v: unknown, field: string, nowMs: number): MutedWord {
   };
 }
 
-function parseAuthor(v: unknown, field: string, nowMs: number): MutedAuthor {
+/** One muted author of the JSON form, checked. @throws FreshetError INVALID_INPUT naming `field`. */
+export function parseAuthor(v: unknown, field: string, nowMs: number): MutedAuthor {
   const a = obj(v, field);
   if (!isId(a.author_id)) throw bad(`${field}.author_id`, `must be an id (${ID_RULE})`);
   for (const k of Object.keys(a))
@@ -189,7 +192,8 @@ function parseAuthor(v: unknown, field: string, nowMs: number): MutedAuthor {
   return { authorId: a.author_id as string, expiresAtMs: expiry(a.expires_at, `${field}.expires_at`, nowMs) };
 }
 
-function parseLanguages(v: unknown, field: string): string[] | null {
+/** A language list (null or absent: all), as primary tags, de-duplicated. @throws FreshetError INVALID_INPUT. */
+export function parseLanguages(v: unknown, field: string): string[] | null {
   if (v === undefined || v === null) return null;
   const tags = list(v, field, MAX_LANGUAGES).map((t, i) => {
     const p = primaryTag(t);
@@ -225,14 +229,23 @@ export function parsePreferences(body: unknown, nowMs: number): Preferences {
   );
   if (b.languages_in_following !== undefined && typeof b.languages_in_following !== 'boolean')
     throw bad('languages_in_following', 'must be true or false');
-  const m = b.max_per_author ?? null;
-  if (m !== null && (typeof m !== 'number' || !Number.isInteger(m) || m < 0 || m > MAX_PER_AUTHOR_LIMIT))
-    throw bad('max_per_author', `must be an integer from 0 (off) to ${MAX_PER_AUTHOR_LIMIT}`);
   return {
-    mutedWords: [...new Map(words.map((w) => [`${w.wholeWord}:${phraseWords(w.phrase).join(' ')}`, w])).values()],
+    mutedWords: [...new Map(words.map((w) => [wordKey(w), w])).values()],
     mutedAuthors: [...new Map(authors.map((a) => [a.authorId, a])).values()],
     languages: parseLanguages(b.languages, 'languages'),
     languagesInFollowing: b.languages_in_following === true,
-    maxPerAuthor: m,
+    maxPerAuthor: parseMaxPerAuthor(b.max_per_author),
   };
+}
+
+/** What makes two muted words the same entry: the folded words of the phrase and whether they match whole. */
+export const wordKey = (w: Pick<MutedWord, 'phrase' | 'wholeWord'>) =>
+  `${w.wholeWord}:${phraseWords(w.phrase).join(' ')}`;
+
+/** `max_per_author`: null (absent) or an integer 0–{@link MAX_PER_AUTHOR_LIMIT}. @throws FreshetError INVALID_INPUT. */
+export function parseMaxPerAuthor(v: unknown): number | null {
+  const m = v ?? null;
+  if (m !== null && (typeof m !== 'number' || !Number.isInteger(m) || m < 0 || m > MAX_PER_AUTHOR_LIMIT))
+    throw bad('max_per_author', `must be an integer from 0 (off) to ${MAX_PER_AUTHOR_LIMIT}`);
+  return m as number | null;
 }

@@ -195,6 +195,61 @@ describe.each(setups)('reader preferences on $name', ({ hot, db }) => {
     expect(got.map((i) => i.id).sort()).toEqual([...Array(10).keys()].flatMap((i) => [`de${i}`, `dx${i}`]).sort());
   });
 
+  it('PATCH edits entry by entry: mutes sent at once all land; removals compare folded; a bad patch stores nothing', async () => {
+    await svc.users.setPreferences('pt1', { muted_words: [{ phrase: 'Café' }], languages: ['en'] });
+    const rd = t.client({ token: await t.token('pt1') }); // a reader token edits its own
+    // a card's "Mute author" on two devices and the preferences page, all at once
+    await Promise.all([
+      ...Array.from({ length: 8 }, (_, i) => rd.users.muteAuthor('pt1', `pa${i}`)),
+      rd.users.muteWord('pt1', { phrase: 'spoiler', action: 'warn', expires_at: Math.floor(T0 / 1000) + 3600 }),
+      rd.users.updatePreferences('pt1', { max_per_author: 3 }),
+    ]);
+    let doc = await rd.users.preferences('pt1');
+    expect(doc.muted_authors.map((a) => a.author_id).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `pa${i}`));
+    expect(doc.muted_words.map((w) => [w.phrase, w.action])).toEqual([
+      ['Café', 'hide'],
+      ['spoiler', 'warn'],
+    ]);
+    expect([doc.languages, doc.max_per_author]).toEqual([['en'], 3]); // untouched fields stay
+    doc = await rd.users.unmuteWord('pt1', 'CAFE');
+    expect(doc.muted_words.map((w) => w.phrase)).toEqual(['spoiler']);
+    doc = await rd.users.unmuteAuthor('pt1', 'pa3');
+    expect(doc.muted_authors).toHaveLength(7);
+    expect((await rd.users.unmuteAuthor('pt1', 'never-muted')).muted_authors).toHaveLength(7); // no error
+    // the feeds see an edit at once: a muted author leaves the next page
+    await rd.users.muteAuthor('pt1', 'a1');
+    expect((await rd.forYou.refresh({ limit: 100 })).items.some((i) => i.author_id === 'a1')).toBe(false);
+
+    const patch = (payload: object) =>
+      t.app.inject({
+        method: 'PATCH',
+        url: '/v1/users/pt1/preferences',
+        payload,
+        headers: { authorization: `Bearer ${SERVICE_KEY}` },
+      });
+    const full = Array.from({ length: 200 }, (_, i) => ({ phrase: `w${i}` }));
+    const before = await rd.users.preferences('pt1');
+    for (const [body, field] of [
+      [{ add_muted_words: [{ phrase: '' }] }, /add_muted_words.*0.*phrase/],
+      [
+        { add_muted_words: [{ phrase: 'old', expires_at: Math.floor(T0 / 1000) - 1 }] },
+        /add_muted_words\[0\]\.expires_at/,
+      ],
+      [{ add_muted_words: full }, /muted_words would hold 201 entries/],
+      [{ remove_muted_authors: ['bad id'] }, /remove_muted_authors/],
+      [{ muted_words: [] }, /muted_words/], // the whole list is PUT's, not PATCH's
+      [{ languages: ['xx'] }, /languages\[0\]/],
+    ] as [object, RegExp][]) {
+      const res = await patch(body);
+      expect(res.statusCode, JSON.stringify(body).slice(0, 60)).toBe(400);
+      expect(res.json().msg).toMatch(field);
+    }
+    expect(await rd.users.preferences('pt1')).toEqual(before); // nothing stored
+    expect(await failure(t.client({ token: await t.token('pt2') }).users.muteAuthor('pt1', 'x'))).toMatchObject({
+      status: 403,
+    });
+  });
+
   it('bad input is 400 naming the field, and nothing is stored', async () => {
     await svc.users.setPreferences('bad1', { muted_words: [{ phrase: 'kept' }] });
     const word = (phrase: string) => ({ phrase });
