@@ -4,7 +4,7 @@
  * a JSON cache of each reader's durable exclusions (`ex:{u:<reader>}`) guarded by a generation counter
  * (`ex:gen:{u:<reader>}`). A reader's keys share one hash tag, so `read` is ONE script on one slot.
  *
- * The parsed copy of each fill, per process. A reader with a full preferences document caches 62.6 KB of
+ * The parsed copy of each fill, per process. A reader with a full preferences document caches 64 KB of
  * JSON; sending and parsing it on every page cost 1.2 ms p50 of a 0.6 ms `load_more` (bench/preferences.ts).
  * So every fill starts its JSON with an id of its own (`{"fill":"<16 hex>",…}`, still plain JSON: a process
  * of an earlier version parses it as before), this process keeps the documents it parsed or filled by
