@@ -10,7 +10,7 @@
  * time (`X-Freshet-Now`, replays) a mute lasts until that absolute time.
  */
 import type { PreferencesData, PreferencesPatchInput } from '../../../../client/index.js';
-import type { Ctx, Page } from '../context.js';
+import type { Page } from '../context.js';
 import { h, isoMinute, replace, statusLine } from '../dom.js';
 import { describe } from '../extras.js';
 
