@@ -2,26 +2,32 @@
  * The in-process cost of a reader's preferences (docs/preferences.md) and the author-diversity figure on
  * the Hacker News sample. Prints figures; asserts nothing. `npx tsx bench/preferences.ts`.
  *
- * 1. The muted-word matcher: 200 phrases against 20,000 HN titles — µs per item (first fold and cached
- *    fold) against 0 phrases, and building the snapshot of a full document (200 words, 1,000 muted
- *    authors, 3 languages) from its cached JSON: p50/p99 per request, and the JSON's size (what Redis
- *    holds per reader in `ex:{u:<r>}`).
+ * 1. The muted-word matcher: 200 phrases against 20,000 HN titles — µs per item (first fold, then with
+ *    the fold cached and the matcher's verdicts forgotten) against 0 phrases; and a full document (200
+ *    words, 1,000 muted authors, 3 languages) in the snapshot: the JSON's size (what Redis holds per reader
+ *    in `ex:{u:<r>}`), parse + build per request (what every page paid before the Redis adapter kept the
+ *    parsed document), build from the kept document (what a page pays now), and the heap one kept document
+ *    with its compiled form takes (the process memo of redis-exclusion-cache.ts).
  * 2. Author diversity at wall time: a reader without interests is served the catalog newest first (every
  *    HN post is older than the decay window), so its for-you pages are consecutive runs of 20 posts. The
  *    share of pages with more than 2 items of one author, and with exactly 2, before and after
  *    `arrangePages` (cap 2 per 20), for the home-mixer discount (0.5 / 0.25) and the cap alone.
  *
- * Not measured here (see bench/README.md): the page latency of the engine at 20k items with and without
- * preferences.
+ * 3. Page latency at 20,000 items with no preferences and with a full document, p50/p99 of both in the
+ *    same run, on both store pairs (bench/preferences-pages.ts; `--pages-only` runs it alone, `--no-pages`
+ *    skips it, `--stores=redis|embedded` picks one pair).
  */
 import { readFileSync } from 'node:fs';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { buildReaderExclusions, NO_DURABLE } from '../src/exclusions/domain.js';
-import { MutedWordMatcher } from '../src/exclusions/muted-words.js';
+import { MutedWordMatcher, phraseWords } from '../src/exclusions/muted-words.js';
 import { parsePreferences } from '../src/exclusions/preferences.js';
 import { arrangePages, authorCap } from '../src/kernel/author-diversity.js';
 import type { Item } from '../src/kernel/items/item.js';
+import { runPages } from './preferences-pages.js';
 import { printEnvironment, printTitle, runIfMain } from './support.js';
 
 const HN = new URL('../../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz', import.meta.url);
@@ -60,17 +66,57 @@ function matcherFigures(items: Item[]): void {
     ['0 phrases', []],
     ['200 phrases', phrases],
   ] as const) {
-    const m = new MutedWordMatcher(rules);
     const copies = items.map((i) => Object.freeze({ ...i })); // frozen like the item cache's: folds cached
-    let t = performance.now();
-    let hits = 0;
-    for (const i of copies) if (m.match(i) !== null) hits++;
-    const first = ((performance.now() - t) * 1000) / copies.length;
-    t = performance.now();
-    for (const i of copies) m.match(i);
-    const again = ((performance.now() - t) * 1000) / copies.length;
-    console.log(`${label}: ${first.toFixed(2)} µs/item first fold, ${again.toFixed(2)} µs/item cached; ${hits} hidden`);
+    const perItem = (m: MutedWordMatcher) => {
+      const t = performance.now();
+      let hits = 0;
+      for (const i of copies) if (m.match(i) !== null) hits++;
+      return { us: ((performance.now() - t) * 1000) / copies.length, hits };
+    };
+    const first = perItem(new MutedWordMatcher(rules)); // folds each item
+    const m = new MutedWordMatcher(rules);
+    const folded = perItem(m); // the folds cached, a new matcher (another reader's)
+    const again = perItem(m); // the same matcher: its verdicts remembered
+    const reference = wordByWord(rules, copies); // the previous matcher, on the same folds
+    console.log(
+      `${label}: ${first.us.toFixed(2)} µs/item first fold, ${folded.us.toFixed(2)} µs/item with the fold cached, ` +
+        `${again.us.toFixed(3)} µs/item remembered; ${first.hits} hidden; the previous matcher (a hash lookup ` +
+        `per word + one includes per substring phrase) ${reference.us.toFixed(2)} µs/item, ${reference.hits} hidden`,
+    );
   }
+}
+
+/** A full collection (V8's `gc`, exposed at run time), so heap figures are what stays reachable. */
+function collect(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+/**
+ * The matcher this one replaced, for the same-run comparison: whole-word phrases found by a hash lookup of
+ * each of the item's words (by first word), substring phrases by one `includes` each.
+ */
+function wordByWord(rules: readonly { phrase: string; wholeWord: boolean }[], items: readonly Item[]) {
+  const byFirst = new Map<string, string[][]>();
+  const subs: string[] = [];
+  for (const r of rules) {
+    const w = phraseWords(r.phrase);
+    if (w.length === 0) continue;
+    if (r.wholeWord) byFirst.set(w[0]!, [...(byFirst.get(w[0]!) ?? []), w]);
+    else subs.push(w.join(' '));
+  }
+  const folded = items.map((i) => phraseWords(`${i.title}\n${i.text}\n${i.tags.join('\n')}`));
+  const joined = folded.map((ws) => ` ${ws.join(' ')} `);
+  const holds = (k: number) => {
+    const ws = folded[k]!;
+    for (let i = 0; i < ws.length; i++)
+      for (const pw of byFirst.get(ws[i]!) ?? []) if (pw.every((w, j) => ws[i + j] === w)) return true;
+    return subs.some((x) => joined[k]!.includes(x));
+  };
+  const t = performance.now();
+  let hits = 0;
+  for (let k = 0; k < items.length; k++) if (holds(k)) hits++;
+  return { us: ((performance.now() - t) * 1000) / items.length, hits };
 }
 
 function snapshotFigures(): void {
@@ -88,24 +134,37 @@ function snapshotFigures(): void {
     now,
   );
   const json = JSON.stringify({ ...NO_DURABLE, preferences: prefs });
-  const times: number[] = [];
-  for (let i = 0; i < 2000; i++) {
-    const t = performance.now();
-    const durable = JSON.parse(json);
-    buildReaderExclusions('r', [], durable, now, { weight: 0.3, durationMs: 1 });
-    times.push((performance.now() - t) * 1000);
-  }
-  const base: number[] = [];
   const empty = JSON.stringify(NO_DURABLE);
-  for (let i = 0; i < 2000; i++) {
-    const t = performance.now();
-    buildReaderExclusions('r', [], JSON.parse(empty), now, { weight: 0.3, durationMs: 1 });
-    base.push((performance.now() - t) * 1000);
-  }
+  const loop = (fn: () => void) => {
+    const times: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const t = performance.now();
+      fn();
+      times.push((performance.now() - t) * 1000);
+    }
+    return `p50 ${pct(times, 0.5).toFixed(0)} µs, p99 ${pct(times, 0.99).toFixed(0)} µs`;
+  };
+  const penalty = { weight: 0.3, durationMs: 1 };
+  const parsed = loop(() => buildReaderExclusions('r', [], JSON.parse(json), now, penalty));
+  const none = loop(() => buildReaderExclusions('r', [], JSON.parse(empty), now, penalty));
+  const kept = JSON.parse(json);
+  const fromKept = loop(() => buildReaderExclusions('r', [], kept, now, penalty));
+  collect();
+  const before = getHeapStatistics().used_heap_size;
+  const copies = Array.from({ length: 200 }, () => {
+    const d = JSON.parse(json);
+    buildReaderExclusions('r', [], d, now, penalty); // with its compiled form, as a process keeps it
+    return d;
+  });
+  collect();
+  const perDoc = (getHeapStatistics().used_heap_size - before) / copies.length;
   console.log(`cached JSON: ${json.length} bytes (no preferences: ${empty.length} bytes)`);
   console.log(
-    `parse + build per request: p50 ${pct(times, 0.5).toFixed(0)} µs, p99 ${pct(times, 0.99).toFixed(0)} µs ` +
-      `(no preferences: p50 ${pct(base, 0.5).toFixed(0)} µs, p99 ${pct(base, 0.99).toFixed(0)} µs)`,
+    `parse + build per request (each page before the process kept it; now the first after a fill): ${parsed}`,
+  );
+  console.log(`build from the kept document (each page now): ${fromKept}; no preferences, parse + build: ${none}`);
+  console.log(
+    `heap per kept document with its compiled form: ${(perDoc / 1024).toFixed(0)} KB (${copies.length} kept)`,
   );
 }
 
@@ -140,13 +199,16 @@ function diversityFigures(items: Item[]): void {
   }
 }
 
-/** Runs the three parts. */
+/** Runs the parts (`--pages-only`: the page latencies alone; `--no-pages`: without them). */
 export async function run(): Promise<void> {
   await printEnvironment().catch(() => undefined);
-  const items = loadHn();
-  matcherFigures(items);
-  snapshotFigures();
-  diversityFigures(items);
+  if (!process.argv.includes('--pages-only')) {
+    const items = loadHn();
+    matcherFigures(items);
+    snapshotFigures();
+    diversityFigures(items);
+  }
+  if (!process.argv.includes('--no-pages')) await runPages();
 }
 
 runIfMain(import.meta.url, run);

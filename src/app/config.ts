@@ -154,6 +154,7 @@ const EnvSchema = z.object({
   FRESHET_NOTIFICATION_RETENTION_DAYS: num(1, 3650, 90),
   FRESHET_NOTIFICATION_VIEW_TTL_DAYS: num(0.01, 365, 30),
   FRESHET_EXCLUSION_CACHE_TTL_S: int(1, 30 * 86400, 3600),
+  FRESHET_EXCLUSION_MEMO_MB: num(0, 65_536, 64),
 });
 
 /**
@@ -457,6 +458,7 @@ function exclusionSettings(e: Env): ExclusionSettings {
     defaultMaxPerAuthor: e.FRESHET_MAX_PER_AUTHOR,
     cap: e.FRESHET_EXCLUSION_CAP,
     durableTtlMs: e.FRESHET_EXCLUSION_CACHE_TTL_S * 1000,
+    memoBytes: Math.round(e.FRESHET_EXCLUSION_MEMO_MB * 2 ** 20),
   };
 }
 

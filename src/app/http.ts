@@ -118,6 +118,7 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
           list: f.exclusions.list.bind(f.exclusions),
           preferences: u.preferences.bind(u),
           setPreferences: u.setPreferences.bind(u),
+          patchPreferences: u.patchPreferences.bind(u),
         },
       });
       await v1.register(followingRoutes, {

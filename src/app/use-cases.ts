@@ -13,7 +13,7 @@
  * | `block` / `unblock` | following (graph, both inboxes) → exclusions (cached blocked authors, both users) |
  * | `recordEngagement` / `undoEngagement` | exclusions (PostgreSQL + hot state) → notifications (the item's author: a grouped like, reply or share; taken back within the window) |
  * | `recordFeedback` / `undoFeedback` | exclusions (PostgreSQL + hot state) |
- * | `setPreferences` | exclusions (the reader's preferences in PostgreSQL, then its cached snapshot invalidated) |
+ * | `setPreferences` / `patchPreferences` | exclusions (the reader's preferences in PostgreSQL — a patch in one transaction with the row locked — then its cached snapshot invalidated) |
  * | `eraseUser` / `exportUser` | every room, in a fixed order (src/app/personal-data.ts) |
  * | `registerUsers` | following (graph users) |
  * | `setInterests` | content (a reader's interest terms) |
@@ -37,7 +37,13 @@ import { viewSignals } from '../discover/embeddings.js';
 import type { FollowingTimeline } from '../following/service.js';
 import type { Exclusions } from '../exclusions/service.js';
 import { FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
-import { parsePreferences, preferencesToJson, type PreferencesJson } from '../exclusions/preferences.js';
+import {
+  DEFAULT_PREFERENCES,
+  parsePreferences,
+  preferencesToJson,
+  type PreferencesJson,
+} from '../exclusions/preferences.js';
+import { applyPreferencesPatch } from '../exclusions/preferences-patch.js';
 import { languagesOf } from '../kernel/items/lang.js';
 import type { Notifications, NotifyInput } from '../notifications/service.js';
 import { eraseUser, exportUser, type Erasure, type ItemsChoice, type PersonalDataDeps } from './personal-data.js';
@@ -290,6 +296,23 @@ export class UseCases {
     const prefs = parsePreferences(body, nowMs);
     await this.deps.exclusions.setPreferences(readerId, prefs, nowMs);
     return preferencesToJson(prefs, nowMs);
+  }
+
+  /**
+   * Edits a reader's preferences entry by entry (`PATCH`: add or remove muted words and authors, replace the
+   * languages or the author cap; src/exclusions/preferences-patch.ts), atomically: two edits at once both
+   * land. The patch is checked before the store is touched, then applied to the current document with its
+   * row locked. @returns the document as stored (JSON form).
+   * @throws FreshetError INVALID_INPUT naming the field (nothing stored), INVALID_ID, STORE_UNAVAILABLE.
+   */
+  async patchPreferences(readerId: string, body: unknown, nowMs: number): Promise<PreferencesJson> {
+    applyPreferencesPatch(DEFAULT_PREFERENCES, body, nowMs); // a malformed patch never opens a transaction
+    const next = await this.deps.exclusions.updatePreferences(
+      readerId,
+      (current) => applyPreferencesPatch(current, body, nowMs),
+      nowMs,
+    );
+    return preferencesToJson(next, nowMs);
   }
 
   /** A reader's preferences (JSON form; the defaults when it never set any). */

@@ -38,8 +38,10 @@ import type {
   FeedbackUndoData,
   ExclusionListData,
   PeekData,
+  MutedWordInput,
   PreferencesData,
   PreferencesInput,
+  PreferencesPatchInput,
   FollowData,
   ForYouAction,
   ForYouPage,
@@ -230,6 +232,51 @@ function contentApi(data: DataOf) {
       /** `PUT /v1/users/:id/preferences`: replaces them whole; applied from the next page of every feed. */
       setPreferences: (id: string, doc: PreferencesInput, o?: CallOptions) =>
         data<PreferencesData>({ method: 'PUT', path: `/v1/users/${seg(id)}/preferences`, body: doc, now: true }, o),
+      /**
+       * `PATCH /v1/users/:id/preferences`: edits them entry by entry, atomically (concurrent edits from two
+       * devices both land; a `PUT` built from an earlier read would drop one). Idempotent, so retried on 503.
+       */
+      updatePreferences: (id: string, patch: PreferencesPatchInput, o?: CallOptions) =>
+        data<PreferencesData>({ method: 'PATCH', path: `/v1/users/${seg(id)}/preferences`, body: patch, now: true }, o),
+      /** Mutes an author for reader `id` (hidden from every feed, not blocked), until `expiresAt` (epoch s) or for good. */
+      muteAuthor: (id: string, authorId: string, o: CallOptions & { expiresAt?: number } = {}) =>
+        data<PreferencesData>(
+          {
+            method: 'PATCH',
+            path: `/v1/users/${seg(id)}/preferences`,
+            body: { add_muted_authors: [{ author_id: authorId, expires_at: o.expiresAt ?? null }] },
+            now: true,
+          },
+          o,
+        ),
+      /** Unmutes an author (no error when it was not muted). */
+      unmuteAuthor: (id: string, authorId: string, o?: CallOptions) =>
+        data<PreferencesData>(
+          {
+            method: 'PATCH',
+            path: `/v1/users/${seg(id)}/preferences`,
+            body: { remove_muted_authors: [authorId] },
+            now: true,
+          },
+          o,
+        ),
+      /** Mutes a word or phrase (`action: "warn"` delivers matching items with `filtered` instead of hiding them). */
+      muteWord: (id: string, word: MutedWordInput, o?: CallOptions) =>
+        data<PreferencesData>(
+          { method: 'PATCH', path: `/v1/users/${seg(id)}/preferences`, body: { add_muted_words: [word] }, now: true },
+          o,
+        ),
+      /** Unmutes a phrase (compared folded: case and accents ignored; no error when it was not muted). */
+      unmuteWord: (id: string, phrase: string, o?: CallOptions) =>
+        data<PreferencesData>(
+          {
+            method: 'PATCH',
+            path: `/v1/users/${seg(id)}/preferences`,
+            body: { remove_muted_words: [phrase] },
+            now: true,
+          },
+          o,
+        ),
     },
 
     hot: {

@@ -5,7 +5,7 @@
  */
 import type { Static } from 'typebox';
 import type { UserExport } from '../app/routes/personal-data.js';
-import type { DeleteResult, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
+import type { DeleteResult, FeedItemOut, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
 import type { FeedResult, ForYouBody, InterestsResult, PeekResult } from '../for-you/schemas.js';
 import type { DiscoverResult } from '../discover/schemas.js';
 import type {
@@ -38,6 +38,7 @@ import type {
   FeedbackDeleteResult,
   FeedbackResult,
   PreferencesDoc,
+  PreferencesPatch,
   PreferencesResult,
 } from '../exclusions/schemas.js';
 
@@ -48,6 +49,11 @@ type DataOf<T> = T extends { data: infer D } ? D : never;
 export type ItemInput = Static<typeof ItemIn>;
 /** An item as answered (times in epoch seconds). */
 export type Item = Static<typeof ItemOut>;
+/**
+ * An item as a feed answers it: an {@link Item}, plus `filtered` — the reader's muted phrases whose action is
+ * `warn` that it holds (absent: none), for the client to show it collapsed behind them.
+ */
+export type FeedItem = Static<typeof FeedItemOut>;
 /** `POST /v1/items` → `{inserted, updated}`. */
 export type UpsertData = DataOf<Static<typeof UpsertResult>>;
 /** `GET /v1/items/:id`. */
@@ -104,6 +110,10 @@ export type FeedbackUndoData = DataOf<Static<typeof FeedbackDeleteResult>>;
 export type ExclusionListData = DataOf<Static<typeof ExclusionListResult>>;
 /** `PUT /v1/users/:id/preferences` body: muted words and authors, languages, max per author (docs/preferences.md). */
 export type PreferencesInput = Static<typeof PreferencesDoc>;
+/** `PATCH /v1/users/:id/preferences` body: entries to add or remove, fields to replace (atomic). */
+export type PreferencesPatchInput = Static<typeof PreferencesPatch>;
+/** One muted word as sent: `{phrase, whole_word?, expires_at?, feeds?, action?: "hide" | "warn"}`. */
+export type MutedWordInput = NonNullable<PreferencesInput['muted_words']>[number];
 /** `GET|PUT /v1/users/:id/preferences`: the reader's preferences as stored (expired mutes left out). */
 export type PreferencesData = DataOf<Static<typeof PreferencesResult>>;
 

@@ -2,7 +2,7 @@
  * JSON schemas of the discover feed (note 3): `GET /v1/feeds/discover?limit=20&cursor=…`.
  */
 import { Type } from 'typebox';
-import { Envelope, ItemOut } from '../kernel/http/schemas.js';
+import { Envelope, FeedItemOut } from '../kernel/http/schemas.js';
 
 /** Most items per discover page. */
 export const MAX_DISCOVER_LIMIT = 100;
@@ -33,7 +33,7 @@ export const DiscoverQuery = Type.Object(
 
 export const DiscoverResult = Envelope(
   Type.Object({
-    items: Type.Array(ItemOut),
+    items: Type.Array(FeedItemOut),
     sources: Type.Array(
       Type.Union([
         Type.Literal('followed'),

@@ -28,12 +28,12 @@
  * The reader's preferences (docs/preferences.md) come in the exclusions snapshot: muted authors are dropped
  * with the id rules; when muted words or a language list apply, each round's unseen candidates are
  * hydrated (the item cache) and checked before they are taken, so a page stays full and a hidden item is
- * never marked seen. Phases 2 and 3 keep author diversity (src/kernel/author-diversity.ts): inside a
+ * never marked seen; an item holding a muted phrase whose action is `warn` is served with `filtered`. Phases 2 and 3 keep author diversity (src/kernel/author-diversity.ts): inside a
  * page, candidates are taken by rank × the home-mixer discount of their author's count, and an author at
  * the cap is passed over while other candidates remain (it is not marked seen; a later session serves it).
  */
 import type { ExclusionReason, ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
-import type { Item } from '../kernel/items/item.js';
+import type { ServedItem } from '../kernel/items/item.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import { rankedAfter, type After, type DiscoverIndex, type StreamRow } from './discover-index.js';
 import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
@@ -80,7 +80,8 @@ export interface DiscoverStats {
 
 /** One page. */
 export interface DiscoverPage {
-  items: Item[];
+  /** With `filtered` where they hold the reader's `warn` phrases (docs/preferences.md). */
+  items: ServedItem[];
   /** Aligned with `items`. */
   sources: DiscoverSource[];
   /** Null when every phase is exhausted (the last page). */
@@ -200,9 +201,10 @@ export class DiscoverFeed {
     if (run.s.phase === 1) await this.phase1(run, limit);
     if (run.s.phase === 2) await this.phase2(run, limit);
     if (run.s.phase === 3 || run.deferred) await this.phase3(run, limit);
-    await ex; // a failed read fails the page, even one that had nothing to clean
+    const exclusions = await ex; // a failed read fails the page, even one that had nothing to clean
     const ids = run.picked.map((p) => p.id);
-    const [items] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
+    const [hydrated] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
+    const items = hydrated.map((i) => exclusions.serve(i, 'discover')); // `filtered`: the reader's warn phrases
     const sourceOf = new Map(run.picked.map((p) => [p.id, p.source]));
     return {
       items,

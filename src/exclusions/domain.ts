@@ -5,14 +5,14 @@
  *
  * Order of the guard clauses (the first that matches is the reason): own → blocked author → muted author
  * → not interested → engaged → recently viewed; then, on hydrated items (`itemReason`), muted word →
- * language. "Show less" and "not interested" weigh authors (and "show less" tags) down; the per-author
+ * language. A muted word whose action is `warn` hides nothing: `serve` marks the item with `filtered`. "Show less" and "not interested" weigh authors (and "show less" tags) down; the per-author
  * cap of a page is the feeds' (src/kernel/author-diversity.ts).
  */
-import type { Item } from '../kernel/items/item.js';
+import type { Item, ServedItem } from '../kernel/items/item.js';
 import type { ExclusionReason, PreferenceFeed, ReaderExclusions } from '../kernel/exclusion-source.js';
 import { UNDETERMINED } from '../kernel/items/lang.js';
-import { MutedWordMatcher } from './muted-words.js';
-import { DEFAULT_MAX_PER_AUTHOR, DEFAULT_PREFERENCES, live, type Preferences } from './preferences.js';
+import { compilePreferences } from './compiled-preferences.js';
+import { DEFAULT_MAX_PER_AUTHOR, DEFAULT_PREFERENCES, type Preferences } from './preferences.js';
 
 export type { ExclusionReason, ReaderExclusions } from '../kernel/exclusion-source.js';
 
@@ -119,7 +119,8 @@ function authorWeightsOf(
 }
 
 /**
- * Builds the snapshot of `readerId` at `nowMs` (muted words compiled once here; expired mutes left out).
+ * Builds the snapshot of `readerId` at `nowMs` (expired mutes left out; the preferences compiled once per
+ * document and stretch of time, compiled-preferences.ts).
  * @param recentViews newest first (duplicates allowed; they are dropped here, note 5's de-duplication on read).
  * @param defaultMaxPerAuthor the author cap of a reader who did not set one (`FRESHET_MAX_PER_AUTHOR`).
  */
@@ -139,14 +140,14 @@ export function buildReaderExclusions(
   const blocked = new Set(durable.blockedAuthors);
   const authors = new Set<string>([readerId, ...blocked]);
   const prefs = durable.preferences ?? DEFAULT_PREFERENCES;
-  const muted = new Set(prefs.mutedAuthors.filter((a) => live(a.expiresAtMs, nowMs)).map((a) => a.authorId));
+  const compiled = compilePreferences(prefs, nowMs); // memoized per document (compiled-preferences.ts)
+  const muted = compiled.mutedAuthors;
   const counts = showLessCounts(durable.showLess ?? [], nowMs, showLess.durationMs);
   const weights = authorWeightsOf(durable, nowMs, penalty, showLess, counts.authors);
   const tagWeights = new Map<string, number>();
   for (const [tag, n] of counts.tags) tagWeights.set(tag, Math.max(showLess.floor, showLess.weight ** n));
   const itemIds = new Set<string>([...viewed, ...engaged, ...dismissed]);
-  const words = compileWords(prefs, nowMs);
-  const languages = prefs.languages ? new Set(prefs.languages) : null;
+  const { hide: words, warn: warnings, languages } = compiled;
 
   const reason = (itemId: string, authorId?: string): ExclusionReason | null => {
     if (authorId !== undefined) {
@@ -194,21 +195,11 @@ export function buildReaderExclusions(
       w *= Math.max(showLess.floor, t);
       return w;
     },
+    serve: <T extends Item>(item: T, feed: PreferenceFeed): T & ServedItem => {
+      const filtered = warnings.get(feed)?.matchAll(item);
+      return filtered && filtered.length > 0 ? { ...item, filtered } : item;
+    },
     filterItems: (items: readonly Item[], feed: PreferenceFeed = 'for-you') =>
       items.filter((it) => reason(it.id, it.authorId) === null && itemReason(it, feed) === null),
   };
-}
-
-/** One matcher per feed that has live muted words (feeds without any are absent). */
-function compileWords(prefs: Preferences, nowMs: number): Map<PreferenceFeed, MutedWordMatcher> {
-  const out = new Map<PreferenceFeed, MutedWordMatcher>();
-  const liveWords = prefs.mutedWords.filter((w) => live(w.expiresAtMs, nowMs));
-  if (liveWords.length === 0) return out;
-  const all = liveWords.every((w) => w.feeds === null);
-  const shared = all ? new MutedWordMatcher(liveWords) : null;
-  for (const feed of ['for-you', 'discover', 'following', 'hot'] as const) {
-    const matcher = shared ?? new MutedWordMatcher(liveWords.filter((w) => w.feeds === null || w.feeds.includes(feed)));
-    if (!matcher.empty) out.set(feed, matcher);
-  }
-  return out;
 }

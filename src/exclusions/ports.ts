@@ -58,6 +58,11 @@ export interface ExclusionCacheSettings {
   recentViewsTtlMs: number;
   /** Lifetime of a cached durable snapshot, ms (real time; rebuilt from PostgreSQL after). */
   durableTtlMs: number;
+  /**
+   * Redis only: the JSON bytes of parsed snapshots one process keeps, so a page does not fetch and parse an
+   * unchanged one again (`FRESHET_EXCLUSION_MEMO_MB`; 0: none; absent: 64 MB).
+   */
+  memoBytes?: number;
 }
 
 /**
@@ -95,7 +100,8 @@ export interface ExclusionCache {
  * - `deleteFeedback` removes it; `removed` false when there was none.
  * - `load` is ONE query; lists are most recent first, at most `cap` entries each; it carries the reader's
  *   preferences (null when none were set), so preferences cost no read of their own (issue 22).
- * - `setPreferences` replaces the reader's document.
+ * - `setPreferences` replaces the reader's document; `updatePreferences` edits it atomically (two concurrent
+ *   edits both land); an update that throws stores nothing.
  */
 export interface ExclusionStore {
   /** @throws FreshetError NOT_FOUND for an unknown or deleted item. */
@@ -129,6 +135,16 @@ export interface ExclusionStore {
   ): Promise<{ engagements: number; feedback: number; preferences: number; mutedBy: string[] }>;
   /** A reader's engagements and feedback, for an export (newest first, at most `cap` each). */
   history(readerId: string, cap: number): Promise<ReaderHistory>;
+  /**
+   * Replaces the reader's document (the defaults when it has none) by `update(current)`, atomically: edits
+   * of one reader run one after the other, none is lost. @returns the new document.
+   * @throws what `update` throws (nothing is stored then).
+   */
+  updatePreferences(
+    readerId: string,
+    update: (current: Preferences) => Preferences,
+    nowMs: number,
+  ): Promise<Preferences>;
   close(): Promise<void>;
 }
 

@@ -29,11 +29,22 @@ export const MAX_PER_AUTHOR_LIMIT = DIVERSITY_PAGE;
 /** `max_per_author` of a reader who never set it (`FRESHET_MAX_PER_AUTHOR`'s default): 2 per page of 20. */
 export const DEFAULT_MAX_PER_AUTHOR = 2;
 
+/**
+ * What a muted word does to an item that holds it (Mastodon's `filter_action`): `hide` — the item never
+ * reaches the reader in those feeds; `warn` — it is delivered with `filtered: [phrase, …]`, so the client can
+ * collapse it behind the phrase.
+ */
+export const MUTE_ACTIONS = ['hide', 'warn'] as const;
+/** One of {@link MUTE_ACTIONS}. */
+export type MuteAction = (typeof MUTE_ACTIONS)[number];
+
 /** One muted word or phrase. */
 export interface MutedWord {
   phrase: string;
   /** Match on word boundaries (true) or as a substring (false). */
   wholeWord: boolean;
+  /** Hide the item (the default) or deliver it with a warning; absent in documents stored before `warn`: hide. */
+  action?: MuteAction;
   /** When the mute ends, epoch ms; null: never. */
   expiresAtMs: number | null;
   /** The feeds it applies to; null: all of them. */
@@ -70,7 +81,13 @@ export const DEFAULT_PREFERENCES: Preferences = Object.freeze({
 
 /** The JSON form (snake_case, epoch seconds), as `GET` answers and `PUT` takes it. */
 export interface PreferencesJson {
-  muted_words: { phrase: string; whole_word: boolean; expires_at: number | null; feeds: PreferenceFeed[] | null }[];
+  muted_words: {
+    phrase: string;
+    whole_word: boolean;
+    expires_at: number | null;
+    feeds: PreferenceFeed[] | null;
+    action: MuteAction;
+  }[];
   muted_authors: { author_id: string; expires_at: number | null }[];
   languages: string[] | null;
   languages_in_following: boolean;
@@ -90,7 +107,13 @@ export function preferencesToJson(p: Preferences, nowMs: number): PreferencesJso
   return {
     muted_words: p.mutedWords
       .filter((w) => live(w.expiresAtMs, nowMs))
-      .map((w) => ({ phrase: w.phrase, whole_word: w.wholeWord, expires_at: s(w.expiresAtMs), feeds: w.feeds })),
+      .map((w) => ({
+        phrase: w.phrase,
+        whole_word: w.wholeWord,
+        expires_at: s(w.expiresAtMs),
+        feeds: w.feeds,
+        action: w.action ?? 'hide',
+      })),
     muted_authors: p.mutedAuthors
       .filter((a) => live(a.expiresAtMs, nowMs))
       .map((a) => ({ author_id: a.authorId, expires_at: s(a.expiresAtMs) })),
@@ -100,16 +123,17 @@ export function preferencesToJson(p: Preferences, nowMs: number): PreferencesJso
   };
 }
 
-const bad = (field: string, msg: string) => fail('INVALID_INPUT', `${field} ${msg}; nothing was stored`);
+/** The refusal of a field (400, 40001): `<field> <msg>; nothing was stored`. */
+export const bad = (field: string, msg: string) => fail('INVALID_INPUT', `${field} ${msg}; nothing was stored`);
 
-/** An object (not an array, not null). */
-function obj(v: unknown, field: string): Record<string, unknown> {
+/** An object (not an array, not null). @throws FreshetError INVALID_INPUT naming `field`. */
+export function obj(v: unknown, field: string): Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw bad(field, 'must be an object');
   return v as Record<string, unknown>;
 }
 
-/** A list of at most `max` entries (absent or null → []). */
-function list(v: unknown, field: string, max: number): unknown[] {
+/** A list of at most `max` entries (absent or null → []). @throws FreshetError INVALID_INPUT naming `field`. */
+export function list(v: unknown, field: string, max: number): unknown[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) throw bad(field, 'must be a list');
   if (v.length > max) throw bad(field, `holds ${v.length} entries; at most ${max} are allowed`);
@@ -125,7 +149,8 @@ function expiry(v: unknown, field: string, nowMs: number): number | null {
   return ms;
 }
 
-function parseWord(v: unknown, field: string, nowMs: number): MutedWord {
+/** One muted word of the JSON form, checked (`field` names it in errors). @throws FreshetError INVALID_INPUT. */
+export function parseWord(v: unknown, field: string, nowMs: number): MutedWord {
   const w = obj(v, field);
   const phrase = w.phrase;
   if (typeof phrase !== 'string') throw bad(`${field}.phrase`, 'must be a string');
@@ -144,17 +169,22 @@ function parseWord(v: unknown, field: string, nowMs: number): MutedWord {
     if (fs.length === 0) throw bad(`${field}.feeds`, 'is empty: leave it out (or null) for every feed');
     feeds = [...new Set(fs as PreferenceFeed[])];
   }
+  if (w.action !== undefined && !MUTE_ACTIONS.includes(w.action as MuteAction))
+    throw bad(`${field}.action`, `must be one of ${MUTE_ACTIONS.join(', ')}`);
   for (const k of Object.keys(w))
-    if (!['phrase', 'whole_word', 'expires_at', 'feeds'].includes(k)) throw bad(`${field}.${k}`, 'is not a field');
+    if (!['phrase', 'whole_word', 'expires_at', 'feeds', 'action'].includes(k))
+      throw bad(`${field}.${k}`, 'is not a field');
   return {
     phrase: phrase.trim(),
     wholeWord: w.whole_word !== false,
+    action: (w.action as MuteAction | undefined) ?? 'hide',
     expiresAtMs: expiry(w.expires_at, `${field}.expires_at`, nowMs),
     feeds,
   };
 }
 
-function parseAuthor(v: unknown, field: string, nowMs: number): MutedAuthor {
+/** One muted author of the JSON form, checked. @throws FreshetError INVALID_INPUT naming `field`. */
+export function parseAuthor(v: unknown, field: string, nowMs: number): MutedAuthor {
   const a = obj(v, field);
   if (!isId(a.author_id)) throw bad(`${field}.author_id`, `must be an id (${ID_RULE})`);
   for (const k of Object.keys(a))
@@ -162,7 +192,8 @@ function parseAuthor(v: unknown, field: string, nowMs: number): MutedAuthor {
   return { authorId: a.author_id as string, expiresAtMs: expiry(a.expires_at, `${field}.expires_at`, nowMs) };
 }
 
-function parseLanguages(v: unknown, field: string): string[] | null {
+/** A language list (null or absent: all), as primary tags, de-duplicated. @throws FreshetError INVALID_INPUT. */
+export function parseLanguages(v: unknown, field: string): string[] | null {
   if (v === undefined || v === null) return null;
   const tags = list(v, field, MAX_LANGUAGES).map((t, i) => {
     const p = primaryTag(t);
@@ -198,14 +229,23 @@ export function parsePreferences(body: unknown, nowMs: number): Preferences {
   );
   if (b.languages_in_following !== undefined && typeof b.languages_in_following !== 'boolean')
     throw bad('languages_in_following', 'must be true or false');
-  const m = b.max_per_author ?? null;
-  if (m !== null && (typeof m !== 'number' || !Number.isInteger(m) || m < 0 || m > MAX_PER_AUTHOR_LIMIT))
-    throw bad('max_per_author', `must be an integer from 0 (off) to ${MAX_PER_AUTHOR_LIMIT}`);
   return {
-    mutedWords: [...new Map(words.map((w) => [`${w.wholeWord}:${phraseWords(w.phrase).join(' ')}`, w])).values()],
+    mutedWords: [...new Map(words.map((w) => [wordKey(w), w])).values()],
     mutedAuthors: [...new Map(authors.map((a) => [a.authorId, a])).values()],
     languages: parseLanguages(b.languages, 'languages'),
     languagesInFollowing: b.languages_in_following === true,
-    maxPerAuthor: m,
+    maxPerAuthor: parseMaxPerAuthor(b.max_per_author),
   };
+}
+
+/** What makes two muted words the same entry: the folded words of the phrase and whether they match whole. */
+export const wordKey = (w: Pick<MutedWord, 'phrase' | 'wholeWord'>) =>
+  `${w.wholeWord}:${phraseWords(w.phrase).join(' ')}`;
+
+/** `max_per_author`: null (absent) or an integer 0–{@link MAX_PER_AUTHOR_LIMIT}. @throws FreshetError INVALID_INPUT. */
+export function parseMaxPerAuthor(v: unknown): number | null {
+  const m = v ?? null;
+  if (m !== null && (typeof m !== 'number' || !Number.isInteger(m) || m < 0 || m > MAX_PER_AUTHOR_LIMIT))
+    throw bad('max_per_author', `must be an integer from 0 (off) to ${MAX_PER_AUTHOR_LIMIT}`);
+  return m as number | null;
 }

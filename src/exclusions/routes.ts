@@ -10,6 +10,8 @@
  * - `GET /v1/exclusions` — what the reader is excluded from (recent views, engaged, not interested, blocks).
  * - `GET` / `PUT /v1/users/:id/preferences` — the reader's preferences (docs/preferences.md); the reader's
  *   token for itself, or the service key. A refused document is 400 naming the field, and nothing is stored.
+ * - `PATCH /v1/users/:id/preferences` — edits them entry by entry (`add_muted_words`, `remove_muted_words`,
+ *   `add_muted_authors`, `remove_muted_authors`, and the scalar fields), atomically: concurrent edits all land.
  * Unknown or deleted item → 404 (40401), nothing written.
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -30,6 +32,7 @@ import {
   FeedbackResult,
   ExclusionListResult,
   PreferencesDoc,
+  PreferencesPatch,
   PreferencesResult,
 } from './schemas.js';
 import type { PreferencesJson } from './preferences.js';
@@ -58,6 +61,8 @@ export interface ExclusionRouteDeps {
   preferences(readerId: string, nowMs: number): Promise<PreferencesJson>;
   /** Replaces them (use case `setPreferences`, the one check of the document). */
   setPreferences(readerId: string, body: unknown, nowMs: number): Promise<PreferencesJson>;
+  /** Edits them entry by entry, atomically (use case `patchPreferences`). */
+  patchPreferences(readerId: string, body: unknown, nowMs: number): Promise<PreferencesJson>;
 }
 
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
@@ -212,6 +217,24 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access, req.params.id);
       return ok({ reader_id: readerId, ...(await deps.setPreferences(readerId, req.body, nowMs)) });
+    },
+  );
+
+  r.patch(
+    '/users/:id/preferences',
+    {
+      schema: {
+        tags: ['exclusions'],
+        summary: "Edit a reader's preferences entry by entry: add or remove muted words and authors (atomic)",
+        params: IdParams,
+        headers: NowHeaders,
+        body: PreferencesPatch,
+        response: { 200: PreferencesResult, ...errors },
+      },
+    },
+    async (req) => {
+      const { readerId, nowMs } = readerRequest(req, access, req.params.id);
+      return ok({ reader_id: readerId, ...(await deps.patchPreferences(readerId, req.body, nowMs)) });
     },
   );
 };

@@ -11,6 +11,7 @@ import {
   MAX_MUTED_WORDS,
   MAX_PER_AUTHOR_LIMIT,
   MAX_PHRASE_CHARS,
+  MUTE_ACTIONS,
 } from './preferences.js';
 
 /**
@@ -106,8 +107,54 @@ export const ExclusionListResult = Envelope(
   }),
 );
 
+/** What a muted word does: hide the item (default) or deliver it with `filtered` (Mastodon's `filter_action`). */
+const MuteActionSchema = kindUnion(MUTE_ACTIONS, {
+  default: 'hide',
+  description: 'hide: the item never reaches the reader there | warn: it is delivered with filtered: [phrase, …]',
+});
+
 /** Epoch seconds or null (no expiry). */
 const Expiry = Type.Union([Type.Number({ minimum: 0, description: 'epoch seconds, in the future' }), Type.Null()]);
+
+/** One muted word as a document or a patch gives it. */
+const MutedWordIn = Type.Object(
+  {
+    phrase: Type.String({ minLength: 1, maxLength: MAX_PHRASE_CHARS }),
+    whole_word: Type.Optional(Type.Boolean({ default: true, description: 'match on word boundaries' })),
+    expires_at: Type.Optional(Expiry),
+    feeds: Type.Optional(
+      Type.Union(
+        [
+          Type.Array(kindUnion(PREFERENCE_FEEDS, {}), {
+            minItems: 1,
+            maxItems: PREFERENCE_FEEDS.length,
+          }),
+          Type.Null(),
+        ],
+        { description: 'the feeds it applies to (null or absent: all)' },
+      ),
+    ),
+    action: Type.Optional(MuteActionSchema),
+  },
+  { additionalProperties: false },
+);
+
+/** One muted author as a document or a patch gives it. */
+const MutedAuthorIn = Type.Object(
+  { author_id: Id, expires_at: Type.Optional(Expiry) },
+  { additionalProperties: false },
+);
+
+const Languages = Type.Union(
+  [Type.Array(Type.String({ maxLength: 35 }), { minItems: 1, maxItems: MAX_LANGUAGES }), Type.Null()],
+  { description: 'ISO 639-1 codes the ranked feeds keep (null: every language)' },
+);
+const LanguagesInFollowing = Type.Boolean({ description: 'apply the language list to the following timeline too' });
+const MaxPerAuthor = Type.Integer({
+  minimum: 0,
+  maximum: MAX_PER_AUTHOR_LIMIT,
+  description: 'most items of one author per 20 of a ranked page (0: no cap)',
+});
 
 /**
  * A reader's preferences (docs/preferences.md), as `GET /v1/users/:id/preferences` answers and `PUT`
@@ -116,51 +163,40 @@ const Expiry = Type.Union([Type.Number({ minimum: 0, description: 'epoch seconds
  */
 export const PreferencesDoc = Type.Object(
   {
-    muted_words: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            phrase: Type.String({ minLength: 1, maxLength: MAX_PHRASE_CHARS }),
-            whole_word: Type.Optional(Type.Boolean({ default: true, description: 'match on word boundaries' })),
-            expires_at: Type.Optional(Expiry),
-            feeds: Type.Optional(
-              Type.Union(
-                [
-                  Type.Array(Type.Union(PREFERENCE_FEEDS.map((f) => Type.Literal(f))), {
-                    minItems: 1,
-                    maxItems: PREFERENCE_FEEDS.length,
-                  }),
-                  Type.Null(),
-                ],
-                { description: 'the feeds it applies to (null or absent: all)' },
-              ),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        { maxItems: MAX_MUTED_WORDS },
-      ),
-    ),
-    muted_authors: Type.Optional(
-      Type.Array(Type.Object({ author_id: Id, expires_at: Type.Optional(Expiry) }, { additionalProperties: false }), {
-        maxItems: MAX_MUTED_AUTHORS,
+    muted_words: Type.Optional(Type.Array(MutedWordIn, { maxItems: MAX_MUTED_WORDS })),
+    muted_authors: Type.Optional(Type.Array(MutedAuthorIn, { maxItems: MAX_MUTED_AUTHORS })),
+    languages: Type.Optional(Languages),
+    languages_in_following: Type.Optional(LanguagesInFollowing),
+    max_per_author: Type.Optional(MaxPerAuthor),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * `PATCH /v1/users/:id/preferences`: entry by entry, atomically (src/exclusions/preferences-patch.ts).
+ * Removals apply before additions; the result must stay within the document's limits.
+ */
+export const PreferencesPatch = Type.Object(
+  {
+    add_muted_words: Type.Optional(
+      Type.Array(MutedWordIn, {
+        maxItems: MAX_MUTED_WORDS,
+        description: 'added; one with the same phrase and whole_word as an existing entry replaces it',
       }),
     ),
-    languages: Type.Optional(
-      Type.Union([Type.Array(Type.String({ maxLength: 35 }), { minItems: 1, maxItems: MAX_LANGUAGES }), Type.Null()], {
-        description: 'ISO 639-1 codes the ranked feeds keep (null: every language)',
+    remove_muted_words: Type.Optional(
+      Type.Array(Type.String({ maxLength: MAX_PHRASE_CHARS }), {
+        maxItems: MAX_MUTED_WORDS,
+        description: 'phrases to remove (compared folded: case and accents ignored)',
       }),
     ),
-    languages_in_following: Type.Optional(
-      Type.Boolean({ description: 'apply the language list to the following timeline too' }),
+    add_muted_authors: Type.Optional(
+      Type.Array(MutedAuthorIn, { maxItems: MAX_MUTED_AUTHORS, description: 'added, or their expiry replaced' }),
     ),
-    max_per_author: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: MAX_PER_AUTHOR_LIMIT,
-        description: 'most items of one author per 20 of a ranked page (0: no cap)',
-      }),
-    ),
+    remove_muted_authors: Type.Optional(Type.Array(Id, { maxItems: MAX_MUTED_AUTHORS })),
+    languages: Type.Optional(Languages),
+    languages_in_following: Type.Optional(LanguagesInFollowing),
+    max_per_author: Type.Optional(Type.Union([MaxPerAuthor, Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -174,6 +210,7 @@ export const PreferencesResult = Envelope(
         whole_word: Type.Boolean(),
         expires_at: Type.Union([Type.Integer(), Type.Null()]),
         feeds: Type.Union([Type.Array(Type.String()), Type.Null()]),
+        action: MuteActionSchema,
       }),
     ),
     muted_authors: Type.Array(

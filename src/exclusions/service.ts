@@ -196,6 +196,23 @@ export class Exclusions implements ExclusionSource {
   }
 
   /**
+   * Edits the reader's preferences atomically (`update` runs on the current document with its row locked:
+   * concurrent edits serialize), then invalidates its cached snapshot like {@link setPreferences}.
+   * @returns the new document. @throws FreshetError `INVALID_ID`, what `update` throws (nothing stored),
+   *   `STORE_UNAVAILABLE`.
+   */
+  async updatePreferences(
+    readerId: string,
+    update: (current: Preferences) => Preferences,
+    nowMs: number,
+  ): Promise<Preferences> {
+    assertId(readerId, 'reader id');
+    const next = await this.deps.store.updatePreferences(readerId, update, nowMs);
+    await this.deps.cache.invalidate(readerId);
+    return next;
+  }
+
+  /**
    * What a reader is shown it is excluded from, for people to inspect and undo (`GET /v1/exclusions`):
    * the recent views (newest first, de-duplicated), engaged items, "not interested" items with their
    * authors and times, and blocked authors (either way). The same one Redis round trip as

@@ -27,6 +27,8 @@ export interface ExclusionSettings {
   cap: number;
   /** How long the cached durable rules of a reader live in the hot state. */
   durableTtlMs: number;
+  /** Redis: JSON bytes of parsed snapshots kept per process (`FRESHET_EXCLUSION_MEMO_MB`; 0: none). */
+  memoBytes: number;
 }
 
 /**
@@ -47,6 +49,7 @@ export function wireExclusions(s: ExclusionSettings, stores: Stores): Exclusions
     recentViews: s.recentViews,
     recentViewsTtlMs: s.recentViewsTtlMs,
     durableTtlMs: s.durableTtlMs,
+    memoBytes: s.memoBytes,
   };
   const cache = stores.redis
     ? new RedisExclusionCache(stores.redis.redis, stores.redis.keys, cacheSettings)

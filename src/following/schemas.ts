@@ -5,7 +5,7 @@
  * returned), so a bad one is INVALID_INPUT (40001), not INVALID_ID.
  */
 import { Type } from 'typebox';
-import { Envelope, FeedHeaders, Id, ItemOut } from '../kernel/http/schemas.js';
+import { Envelope, FeedHeaders, FeedItemOut, Id } from '../kernel/http/schemas.js';
 
 /** `/v1/users/:id/{following|blocks}/:author_id`. */
 export const PairParams = Type.Object({ id: Id, author_id: Id });
@@ -149,7 +149,7 @@ export const TimelineMarkerResult = Envelope(
 );
 
 export const TimelineItemOut = Type.Intersect([
-  ItemOut,
+  FeedItemOut,
   Type.Object({ timeline_id: Type.String({ description: 'the cursor of this item' }) }),
 ]);
 

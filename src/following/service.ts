@@ -23,7 +23,8 @@
  * reader set `languages_in_following`. They come from the exclusions snapshot (`ExclusionSource`, one read
  * per page, beside the reader's view) and are applied to the hydrated items of every round — from Redis
  * and from PostgreSQL alike — so a page is still filled while older items remain, and a short page still
- * means the end of the timeline. Hidden items stay in the inbox (a mute that ends brings them back).
+ * means the end of the timeline. Hidden items stay in the inbox (a mute that ends brings them back). A muted
+ * phrase whose action is `warn` hides nothing: the item is served with `filtered` (the stream's too).
  */
 import type { Logger } from '../kernel/observability.js';
 import type { FanoutQueue } from './fanout-queue.js';
@@ -217,8 +218,10 @@ export class FollowingTimeline {
     const lo = q.sinceId ?? 0;
     const ex = await exPending;
     const keep = ex?.needsItems('following') ? (t: TimelineItem) => ex.itemReason(t.item, 'following') === null : null;
-    const items =
+    const collected =
       hi > lo + 1 ? await this.collect(readerId, state.pulled, { hi, lo, limit: q.limit, keep }, nowMs, trace) : [];
+    // an item holding the reader's `warn` phrases is served with `filtered` (docs/preferences.md)
+    const items = ex ? collected.map((t) => ({ ...t, item: ex.serve(t.item, 'following') })) : collected;
     await touched;
     this.deps.metrics.read(performance.now() - t0, trace.rebuilt, trace.fromSql);
     return {

@@ -4,7 +4,7 @@
  * reader interests `PUT|GET /v1/users/:id/interests` that drive recall relevance.
  */
 import { Type, type Static } from 'typebox';
-import { Envelope, ItemOut } from '../kernel/http/schemas.js';
+import { Envelope, FeedItemOut } from '../kernel/http/schemas.js';
 import { MAX_TERM_LENGTH, MAX_TERMS } from '../kernel/items/terms.js';
 
 /** `POST /v1/feeds/for-you` body (note 1's request). */
@@ -21,7 +21,7 @@ export type ForYouBodyJson = Static<typeof ForYouBody>;
 
 export const FeedResult = Envelope(
   Type.Object({
-    items: Type.Array(ItemOut),
+    items: Type.Array(FeedItemOut),
     has_more: Type.Boolean({ description: 'the delivery buffer holds more' }),
   }),
 );

@@ -18,7 +18,8 @@
  * The reader's preferences come in the same snapshot: rules that read the item (muted words, languages,
  * muted authors) hydrate each round's unseen candidates in the walk, and a page from the cache is then
  * hydrated and filtered BEFORE its impressions are written, so a hidden item is never marked seen (it comes
- * back when the mute ends). Author diversity (src/kernel/author-diversity.ts): a refresh arranges its clean
+ * back when the mute ends); an item holding a muted phrase whose action is `warn` is delivered with
+ * `filtered` (`ReaderExclusions.serve`). Author diversity (src/kernel/author-diversity.ts): a refresh arranges its clean
  * candidates into pages of its `limit` with at most `authorCap` items of one author each; when only
  * capped authors are left and the catalog holds more, the rest is not cached (nor marked seen): a later
  * refresh brings it with other authors' items.
@@ -31,7 +32,7 @@
  * after they do.
  */
 import { randomUUID } from 'node:crypto';
-import type { Item } from '../kernel/items/item.js';
+import type { Item, ServedItem } from '../kernel/items/item.js';
 import { fail } from '../kernel/errors.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import type { Candidate, CandidateRecall, RecallQuery } from './recall.js';
@@ -59,8 +60,8 @@ export type FeedAction = 'refresh' | 'load_more';
 
 /** One delivered page. */
 export interface FeedPage {
-  /** Hydrated, live items in delivery order. */
-  items: Item[];
+  /** Hydrated, live items in delivery order (with `filtered` where they hold the reader's `warn` phrases). */
+  items: ServedItem[];
   /** Whether the reader's delivery buffer still holds items (note 1's `has_more`). */
   hasMore: boolean;
   /** True when a `load_more` found nothing cached and silently refreshed. */
@@ -107,6 +108,9 @@ export interface ForYouDeps {
 }
 
 const FEED = 'for_you';
+
+/** The items as served to the reader: those holding its `warn` phrases carry `filtered` (docs/preferences.md). */
+const served = (ex: ReaderExclusions, items: readonly Item[]): ServedItem[] => items.map((i) => ex.serve(i, 'for-you'));
 /** Rounds of extra pops when cached items were deleted meanwhile (keeps pages full). */
 const MAX_REFILL_ROUNDS = 3;
 
@@ -161,7 +165,7 @@ export class ForYouFeed {
    */
   private async topUp(
     readerId: string,
-    items: Item[],
+    items: ServedItem[],
     remaining: number,
     limit: number,
     nowMs: number,
@@ -227,7 +231,7 @@ export class ForYouFeed {
       ]);
       const [items] = await Promise.all([hydrated, writes.finally(release)]);
       // an item deleted by another process since the walk is not hydrated: top the page up from the cache
-      const page = await this.topUp(readerId, ex.filterItems(items), rest.length, limit, nowMs, ex);
+      const page = await this.topUp(readerId, served(ex, ex.filterItems(items)), rest.length, limit, nowMs, ex);
       return { ...page, refreshed: fromLoadMore };
     } finally {
       release();
@@ -355,7 +359,7 @@ export class ForYouFeed {
    * authors or words, languages), the items are hydrated and filtered first and only the delivered ones
    * are marked seen: a hidden item must come back when its mute ends.
    */
-  private async deliver(readerId: string, ids: string[], nowMs: number, ex: ReaderExclusions): Promise<Item[]> {
+  private async deliver(readerId: string, ids: string[], nowMs: number, ex: ReaderExclusions): Promise<ServedItem[]> {
     if (ex.needsItems('for-you')) {
       const kept = ex.filterItems(await this.deps.content.getItems(ids), 'for-you');
       await Promise.all([
@@ -366,11 +370,11 @@ export class ForYouFeed {
         ),
         this.markOlder(readerId, kept, nowMs),
       ]);
-      return kept;
+      return served(ex, kept);
     }
     const [items] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
     await this.markOlder(readerId, items, nowMs);
-    return ex.filterItems(items);
+    return served(ex, ex.filterItems(items));
   }
 
   /**

@@ -253,11 +253,11 @@ export function interestsFirst(
   return [...hits.map((h) => h.c), ...rest];
 }
 
-function stableByWeight(list: readonly Candidate[], weight: (c: Candidate) => number): Candidate[] {
-  return list
-    .map((c, i) => ({ c, i, w: weight(c) }))
-    .sort((a, b) => b.w - a.w || a.i - b.i)
-    .map((x) => x.c);
+/** `list` by weight desc, stable; as it is when every weight is 1 (no sort: the common case of a reader with preferences). */
+function stableByWeight(list: readonly Candidate[], weight: (c: Candidate) => number): readonly Candidate[] {
+  const weighted = list.map((c, i) => ({ c, i, w: weight(c) }));
+  if (weighted.every((x) => x.w === 1)) return list;
+  return weighted.sort((a, b) => b.w - a.w || a.i - b.i).map((x) => x.c);
 }
 
 /** The fill stream: pool entries in order, then the keyset walk over older items. */

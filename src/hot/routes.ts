@@ -7,13 +7,14 @@
  * - `GET /v1/hot?range=72h&limit=20` — the cached ranking (any token). As seen by a reader (a reader
  *   token, or the service key with `X-Freshet-Reader`), the reader's preferences apply: muted authors,
  *   muted words whose feeds include `hot`, the language list (docs/preferences.md); the list is then cut
- *   from the whole snapshot, so it stays `limit` long while the snapshot has enough items.
+ *   from the whole snapshot, so it stays `limit` long while the snapshot has enough items; an item holding
+ *   a muted phrase whose action is `warn` is listed with `filtered`.
  * - `GET /v1/hot/items/:id` — one item's counters, suspicious views included (service key).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { fail } from '../kernel/errors.js';
-import { itemToJson } from '../kernel/items/item.js';
+import { itemToJson, type ServedItem } from '../kernel/items/item.js';
 import { DEFAULT_RANGE, parseRange, type ViewVerdict } from './domain.js';
 import type { ViewInput, ViewResult as Outcome } from './hot-counters.js';
 import type { Principal } from '../kernel/http/tokens.js';
@@ -151,10 +152,14 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
  */
 async function topFor(deps: HotRouteDeps, readerId: string, rangeMs: number, limit: number, nowMs: number) {
   const ex = await deps.exclusions!.forReader(readerId, nowMs);
-  if (!ex.needsItems('hot')) return deps.ranking.top(rangeMs, limit, nowMs);
-  const all = await deps.ranking.top(rangeMs, Number.MAX_SAFE_INTEGER, nowMs);
-  const entries = all.entries.filter((e) => ex.itemReason(e.item, 'hot') === null).slice(0, limit);
-  return { ...all, entries };
+  let page: HotPage;
+  if (!ex.needsItems('hot')) page = await deps.ranking.top(rangeMs, limit, nowMs);
+  else {
+    const all = await deps.ranking.top(rangeMs, Number.MAX_SAFE_INTEGER, nowMs);
+    page = { ...all, entries: all.entries.filter((e) => ex.itemReason(e.item, 'hot') === null).slice(0, limit) };
+  }
+  // an item holding the reader's `warn` phrases is listed with `filtered` (docs/preferences.md)
+  return { ...page, entries: page.entries.map((e) => ({ ...e, item: ex.serve(e.item, 'hot') })) };
 }
 
 /**
@@ -191,6 +196,11 @@ function viewJson(v: ViewInput, o: Outcome) {
   };
 }
 
+/** `{filtered}` when the served item holds the reader's `warn` phrases, else nothing. */
+function filteredOf(item: ServedItem): { filtered?: string[] } {
+  return item.filtered?.length ? { filtered: [...item.filtered] } : {};
+}
+
 function hotJson(page: HotPage, range: string, limit: number, settings: HotRouteDeps['settings']) {
   return {
     range,
@@ -209,6 +219,7 @@ function hotJson(page: HotPage, range: string, limit: number, settings: HotRoute
       uv: e.uv,
       score: e.score,
       suspicious: e.suspicious,
+      ...filteredOf(e.item),
     })),
     suspicious: page.suspicious,
   };

@@ -4,7 +4,7 @@
  * is checked here too, by a pattern that admits exactly 1h..30d (`RANGE_PATTERN`).
  */
 import { Type, type Static } from 'typebox';
-import { Envelope, Id, ItemOut, NowHeaders } from '../kernel/http/schemas.js';
+import { Envelope, Filtered, Id, ItemOut, NowHeaders } from '../kernel/http/schemas.js';
 import { ID_PATTERN, ID_RULE } from '../kernel/ids.js';
 import { RANGE_PATTERN } from './domain.js';
 
@@ -111,6 +111,7 @@ const HotItem = Type.Object({
   uv: Type.Integer(),
   score: Type.Number({ description: '(alpha*pv + beta*uv) / (hours since published_at at computed_at + base)^gamma' }),
   suspicious: Suspicious,
+  filtered: Type.Optional(Filtered),
 });
 
 export const HotResult = Envelope(

@@ -5,7 +5,7 @@
  * so no feed imports the exclusions capability. The rules themselves are documented in
  * src/exclusions/ports.ts and docs/exclusions.md.
  */
-import type { Item } from './items/item.js';
+import type { Item, ServedItem } from './items/item.js';
 
 /**
  * Why an item is not served to a reader, or is served lower: one name per rule, so a later explain API can
@@ -78,6 +78,13 @@ export interface ReaderExclusions {
   excludes(itemId: string, authorId?: string): boolean;
   /** Score multiplier of an author for this reader: 1, or the not-interested and "show less" down-weights. */
   authorWeight(authorId: string): number;
+  /**
+   * `item` as served to this reader in `feed`: the item itself, or — when it holds muted phrases whose action
+   * is `warn` and apply in `feed` — a copy with `filtered` listing them (each once, as the reader wrote them).
+   * Call it on items that passed `itemReason` (a `hide` phrase wins over a `warn` one: such an item is not
+   * served at all). Free when the reader has no `warn` phrase for `feed`.
+   */
+  serve<T extends Item>(item: T, feed: PreferenceFeed): T & ServedItem;
   /** The hydrated items that pass every rule of a ranked `feed` (`reason` and `itemReason`), in order. */
   filterItems(items: readonly Item[], feed?: PreferenceFeed): Item[];
 }

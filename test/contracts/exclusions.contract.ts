@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../src/kernel/clock.js';
 import type { ExclusionCache, ExclusionCacheSettings, ExclusionStore } from '../../src/exclusions/ports.js';
 import type { ContentStore } from '../../src/kernel/items/content-store.js';
+import type { Preferences } from '../../src/exclusions/preferences.js';
 
 const T = Date.UTC(2026, 2, 5);
 const SETTINGS: ExclusionCacheSettings = { recentViews: 10, recentViewsTtlMs: 7 * DAY_MS, durableTtlMs: 3_600_000 };
@@ -191,6 +192,35 @@ export function exclusionStoreContract(name: string, factory: () => Promise<Stor
         await block('x', 'z');
         expect((await store.load('r', 100)).blockedAuthors.sort()).toEqual(['x', 'y']);
         expect((await store.load('z', 100)).blockedAuthors).toEqual(['x']);
+      });
+    });
+
+    it('edits preferences atomically: concurrent edits all land; an edit that throws stores nothing', async () => {
+      await withStore(factory, async ({ store }) => {
+        const mute = (authorId: string) => (p: Preferences) => ({
+          ...p,
+          mutedAuthors: [...p.mutedAuthors, { authorId, expiresAtMs: null }],
+        });
+        await expect(
+          store.updatePreferences(
+            'r',
+            () => {
+              throw new Error('refused');
+            },
+            T,
+          ),
+        ).rejects.toThrow('refused');
+        expect((await store.load('r', 100)).preferences).toBeNull(); // not even the row of the defaults
+        // two devices at once, from a reader with no document yet: every edit lands
+        await Promise.all(Array.from({ length: 12 }, (_, i) => store.updatePreferences('r', mute(`m${i}`), T + i)));
+        const got = (await store.load('r', 100)).preferences!;
+        expect(got.mutedAuthors.map((a) => a.authorId).sort()).toEqual(
+          Array.from({ length: 12 }, (_, i) => `m${i}`).sort(),
+        );
+        expect(got.languages).toBeNull();
+        const after = await store.updatePreferences('r', (p) => ({ ...p, languages: ['de'] }), T + 20);
+        expect(after.mutedAuthors).toHaveLength(12);
+        expect((await store.load('r', 100)).preferences).toEqual(after);
       });
     });
   });

@@ -6,9 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../src/kernel/clock.js';
-import { buildReaderExclusions } from '../../src/exclusions/domain.js';
+import { buildReaderExclusions, NO_DURABLE, type DurableExclusions } from '../../src/exclusions/domain.js';
+import { parsePreferences } from '../../src/exclusions/preferences.js';
 import { MemoryExclusionCache } from '../../src/exclusions/adapters/memory-exclusion-cache.js';
-import { RedisExclusionCache } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
+import { EXCLUSION_SCRIPTS, RedisExclusionCache } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
 import { PostgresExclusionStore } from '../../src/exclusions/adapters/postgres-exclusion-store.js';
 import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { PostgresRecall } from '../../src/for-you/adapters/postgres-recall.js';
@@ -120,6 +121,63 @@ describe('Exclusions service on Redis + PostgreSQL', () => {
     expect((await ex.forReader('r', T + 3)).reason('i1')).toBe('engaged');
     await ex.recordViews([{ readerId: 'r', itemId: 'v1' }], T);
     expect((await ex.forReader('r', T + 4)).recentViews).toEqual(['v1']);
+  });
+});
+
+describe('the Redis cache keeps what it parsed (a full preferences document is 62 KB of JSON)', () => {
+  const settings = { recentViews: 10, recentViewsTtlMs: 7 * DAY_MS, durableTtlMs: 60_000 };
+  const durable = (phrase: string): DurableExclusions => ({
+    ...NO_DURABLE,
+    preferences: parsePreferences(
+      {
+        muted_words: Array.from({ length: 200 }, (_, i) => ({ phrase: `${phrase} ${i}` })),
+        muted_authors: Array.from({ length: 1000 }, (_, i) => ({ author_id: `author_${i}` })),
+      },
+      T,
+    ),
+  });
+
+  it('an unchanged snapshot is not sent nor parsed again; a write by another process is seen at once', async () => {
+    const keys = new Keys(file.nextPrefix());
+    const a = new RedisExclusionCache(redis, keys, settings); // two processes on one Redis
+    const b = new RedisExclusionCache(redis, keys, settings);
+    const first = durable('first');
+    expect(await a.fill('r', (await a.read('r', T)).generation, first)).toBe(true);
+    const stored = (await redis.get(keys.exclusionCache('r')))!;
+    expect(stored).toMatch(/^\{"fill":"[0-9a-f]{16}",/); // still plain JSON: an earlier version parses it
+    const head = stored.slice(0, 27);
+    const reply = (await EXCLUSION_SCRIPTS.on(redis).exRead(
+      [keys.recentViews('r'), keys.recentViewsAt('r'), keys.exclusionCache('r'), keys.exclusionGeneration('r')],
+      [T, 7 * DAY_MS, head],
+    )) as unknown[];
+    expect(reply[1]).toBe(1); // the holder of that head gets 1, not the JSON
+    expect((await a.read('r', T)).durable).toBe(first); // the very object it filled
+    const fromB = (await b.read('r', T)).durable!;
+    expect(fromB).toEqual(first); // parsed once (without the fill id) …
+    expect((await b.read('r', T)).durable).toBe(fromB); // … and kept
+
+    await b.invalidate('r'); // a write in process b, then its next page fills again
+    const second = durable('second');
+    expect(await b.fill('r', (await b.read('r', T)).generation, second)).toBe(true);
+    expect((await a.read('r', T)).durable).toEqual(second); // a holds the old head: it gets the new JSON
+    await a.invalidate('r');
+    expect((await b.read('r', T)).durable).toBeNull(); // and an invalidation anywhere drops it everywhere
+  });
+
+  it('reads a snapshot written by an earlier version (no fill id) and keeps nothing beyond its budget', async () => {
+    const keys = new Keys(file.nextPrefix());
+    const old = durable('old');
+    await redis.set(keys.exclusionCache('r'), JSON.stringify(old), 'PX', 60_000);
+    const cache = new RedisExclusionCache(redis, keys, settings);
+    const one = (await cache.read('r', T)).durable;
+    expect(one).toEqual(old);
+    expect((await cache.read('r', T)).durable).not.toBe(one); // parsed each time, as before
+    const tiny = new RedisExclusionCache(redis, new Keys(file.nextPrefix()), { ...settings, memoBytes: 1000 });
+    const big = durable('big');
+    await tiny.fill('r', '0', big);
+    const got = (await tiny.read('r', T)).durable;
+    expect(got).toEqual(big);
+    expect(got).not.toBe(big); // 62 KB over a 1,000-byte budget: not kept
   });
 });
 

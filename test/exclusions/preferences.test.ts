@@ -5,9 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { MutedWordMatcher } from '../../src/exclusions/muted-words.js';
+import { MutedWordMatcher, phraseWords } from '../../src/exclusions/muted-words.js';
 import { parsePreferences, preferencesToJson } from '../../src/exclusions/preferences.js';
 import { buildReaderExclusions, NO_DURABLE } from '../../src/exclusions/domain.js';
+import { compilePreferences } from '../../src/exclusions/compiled-preferences.js';
 import { arrangePages, authorCap, pickPage, repeatMultiplier } from '../../src/kernel/author-diversity.js';
 import type { Item } from '../../src/kernel/items/item.js';
 
@@ -51,6 +52,36 @@ describe('muted words', () => {
   it('substring phrases and unspaced scripts match inside words', () => {
     expect(m.match(it_({ title: 'Altcoins' }))).toBe('coin');
     expect(m.match(it_({ title: '政府宣布新的养老金改革方案' }))).toBe('养老金');
+  });
+  it('finds exactly what a word-by-word reference finds, for any phrases and text (property)', () => {
+    // the reference: whole word = the phrase's words in order and adjacent among the item's words;
+    // substring = the words joined by one space contain them joined by one space
+    const wordsOf = (s: string) => phraseWords(s);
+    const holds = (ws: string[], pw: string[]) =>
+      ws.some((_, i) => pw.every((w, j) => ws[i + j] === w) && i + pw.length <= ws.length);
+    const token = fc.constantFrom('ab', 'Ab', 'ába', 'b', 'ba', 'c', 'abc', '1', 'a-b', "ab's", 'x.y');
+    const text = fc.array(token, { maxLength: 12 }).map((t) => t.join(' '));
+    const rule = fc.record({
+      phrase: fc.array(token, { minLength: 1, maxLength: 3 }).map((t) => t.join(' ')),
+      wholeWord: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(rule, { minLength: 1, maxLength: 6 }), text, (rules, title) => {
+        const item = Object.freeze(it_({ title, tags: ['tag'] }));
+        const ws = wordsOf(`${title} tag`);
+        const expected = rules
+          .filter((r) => wordsOf(r.phrase).length > 0)
+          .filter((r) =>
+            r.wholeWord ? holds(ws, wordsOf(r.phrase)) : ` ${ws.join(' ')} `.includes(wordsOf(r.phrase).join(' ')),
+          )
+          .map((r) => r.phrase);
+        const m = new MutedWordMatcher(rules);
+        expect(m.matchAll(item)).toEqual([...new Set(expected)]);
+        expect(m.match(item) !== null).toBe(expected.length > 0);
+        expect(m.match(item) !== null).toBe(expected.length > 0); // the remembered verdict agrees
+      }),
+      { numRuns: 300 },
+    );
   });
   it('never matches a text without the phrase (property)', () => {
     fc.assert(
@@ -111,6 +142,44 @@ describe('the snapshot with preferences', () => {
     expect(e.itemReason(it_({ lang: 'en' }), 'following')).toBeNull(); // languages_in_following unset
     expect(e.maxPerAuthor).toBe(2);
     expect(ex(NOW + 61_000).reason('x', 'm')).toBeNull();
+    // compiled once per document and stretch of time: virtual time going back applies the mute again
+    expect(ex(NOW + 59_000).reason('x', 'm')).toBe('muted_author');
+    expect(compilePreferences(prefs, NOW)).toBe(compilePreferences(prefs, NOW + 59_999));
+    expect(compilePreferences(prefs, NOW + 60_000)).not.toBe(compilePreferences(prefs, NOW));
+  });
+  it('a warn phrase hides nothing: the item is served with filtered (each phrase once, per feed); hide wins', () => {
+    const doc = parsePreferences(
+      {
+        muted_words: [
+          { phrase: 'Spoiler', action: 'warn' },
+          { phrase: 'season finale', action: 'warn', feeds: ['following'] },
+          { phrase: 'leak', action: 'warn', whole_word: false },
+          { phrase: 'gore' },
+        ],
+      },
+      NOW,
+    );
+    expect(preferencesToJson(doc, NOW).muted_words.map((w) => w.action)).toEqual(['warn', 'warn', 'warn', 'hide']);
+    const e = buildReaderExclusions('r', [], { ...NO_DURABLE, preferences: doc }, NOW, PENALTY);
+    const plain = it_({ title: 'Weather today' });
+    expect(e.serve(plain, 'for-you')).toBe(plain); // nothing to add: the same object, no copy
+    const spoiler = it_({ title: 'SPOILER: the season finale leaked', tags: ['spoiler'] });
+    expect(e.itemReason(spoiler, 'for-you')).toBeNull();
+    const warnOnly = { ...doc, mutedWords: doc.mutedWords.filter((w) => w.action === 'warn') };
+    const w = buildReaderExclusions('r', [], { ...NO_DURABLE, preferences: warnOnly }, NOW, PENALTY);
+    expect(w.needsItems('for-you')).toBe(false); // warn alone never makes a feed hydrate its candidates
+    expect(e.serve(spoiler, 'for-you').filtered).toEqual(['Spoiler', 'leak']);
+    expect(e.serve(spoiler, 'following').filtered).toEqual(['Spoiler', 'season finale', 'leak']);
+    expect(spoiler).not.toHaveProperty('filtered'); // the shared item is never changed
+    expect(e.itemReason(it_({ title: 'Spoiler: gore ahead' }), 'discover')).toBe('muted_word');
+    expect(() => parsePreferences({ muted_words: [{ phrase: 'x', action: 'blur' }] }, NOW)).toThrow(
+      /muted_words\[0\]\.action/,
+    );
+    // a document stored before the action existed hides
+    const old = { ...doc, mutedWords: [{ phrase: 'gore', wholeWord: true, expiresAtMs: null, feeds: null }] };
+    const o = buildReaderExclusions('r', [], { ...NO_DURABLE, preferences: old }, NOW, PENALTY);
+    expect(o.itemReason(it_({ title: 'gore' }), 'hot')).toBe('muted_word');
+    expect(preferencesToJson(old, NOW).muted_words[0]!.action).toBe('hide');
   });
   it('"show less" compounds per signal down to its floor, and ends after its duration', () => {
     const signal = (i: number) => ({ itemId: `s${i}`, authorId: 'loud', tags: ['Crypto'], atMs: NOW - i });

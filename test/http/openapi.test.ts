@@ -55,6 +55,11 @@ const VALID: Record<string, () => Promise<Req>> = {
     headers: svc,
   }),
   'GET /v1/users/{id}/preferences': async () => ({ url: '/v1/users/u1/preferences', headers: svc }),
+  'PATCH /v1/users/{id}/preferences': async () => ({
+    url: '/v1/users/u1/preferences',
+    payload: { add_muted_authors: [{ author_id: 'a2' }], remove_muted_words: ['rust'] },
+    headers: svc,
+  }),
   'GET /v1/feeds/discover': async () => ({
     url: '/v1/feeds/discover?limit=5',
     headers: { ...svc, 'x-freshet-reader': 'u1' },

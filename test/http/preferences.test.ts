@@ -6,7 +6,7 @@
  * a bad document is 400 naming the field and stores nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FreshetClient, Item } from '../../src/client/index.js';
+import type { FeedItem, FreshetClient, Item } from '../../src/client/index.js';
 import { HOUR_MS, MINUTE_MS } from '../../src/kernel/clock.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
 import { failure } from '../support/client.js';
@@ -27,8 +27,8 @@ const BITCOIN = [
 const mentionsBitcoin = (i: Item) => /bitcoin/i.test(`${i.title} ${i.text} ${i.tags.join(' ')}`);
 
 /** Scrolls for-you (refresh, then load_more) until `want` items or the feed ends; fails on a repeat. */
-async function scrollForYou(c: FreshetClient, want: number): Promise<Item[]> {
-  const out: Item[] = [];
+async function scrollForYou(c: FreshetClient, want: number): Promise<FeedItem[]> {
+  const out: FeedItem[] = [];
   const ids = new Set<string>();
   let page = await c.forYou.refresh({ limit: 20 });
   for (let n = 0; n < 200 && page.items.length > 0 && out.length < want; n++) {
@@ -43,8 +43,8 @@ async function scrollForYou(c: FreshetClient, want: number): Promise<Item[]> {
 }
 
 /** Walks a discover session until `want` items or its end. */
-async function scrollDiscover(c: FreshetClient, want: number): Promise<Item[]> {
-  const out: Item[] = [];
+async function scrollDiscover(c: FreshetClient, want: number): Promise<FeedItem[]> {
+  const out: FeedItem[] = [];
   let cursor: string | null | undefined;
   for (let n = 0; n < 100 && out.length < want; n++) {
     const p = await c.discover.page(cursor, { limit: 20 });
@@ -107,6 +107,47 @@ describe.each(setups)('reader preferences on $name', ({ hot, db }) => {
     t.clock.set(T0);
   });
 
+  it('a warn word hides nothing: matching items come with filtered in for-you, discover, following and hot', async () => {
+    const rd = svc.as('wn1');
+    await svc.users.register('wn1');
+    await svc.follows.follow('wn1', 'btc');
+    const prefs = await svc.users.setPreferences('wn1', {
+      muted_words: [
+        { phrase: 'Bitcoin', action: 'warn' },
+        { phrase: 'story 5', action: 'warn', feeds: ['hot'] },
+      ],
+    });
+    expect(prefs.muted_words.map((w) => w.action)).toEqual(['warn', 'warn']);
+    const flagged = (items: readonly FeedItem[]) => {
+      for (const i of items) expect(i.filtered, i.title).toEqual(mentionsBitcoin(i) ? ['Bitcoin'] : undefined);
+      return items.filter(mentionsBitcoin).length;
+    };
+    const forYou = await scrollForYou(rd, 200);
+    expect(forYou.length).toBeGreaterThanOrEqual(200);
+    expect(flagged(forYou)).toBeGreaterThan(20); // delivered, not hidden: every 4th item is about bitcoin
+    await svc.users.setPreferences('wn1_d', { muted_words: [{ phrase: 'bitcoin', action: 'warn' }] });
+    const discover = (await scrollDiscover(svc.as('wn1_d'), 100)).map((i) => ({
+      ...i,
+      filtered: i.filtered?.map((p) => (p === 'bitcoin' ? 'Bitcoin' : p)),
+    }));
+    expect(flagged(discover)).toBeGreaterThan(10);
+    const timeline = (await rd.following.page({ limit: 40 })).items;
+    expect(flagged(timeline)).toBeGreaterThan(5); // btc posts about bitcoin every 4th time
+    await svc.views.recordBatch([
+      { item_id: 'c4', visitor_id: 'v1' }, // "Markets today … BITCOIN", by a4
+      { item_id: 'c5', visitor_id: 'v1' }, // "Story 5"
+      { item_id: 'c6', visitor_id: 'v1' },
+    ]);
+    await t.f.hot.refresh(T0);
+    const hot = new Map((await rd.hot.top({ limit: 50 })).items.map((i) => [i.id, i.filtered]));
+    expect(hot.get('c4')).toEqual(['Bitcoin']);
+    expect(hot.get('c5')).toEqual(['story 5']); // a warn phrase of the hot feed only
+    expect(hot.has('c6')).toBe(true);
+    expect(hot.get('c6')).toBeUndefined();
+    expect((await svc.hot.top({ limit: 50 })).items.find((i) => i.id === 'c4')?.filtered).toBeUndefined();
+    expect(await rd.items.get('c4')).not.toHaveProperty('filtered'); // an item by id is no feed
+  });
+
   it('a muted author is gone from every feed, still readable by id; unmuting restores it', async () => {
     await svc.users.register('ma1');
     await svc.users.register('a3');
@@ -152,6 +193,61 @@ describe.each(setups)('reader preferences on $name', ({ hot, db }) => {
     await svc.users.setPreferences('lang1', { languages: ['de'] });
     const got = await scrollForYou(svc.as('lang1'), 2000);
     expect(got.map((i) => i.id).sort()).toEqual([...Array(10).keys()].flatMap((i) => [`de${i}`, `dx${i}`]).sort());
+  });
+
+  it('PATCH edits entry by entry: mutes sent at once all land; removals compare folded; a bad patch stores nothing', async () => {
+    await svc.users.setPreferences('pt1', { muted_words: [{ phrase: 'Café' }], languages: ['en'] });
+    const rd = t.client({ token: await t.token('pt1') }); // a reader token edits its own
+    // a card's "Mute author" on two devices and the preferences page, all at once
+    await Promise.all([
+      ...Array.from({ length: 8 }, (_, i) => rd.users.muteAuthor('pt1', `pa${i}`)),
+      rd.users.muteWord('pt1', { phrase: 'spoiler', action: 'warn', expires_at: Math.floor(T0 / 1000) + 3600 }),
+      rd.users.updatePreferences('pt1', { max_per_author: 3 }),
+    ]);
+    let doc = await rd.users.preferences('pt1');
+    expect(doc.muted_authors.map((a) => a.author_id).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `pa${i}`));
+    expect(doc.muted_words.map((w) => [w.phrase, w.action])).toEqual([
+      ['Café', 'hide'],
+      ['spoiler', 'warn'],
+    ]);
+    expect([doc.languages, doc.max_per_author]).toEqual([['en'], 3]); // untouched fields stay
+    doc = await rd.users.unmuteWord('pt1', 'CAFE');
+    expect(doc.muted_words.map((w) => w.phrase)).toEqual(['spoiler']);
+    doc = await rd.users.unmuteAuthor('pt1', 'pa3');
+    expect(doc.muted_authors).toHaveLength(7);
+    expect((await rd.users.unmuteAuthor('pt1', 'never-muted')).muted_authors).toHaveLength(7); // no error
+    // the feeds see an edit at once: a muted author leaves the next page
+    await rd.users.muteAuthor('pt1', 'a1');
+    expect((await rd.forYou.refresh({ limit: 100 })).items.some((i) => i.author_id === 'a1')).toBe(false);
+
+    const patch = (payload: object) =>
+      t.app.inject({
+        method: 'PATCH',
+        url: '/v1/users/pt1/preferences',
+        payload,
+        headers: { authorization: `Bearer ${SERVICE_KEY}` },
+      });
+    const full = Array.from({ length: 200 }, (_, i) => ({ phrase: `w${i}` }));
+    const before = await rd.users.preferences('pt1');
+    for (const [body, field] of [
+      [{ add_muted_words: [{ phrase: '' }] }, /add_muted_words.*0.*phrase/],
+      [
+        { add_muted_words: [{ phrase: 'old', expires_at: Math.floor(T0 / 1000) - 1 }] },
+        /add_muted_words\[0\]\.expires_at/,
+      ],
+      [{ add_muted_words: full }, /muted_words would hold 201 entries/],
+      [{ remove_muted_authors: ['bad id'] }, /remove_muted_authors/],
+      [{ muted_words: [] }, /muted_words/], // the whole list is PUT's, not PATCH's
+      [{ languages: ['xx'] }, /languages\[0\]/],
+    ] as [object, RegExp][]) {
+      const res = await patch(body);
+      expect(res.statusCode, JSON.stringify(body).slice(0, 60)).toBe(400);
+      expect(res.json().msg).toMatch(field);
+    }
+    expect(await rd.users.preferences('pt1')).toEqual(before); // nothing stored
+    expect(await failure(t.client({ token: await t.token('pt2') }).users.muteAuthor('pt1', 'x'))).toMatchObject({
+      status: 403,
+    });
   });
 
   it('bad input is 400 naming the field, and nothing is stored', async () => {

@@ -336,6 +336,137 @@ describe('the web explorer at /ui', () => {
     await page.screenshot({ path: `${OUT}health-1440.png` });
   });
 
+  it('preferences: a warn word folds a card, Mute on a card takes the author out everywhere, Show less is undoable', async () => {
+    const prefs = () => t.f.useCases.preferences(READER, t.clock.now());
+    await page.getByRole('link', { name: 'Preferences' }).click();
+    await page.getByLabel('Word or phrase').fill('!!!'); // no letter: refused with the server's sentence
+    await page.getByRole('button', { name: 'Mute word' }).click();
+    await expect
+      .poll(() => page.locator('main .status').textContent(), { timeout: 10_000 })
+      .toContain('add_muted_words[0].phrase');
+    await page.getByLabel('Word or phrase').fill('Spoiler');
+    await page.getByLabel('Action').selectOption('warn');
+    await page.getByLabel('Hot').uncheck();
+    await page.getByRole('button', { name: 'Mute word' }).click();
+    await expect.poll(() => page.getByTestId('muted-words').textContent(), { timeout: 10_000 }).toContain('warn');
+    expect((await prefs()).muted_words).toEqual([
+      {
+        phrase: 'Spoiler',
+        whole_word: true,
+        action: 'warn',
+        expires_at: null,
+        feeds: ['for-you', 'discover', 'following'],
+      },
+    ]);
+    await page.screenshot({ path: `${OUT}preferences-1440.png`, fullPage: true });
+
+    // a followed author's post holding the phrase arrives folded behind it in the timeline
+    const author = followed[3]!;
+    const spoiler = {
+      id: 'ui_spoiler',
+      authorId: author,
+      title: 'SPOILER: the finale, explained',
+      text: '',
+      url: null,
+      tags: [],
+      popularity: 1,
+      publishedAt: t.clock.now(),
+    };
+    await t.f.useCases.publishItems([spoiler], t.clock.now());
+    await t.f.following.queue.idle(20_000);
+    await page.getByRole('link', { name: 'Following' }).click();
+    const card = page.locator('li.card[data-id="ui_spoiler"]');
+    await expect.poll(() => card.getByTestId('filtered').textContent(), { timeout: 10_000 }).toContain('“Spoiler”');
+    expect(await card.locator('h3').isVisible()).toBe(false);
+    await page.screenshot({ path: `${OUT}following-filtered-1440.png` });
+    await card.getByRole('button', { name: 'Show anyway' }).click();
+    expect(await card.locator('h3').textContent()).toBe(spoiler.title);
+
+    // Mute on a card: every card of the author leaves at once, and the server agrees
+    await card.getByRole('button', { name: `Mute ${author}`, exact: true }).click();
+    await expect.poll(() => page.locator(`li.card[data-author="${author}"]`).count(), { timeout: 10_000 }).toBe(0);
+    expect((await prefs()).muted_authors.map((a) => a.author_id)).toEqual([author]);
+    await page.getByRole('link', { name: 'Hot' }).click(); // away and back (for-you pages are kept for later tests)
+    await page.getByRole('link', { name: 'Following' }).click();
+    await expect.poll(async () => (await feedIds()).length, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(await page.locator(`li.card[data-author="${author}"]`).count()).toBe(0);
+
+    // Show less on a for-you card folds it into a note; Undo brings it back and removes the signal
+    await page.getByRole('link', { name: 'For you' }).click();
+    const [first] = await feedIds();
+    const forYouCard = page.locator(`li.card[data-id="${first}"]`);
+    await forYouCard.getByRole('button', { name: 'Show less like this' }).click();
+    await expect.poll(() => forYouCard.getByTestId('show-less-note').count(), { timeout: 10_000 }).toBe(1);
+    expect((await t.f.exclusions.list(READER, t.clock.now())).showLess?.map((x) => x.itemId)).toEqual([first]);
+    await forYouCard.getByRole('button', { name: 'Undo' }).click();
+    await expect.poll(() => forYouCard.locator('h3 a').count(), { timeout: 10_000 }).toBe(1);
+    expect((await t.f.exclusions.list(READER, t.clock.now())).showLess).toEqual([]);
+
+    // undo both from the preferences page
+    await page.getByRole('link', { name: 'Preferences' }).click();
+    await page.getByRole('button', { name: `Unmute ${author}` }).click();
+    await page.getByRole('button', { name: 'Unmute “Spoiler”' }).click();
+    await expect.poll(async () => (await prefs()).muted_words.length + (await prefs()).muted_authors.length).toBe(0);
+  });
+
+  it('notifications: grouped, counted live on the badge, paged with max_id, marked read up to the newest', async () => {
+    await page.getByRole('link', { name: 'Hot' }).click();
+    const badge = page.getByTestId('unread');
+    expect(await badge.isHidden()).toBe(true);
+    const at = t.clock.now();
+    const own = Array.from({ length: 22 }, (_, i) => ({
+      id: `ui_own_${i}`,
+      authorId: READER,
+      title: `My post number ${i}`,
+      text: '',
+      url: null,
+      tags: [],
+      popularity: 1,
+      publishedAt: at - (22 - i) * 60_000,
+    }));
+    await t.f.useCases.publishItems(own, at);
+    for (let i = 0; i < 22; i++) await t.f.useCases.recordEngagement(`fan_${i}`, `ui_own_${i}`, 'like', at);
+    for (const fan of ['fan_a', 'fan_b', 'fan_c']) await t.f.useCases.recordEngagement(fan, 'ui_own_21', 'like', at);
+    for (const fan of ['fan_x', 'fan_y']) await t.f.useCases.follow(fan, READER, at);
+    // 22 like groups + 1 follow group, announced on the shell's stream as they happen
+    await expect.poll(() => badge.textContent(), { timeout: 10_000 }).toBe('23');
+
+    await page.getByRole('link', { name: 'Notifications' }).click();
+    const rows = page.locator('ul.notes > li.note');
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(20);
+    expect(await rows.nth(0).textContent()).toContain('fan_y and fan_x followed you');
+    expect(await rows.nth(1).textContent()).toContain('fan_c and 3 others liked your post “My post number 21”');
+    expect(await page.locator('ul.notes > li.note.unread').count()).toBe(20);
+    await page.screenshot({ path: `${OUT}notifications-1440.png` });
+    await page.locator('[data-action=load-more]').click(); // max_id paging
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(23);
+    const keys = await rows.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.group));
+    expect(new Set(keys).size).toBe(23);
+
+    await page.getByRole('button', { name: 'Mark all read' }).click();
+    await expect.poll(() => page.locator('ul.notes > li.note.unread').count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => badge.isHidden(), { timeout: 10_000 }).toBe(true);
+    expect((await t.f.notifications.notifications.marker(READER)).unread.count).toBe(0);
+
+    // one more while the page is open: the badge and the banner say so; the banner shows it
+    await t.f.useCases.recordEngagement('fan_late', 'ui_own_3', 'reply', t.clock.now());
+    await expect.poll(() => badge.textContent(), { timeout: 10_000 }).toBe('1');
+    const banner = page.getByTestId('new-notifications');
+    await expect.poll(() => banner.textContent(), { timeout: 10_000 }).toContain('fan_late replied to your post');
+    await banner.click();
+    await expect.poll(() => rows.first().textContent(), { timeout: 10_000 }).toContain('fan_late replied');
+    expect(await rows.first().getAttribute('class')).toContain('unread');
+
+    await page.setViewportSize({ width: 375, height: 812 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await page.screenshot({ path: `${OUT}notifications-375.png` });
+    await page.getByRole('link', { name: 'Preferences' }).click();
+    await page.getByLabel('Word or phrase').waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await page.screenshot({ path: `${OUT}preferences-375.png`, fullPage: true });
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
   it('is keyboard-usable and readable at 375 px', async () => {
     await page.getByRole('link', { name: 'For you' }).click();
     await page.reload(); // the session survives a reload (sessionStorage)

@@ -6,7 +6,7 @@
 import { fail } from '../../kernel/errors.js';
 import { compareIds } from '../../kernel/ids.js';
 import type { DurableExclusions, EngagementKind, FeedbackKind } from '../domain.js';
-import type { Preferences } from '../preferences.js';
+import { DEFAULT_PREFERENCES, type Preferences } from '../preferences.js';
 import type { ExclusionStore, ReaderHistory } from '../ports.js';
 import type { Sql } from '../../kernel/sql/sql.js';
 
@@ -182,6 +182,36 @@ export class PostgresExclusionStore implements ExclusionStore {
        ON CONFLICT (reader_id) DO UPDATE SET doc = excluded.doc, update_time = excluded.update_time`,
       [readerId, JSON.stringify(prefs), Math.floor(nowMs)],
     );
+  }
+
+  /**
+   * Applies `update` to the reader's document in one transaction with its row locked (a row of the defaults
+   * is inserted first when it has none, so two first edits lock the same row): concurrent edits serialize,
+   * none is lost. `update` throwing rolls everything back (nothing stored) and its error is rethrown.
+   */
+  async updatePreferences(
+    readerId: string,
+    update: (current: Preferences) => Preferences,
+    nowMs: number,
+  ): Promise<Preferences> {
+    return this.sql.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO reader_preferences (reader_id, doc, update_time) VALUES ($1, $2::jsonb, $3::bigint)
+         ON CONFLICT (reader_id) DO NOTHING`,
+        [readerId, JSON.stringify(DEFAULT_PREFERENCES), Math.floor(nowMs)],
+      );
+      const [row] = await tx.query<{ doc: string }>(
+        'SELECT doc::text AS doc FROM reader_preferences WHERE reader_id = $1 FOR UPDATE',
+        [readerId],
+      );
+      const next = update(JSON.parse(row!.doc) as Preferences);
+      await tx.query('UPDATE reader_preferences SET doc = $2::jsonb, update_time = $3::bigint WHERE reader_id = $1', [
+        readerId,
+        JSON.stringify(next),
+        Math.floor(nowMs),
+      ]);
+      return next;
+    });
   }
 
   async close(): Promise<void> {}

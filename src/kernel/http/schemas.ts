@@ -44,6 +44,15 @@ export const ItemOut = Type.Object({
   lang: Type.String({ description: 'BCP-47 primary language tag, or "und" when unknown' }),
 });
 
+/** Feeds only: the reader's muted phrases with action `warn` an item holds (docs/preferences.md). */
+export const Filtered = Type.Array(Type.String(), {
+  description:
+    "the reader's muted phrases whose action is warn that this item holds (absent: none): show it collapsed behind them",
+});
+
+/** An item in a feed's responses: an item, plus `filtered` when it holds the reader's `warn` phrases. */
+export const FeedItemOut = Type.Object({ ...ItemOut.properties, filtered: Type.Optional(Filtered) });
+
 /** An absolute http(s) URL (scheme case-insensitive, no spaces); `javascript:`, `data:` and the like are refused. */
 export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$';
 

@@ -27,6 +27,16 @@ export interface Item {
   lang?: string;
 }
 
+/**
+ * An item as a feed serves it to one reader: the item itself, or a copy carrying `filtered` — the reader's
+ * muted phrases whose action is `warn` that the item holds (docs/preferences.md), so the client can
+ * collapse it. Never stored, never shared between readers.
+ */
+export interface ServedItem extends Item {
+  /** The reader's `warn` phrases the item holds, as the reader wrote them (absent: none). */
+  filtered?: readonly string[];
+}
+
 /** The JSON shape of an item in API responses (snake_case, epoch seconds). */
 export interface ItemJson {
   id: string;
@@ -40,11 +50,13 @@ export interface ItemJson {
   popularity: number;
   /** BCP-47 primary tag, or `und`. */
   lang: string;
+  /** Feeds only: the reader's `warn` phrases the item holds (absent: none). */
+  filtered?: string[];
 }
 
-/** Maps an item to its JSON shape (times in epoch seconds). */
-export function itemToJson(item: Item): ItemJson {
-  return {
+/** Maps an item to its JSON shape (times in epoch seconds); `filtered` only when the served item carries it. */
+export function itemToJson(item: ServedItem): ItemJson {
+  const json: ItemJson = {
     id: item.id,
     author_id: item.authorId,
     title: item.title,
@@ -56,6 +68,8 @@ export function itemToJson(item: Item): ItemJson {
     popularity: item.popularity,
     lang: item.lang ?? 'und',
   };
+  if (item.filtered !== undefined && item.filtered.length > 0) json.filtered = [...item.filtered];
+  return json;
 }
 
 /**

@@ -1,9 +1,13 @@
 /**
  * One item as a card: title (to the item page), author, time, link host, tags, an optional badge (the
  * discover source, a timeline id), and the actions a reader would take on it — "Not interested" (the
- * card leaves the list), follow/unfollow the author. All actions are real buttons.
+ * card leaves the list), "Show less like this" (the card folds into a note with Undo: the item's author and
+ * tags weigh less for a while), "Mute <author>" (every card of the author leaves the list: their items
+ * leave every feed, without a block), follow/unfollow the author. An item holding one of the reader's
+ * `warn` phrases (`filtered`) is shown collapsed behind them, with a button to show it. All actions are
+ * real buttons.
  */
-import type { Item } from '../../../client/types.js';
+import type { FeedItem } from '../../../client/types.js';
 import type { Ctx } from './context.js';
 import { h, isoMinute } from './dom.js';
 import { describe } from './extras.js';
@@ -16,6 +20,11 @@ export interface CardOptions {
   dismiss?: boolean;
   /** Called after the item was marked not interested and its card removed. */
   onDismissed?(id: string): void;
+  /** Offer "Show less like this" (the ranked feeds, where the weight it sets applies). */
+  showLess?: boolean;
+  /** Offer "Mute <author>"; `onMuted` then removes the author's cards. */
+  mute?: boolean;
+  onMuted?(author: string): void;
 }
 
 /** The host of a URL, or null. */
@@ -63,8 +72,86 @@ export function followButton(ctx: Ctx, author: string): HTMLButtonElement {
   return b;
 }
 
+/** The "Show less like this" button: the card folds into a note with Undo (the item is not removed). */
+function showLessButton(ctx: Ctx, item: FeedItem, li: HTMLLIElement): HTMLButtonElement {
+  const b = h('button', { type: 'button', class: 'small', 'data-action': 'show-less' }, 'Show less like this');
+  b.addEventListener('click', async () => {
+    b.disabled = true;
+    try {
+      const f = await ctx.client.feedback.showLess(item.id);
+      const kept = [...li.childNodes];
+      const undo = h('button', { type: 'button', class: 'small', 'data-action': 'undo-show-less' }, 'Undo');
+      const tags = item.tags.length ? ` and the tags ${item.tags.slice(0, 3).join(', ')}` : '';
+      const note = h(
+        'p',
+        { class: 'folded', 'data-testid': 'show-less-note' },
+        `You will see less like “${item.title}”: ${item.author_id}${tags} weigh less until ${isoMinute(f.author_penalty_until)}. `,
+        undo,
+      );
+      li.replaceChildren(note);
+      li.classList.add('muted');
+      undo.focus();
+      undo.addEventListener('click', async () => {
+        undo.disabled = true;
+        try {
+          await ctx.client.feedback.undo(item.id, { kind: 'show_less' });
+          li.replaceChildren(...kept);
+          li.classList.remove('muted');
+          b.disabled = false;
+          b.focus();
+          ctx.say(`Undone: ${item.author_id} weighs as before.`);
+        } catch (err) {
+          undo.disabled = false;
+          ctx.say(`Could not undo: ${describe(err)}`);
+        }
+      });
+    } catch (err) {
+      b.disabled = false;
+      ctx.say(`Could not record it: ${describe(err)}`);
+    }
+  });
+  return b;
+}
+
+/** The "Mute <author>" button: every feed of the reader leaves the author out (no block; the author is not told). */
+function muteButton(ctx: Ctx, author: string, onMuted?: (author: string) => void): HTMLButtonElement {
+  const b = h('button', { type: 'button', class: 'small', 'data-action': 'mute' }, `Mute ${author}`);
+  b.addEventListener('click', async () => {
+    b.disabled = true;
+    try {
+      await ctx.client.users.muteAuthor(ctx.reader, author);
+      ctx.say(
+        `Muted ${author}: their items leave every feed of ${ctx.reader} (not a block). Unmute under Preferences.`,
+      );
+      onMuted?.(author);
+    } catch (err) {
+      b.disabled = false;
+      ctx.say(`Could not mute: ${describe(err)}`);
+    }
+  });
+  return b;
+}
+
+/** Wraps a card's content behind the reader's `warn` phrases it holds, with a button to show it. */
+function behindWarning(li: HTMLLIElement, filtered: readonly string[]): void {
+  const content = h('div', { class: 'warned', hidden: true }, [...li.childNodes]);
+  const show = h('button', { type: 'button', class: 'small', 'data-action': 'show-filtered' }, 'Show anyway');
+  const note = h(
+    'p',
+    { class: 'folded', 'data-testid': 'filtered' },
+    `Filtered: it mentions ${filtered.map((p) => `“${p}”`).join(', ')} (your muted words with action warn). `,
+    show,
+  );
+  show.addEventListener('click', () => {
+    note.remove();
+    content.hidden = false;
+    content.querySelector<HTMLElement>('h3 a')?.focus();
+  });
+  li.replaceChildren(note, content);
+}
+
 /** The card of one item (an `<li>` with `data-id` and `data-author`). */
-export function itemCard(ctx: Ctx, item: Item, opts: CardOptions = {}): HTMLLIElement {
+export function itemCard(ctx: Ctx, item: FeedItem, opts: CardOptions = {}): HTMLLIElement {
   const li = h('li', { class: 'card', 'data-id': item.id, 'data-author': item.author_id });
   const site = host(item.url);
   const actions = h('div', { class: 'actions' });
@@ -88,7 +175,9 @@ export function itemCard(ctx: Ctx, item: Item, opts: CardOptions = {}): HTMLLIEl
     });
     actions.append(b);
   }
+  if (opts.showLess) actions.append(showLessButton(ctx, item, li));
   actions.append(followButton(ctx, item.author_id));
+  if (opts.mute) actions.append(muteButton(ctx, item.author_id, opts.onMuted));
   li.append(
     h(
       'h3',
@@ -104,8 +193,10 @@ export function itemCard(ctx: Ctx, item: Item, opts: CardOptions = {}): HTMLLIEl
       h('time', { datetime: new Date(item.published_at * 1000).toISOString() }, isoMinute(item.published_at)),
       site ? [' · ', h('a', { href: item.url ?? '', rel: 'noopener noreferrer', target: '_blank' }, site)] : null,
       item.tags.length ? [' · ', item.tags.slice(0, 5).join(', ')] : null,
+      item.lang && item.lang !== 'und' ? [' · ', h('span', { class: 'lang', title: 'language' }, item.lang)] : null,
     ),
     actions,
   );
+  if (item.filtered?.length) behindWarning(li, item.filtered);
   return li;
 }

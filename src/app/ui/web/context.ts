@@ -1,9 +1,11 @@
 /**
  * What every page gets: the client acting for the chosen reader, the session, whom the reader follows
- * (for the follow/unfollow buttons), and a way to announce what an action did.
+ * (for the follow/unfollow buttons), the live unread notifications count, and a way to announce what an
+ * action did.
  */
 import type { FreshetClient } from '../../../client/index.js';
 import type { Session } from './session.js';
+import type { Unread } from './unread.js';
 
 /** Users per page of `GET /v1/users/:id/following` (the route's maximum). */
 const FOLLOW_PAGE = 1000;
@@ -73,6 +75,8 @@ export interface Ctx {
   session: Session;
   reader: string;
   follows: FollowSet;
+  /** The reader's unread notifications count, kept live (the navigation's badge). */
+  unread: Unread;
   /** Announces a sentence in the shared live region (and shows it briefly). */
   say(text: string): void;
 }

@@ -1,7 +1,9 @@
 /**
- * The explorer's entry: the sign-in form, then the shell (navigation, reader picker, sign out, a live
- * region) and a hash router (`#/for-you`, `#/discover`, `#/following`, `#/hot`, `#/item/<id>`,
- * `#/exclusions`, `#/health`, `#/publish`). Each page cleans up its timers when the person leaves it.
+ * The explorer's entry: the sign-in form, then the shell (navigation with the unread notifications badge,
+ * reader picker, sign out, a live region) and a hash router (`#/for-you`, `#/discover`, `#/following`,
+ * `#/notifications`, `#/hot`, `#/item/<id>`, `#/preferences`, `#/exclusions`, `#/health`, `#/publish`).
+ * Each page cleans up its timers when the person leaves it; the shell stops its stream when it is rebuilt
+ * (another reader) or the person signs out.
  */
 import { FollowSet, type Ctx, type Page } from './context.js';
 import { h, replace } from './dom.js';
@@ -21,12 +23,17 @@ import { itemPage } from './pages/item.js';
 import { exclusionsPage } from './pages/exclusions.js';
 import { healthPage } from './pages/health.js';
 import { publishPage } from './pages/publish.js';
+import { notificationsPage } from './pages/notifications.js';
+import { preferencesPage } from './pages/preferences.js';
+import { unreadText, watchUnread, type Unread } from './unread.js';
 
 const PAGES: { path: string; label: string; page: Page }[] = [
   { path: 'for-you', label: 'For you', page: forYouPage },
   { path: 'discover', label: 'Discover', page: discoverPage },
   { path: 'following', label: 'Following', page: followingPage },
+  { path: 'notifications', label: 'Notifications', page: notificationsPage },
   { path: 'hot', label: 'Hot', page: hotPage },
+  { path: 'preferences', label: 'Preferences', page: preferencesPage },
   { path: 'exclusions', label: 'Exclusions', page: exclusionsPage },
   { path: 'health', label: 'Health', page: healthPage },
   { path: 'publish', label: 'Publish', page: publishPage },
@@ -34,6 +41,8 @@ const PAGES: { path: string; label: string; page: Page }[] = [
 
 const app = document.getElementById('app')!;
 let cleanup: (() => void) | void;
+/** The shell's unread watcher (one per signed-in reader; stopped when the shell is rebuilt). */
+let unread: Unread | null = null;
 
 /** The sign-in form: service key + reader, or a reader token. */
 function signIn(message = ''): void {
@@ -121,9 +130,24 @@ function readerPicker(s: Session): HTMLElement {
   return f;
 }
 
+/** The navigation badge of the unread count, kept in step with `u`. */
+function unreadBadge(u: Unread): HTMLElement {
+  const badge = h('span', { class: 'nav-badge', 'data-testid': 'unread', hidden: true });
+  const show = (n: number, capped: boolean) => {
+    badge.textContent = unreadText(n, capped);
+    badge.hidden = n === 0;
+    badge.setAttribute('aria-label', `${unreadText(n, capped)} unread`);
+  };
+  u.onChange(show);
+  if (u.count !== null) show(u.count, u.capped);
+  return badge;
+}
+
 /** The signed-in shell and the router. */
 function shell(s: Session): void {
   const client = clientFor(s);
+  unread?.stop();
+  unread = watchUnread(client, s.reader);
   const live = h('p', { id: 'say', class: 'say', role: 'status', 'aria-live': 'polite' });
   let hideTimer: ReturnType<typeof setTimeout> | undefined;
   const ctx: Ctx = {
@@ -131,6 +155,7 @@ function shell(s: Session): void {
     session: s,
     reader: s.reader,
     follows: followSet(),
+    unread,
     say(text) {
       live.textContent = text;
       live.classList.add('shown');
@@ -151,6 +176,8 @@ function shell(s: Session): void {
   out.addEventListener('click', () => {
     clearSession();
     cleanup?.();
+    unread?.stop();
+    unread = null;
     signIn();
   });
   const nav = h(
@@ -159,7 +186,18 @@ function shell(s: Session): void {
     h(
       'ul',
       {},
-      PAGES.map((p) => h('li', {}, h('a', { href: `#/${p.path}`, 'data-path': p.path }, p.label))),
+      PAGES.map((p) =>
+        h(
+          'li',
+          {},
+          h(
+            'a',
+            { href: `#/${p.path}`, 'data-path': p.path },
+            p.label,
+            p.path === 'notifications' ? [' ', unreadBadge(ctx.unread)] : null,
+          ),
+        ),
+      ),
     ),
   );
   const main = h('main', { id: 'main', tabindex: '-1' });

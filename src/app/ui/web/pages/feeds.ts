@@ -3,7 +3,7 @@
  * from the peek route when the server offers it), discover (each item's source, cursor paging) and
  * following (`max_id` paging, a "N new" banner from `since_id` polls or the live stream).
  */
-import type { Item } from '../../../../client/types.js';
+import type { FeedItem } from '../../../../client/types.js';
 import type { Ctx, Page } from '../context.js';
 import { itemCard } from '../cards.js';
 import { h, replace, statusLine } from '../dom.js';
@@ -16,8 +16,16 @@ const POLL_MS = 15_000;
 /** The most new timeline entries counted by one `since_id` page (the route's maximum); more shows as "100+". */
 const NEWS_MAX = 100;
 
+/** Which card actions a feed offers: the ranked feeds all of them, the following timeline mute only. */
+interface FeedActions {
+  /** "Not interested" and "Show less like this" (ranked feeds: the timeline keeps every item). */
+  ranked: boolean;
+  /** Called after a mute removed the author's cards. */
+  onMuted?(author: string): void;
+}
+
 /** A list that counts what it shows and flags any repeated id (a repeat would be a bug). */
-function feedList(ctx: Ctx, label: string, dismiss: boolean) {
+function feedList(ctx: Ctx, label: string, { ranked, onMuted }: FeedActions) {
   const ul = h('ul', { class: 'feed', 'aria-label': label, 'aria-busy': 'true' });
   const shown = new Set<string>();
   const count = h('span', { class: 'count', 'data-testid': 'count' });
@@ -26,33 +34,44 @@ function feedList(ctx: Ctx, label: string, dismiss: boolean) {
   const update = () => {
     count.textContent = `${ul.childElementCount} items${repeats ? `, ${repeats} repeated` : ', none repeated'}`;
   };
+  /**
+   * Removes the cards of `author` (an unfollow on the following page, a mute anywhere); keyboard focus
+   * inside a removed card moves to the next card left. @returns how many were removed.
+   */
+  const removeAuthor = (author: string): number => {
+    const cards = [...ul.children] as HTMLElement[];
+    const stays = (li: HTMLElement) => li.dataset.author !== author;
+    const at = cards.findIndex((li) => !stays(li) && li.contains(document.activeElement));
+    const next = at < 0 ? undefined : (cards.slice(at).find(stays) ?? cards.slice(0, at).reverse().find(stays));
+    const gone = cards.filter((li) => !stays(li));
+    for (const li of gone) li.remove();
+    if (at >= 0) (next?.querySelector('a') ?? ul.closest('main'))?.focus();
+    update();
+    return gone.length;
+  };
   return {
     ul,
     count,
+    removeAuthor,
     clear() {
       ul.replaceChildren();
       shown.clear();
       repeats = 0;
       update();
     },
-    /**
-     * Removes the cards of `author` (an unfollow on the following page); keyboard focus inside a removed
-     * card moves to the next card left. @returns how many were removed.
-     */
-    removeAuthor(author: string): number {
-      const cards = [...ul.children] as HTMLElement[];
-      const stays = (li: HTMLElement) => li.dataset.author !== author;
-      const at = cards.findIndex((li) => !stays(li) && li.contains(document.activeElement));
-      const next = at < 0 ? undefined : (cards.slice(at).find(stays) ?? cards.slice(0, at).reverse().find(stays));
-      const gone = cards.filter((li) => !stays(li));
-      for (const li of gone) li.remove();
-      if (at >= 0) (next?.querySelector('a') ?? ul.closest('main'))?.focus();
-      update();
-      return gone.length;
-    },
-    add(items: readonly Item[], badges?: readonly string[]) {
+    add(items: readonly FeedItem[], badges?: readonly string[]) {
       items.forEach((it, i) => {
-        const card = itemCard(ctx, it, { dismiss, onDismissed: update, ...(badges?.[i] ? { badge: badges[i] } : {}) });
+        const card = itemCard(ctx, it, {
+          dismiss: ranked,
+          showLess: ranked,
+          mute: true,
+          onDismissed: update,
+          onMuted: (author) => {
+            removeAuthor(author);
+            onMuted?.(author);
+          },
+          ...(badges?.[i] ? { badge: badges[i] } : {}),
+        });
         if (shown.has(it.id)) {
           repeats++;
           card.classList.add('repeat');
@@ -68,7 +87,7 @@ function feedList(ctx: Ctx, label: string, dismiss: boolean) {
 /** For you: refresh, infinite load_more, "N new" badge. */
 export const forYouPage: Page = (root, ctx) => {
   const status = statusLine();
-  const list = feedList(ctx, 'For-you items', true);
+  const list = feedList(ctx, 'For-you items', { ranked: true });
   const badge = h('button', { type: 'button', class: 'badge-new', hidden: true, 'data-testid': 'peek' });
   const refreshBtn = h('button', { type: 'button', 'data-action': 'refresh' }, 'Refresh');
   const more = scroller('Load more', list.ul, async () => {
@@ -133,7 +152,7 @@ export const forYouPage: Page = (root, ctx) => {
 /** Discover: each item's source, cursor paging. */
 export const discoverPage: Page = (root, ctx) => {
   const status = statusLine();
-  const list = feedList(ctx, 'Discover items', true);
+  const list = feedList(ctx, 'Discover items', { ranked: true });
   let cursor: string | null = null;
   const load = async (): Promise<boolean> => {
     const p = await ctx.client.discover.page(cursor, { limit: PAGE });
@@ -247,7 +266,8 @@ function newEntries(ctx: Ctx, how: HTMLElement, show: (n: number, capped?: boole
 /** Following: the chronological timeline, max_id paging, "N new" banner (live stream, else polls). */
 export const followingPage: Page = (root, ctx) => {
   const status = statusLine();
-  const list = feedList(ctx, 'Following timeline', false);
+  // a mute takes the author's cards out, and their waiting entries off the banner (the server leaves them out)
+  const list = feedList(ctx, 'Following timeline', { ranked: false, onMuted: (author) => news.forget(author) });
   const banner = h('button', { type: 'button', class: 'banner', hidden: true, 'data-testid': 'new-banner' });
   const how = h('span', { class: 'meta', 'data-testid': 'new-source' });
   const news = newEntries(ctx, how, (n, capped = false) => {

@@ -1,7 +1,7 @@
 /**
  * One item: its text and link, its hot counters (PV, UV, score, suspicious views — service key), who
  * follows its author, and the actions: record a view (it counts toward hot and joins the reader's
- * recent views), not interested, follow/unfollow or block the author.
+ * recent views), not interested, follow/unfollow, mute or block the author.
  */
 import type { Ctx, Page } from '../context.js';
 import { followButton } from '../cards.js';
@@ -95,6 +95,15 @@ export const itemPage: Page = (root, ctx, arg) => {
         ctx.say(`Could not mark it: ${describe(err)}`);
       }
     });
+    const mute = h('button', { type: 'button', 'data-action': 'mute' }, `Mute ${item.author_id}`);
+    mute.addEventListener('click', async () => {
+      try {
+        await ctx.client.users.muteAuthor(ctx.reader, item.author_id);
+        ctx.say(`Muted ${item.author_id}: their items leave every feed (not a block). Unmute under Preferences.`);
+      } catch (err) {
+        ctx.say(`Could not mute: ${describe(err)}`);
+      }
+    });
     const block = h('button', { type: 'button', 'data-action': 'block' }, `Block ${item.author_id}`);
     block.addEventListener('click', async () => {
       try {
@@ -122,7 +131,7 @@ export const itemPage: Page = (root, ctx, arg) => {
             item.tags.map((t) => h('li', {}, t)),
           )
         : null,
-      h('div', { class: 'actions' }, view, dismiss, followButton(ctx, item.author_id), block),
+      h('div', { class: 'actions' }, view, dismiss, followButton(ctx, item.author_id), mute, block),
       h('h3', {}, 'Counters'),
       counterEl,
       followersEl,
