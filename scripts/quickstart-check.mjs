@@ -107,19 +107,38 @@ function startShell(cmd, cwd, env, onData = () => {}) {
   return { child, out, exited };
 }
 
-/** Kills a child's process group (SIGTERM, then SIGKILL after `graceMs`); resolves when it has exited. */
+/** Whether any process of the group led by `pid` is alive. */
+function groupAlive(pid) {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/**
+ * Stops a child's whole process group (`npm start` → sh → node: the server outlives npm by its graceful
+ * shutdown): SIGTERM, SIGKILL after `graceMs`; resolves with the child's exit once no process of the group
+ * is left.
+ */
 async function stopGroup(child, exited, graceMs) {
-  if (child.exitCode !== null || child.signalCode !== null) return exited;
   const kill = (sig) => {
     try {
       process.kill(-child.pid, sig);
     } catch {}
   };
   kill('SIGTERM');
-  const timer = setTimeout(() => kill('SIGKILL'), graceMs);
-  const r = await exited;
-  clearTimeout(timer);
-  return r;
+  const t0 = performance.now();
+  let killed = false;
+  while (groupAlive(child.pid)) {
+    if (!killed && performance.now() - t0 > graceMs) {
+      kill('SIGKILL');
+      killed = true;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { ...(await exited), killed };
 }
 
 /** Runs `bash -c cmd` to its end within `limitS`. */
@@ -335,13 +354,12 @@ async function main() {
   } finally {
     if (server) {
       const t0 = performance.now();
-      const { code, signal } = await stopGroup(server.child, server.exited, LIMIT_S.stop * 1000);
-      record(
-        'ok',
-        (performance.now() - t0) / 1000,
-        'stop the server (SIGTERM)',
-        `exited (${signal ?? `code ${code}`})`,
-      );
+      const { killed } = await stopGroup(server.child, server.exited, LIMIT_S.stop * 1000);
+      const seconds = (performance.now() - t0) / 1000;
+      if (killed) {
+        record('FAIL', seconds, 'stop the server (SIGTERM)', `still running after ${LIMIT_S.stop} s: killed`);
+        process.exitCode = 1;
+      } else record('ok', seconds, 'stop the server (SIGTERM)', 'every process of `npm start` exited');
     }
     clearTimeout(total);
     cleanup();
@@ -358,7 +376,7 @@ function cleanup() {
       process.kill(-child.pid, 'SIGKILL');
     } catch {}
   }
-  if (tmp && !keep) rmSync(tmp, { recursive: true, force: true });
+  if (tmp && !keep) rmSync(tmp, { recursive: true, force: true, maxRetries: 5 });
 }
 
 for (const sig of ['SIGINT', 'SIGTERM'])
