@@ -37,7 +37,7 @@ export class LiveStats {
   rateLimited = 0;
   /** Events dropped because their post was deleted on the server. */
   retired = 0;
-  /** Events the run did not send because the server answered slower than the rate (backlog over 1 s). */
+  /** Events the run did not send: the server answered slower than the rate (backlog over 1 s) or asked it to wait (429). */
   behind = 0;
   /** The last failure's words. */
   lastError = '';
@@ -136,7 +136,11 @@ export function formatLiveSummary(r: LiveSummary): string {
       'rate limited',
       `${s.rateLimited} requests answered 429: the server limits the service key (FRESHET_RATE_SERVICE); lower --rate or raise it`,
     ]);
-  if (s.behind > 0) rows.push(['behind', `${s.behind} events not sent: the server answered slower than --rate`]);
+  if (s.behind > 0)
+    rows.push([
+      'behind',
+      `${s.behind} events not sent: the server answered slower than --rate, or asked to wait (429)`,
+    ]);
   if (s.retired > 0) rows.push(['deleted', `${s.retired} events dropped: their post was deleted meanwhile`]);
   const lines = ['', 'simulate live', ...rows.map(([k, val]) => `  ${k.padEnd(13)}${val}`), '', ...hotLines(r)];
   lines.push('', `Watch it: ${r.url}/ui/#/hot (the explorer), or GET ${r.url}/v1/hot`);

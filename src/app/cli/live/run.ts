@@ -7,11 +7,12 @@
  *
  * Pacing: a token bucket filled at `rate` events/s and holding at most one second of events, drained
  * every {@link TICK_MS}; at most `maxInflight` requests in flight. A server slower than the rate lets
- * the bucket overflow: those events are not sent later in a burst but counted as `behind`. Stops at
+ * the bucket overflow, and a 429 pauses sending for a second: those events are not sent later in a burst
+ * but counted as `behind`. Stops at
  * `durationMs`, when the plan is spent, on `signal` (Ctrl-C; the requests in flight are awaited), or on
  * a failure that would only repeat: the key refused (401), or no answer at all for `stallMs` while
- * requests fail (a stopped or stalled server). A 429 (the service key's rate limit,
- * `FRESHET_RATE_SERVICE`) pauses sending for a second; its events are counted as failed, not resent.
+ * requests fail (a stopped or stalled server). The events of a request answered 429 (the service key's
+ * rate limit, `FRESHET_RATE_SERVICE`) are counted as failed, not resent.
  */
 import { FreshetClient, FreshetClientError } from '../../../client/index.js';
 import type { ViewInput } from '../../../client/index.js';
@@ -166,7 +167,9 @@ async function pace(
       stats.behind += Math.floor(tokens - cap);
       tokens = cap;
     }
-    if (now >= sender.pausedUntil) tokens -= await sender.tick(Math.floor(tokens), elapsed / o.durationMs);
+    const due = Math.floor(tokens);
+    if (now < sender.pausedUntil) stats.behind += due; // the server asked to wait (429): not sent later in a burst
+    tokens -= now < sender.pausedUntil ? due : await sender.tick(due, elapsed / o.durationMs);
     progress.update(stats.answered, progressDetail(stats, plan, elapsed));
     await o.sleep(TICK_MS, o.signal);
   }
