@@ -46,3 +46,15 @@ export function readerArg(value: string): string {
   if (!isId(value)) throw new InvalidArgumentError('reader id must match [A-Za-z0-9_.-]{1,64}');
   return value;
 }
+
+/** A number of minutes: more than 0, at most `max`, decimals allowed (`0.5` = 30 s). */
+export function minutesArg(max: number): (value: string) => number {
+  return (value: string) => {
+    const n = Number(value);
+    if (!/^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(value) || !(n > 0) || n > max)
+      throw new InvalidArgumentError(
+        `must be a number of minutes over 0 and at most ${max} (decimals allowed: 0.5 = 30 s)`,
+      );
+    return n;
+  };
+}

@@ -119,7 +119,7 @@ export async function checkServer(
       const cause = err.cause as (Error & { cause?: Error }) | undefined;
       const why = cause?.cause?.message ?? cause?.message ?? err.msg;
       throw new ServerUnreachableError(
-        `no Freshet server answers at ${target.url} (found by ${target.foundBy}): ${why}; start one with \`freshet serve\` or pass --url`,
+        `no Freshet server answers at ${target.url} (found by ${target.foundBy}): ${why} — start one with \`freshet serve\`, or pass --url`,
       );
     }
     throw new Error(`${target.url}/healthz answered ${err.status} (found by ${target.foundBy})`);
