@@ -290,6 +290,49 @@ describe('the web explorer at /ui', () => {
     }
   });
 
+  it('following: "N unread" from the read marker; Catch up pages oldest first from it and moves it as the cards scroll into view', async () => {
+    const api = async (path: string, init: RequestInit = {}) => {
+      const res = await fetch(`${base}${path}`, {
+        ...init,
+        headers: {
+          authorization: `Bearer ${SERVICE_KEY}`,
+          'x-freshet-reader': READER,
+          ...(init.body ? { 'content-type': 'application/json' } : {}),
+        },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: any }).data;
+    };
+    // the timeline as the server has it, newest first; the marker 25 entries below the top (more than a page)
+    const top = (await api('/v1/feeds/following?limit=100')).items as { id: string; timeline_id: string }[];
+    expect(top.length).toBeGreaterThan(26);
+    const unreadEntries = top.slice(0, 25).reverse(); // what catch-up shows, oldest first
+    await api(`/v1/users/${READER}/markers/following`, {
+      method: 'PUT',
+      body: JSON.stringify({ last_read_id: top[25]!.timeline_id, force: true }),
+    });
+    await page.getByRole('link', { name: 'Hot' }).click(); // not For you: each visit there burns a refresh
+    await page.getByRole('link', { name: 'Following' }).click();
+    await expect.poll(() => page.getByTestId('timeline-unread').textContent(), { timeout: 10_000 }).toBe('25 unread');
+
+    await page.getByRole('button', { name: 'Catch up' }).click();
+    await expect
+      .poll(async () => (await feedIds()).slice(0, 20), { timeout: 10_000 })
+      .toEqual(unreadEntries.slice(0, 20).map((e) => e.id));
+    await page.screenshot({ path: `${OUT}following-catch-up-1440.png` });
+    await page.locator('[data-action=load-more]').scrollIntoViewIfNeeded();
+    await expect.poll(() => cardIds(), { timeout: 10_000 }).toEqual(unreadEntries.map((e) => e.id));
+    await expect.poll(() => page.getByText('You are caught up.').isVisible(), { timeout: 10_000 }).toBe(true);
+    // the newest card is in view at the bottom: the marker reaches it, and the page says so
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await expect
+      .poll(async () => (await api(`/v1/users/${READER}/markers`)).following.last_read_id, { timeout: 10_000 })
+      .toBe(top[0]!.timeline_id);
+    await expect.poll(() => page.getByTestId('timeline-unread').textContent(), { timeout: 10_000 }).toBe('all read');
+    await page.getByRole('button', { name: 'Newest first' }).click();
+    await expect.poll(async () => (await feedIds())[0], { timeout: 10_000 }).toBe(top[0]!.id);
+  });
+
   it("publishes an item through the form: it has its own page and tops the following timeline of its author's followers", async () => {
     await page.getByRole('link', { name: 'Publish' }).click();
     await page.getByLabel('Id', { exact: true }).fill('ui_form_1');

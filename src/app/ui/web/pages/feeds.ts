@@ -7,6 +7,7 @@ import type { FeedItem } from '../../../../client/types.js';
 import type { Ctx, Page } from '../context.js';
 import { itemCard } from '../cards.js';
 import { h, replace, statusLine } from '../dom.js';
+import { type MarkerState, readMarker } from '../catch-up.js';
 import { describe, peek } from '../extras.js';
 import { scroller } from '../scroller.js';
 
@@ -199,8 +200,14 @@ export const discoverPage: Page = (root, ctx) => {
  * (through the client) while the server offers it, else by `since_id` polls every {@link POLL_MS}.
  * `how` says which. `watch(newest)` (re)starts from a new top; `stop()` ends both; `forget(author)` drops
  * an unfollowed author's entries from the count at once (the server leaves them out of later pages).
+ * The stream's `marker` events go to `onMarker`.
  */
-function newEntries(ctx: Ctx, how: HTMLElement, show: (n: number, capped?: boolean) => void) {
+function newEntries(
+  ctx: Ctx,
+  how: HTMLElement,
+  show: (n: number, capped?: boolean) => void,
+  onMarker: (m: MarkerState) => void,
+) {
   let live: AbortController | null = null;
   let timer: ReturnType<typeof setInterval> | undefined;
   let useStream = true;
@@ -238,6 +245,11 @@ function newEntries(ctx: Ctx, how: HTMLElement, show: (n: number, capped?: boole
           maxReconnects: 3,
         })) {
           if (ctl.signal.aborted) return; // an entry already buffered when the page reloaded
+          if (ev.type === 'marker') {
+            onMarker(ev); // another device (or tab) moved the marker
+            continue;
+          }
+          if (ev.type === 'notifications') continue; // the navigation's badge has its own stream
           if (ev.type === 'item') fresh.set(ev.timeline_id, ev.item.author_id);
           else {
             // a reset: more came than the server replays, and its id is not one entry — count them instead
@@ -263,20 +275,34 @@ function newEntries(ctx: Ctx, how: HTMLElement, show: (n: number, capped?: boole
   return { watch, stop, forget };
 }
 
-/** Following: the chronological timeline, max_id paging, "N new" banner (live stream, else polls). */
+/**
+ * Following: the chronological timeline, newest first by `max_id`, with a "N new" banner (live stream, else
+ * polls) and "N unread" from the read marker; "Catch up" pages oldest first from the marker instead
+ * (`from=marker`, then `next_min_id`) and moves the marker as the cards scroll into view.
+ */
 export const followingPage: Page = (root, ctx) => {
   const status = statusLine();
   // a mute takes the author's cards out, and their waiting entries off the banner (the server leaves them out)
   const list = feedList(ctx, 'Following timeline', { ranked: false, onMuted: (author) => news.forget(author) });
   const banner = h('button', { type: 'button', class: 'banner', hidden: true, 'data-testid': 'new-banner' });
   const how = h('span', { class: 'meta', 'data-testid': 'new-source' });
-  const news = newEntries(ctx, how, (n, capped = false) => {
-    banner.hidden = n === 0;
-    banner.textContent = `${n}${capped ? '+' : ''} new — show them`;
-  });
+  const unread = h('span', { class: 'meta', 'data-testid': 'timeline-unread', 'aria-live': 'polite' });
+  const marker = readMarker(ctx, unread);
+  const catchUpBtn = h('button', { type: 'button', 'data-action': 'catch-up', 'aria-pressed': 'false' }, 'Catch up');
+  const news = newEntries(
+    ctx,
+    how,
+    (n, capped = false) => {
+      banner.hidden = n === 0;
+      banner.textContent = `${n}${capped ? '+' : ''} new — show them`;
+    },
+    (m) => marker.show(m),
+  );
+  let catchingUp = false;
   let maxId: string | undefined;
+  let minId: string | undefined;
   let newest: string | undefined;
-  const load = async (): Promise<boolean> => {
+  const loadNewest = async (): Promise<boolean> => {
     const p = await ctx.client.following.page({ limit: PAGE, ...(maxId ? { maxId } : {}) });
     newest ??= p.items[0]?.timeline_id;
     list.add(p.items);
@@ -285,24 +311,46 @@ export const followingPage: Page = (root, ctx) => {
       status.textContent = 'The timeline is empty: follow authors from the for-you or discover cards.';
     return p.next_max_id !== null && p.items.length > 0;
   };
-  const more = scroller('Older', list.ul, load);
+  /** One catch-up page, oldest first; once caught up, the banner watches for entries after the last one. */
+  const loadCatchUp = async (): Promise<boolean> => {
+    const p = await ctx.client.following.catchUp({ limit: PAGE, ...(minId ? { minId } : {}) });
+    list.add(p.items);
+    for (const it of p.items) {
+      const card = list.ul.querySelector<HTMLElement>(`li.card[data-id="${CSS.escape(it.id)}"]`);
+      if (card) marker.watch(card, it.timeline_id);
+    }
+    newest = p.items.at(-1)?.timeline_id ?? newest ?? minId ?? marker.lastRead;
+    minId = p.next_min_id ?? newest;
+    if (p.next_min_id) return true;
+    status.textContent = list.ul.childElementCount ? 'You are caught up.' : 'Nothing unread: you are caught up.';
+    void news.watch(newest);
+    return false;
+  };
+  const more = scroller('Load more', list.ul, () => (catchingUp ? loadCatchUp() : loadNewest()));
   const start = async () => {
     news.stop(); // the stream (or the polls) restart from the new top once it is loaded
+    await marker.unwatch();
     banner.hidden = true;
     status.textContent = '';
+    void marker.refresh();
     try {
       await more.restart(() => {
-        maxId = undefined;
-        newest = undefined;
+        maxId = minId = newest = undefined;
         list.clear();
-        return load();
+        return catchingUp ? loadCatchUp() : loadNewest();
       });
     } catch (err) {
       status.textContent = `The timeline failed: ${describe(err)}`;
     }
-    void news.watch(newest);
+    if (!catchingUp) void news.watch(newest);
   };
   banner.addEventListener('click', () => void start());
+  catchUpBtn.addEventListener('click', () => {
+    catchingUp = !catchingUp;
+    catchUpBtn.setAttribute('aria-pressed', String(catchingUp));
+    catchUpBtn.textContent = catchingUp ? 'Newest first' : 'Catch up';
+    void start();
+  });
   // the timeline keeps only followed authors: an unfollow here takes the author's cards out at once
   const off = ctx.follows.onChange((author, following) => {
     if (!following) {
@@ -312,7 +360,7 @@ export const followingPage: Page = (root, ctx) => {
   });
   replace(
     root,
-    h('div', { class: 'toolbar' }, h('h2', {}, 'Following'), list.count, how),
+    h('div', { class: 'toolbar' }, h('h2', {}, 'Following'), catchUpBtn, unread, list.count, how),
     banner,
     status,
     list.ul,
@@ -323,5 +371,6 @@ export const followingPage: Page = (root, ctx) => {
     off();
     news.stop();
     more.stop();
+    void marker.unwatch();
   };
 };
