@@ -65,6 +65,23 @@ export interface Erasure {
   kept: string[];
 }
 
+/** The steps of an erase, in the order they run (each logged at debug as `erase step done` with its name). */
+export const ERASE_STEPS = [
+  'items',
+  'graph',
+  'timeline',
+  'exclusions',
+  'notifications',
+  'seen',
+  'forYou',
+  'discover',
+  'content',
+  'hot',
+  'edge',
+] as const;
+/** One step of {@link ERASE_STEPS}. */
+export type EraseStep = (typeof ERASE_STEPS)[number];
+
 /** Items tombstoned per statement. */
 const ITEM_BATCH = 500;
 
@@ -88,20 +105,33 @@ export async function eraseUser(
 ): Promise<Erasure> {
   assertId(userId, 'user id');
   const removed: Record<string, Record<string, number>> = {};
+  /** Logs the end of a step at debug (a test kills the command there and runs it again). */
+  const done = (step: EraseStep) => f.log.debug({ userId, step }, 'erase step done');
   if (items === 'delete') removed.items = await eraseItems(f, userId, nowMs);
+  done('items');
   const graph = await f.graph.forgetUser(userId);
   removed.graph = { following: graph.following, followers: graph.followers, blocks: graph.blocks, user: graph.user };
+  done('graph');
   removed.timeline = await f.timeline.forgetUser(userId, graph.pendingFanouts);
+  done('timeline');
   removed.exclusions = await f.exclusions.forgetUser(userId);
+  done('exclusions');
   removed.notifications = await f.notifications.notifications.forgetUser(userId);
+  done('notifications');
   await f.readerSeen.forget(userId);
   removed.seen = { readerFilter: 1 };
+  done('seen');
   await f.forYouCache.forget(userId);
   removed.forYou = { cache: 1 };
+  done('forYou');
   removed.discover = { signals: await f.embeddings.forgetReader(userId) };
+  done('discover');
   removed.content = { interests: await f.content.forgetReader(userId) };
+  done('content');
   removed.hot = { visitorMarks: await f.hotCounters.forgetVisitor(userId) };
+  done('hot');
   removed.edge = { rateCounts: await f.forgetCaller(userId) };
+  done('edge');
   f.log.info({ userId, items, removed }, 'user erased');
   return { userId, items, removed, kept: KEPT_TRACES };
 }

@@ -5,6 +5,8 @@
 
 /** Minimal structured logger (pino-compatible). */
 export interface Logger {
+  /** Detail for tracing a run step by step (off at the default level). */
+  debug(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
@@ -26,4 +28,4 @@ export interface FeedMetrics {
 }
 
 /** A logger that drops everything. */
-export const silentLogger: Logger = { info: () => {}, warn: () => {}, error: () => {} };
+export const silentLogger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };

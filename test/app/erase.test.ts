@@ -6,77 +6,106 @@
  * shows), then erased: no PostgreSQL row and no Redis key (name or value, every master) and no file of the
  * data folder holds their id afterwards, except the documented hashed structures; the follower counts of the
  * users they followed are exact; their items are gone from another reader's feeds. An erase that fails at any
- * step and is run again ends in the same state.
+ * step and is run again ends in the same state; so does the real `freshet erase-user` killed with `kill -9`
+ * after a random step. The Redis part runs on a 3-master Cluster too (every master
+ * scanned).
  */
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import AjvModule from 'ajv';
 import type { FreshetClient } from '../../src/client/index.js';
 import { HOUR_MS } from '../../src/kernel/clock.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
+import { ERASE_STEPS } from '../../src/app/personal-data.js';
+import { onJsonLines, spawnCli } from '../support/cli.js';
 import { failure } from '../support/client.js';
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/env.js';
 import { settle, withWorker } from '../support/following.js';
+import { fileCluster } from '../support/redis-cluster.js';
 import { fileTraces, redisTraces, sqlTraces } from '../support/traces.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 
+const cluster = fileCluster();
+
 const setups = [
-  { name: 'PGlite + in-process', hot: 'memory', db: 'pglite' },
-  { name: 'PostgreSQL + Redis', hot: 'redis', db: 'postgres' },
+  { name: 'PGlite + in-process', hot: 'memory', db: 'pglite', onCluster: false },
+  { name: 'PostgreSQL + Redis', hot: 'redis', db: 'postgres', onCluster: false },
+  // every Redis-backed room on a 3-master Cluster: the keys of one user spread over the masters
+  { name: 'PostgreSQL + a Redis Cluster', hot: 'cluster', db: 'postgres', onCluster: true },
 ] as const;
 
-describe.each(setups)('erase and export on $name', ({ hot, db }) => {
+/** The other users and items every history refers to (`o_1`…`o_3` by au1 and au2). */
+async function seedOthers(svc: FreshetClient): Promise<void> {
+  for (const u of ['au1', 'au2', 'fa1', 'fa2', 'bk1', 'bk2', 'mu1']) await svc.users.register(u);
+  await svc.items.publish([
+    item('o_1', HOUR_MS, { author_id: 'au1', title: 'rust compilers' }),
+    item('o_2', 2 * HOUR_MS, { author_id: 'au2', title: 'bloom filters' }),
+    item('o_3', 3 * HOUR_MS, { author_id: 'au1', title: 'postgres tuning' }),
+  ]);
+}
+
+/** A user with a full history (see the module doc); returns their items' ids. */
+async function fullHistory(t: TestApp, svc: FreshetClient, u: string): Promise<string[]> {
+  await svc.users.register(u);
+  const tag = Math.floor(Math.random() * 1e9);
+  const mine = [`ep${tag}a`, `ep${tag}b`]; // item ids of their own, not holding the user id
+  await svc.items.publish(mine.map((id, i) => item(id, (i + 1) * 60_000, { author_id: u, title: `my post ${i}` })));
+  await svc.follows.follow(u, 'au1');
+  await svc.follows.follow(u, 'au2');
+  await svc.follows.follow('fa1', u);
+  await svc.follows.follow('fa2', u);
+  await svc.blocks.block(u, 'bk1');
+  await svc.blocks.block('bk2', u);
+  await settle(t);
+  const rd = t.client({ token: await t.token(u) });
+  for (const id of ['o_1', 'o_2', 'o_3']) await rd.views.record({ item_id: id });
+  await rd.engagements.record({ item_id: 'o_1', kind: 'like' });
+  await svc.as('fa1').engagements.record({ item_id: mine[0]!, kind: 'like' });
+  await rd.feedback.notInterested('o_2');
+  await svc.users.setPreferences(u, { muted_words: [{ phrase: 'secret word' }] });
+  await svc.users.setPreferences('mu1', { muted_authors: [{ author_id: u }, { author_id: 'au2' }] });
+  await svc.users.setInterests(u, ['rust', 'postgres']);
+  await rd.following.page({ limit: 20 });
+  await rd.discover.page(null, { limit: 5 });
+  await rd.forYou.refresh({ limit: 2 });
+  await svc.as('fa1').following.page({ limit: 20 });
+  const groups = await rd.notifications.page();
+  if (groups.groups[0]) await svc.markers.setNotifications(u, groups.groups[0].latest_id);
+  const tl = (await rd.following.page({ limit: 1 })).items[0];
+  if (tl) await svc.markers.setFollowing(u, tl.timeline_id);
+  await t.f.seenCheckpointer?.checkpoint();
+  return mine;
+}
+
+describe.each(setups)('erase and export on $name', ({ hot, db, onCluster }) => {
   let t: TestApp;
   let svc: FreshetClient;
+  /** Where the user's Redis keys live (none on the in-process pair). */
+  const onRedis = hot !== 'memory';
 
   beforeAll(async () => {
-    t = withWorker(await startTestApp({ hot, db }));
+    const env = onCluster
+      ? {
+          FRESHET_KEY_PREFIX: cluster.nextPrefix(),
+          FRESHET_REDIS_CLUSTER_NODES: cluster.redis
+            .nodes('master')
+            .map((m) => `${m.options.host}:${m.options.port}`)
+            .join(','),
+        }
+      : undefined;
+    t = withWorker(await startTestApp({ hot: onCluster ? 'memory' : hot, db, ...(env ? { env } : {}) }));
     svc = t.client();
-    const others = ['au1', 'au2', 'fa1', 'fa2', 'bk1', 'bk2', 'mu1'];
-    for (const u of others) await svc.users.register(u);
-    await svc.items.publish([
-      item('o_1', HOUR_MS, { author_id: 'au1', title: 'rust compilers' }),
-      item('o_2', 2 * HOUR_MS, { author_id: 'au2', title: 'bloom filters' }),
-      item('o_3', 3 * HOUR_MS, { author_id: 'au1', title: 'postgres tuning' }),
-    ]);
+    await seedOthers(svc);
   });
   afterAll(async () => t?.close());
 
-  /** A user with a full history (see the module doc); returns their items' ids. */
-  async function fullHistory(u: string): Promise<string[]> {
-    await svc.users.register(u);
-    const tag = Math.floor(Math.random() * 1e9);
-    const mine = [`ep${tag}a`, `ep${tag}b`]; // item ids of their own, not holding the user id
-    await svc.items.publish(mine.map((id, i) => item(id, (i + 1) * 60_000, { author_id: u, title: `my post ${i}` })));
-    await svc.follows.follow(u, 'au1');
-    await svc.follows.follow(u, 'au2');
-    await svc.follows.follow('fa1', u);
-    await svc.follows.follow('fa2', u);
-    await svc.blocks.block(u, 'bk1');
-    await svc.blocks.block('bk2', u);
-    await settle(t);
-    const rd = t.client({ token: await t.token(u) });
-    for (const id of ['o_1', 'o_2', 'o_3']) await rd.views.record({ item_id: id });
-    await rd.engagements.record({ item_id: 'o_1', kind: 'like' });
-    await svc.as('fa1').engagements.record({ item_id: mine[0]!, kind: 'like' });
-    await rd.feedback.notInterested('o_2');
-    await svc.users.setPreferences(u, { muted_words: [{ phrase: 'secret word' }] });
-    await svc.users.setPreferences('mu1', { muted_authors: [{ author_id: u }, { author_id: 'au2' }] });
-    await svc.users.setInterests(u, ['rust', 'postgres']);
-    await rd.following.page({ limit: 20 });
-    await rd.discover.page(null, { limit: 5 });
-    await rd.forYou.refresh({ limit: 2 });
-    await svc.as('fa1').following.page({ limit: 20 });
-    const groups = await rd.notifications.page();
-    if (groups.groups[0]) await svc.markers.setNotifications(u, groups.groups[0].latest_id);
-    const tl = (await rd.following.page({ limit: 1 })).items[0];
-    if (tl) await svc.markers.setFollowing(u, tl.timeline_id);
-    await t.f.seenCheckpointer?.checkpoint();
-    return mine;
-  }
-
   it('exports what the API shows, valid against the published schema; 404 for a stranger, 403 for another reader', async () => {
     const u = `zq_exp_${hot}`;
-    const mine = await fullHistory(u);
+    const mine = await fullHistory(t, svc, u);
     const res = await t.app.inject({
       method: 'GET',
       url: `/v1/users/${u}/export`,
@@ -116,16 +145,18 @@ describe.each(setups)('erase and export on $name', ({ hot, db }) => {
 
   it('erases everything: no row, key, value or file holds the id; follower counts exact; their items leave every feed', async () => {
     const u = `zq_erase_${hot}`;
-    const mine = await fullHistory(u);
+    const mine = await fullHistory(t, svc, u);
     const before = await t.sql.query<{ id: string; followers: number }>(
       "SELECT id, followers FROM users WHERE id IN ('au1', 'au2') ORDER BY id",
     );
+    // the user's keys are there to erase (on a Cluster: on more than one master)
+    if (onRedis) expect((await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u)).length).toBeGreaterThan(3);
     const erased = await svc.users.erase(u);
     expect(erased.removed.graph).toMatchObject({ following: 2, followers: 2, blocks: 2, user: 1 });
     expect(erased.removed.items).toEqual({ items: 2 });
     expect(erased.kept.length).toBeGreaterThan(0);
     expect(await sqlTraces(t.sql, u)).toEqual({});
-    if (hot === 'redis') expect(await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u)).toEqual([]);
+    if (onRedis) expect(await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u)).toEqual([]);
     const after = await t.sql.query<{ id: string; followers: number }>(
       "SELECT id, followers FROM users WHERE id IN ('au1', 'au2') ORDER BY id",
     );
@@ -159,7 +190,7 @@ describe.each(setups)('erase and export on $name', ({ hot, db }) => {
     ];
     for (const [room, method] of steps) {
       const u = `zq_fail_${room}_${hot}`;
-      await fullHistory(u);
+      await fullHistory(t, svc, u);
       const target = personal[room]!;
       const real = target[method] as (...a: unknown[]) => Promise<unknown>;
       target[method] = async () => {
@@ -172,7 +203,7 @@ describe.each(setups)('erase and export on $name', ({ hot, db }) => {
       }
       await t.f.useCases.eraseUser(u, 'delete', T0);
       expect(await sqlTraces(t.sql, u), room).toEqual({});
-      if (hot === 'redis') expect(await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u), room).toEqual([]);
+      if (onRedis) expect(await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u), room).toEqual([]);
     }
   });
 });
@@ -194,6 +225,58 @@ describe('erase on the embedded default, files included', () => {
       await t.f.close(); // a clean stop writes every snapshot of the data folder
       expect(fileTraces(t.config.dataDir, u)).toEqual([]);
     } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('erase killed with kill -9 and run again (the real command, PostgreSQL + Redis)', () => {
+  it('a `freshet erase-user` killed after a random step, run again, leaves no trace', async () => {
+    const t = withWorker(await startTestApp({ hot: 'redis', db: 'postgres' }));
+    const dir = mkdtempSync(join(tmpdir(), 'freshet-erase-kill-'));
+    try {
+      const svc = t.client();
+      await seedOthers(svc);
+      const u = 'zq_kill_redis';
+      await fullHistory(t, svc, u);
+      const url = new URL(TEST_DATABASE_URL);
+      url.searchParams.set('options', `-c search_path=${t.schema}`);
+      const env = {
+        ...process.env,
+        LOG_LEVEL: 'debug',
+        LOG_FORMAT: 'json',
+        FRESHET_DATA_DIR: dir,
+        FRESHET_DATABASE_URL: url.toString(),
+        FRESHET_REDIS_URL: TEST_REDIS_URL,
+        FRESHET_KEY_PREFIX: t.config.keyPrefix,
+        FRESHET_SERVICE_KEY: SERVICE_KEY,
+        FRESHET_SECRET: 'erase-kill-secret-0123456789',
+      };
+      // a step of the first half: the rest (PostgreSQL transactions and Redis calls) is still to run when
+      // the signal lands, so the command dies mid-erase
+      const killAfter = ERASE_STEPS[Math.floor(Math.random() * (ERASE_STEPS.length / 2))]!;
+      const first = spawnCli(['erase-user', u], env);
+      const stepsDone: string[] = [];
+      onJsonLines<{ msg?: string; step?: string }>(first.stderr!, (e) => {
+        if (e.msg !== 'erase step done' || !e.step) return;
+        stepsDone.push(e.step);
+        if (e.step === killAfter) first.kill('SIGKILL');
+      });
+      const [code, signal] = (await once(first, 'exit')) as [number | null, string | null];
+      expect(signal, `killed after ${killAfter}; steps logged: ${stepsDone.join(', ')}; exit ${code}`).toBe('SIGKILL');
+      expect(stepsDone).not.toContain('edge'); // it died before the last step
+      expect(await sqlTraces(t.sql, u), 'a killed erase leaves part of the user').not.toEqual({});
+
+      const second = spawnCli(['erase-user', u], env);
+      let out = '';
+      second.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+      const [again] = (await once(second, 'exit')) as [number | null];
+      expect(again, out).toBe(0);
+      expect(JSON.parse(out)).toMatchObject({ userId: u, items: 'delete' });
+      expect(await sqlTraces(t.sql, u)).toEqual({});
+      expect(await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
       await t.close();
     }
   });
