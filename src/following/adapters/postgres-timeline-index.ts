@@ -16,6 +16,7 @@ import type {
   VisibleResult,
 } from '../timeline-index.js';
 import type { Sql } from '../../kernel/sql/sql.js';
+import { moveMarker, readMarker, type ReadMarker } from '../../kernel/sql/read-markers.js';
 import { itemColumns, rowToItem, type ItemRow } from '../../kernel/items/item-rows.js';
 
 const COLUMNS = `${itemColumns('i')}, i.tid`;
@@ -179,29 +180,12 @@ export class PostgresTimelineIndex implements TimelineIndex {
     return (await this.sql.query('DELETE FROM timeline_markers WHERE reader_id = $1 RETURNING 1', [readerId])).length;
   }
 
-  async marker(readerId: string): Promise<{ lastReadId: number; updatedAt: number | null }> {
-    const rows = await this.sql.query<{ last_read_id: string | number; updated_at: string | number }>(
-      'SELECT last_read_id, updated_at FROM timeline_markers WHERE reader_id = $1',
-      [readerId],
-    );
-    const r = rows[0];
-    return r
-      ? { lastReadId: Number(r.last_read_id), updatedAt: Number(r.updated_at) }
-      : { lastReadId: 0, updatedAt: null };
+  async marker(readerId: string): Promise<ReadMarker> {
+    return readMarker(this.sql, 'timeline_markers', readerId);
   }
 
   async setMarker(readerId: string, lastReadId: number, nowMs: number, force: boolean) {
-    // one statement: of two devices racing, the older marker's update matches no row
-    const moved = await this.sql.query<{ last_read_id: string | number; updated_at: string | number }>(
-      `INSERT INTO timeline_markers AS m (reader_id, last_read_id, updated_at) VALUES ($1, $2::bigint, $3::bigint)
-       ON CONFLICT (reader_id) DO UPDATE SET last_read_id = EXCLUDED.last_read_id, updated_at = EXCLUDED.updated_at
-       WHERE $4::boolean OR m.last_read_id < EXCLUDED.last_read_id
-       RETURNING last_read_id, updated_at`,
-      [readerId, lastReadId, Math.floor(nowMs), force],
-    );
-    if (moved[0])
-      return { lastReadId: Number(moved[0].last_read_id), updatedAt: Number(moved[0].updated_at), moved: true };
-    return { ...(await this.marker(readerId)), moved: false };
+    return moveMarker(this.sql, 'timeline_markers', readerId, lastReadId, nowMs, force);
   }
 
   async visible(readerId: string, tids: readonly number[]): Promise<VisibleResult> {

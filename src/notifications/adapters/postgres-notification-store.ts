@@ -11,6 +11,7 @@ import {
   type NotificationType,
 } from '../domain.js';
 import type { NewNotification, NotificationMarker, NotificationStore } from '../notification-store.js';
+import { moveMarker, readMarker } from '../../kernel/sql/read-markers.js';
 import type { Sql } from '../../kernel/sql/sql.js';
 
 interface EventRow {
@@ -142,14 +143,7 @@ export class PostgresNotificationStore implements NotificationStore {
   }
 
   async getMarker(readerId: string): Promise<NotificationMarker> {
-    const rows = await this.sql.query<{ last_read_id: number | string; updated_at: number | string }>(
-      'SELECT last_read_id, updated_at FROM notification_markers WHERE reader_id = $1',
-      [readerId],
-    );
-    const r = rows[0];
-    return r
-      ? { lastReadId: Number(r.last_read_id), updatedAt: Number(r.updated_at) }
-      : { lastReadId: 0, updatedAt: null };
+    return readMarker(this.sql, 'notification_markers', readerId);
   }
 
   async setMarker(
@@ -158,17 +152,7 @@ export class PostgresNotificationStore implements NotificationStore {
     nowMs: number,
     force: boolean,
   ): Promise<NotificationMarker & { moved: boolean }> {
-    // one statement: two devices racing end at the newer marker (the older one's update matches no row)
-    const moved = await this.sql.query<{ last_read_id: number | string; updated_at: number | string }>(
-      `INSERT INTO notification_markers AS m (reader_id, last_read_id, updated_at) VALUES ($1, $2::bigint, $3::bigint)
-       ON CONFLICT (reader_id) DO UPDATE SET last_read_id = EXCLUDED.last_read_id, updated_at = EXCLUDED.updated_at
-       WHERE $4::boolean OR m.last_read_id < EXCLUDED.last_read_id
-       RETURNING last_read_id, updated_at`,
-      [readerId, lastReadId, Math.floor(nowMs), force],
-    );
-    if (moved[0])
-      return { lastReadId: Number(moved[0].last_read_id), updatedAt: Number(moved[0].updated_at), moved: true };
-    return { ...(await this.getMarker(readerId)), moved: false };
+    return moveMarker(this.sql, 'notification_markers', readerId, lastReadId, nowMs, force);
   }
 
   async forgetUser(
