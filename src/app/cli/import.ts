@@ -15,13 +15,13 @@
  * at the end. An import that stops (a truncated file, a refused write) says which file and line, what
  * was committed before, and that running the same command again resumes it (upsert by id).
  */
+import { openDirect } from './open-direct.js';
 import { join } from 'node:path';
-import { ensureSecrets, forJobs, readSecrets, type Config } from '../config.js';
+import { readSecrets, type Config } from '../config.js';
 import type { ItemInput } from '../../kernel/items/content-store.js';
 import { itemToJson, type ItemJson } from '../../kernel/items/item.js';
 import { parseHn, type ParsedBatch, type ParseOptions, type SkippedRow } from './import-hn.js';
 import { stoppedMessage } from './input-file.js';
-import { cliLogger } from './log.js';
 import { FreshetClient, FreshetClientError } from '../../client/index.js';
 import { Progress } from './progress.js';
 import {
@@ -125,13 +125,7 @@ function httpSink(baseUrl: string, serviceKey: string, keySource: string, label:
  * (embeddings → items → hot → following publish), so imported items reach every feed.
  */
 async function directSink(config: Config): Promise<Sink> {
-  const { openFreshet } = await import('../open.js');
-  const f = await openFreshet(forJobs(ensureSecrets(config).config), {
-    log: cliLogger(config),
-    defaultMetrics: false,
-    recoverHot: false,
-    warmDiscover: false,
-  });
+  const f = await openDirect(config);
   const target = config.databaseUrl
     ? `PostgreSQL ${redactUrl(config.databaseUrl)}`
     : `PGlite ${join(config.dataDir, 'pgdata')}`;

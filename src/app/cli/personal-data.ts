@@ -4,11 +4,11 @@
  * by `<dataDir>/server.json`: `DELETE /v1/users/:id`, `GET /v1/users/:id/export`), else on the configured stores
  * opened in this process (src/app/cli/import.ts `writeTarget`, as the imports choose).
  */
-import { ensureSecrets, forJobs, loadConfig } from '../config.js';
+import { openDirect } from './open-direct.js';
+import { loadConfig } from '../config.js';
 import { FreshetClient } from '../../client/index.js';
 import type { ItemsChoice } from '../personal-data.js';
 import { writeTarget } from './import.js';
-import { cliLogger } from './log.js';
 
 /** Erases `userId`; prints the answer (what was removed, with counts) as JSON. */
 export async function runEraseUser(userId: string, items: ItemsChoice, url?: string): Promise<void> {
@@ -19,13 +19,7 @@ export async function runEraseUser(userId: string, items: ItemsChoice, url?: str
     console.log(JSON.stringify(erased));
     return;
   }
-  const { openFreshet } = await import('../open.js');
-  const f = await openFreshet(forJobs(ensureSecrets(config).config), {
-    log: cliLogger(config),
-    defaultMetrics: false,
-    recoverHot: false,
-    warmDiscover: false,
-  });
+  const f = await openDirect(config);
   try {
     console.log(JSON.stringify(await f.useCases.eraseUser(userId, items, f.clock.now())));
   } finally {
@@ -42,13 +36,7 @@ export async function runExportUser(userId: string, url?: string): Promise<void>
     process.stdout.write(`${JSON.stringify(doc)}\n`);
     return;
   }
-  const { openFreshet } = await import('../open.js');
-  const f = await openFreshet(forJobs(ensureSecrets(config).config), {
-    log: cliLogger(config),
-    defaultMetrics: false,
-    recoverHot: false,
-    warmDiscover: false,
-  });
+  const f = await openDirect(config);
   try {
     for await (const chunk of f.useCases.exportUser(userId, f.clock.now())) {
       if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r));

@@ -15,11 +15,11 @@
  * stops the import with the file, the line, what was committed and how to resume (src/app/cli/input-file.ts).
  * Progress on stderr (src/app/cli/progress.ts).
  */
-import { ensureSecrets, forJobs, type Config } from '../../config.js';
+import { openDirect } from '../open-direct.js';
+import type { Config } from '../../config.js';
 import { isId } from '../../../kernel/ids.js';
-import { openFreshet, type Freshet } from '../../open.js';
+import type { Freshet } from '../../open.js';
 import { InputRefused, inputLines, openInput, stoppedMessage } from '../input-file.js';
-import { cliLogger } from '../log.js';
 import { Progress } from '../progress.js';
 import { writeTarget } from '../import.js';
 import { FreshetClient } from '../../../client/index.js';
@@ -107,12 +107,7 @@ async function graphSink(config: Config, opts: GraphImportOptions): Promise<Grap
       close: async () => {},
     };
   }
-  const f = await openFreshet(forJobs(ensureSecrets(config).config), {
-    log: cliLogger(config),
-    defaultMetrics: false,
-    recoverHot: false,
-    warmDiscover: false,
-  });
+  const f = await openDirect(config);
   return directGraphSink(f, config.databaseUrl ? 'PostgreSQL' : 'PGlite', true);
 }
 
