@@ -10,17 +10,12 @@
  * Nothing here asserts: a request that fails is counted by status (and its first messages kept), and
  * the session goes on.
  */
-import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { RedisClient } from '../src/kernel/redis/client.js';
 import { isEntry, prng, range } from './support.js';
+import { startRedisCluster, type TestCluster } from '../test/support/cluster-process.js';
 
 /** Items per page on every feed. */
 export const PAGE = 20;
@@ -330,118 +325,16 @@ if (isEntry(import.meta.url) && process.send) {
 
 // ---------------------------------------------------------------- Redis Cluster
 
-const run = promisify(execFile);
-
-/** A running 3-master cluster: its masters and how to stop it. */
-export interface BenchCluster {
-  nodes: { host: string; port: number }[];
-  /** Stops the nodes this process started (by their handles) and removes their folder; idempotent. */
-  stop(): Promise<void>;
-}
-
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/** Three consecutive free ports in 20000–30000 whose cluster bus ports (+10000) are free too. */
-async function freePorts(): Promise<number[]> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 9_990);
-    const ports = [base, base + 1, base + 2];
-    if ((await Promise.all([...ports, ...ports.map((p) => p + 10_000)].map(isFree))).every(Boolean)) return ports;
-  }
-  throw new Error('no free loopback ports for the cluster');
-}
-
-async function cli(port: number, ...args: string[]): Promise<string> {
-  const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 });
-  return stdout;
-}
-
-/** Polls `check` every 100 ms for at most `timeoutMs`. */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`bench cluster: timed out waiting for ${what}`);
-}
+/** A running 3-master cluster: its masters and how to stop it (idempotent). */
+export type BenchCluster = TestCluster;
 
 /**
- * Starts three `redis-server --cluster-enabled yes` on free loopback ports (no persistence, a temp
- * folder), joins them with `redis-cli --cluster create … --cluster-replicas 0`, and waits for
- * cluster_state:ok on each.
+ * Starts a 3-master cluster on free loopback ports (test/support/cluster-process.ts), its nodes in a process
+ * group of their own so a Ctrl-C reaches the benchmark, whose cleanup stops them.
  * @throws Error when a node does not start or the cluster does not form in time (nodes stopped).
  */
-export async function startCluster(): Promise<BenchCluster> {
-  const dir = await mkdtemp(join(tmpdir(), 'freshet-bench-cluster-'));
-  const ports = await freePorts();
-  const children: ChildProcess[] = [];
-  const killAll = () => children.forEach((c) => c.kill('SIGKILL'));
-  process.on('exit', killAll);
-  let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
-      const exited = (c: ChildProcess) => c.exitCode !== null || c.signalCode !== null;
-      await Promise.all(
-        children
-          .filter((c) => !exited(c))
-          .map((c) => new Promise((resolve) => (c.once('exit', resolve), c.kill('SIGTERM')))),
-      );
-      process.off('exit', killAll);
-      await rm(dir, { recursive: true, force: true });
-    })());
-  try {
-    for (const port of ports) {
-      const args = [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        dir,
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        `nodes-${port}.conf`,
-      ];
-      args.push(
-        '--cluster-node-timeout',
-        '5000',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--logfile',
-        join(dir, `redis-${port}.log`),
-      );
-      // a process group of its own: a Ctrl-C to the terminal reaches the benchmark, whose cleanup stops the nodes
-      children.push(spawn('redis-server', args, { stdio: 'ignore', detached: true }));
-    }
-    for (const port of ports) await until(`node ${port}`, async () => (await cli(port, 'ping')).trim() === 'PONG');
-    const create = [
-      '--cluster',
-      'create',
-      ...ports.map((p) => `127.0.0.1:${p}`),
-      '--cluster-replicas',
-      '0',
-      '--cluster-yes',
-    ];
-    await run('redis-cli', create, { timeout: 30_000 });
-    for (const port of ports)
-      await until(`cluster_state:ok on ${port}`, async () =>
-        (await cli(port, 'cluster', 'info')).includes('cluster_state:ok'),
-      );
-    return { nodes: ports.map((port) => ({ host: '127.0.0.1', port })), stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+export function startCluster(): Promise<BenchCluster> {
+  return startRedisCluster({ detached: true });
 }
 
 // ---------------------------------------------------------------- key sizes and node figures
