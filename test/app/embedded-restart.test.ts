@@ -3,10 +3,10 @@
  * PGlite, and the seen filters survive through their snapshot, so a reader is not served again what
  * it saw before the restart.
  */
+import { hourlyItems } from '../support/items.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HOUR_MS } from '../../src/kernel/clock.js';
 import { T0, embeddedDataDir } from '../support/app.js';
 
 const { dataDir, open } = embeddedDataDir();
@@ -14,16 +14,7 @@ const { dataDir, open } = embeddedDataDir();
 describe('embedded default across a restart', () => {
   it('keeps items and impressions: the same reader gets new items, another reader the same top items', async () => {
     const first = await open();
-    const items = Array.from({ length: 12 }, (_, i) => ({
-      id: `r_${i}`,
-      authorId: 'a',
-      title: `t ${i}`,
-      text: '',
-      url: null,
-      tags: [],
-      publishedAt: T0 - i * HOUR_MS,
-      popularity: 12 - i,
-    }));
+    const items = hourlyItems('r', 12, T0);
     await first.content.upsertItems(items, T0);
     const before = (await first.forYou.page('alice', 'refresh', 3, T0)).items.map((i) => i.id);
     await first.close();

@@ -7,6 +7,7 @@
  *
  * Virtual time: a fixed `NOW` in 2016 (12:00 UTC, on a 6-hour band boundary); nothing reads the wall clock.
  */
+import { itemInput } from '../support/items.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ContentStore, ItemInput } from '../../src/kernel/items/content-store.js';
 import {
@@ -31,18 +32,7 @@ const DECAY: GaussDecay = { scaleMs: 48 * HOUR, offsetMs: 6 * HOUR, decay: 0.5 }
 const HORIZON = 100 * HOUR;
 
 function item(id: string, o: Partial<ItemInput> & { ageH?: number } = {}): ItemInput {
-  const { ageH = 1, ...rest } = o;
-  return {
-    id,
-    authorId: 'author',
-    title: `title ${id}`,
-    text: '',
-    url: null,
-    tags: [],
-    publishedAt: NOW - ageH * HOUR,
-    popularity: 0,
-    ...rest,
-  };
+  return itemInput(id, NOW, o);
 }
 
 const at = (ageH: number) => NOW - ageH * HOUR;

@@ -7,6 +7,7 @@
  * reads the wall clock, so "future" items are future relative to the query's `nowMs`.
  * Text matching uses exact words only (no stemming), so any reasonable relevance function passes.
  */
+import { itemInput } from '../support/items.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ContentStore, ItemInput } from '../../src/kernel/items/content-store.js';
 import type { CandidateRecall, RecallQuery } from '../../src/for-you/recall.js';
@@ -24,19 +25,8 @@ const DECAY: GaussDecay = { scaleMs: 48 * HOUR, offsetMs: 6 * HOUR, decay: 0.5 }
 const STEEP: GaussDecay = { scaleMs: 10 * HOUR, offsetMs: 0, decay: 0.5 };
 
 function item(id: string, o: Partial<ItemInput> & { ageH?: number } = {}): ItemInput {
-  const { ageH = 1, ...rest } = o;
-  return {
-    id,
-    authorId: 'author',
-    title: `title ${id}`,
-    text: '',
-    url: `https://example.com/${id}`,
-    tags: [],
-    publishedAt: NOW - ageH * HOUR,
-    popularity: 0,
-    lang: 'en', // English stemming (migration 12: an item's vector is built in its language's configuration)
-    ...rest,
-  };
+  // lang en: English stemming (migration 12: an item's vector is built in its language's configuration)
+  return itemInput(id, NOW, { url: `https://example.com/${id}`, lang: 'en', ...o });
 }
 
 function query(o: Partial<RecallQuery> = {}): RecallQuery {

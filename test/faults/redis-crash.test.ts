@@ -12,6 +12,7 @@
  * while Redis is down, serves again by itself within ~1 s of Redis coming back, and repeats nothing
  * served before its last checkpoint.
  */
+import { hourlyItems } from '../support/items.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -228,16 +229,7 @@ describe('the app across a graceful close, a Redis crash and a restart', () => {
       const first = await open();
       let before: string[];
       try {
-        const items = Array.from({ length: 30 }, (_, i) => ({
-          id: `${strategy}_${i}`,
-          authorId: 'a',
-          title: `t ${i}`,
-          text: '',
-          url: null,
-          tags: [],
-          publishedAt: T0 - i * HOUR_MS,
-          popularity: 30 - i,
-        }));
+        const items = hourlyItems(strategy, 30, T0);
         await first.content.upsertItems(items, T0);
         before = (await first.forYou.page('alice', 'refresh', 10, T0)).items.map((i) => i.id);
         expect(before).toHaveLength(10);

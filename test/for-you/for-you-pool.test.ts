@@ -5,6 +5,7 @@
  * deleted one never), a publish racing a build lands in that build, a reader's deep-scroll cursor maps into
  * a rebuilt pool, and past the decay window each round serves the reader's interest matches first.
  */
+import { itemInput } from '../support/items.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
@@ -28,18 +29,7 @@ const INTERVAL = 30_000;
 const engine = pglite();
 
 function item(id: string, o: Partial<ItemInput> & { ageH?: number } = {}): ItemInput {
-  const { ageH = 1, ...rest } = o;
-  return {
-    id,
-    authorId: 'author',
-    title: `title ${id}`,
-    text: '',
-    url: null,
-    tags: [],
-    publishedAt: NOW - ageH * HOUR,
-    popularity: 1,
-    ...rest,
-  };
+  return itemInput(id, NOW, { popularity: 1, ...o });
 }
 
 describe('for-you fill pool and walk', () => {

@@ -2,6 +2,7 @@
  * The embedded default keeps note 3's per-reader seen filters across a restart (their snapshot in the
  * data folder), so a feed on the `per_reader` strategy does not repeat itself after one.
  */
+import { hourlyItems } from '../support/items.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,16 +17,7 @@ const { dataDir, open } = embeddedDataDir({
 describe('per-reader seen filters across a restart of the embedded default', () => {
   it('remembers what a reader was shown, and the for-you feed on per_reader does not repeat it', async () => {
     const first = await open();
-    const items = Array.from({ length: 8 }, (_, i) => ({
-      id: `p_${i}`,
-      authorId: 'a',
-      title: `t ${i}`,
-      text: '',
-      url: null,
-      tags: [],
-      publishedAt: T0 - i * HOUR_MS,
-      popularity: 8 - i,
-    }));
+    const items = hourlyItems('p', 8, T0);
     await first.content.upsertItems(items, T0);
     const before = (await first.forYou.page('alice', 'refresh', 3, T0)).items.map((i) => i.id);
     expect(await first.readerSeen.seen('alice', before, T0)).toEqual([true, true, true]);
