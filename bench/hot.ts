@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/app/config.js';
+import type { HotSettings } from '../src/hot/wire.js';
 import { openFreshet, type Freshet } from '../src/app/open.js';
 import { HOUR_MS, ManualClock } from '../src/kernel/clock.js';
 import { budgetMinute } from '../src/hot/domain.js';
@@ -211,45 +212,40 @@ async function openStack(cleanup: Cleanup): Promise<{ f: Freshet; redis: RedisCl
   return { f, redis, keys };
 }
 
-/** The floor: EVALSHA of hotView-9 with inline keys and arguments, 50 callers on one connection. */
-async function bareEvalsha(redis: RedisClient, keys: Keys, f: Freshet, tag: string): Promise<Measured> {
+/**
+ * The floor of a view: one EVALSHA of hotView-9 with inline keys and arguments on hot shard 0, with the
+ * `hot` settings and the visitor-budget minute of `nowMs`. Loads the script, then answers a function that
+ * sends the view of `id` by `visitor` and resolves to whether it was counted (reply 1).
+ */
+export async function bareHotView(
+  redis: RedisClient,
+  keys: Keys,
+  hot: HotSettings,
+  nowMs: number,
+): Promise<(id: string, visitor: string) => Promise<boolean>> {
   const k = keys.hot(0);
-  const { params: p, rateWindowMs, visitorBudgetPerMinute, retentionMs } = f.config.hot;
-  const minute = budgetMinute(NOW);
-  let seq = 0;
-  let counted = 0;
+  const { params: p, rateWindowMs, visitorBudgetPerMinute, retentionMs } = hot;
+  const minute = budgetMinute(nowMs);
   const hotView = HOT_SCRIPTS.script('hotView');
   await redis.script('LOAD', hotView.source);
+  return async (id, visitor) => {
+    const keyList = [k.views(id), k.uv(id), k.score(), k.meta(id), k.rateMark(id, visitor)];
+    keyList.push(k.budget(visitor, minute), k.suspicious(id), k.suspiciousTotal(), k.dirty());
+    const args = [id, visitor, nowMs, p.alpha, p.beta, p.base, p.gamma, rateWindowMs, visitorBudgetPerMinute];
+    const reply = (await redis.evalsha(hotView.sha, 9, ...keyList, ...args, '0', retentionMs)) as [number];
+    return reply[0] === 1;
+  };
+}
+
+/** The floor: {@link bareHotView}, 50 callers on one connection. */
+async function bareEvalsha(redis: RedisClient, keys: Keys, f: Freshet, tag: string): Promise<Measured> {
+  const view = await bareHotView(redis, keys, f.config.hot, NOW);
+  let seq = 0;
+  let counted = 0;
   const s = await closedLoop(
     async (_w, i) => {
       const n = seq++;
-      const id = itemId(n);
-      const visitor = `${tag}_${n}`;
-      const reply = (await redis.evalsha(
-        hotView.sha,
-        9,
-        k.views(id),
-        k.uv(id),
-        k.score(),
-        k.meta(id),
-        k.rateMark(id, visitor),
-        k.budget(visitor, minute),
-        k.suspicious(id),
-        k.suspiciousTotal(),
-        k.dirty(),
-        id,
-        visitor,
-        NOW,
-        p.alpha,
-        p.beta,
-        p.base,
-        p.gamma,
-        rateWindowMs,
-        visitorBudgetPerMinute,
-        '0',
-        retentionMs,
-      )) as [number];
-      if (reply[0] === 1 && i >= 0) counted++;
+      if ((await view(itemId(n), `${tag}_${n}`)) && i >= 0) counted++;
     },
     { concurrency: CONCURRENCY, iterations: MAX_VIEWS, seconds: SECONDS, warmup: 20 },
   );

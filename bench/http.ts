@@ -25,12 +25,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/app/config.js';
 import { openFreshet } from '../src/app/open.js';
+import { bareHotView } from './hot.js';
 import { HOUR_MS } from '../src/kernel/clock.js';
-import { budgetMinute } from '../src/hot/domain.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { closeRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { openPostgres } from '../src/kernel/sql/sql.js';
-import { HOT_SCRIPTS } from '../src/hot/adapters/redis-hot-counters.js';
 import { mintReaderToken } from '../src/kernel/http/tokens.js';
 import { closedLoop, fmtInt, fmtMs, fmtPct, printNotes, printTable, throughput, type Summary } from './stats.js';
 import {
@@ -152,43 +151,14 @@ async function prepare(cleanup: Cleanup): Promise<Setup> {
   return { env, redis, keys };
 }
 
-/** The floor of views: EVALSHA of hotView-9 with inline keys and arguments, 50 callers, one connection. */
+/** The floor of views: {@link bareHotView} (bench/hot.ts), 50 callers, one connection. */
 async function bareEvalsha({ redis, keys, env }: Setup, tag: string): Promise<Summary> {
-  const k = keys.hot(0);
-  const { params: p, rateWindowMs, visitorBudgetPerMinute, retentionMs } = loadConfig(env).hot;
-  const minute = budgetMinute(NOW);
-  const hotView = HOT_SCRIPTS.script('hotView');
-  await redis.script('LOAD', hotView.source);
+  const view = await bareHotView(redis, keys, loadConfig(env).hot, NOW);
   let seq = 0;
   return closedLoop(
     async () => {
       const n = seq++;
-      const id = itemId(n);
-      const visitor = `bare_${tag}_${n}`;
-      await redis.evalsha(
-        hotView.sha,
-        9,
-        k.views(id),
-        k.uv(id),
-        k.score(),
-        k.meta(id),
-        k.rateMark(id, visitor),
-        k.budget(visitor, minute),
-        k.suspicious(id),
-        k.suspiciousTotal(),
-        k.dirty(),
-        id,
-        visitor,
-        NOW,
-        p.alpha,
-        p.beta,
-        p.base,
-        p.gamma,
-        rateWindowMs,
-        visitorBudgetPerMinute,
-        '0',
-        retentionMs,
-      );
+      await view(itemId(n), `bare_${tag}_${n}`);
     },
     { concurrency: 50, iterations: 300_000, seconds: ROUND_S, warmup: 20 },
   );
