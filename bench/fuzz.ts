@@ -14,14 +14,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import fc from 'fast-check';
 import { loadConfig } from '../src/app/config.js';
 import { buildApp } from '../src/app/http.js';
 import { openFreshet } from '../src/app/open.js';
-import { mintReaderToken } from '../src/kernel/http/tokens.js';
 import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { loadOperations } from '../test/support/openapi.js';
-import { fuzzRequests, runFuzz, statusFigures, type FuzzSetup } from '../test/support/fuzz-requests.js';
+import { fuzzRequests, fuzzSetupFor, runFuzz, statusFigures, type FuzzSetup } from '../test/support/fuzz-requests.js';
 import { fmtInt, printTable } from './stats.js';
 import {
   BENCH_DATABASE_URL,
@@ -41,8 +39,6 @@ const SERVICE_KEY = 'fuzz-service-key-0123456789';
 const SECRET = 'fuzz-secret-0123456789abcdef';
 const BODY_LIMIT = 16_384;
 const DIM = 8;
-const DAY = 86_400_000;
-const IDS = ['i1', 'i2', 'i3', 'u1', 'u2', 'a1', 'a2'];
 
 function arg(name: string, fallback: string): string {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -104,44 +100,8 @@ async function openApp(pair: string, cleanup: Cleanup) {
   return { app, sql, now };
 }
 
-async function setupFor(now: number): Promise<FuzzSetup> {
-  const near = fc.nat(30 * DAY).map((d) => now - d);
-  return {
-    bodyLimit: BODY_LIMIT,
-    ctx: {
-      ids: IDS,
-      embeddingDim: DIM,
-      byName: {
-        published_at: fc.oneof(
-          near.map((ms) => Math.floor(ms / 1000)),
-          near.map((ms) => new Date(ms).toISOString()),
-          fc.constantFrom(now, 1e15, -1, '2101-01-01T00:00:00Z'),
-        ),
-        at: fc.oneof(near, fc.constantFrom(0, 1e15, now + 2 * DAY)),
-      },
-    },
-    tokens: {
-      none: '',
-      service: `Bearer ${SERVICE_KEY}`,
-      reader: `Bearer ${await mintReaderToken(SECRET, 'u1', 3600)}`,
-      other: `Bearer ${await mintReaderToken(SECRET, 'u2', 3600)}`,
-      expired: `Bearer ${await mintReaderToken(SECRET, 'u1', 60, Date.now() - 3_600_000)}`,
-      forged: `Bearer ${await mintReaderToken('another-secret-0123456789abcdef', 'u1', 60)}`,
-      century: `Bearer ${await mintReaderToken(SECRET, 'u1', 100 * 365 * 86_400)}`,
-      garbage: 'Bearer x.y.z',
-      basic: 'Basic dTE6cGFzcw==',
-    },
-    times: [
-      String(now),
-      '4398046511104',
-      '999999999999999',
-      '1234567890123456',
-      'now',
-      '',
-      '-5',
-      String(now + 2 * DAY),
-    ],
-  };
+function setupFor(now: number): Promise<FuzzSetup> {
+  return fuzzSetupFor(now, { serviceKey: SERVICE_KEY, secret: SECRET, bodyLimit: BODY_LIMIT, embeddingDim: DIM });
 }
 
 runIfMain(import.meta.url, async () => {

@@ -10,22 +10,18 @@
  * it; the seed makes it replayable. The long run is `npm run fuzz` (bench/fuzz.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintReaderToken } from '../../src/kernel/http/tokens.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp, type TestAppOptions } from '../support/app.js';
 import { loadOperations, type Operation } from '../support/openapi.js';
-import { fuzzRequests, runFuzz, statusFigures, type FuzzSetup } from '../support/fuzz-requests.js';
-import fc from 'fast-check';
+import { fuzzRequests, fuzzSetupFor, runFuzz, statusFigures, type FuzzSetup } from '../support/fuzz-requests.js';
 
 /** Requests per store pair and the seed (change the seed to explore; keep it fixed in the suite). */
 const RUNS = 1200;
 const SEED = 20_260_306;
 const BODY_LIMIT = 16_384;
 const DIM = 8;
-const DAY = 86_400_000;
 const SECRET = 'test-secret-0123456789abcdef';
 
 const svc = { authorization: `Bearer ${SERVICE_KEY}` };
-const IDS = ['i1', 'i2', 'i3', 'u1', 'u2', 'a1', 'a2'];
 
 /** The app, seeded with three items, two users and one follow, and the setup of its requests. */
 async function fuzzApp(opts: TestAppOptions): Promise<{ t: TestApp; ops: Operation[]; setup: FuzzSetup }> {
@@ -41,43 +37,14 @@ async function fuzzApp(opts: TestAppOptions): Promise<{ t: TestApp; ops: Operati
   expect((await t.app.inject({ method: 'POST', url: '/v1/items', payload: seed, headers: svc })).statusCode).toBe(200);
   for (const u of ['u1', 'u2']) await t.app.inject({ method: 'PUT', url: `/v1/users/${u}`, headers: svc });
   await t.app.inject({ method: 'PUT', url: '/v1/users/u1/following/a1', headers: svc });
-  const nearNowMs = fc.nat(30 * DAY).map((d) => T0 - d);
-  const setup: FuzzSetup = {
+  const setup = await fuzzSetupFor(T0, {
+    serviceKey: SERVICE_KEY,
+    secret: SECRET,
     bodyLimit: BODY_LIMIT,
-    ctx: {
-      ids: IDS,
-      embeddingDim: DIM,
-      byName: {
-        published_at: fc.oneof(
-          nearNowMs.map((ms) => Math.floor(ms / 1000)),
-          nearNowMs.map((ms) => new Date(ms).toISOString()),
-          fc.constantFrom(T0, 1e15, -1, '2101-01-01T00:00:00Z'),
-        ),
-        at: fc.oneof(nearNowMs, fc.constantFrom(0, 1e15, T0 + 2 * DAY)),
-      },
-    },
-    tokens: {
-      none: '',
-      service: `Bearer ${SERVICE_KEY}`,
-      reader: `Bearer ${await t.token('u1')}`,
-      other: `Bearer ${await t.token('u2')}`,
-      expired: `Bearer ${await mintReaderToken(SECRET, 'u1', 60, Date.now() - 3_600_000)}`,
-      forged: `Bearer ${await mintReaderToken('another-secret-0123456789abcdef', 'u1', 60)}`,
-      garbage: 'Bearer x.y.z',
-      basic: 'Basic dTE6cGFzcw==',
-    },
-    times: [
-      String(T0),
-      String(Date.UTC(2016, 8, 20)),
-      '4398046511104',
-      '999999999999999',
-      '1234567890123456',
-      'now',
-      '',
-      '-5',
-      String(T0 + 2 * DAY),
-    ],
-  };
+    embeddingDim: DIM,
+    extraTimes: [String(Date.UTC(2016, 8, 20))],
+  });
+
   return { t, ops: await loadOperations(t.app), setup };
 }
 

@@ -13,6 +13,7 @@
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../src/kernel/sql/sql.js';
+import { mintReaderToken } from '../../src/kernel/http/tokens.js';
 import { answerProblem, type JsonSchema, type Operation } from './openapi.js';
 import { mutatedValueOf, valuesOf, type ArbContext } from './schema-arbitrary.js';
 
@@ -58,6 +59,62 @@ const NESTINGS: readonly [string, string][] = [
   ['[{"k":', '}]'],
   ['{"kind":[', ']}'],
 ];
+
+/** The fixed part of a fuzz run: the seeded ids u1, u2 (readers), a1, a2 (authors), i1–i3 (items). */
+export const FUZZ_IDS = ['i1', 'i2', 'i3', 'u1', 'u2', 'a1', 'a2'];
+
+/**
+ * The setup of a fuzz run against an app whose virtual now is `nowMs` (ms): publish times within 30 days of
+ * it or far out, view times, the tokens a client may send (none, the service key, u1's and u2's reader
+ * tokens signed with `secret`, expired, forged, a 100-year one, garbage, Basic) and `X-Freshet-Now` values.
+ * `extraTimes`: more `X-Freshet-Now` values to try.
+ */
+export async function fuzzSetupFor(
+  nowMs: number,
+  o: { serviceKey: string; secret: string; bodyLimit: number; embeddingDim: number; extraTimes?: readonly string[] },
+): Promise<FuzzSetup> {
+  const DAY = 86_400_000;
+  const near = fc.nat(30 * DAY).map((d) => nowMs - d);
+  const token = (sub: string, ttlSec: number, at?: number, secret = o.secret) =>
+    mintReaderToken(secret, sub, ttlSec, at).then((t) => `Bearer ${t}`);
+  return {
+    bodyLimit: o.bodyLimit,
+    ctx: {
+      ids: FUZZ_IDS,
+      embeddingDim: o.embeddingDim,
+      byName: {
+        published_at: fc.oneof(
+          near.map((ms) => Math.floor(ms / 1000)),
+          near.map((ms) => new Date(ms).toISOString()),
+          fc.constantFrom(nowMs, 1e15, -1, '2101-01-01T00:00:00Z'),
+        ),
+        at: fc.oneof(near, fc.constantFrom(0, 1e15, nowMs + 2 * DAY)),
+      },
+    },
+    tokens: {
+      none: '',
+      service: `Bearer ${o.serviceKey}`,
+      reader: await token('u1', 3600),
+      other: await token('u2', 3600),
+      expired: await token('u1', 60, Date.now() - 3_600_000),
+      forged: await token('u1', 60, undefined, 'another-secret-0123456789abcdef'),
+      century: await token('u1', 100 * 365 * 86_400),
+      garbage: 'Bearer x.y.z',
+      basic: 'Basic dTE6cGFzcw==',
+    },
+    times: [
+      String(nowMs),
+      ...(o.extraTimes ?? []),
+      '4398046511104',
+      '999999999999999',
+      '1234567890123456',
+      'now',
+      '',
+      '-5',
+      String(nowMs + 2 * DAY),
+    ],
+  };
+}
 
 /** A JSON text nested up to the most that fits in `maxChars` (a leaf at the bottom). */
 export function deepJson(maxChars: number): fc.Arbitrary<string> {
