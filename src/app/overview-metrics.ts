@@ -58,7 +58,7 @@ function usedMemory(info: string): number {
 }
 
 /** `used_memory` of a standalone server, or the sum over a Cluster's masters (bytes). */
-async function redisMemory(redis: RedisClient): Promise<number> {
+export async function redisMemory(redis: RedisClient): Promise<number> {
   const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
   const infos = await Promise.all(servers.map((s) => s.info('memory')));
   return infos.reduce((sum, info) => sum + usedMemory(info), 0);
