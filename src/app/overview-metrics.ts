@@ -64,12 +64,41 @@ export async function redisMemory(redis: RedisClient): Promise<number> {
   return infos.reduce((sum, info) => sum + usedMemory(info), 0);
 }
 
+/** One sample of a gauge: its labels (none for an unlabelled gauge) and value. */
+type GaugeSample = { labels?: Record<string, string>; value: number };
+
+/** A gauge whose samples `get` gives at scrape time (none while a reading has no value yet). */
+function scrapeGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: string[],
+  get: () => Promise<GaugeSample[]>,
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    async collect() {
+      const samples = await get();
+      this.reset();
+      for (const x of samples) {
+        if (x.labels) this.set(x.labels, x.value);
+        else this.set(x.value);
+      }
+    },
+  });
+}
+
+/** The samples of one unlabelled value (none when undefined). */
+const one = (value: number | undefined): GaugeSample[] => (value === undefined ? [] : [{ value }]);
+
 /**
  * Registers the gauges of the module doc in `s.registry`.
  * @returns nothing to close: the readings hold no timer.
  */
 export function registerOverviewMetrics(s: OverviewSources): void {
-  const registers = [s.registry];
   const reading = <T>(what: string, read: () => Promise<T>) =>
     new CachedReading(read, {
       maxAgeMs: s.maxAgeMs,
@@ -83,62 +112,52 @@ export function registerOverviewMetrics(s: OverviewSources): void {
     const rows = await s.sql.query<{ n: string | number }>(`SELECT pg_database_size(current_database()) AS n`);
     return Number(rows[0]?.n ?? 0);
   });
-  const redis = s.redis;
-  const redisBytes = redis ? reading('redis memory', () => redisMemory(redis)) : null;
-
-  /** A gauge whose one value comes from `get` at scrape time (no sample while it is undefined). */
-  const gauge = (name: string, help: string, get: () => Promise<number | undefined>) =>
-    new Gauge({
-      name,
-      help,
-      registers,
-      async collect() {
-        const v = await get();
-        if (v === undefined) this.reset();
-        else this.set(v);
-      },
-    });
-  gauge('freshet_catalog_items', 'Live (not deleted) items in the catalog', async () => (await catalog.get())?.items);
-  new Gauge({
-    name: 'freshet_readers_active',
-    help: 'Distinct readers that read a feed or recorded a view in the window (HyperLogLog estimate)',
-    labelNames: ['window'],
-    registers,
-    async collect() {
+  const g = (name: string, help: string, labelNames: string[], get: () => Promise<GaugeSample[]>) =>
+    scrapeGauge(s.registry, name, help, labelNames, get);
+  g('freshet_catalog_items', 'Live (not deleted) items in the catalog', [], async () =>
+    one((await catalog.get())?.items),
+  );
+  g(
+    'freshet_readers_active',
+    'Distinct readers that read a feed or recorded a view in the window (HyperLogLog estimate)',
+    ['window'],
+    async () => {
       const c = await active.get();
-      this.reset();
-      if (!c) return;
-      this.set({ window: '1h' }, c.hour);
-      this.set({ window: '24h' }, c.day);
+      return c
+        ? [
+            { labels: { window: '1h' }, value: c.hour },
+            { labels: { window: '24h' }, value: c.day },
+          ]
+        : [];
     },
-  });
-  gauge(
+  );
+  g(
     'freshet_seen_filter_fill_ratio',
     "Fraction of the bits set in today's rolling seen filter (all shards)",
+    [],
     async () => {
       const f = await fill.get();
-      return f && f.bits > 0 ? f.bitsSet / f.bits : undefined;
+      return one(f && f.bits > 0 ? f.bitsSet / f.bits : undefined);
     },
   );
-  gauge(
+  g(
     'freshet_seen_filter_false_positive_rate',
     "Estimated false-positive rate of a check against today's rolling seen filter (mean of fill^k over its shards)",
-    async () => (await fill.get())?.falsePositiveRate,
+    [],
+    async () => one((await fill.get())?.falsePositiveRate),
   );
-  new Gauge({
-    name: 'freshet_database_size_bytes',
-    help: 'Size of the SQL database (pg_database_size of the current database)',
-    labelNames: ['engine'],
-    registers,
-    async collect() {
-      const v = await dbSize.get();
-      this.reset();
-      if (v !== undefined) this.set({ engine: s.sql.kind }, v);
-    },
+  g('freshet_database_size_bytes', 'Size of the SQL database (pg_database_size)', ['engine'], async () => {
+    const v = await dbSize.get();
+    return v === undefined ? [] : [{ labels: { engine: s.sql.kind }, value: v }];
   });
-  if (redisBytes) {
-    gauge('freshet_redis_used_memory_bytes', "Redis INFO memory's used_memory (summed over a Cluster's masters)", () =>
-      redisBytes.get(),
+  const redis = s.redis;
+  if (redis) {
+    const bytes = reading('redis memory', () => redisMemory(redis));
+    g(
+      'freshet_redis_used_memory_bytes',
+      "Redis INFO memory's used_memory (summed over a Cluster's masters)",
+      [],
+      async () => one(await bytes.get()),
     );
   }
 }
