@@ -347,13 +347,7 @@ export async function openFreshet(
     forgetCaller: async (userId) => (redis ? await redis.redis.del(redis.keys.edgeRate({ readerId: userId })) : 0),
     log,
   };
-  const overview = wireOverview({
-    registry: metrics.registry,
-    clock,
-    log,
-    sql,
-    redis: redis?.redis ?? null,
-    keys: redis?.keys ?? null,
+  const overview = wireOverview(stores, {
     seenFill: (nowMs) => seen.dayFill(nowMs),
     maxAgeMs: config.metricsStoreReadMs,
     published: (n) => metrics.published(n),

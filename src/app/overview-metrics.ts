@@ -28,7 +28,7 @@ import type { Sql } from '../kernel/sql/sql.js';
 import { catalogSize } from '../content/catalog-size.js';
 import type { DayFill } from '../seen/day-fill.js';
 import { MemoryActiveReaders, RedisActiveReaders, type ActiveReaders } from './active-readers.js';
-import type { Keys } from '../kernel/redis/keys.js';
+import type { Stores } from '../kernel/stores.js';
 import type { UseCaseDeps } from './use-cases.js';
 
 /** Longest a scrape waits for one store reading (ms). */
@@ -164,16 +164,16 @@ export function registerOverviewMetrics(s: OverviewSources): void {
 
 /**
  * The active-reader estimate of the configured stores (Redis when configured, else in process) with
- * the Overview's gauges registered, and what the use cases tell them.
+ * the Overview's gauges registered, and what the use cases tell them (`published` counts new items).
  */
-export function wireOverview(s: Omit<OverviewSources, 'active'> & { keys: Keys | null; published(n: number): void }): {
-  active: ActiveReaders;
-  observe: NonNullable<UseCaseDeps['observe']>;
-} {
-  const active =
-    s.redis && s.keys
-      ? new RedisActiveReaders(s.redis, s.keys, (err) => s.log.debug({ err }, 'active-reader mark failed'))
-      : new MemoryActiveReaders();
-  registerOverviewMetrics({ ...s, active });
-  return { active, observe: { published: (n) => s.published(n), active: (r, nowMs) => active.mark(r, nowMs) } };
+export function wireOverview(
+  stores: Stores,
+  o: Pick<OverviewSources, 'seenFill' | 'maxAgeMs'> & { published(n: number): void },
+): { active: ActiveReaders; observe: NonNullable<UseCaseDeps['observe']> } {
+  const { redis, log } = stores;
+  const active = redis
+    ? new RedisActiveReaders(redis.redis, redis.keys, (err) => log.debug({ err }, 'active-reader mark failed'))
+    : new MemoryActiveReaders();
+  registerOverviewMetrics({ ...stores, ...o, redis: redis?.redis ?? null, active });
+  return { active, observe: { published: (n) => o.published(n), active: (r, nowMs) => active.mark(r, nowMs) } };
 }

@@ -137,6 +137,7 @@ function cards(history: History, intervalMs: number): HTMLElement[] {
   ];
 }
 
+/** The Health page (see the module doc): samples every {@link sampleMs} until the person leaves it. */
 export const healthPage: Page = (root, ctx) => {
   const status = statusLine();
   const ready = h('div', { class: 'ready' });

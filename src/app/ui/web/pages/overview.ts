@@ -203,6 +203,7 @@ async function readStores(ctx: Parameters<Page>[1]): Promise<Record<string, bool
   }
 }
 
+/** The Overview page (see the module doc): samples every {@link sampleMs} until the person leaves it. */
 export const overviewPage: Page = (root, ctx) => {
   const status = statusLine();
   const grid = h('div', { class: 'tiles' });
