@@ -226,6 +226,7 @@ export const overviewPage: Page = (root, ctx) => {
       status.textContent = '';
     } catch (err) {
       status.textContent = `Could not read /metrics: ${describe(err)}`;
+      replace(grid, storesTile(stores, up, intervalMs)); // what /readyz said still shows
     }
   };
   const sample = async () => {
