@@ -68,7 +68,9 @@ describe.each<[string, TestAppOptions]>([
     });
     expect(feed.statusCode, feed.body).toBe(200);
     // the mark is not awaited by the request (Redis: one pipeline): poll the next scrapes
-    await expect.poll(async () => sample(await scrape(), 'freshet_readers_active{window="1h"}')).toBe(1);
+    await expect
+      .poll(async () => sample(await scrape(), 'freshet_readers_active{window="1h"}'), { timeout: 10_000 })
+      .toBe(1);
     const read = await scrape();
     const fill = sample(read, 'freshet_seen_filter_fill_ratio')!;
     expect(fill).toBeGreaterThan(0);
@@ -82,7 +84,9 @@ describe.each<[string, TestAppOptions]>([
       payload: [{ item_id: 'o1', visitor_id: 'ov_visitor' }],
     });
     expect(views.statusCode, views.body).toBe(200);
-    await expect.poll(async () => sample(await scrape(), 'freshet_readers_active{window="24h"}')).toBe(2);
+    await expect
+      .poll(async () => sample(await scrape(), 'freshet_readers_active{window="24h"}'), { timeout: 10_000 })
+      .toBe(2);
     const viewed = await scrape();
     expect(sample(viewed, 'freshet_readers_active{window="1h"}')).toBe(2);
     expect(sample(viewed, 'freshet_hot_views_total{verdict="counted"}')).toBe(1);

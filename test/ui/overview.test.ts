@@ -92,7 +92,7 @@ describe('the explorer Overview', () => {
     expect((await chartValues('[data-tile="catalog"]')).at(-1)).toBe(3);
     // the intervals of the publish and the views show a rate above 0 (the chart keeps the last 60 samples)
     await expect
-      .poll(async () => Math.max(...(await chartValues('[data-tile="publishes"]')).map(Number)))
+      .poll(async () => Math.max(...(await chartValues('[data-tile="publishes"]')).map(Number)), { timeout: 10_000 })
       .toBeGreaterThan(0);
     expect(Math.max(...(await chartValues('[data-tile="views"]')).map(Number))).toBeGreaterThan(0);
     expect((await chartValues('[data-tile="seen-fill"]')).at(-1)).toBeGreaterThan(0);
@@ -116,7 +116,7 @@ describe('the explorer Overview', () => {
 
     await page.setViewportSize({ width: 375, height: 812 });
     await expect
-      .poll(() => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth))
+      .poll(() => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), { timeout: 10_000 })
       .toBeLessThanOrEqual(0);
     const lefts = await page.locator('.tile').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().left));
     expect(new Set(lefts).size).toBe(1); // the tiles stack in one column
@@ -141,7 +141,7 @@ describe('the explorer Overview', () => {
 
     await page.setViewportSize({ width: 375, height: 812 });
     await expect
-      .poll(() => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth))
+      .poll(() => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth), { timeout: 10_000 })
       .toBeLessThanOrEqual(0);
     await page.screenshot({ path: `${OUT}health-375.png`, fullPage: true });
     await page.setViewportSize({ width: 1440, height: 900 });
