@@ -132,6 +132,7 @@ const EnvSchema = z.object({
   // 0 = keep every reader signal (docs/operations.md "Retention")
   FRESHET_DISCOVER_SIGNAL_RETENTION_DAYS: num(0, 3650, 7),
   FRESHET_RETENTION_SWEEP_S: int(10, 86_400, 3600),
+  FRESHET_METRICS_STORE_READ_S: num(0, 3600, 10),
   FRESHET_DISCOVER_CURSOR_TTL_S: int(60, 30 * 86400, 86400),
   FRESHET_DISCOVER_TRENDING_DEPTH: int(0, 1000, 100),
   FRESHET_DISCOVER_MIN_SIMILARITY: num(-1, 0.99, 0),
@@ -217,6 +218,11 @@ export interface Config {
   shutdownGraceMs: number;
   /** Interval of the retention sweeps of the maintenance worker (`FRESHET_RETENTION_SWEEP_S`), ms (src/app/retention.ts). */
   retentionSweepMs: number;
+  /**
+   * How long a store reading of `/metrics` (catalog size, active readers, seen-filter fill, store sizes) is
+   * served before a scrape reads the store again (`FRESHET_METRICS_STORE_READ_S`), ms (src/app/overview-metrics.ts).
+   */
+  metricsStoreReadMs: number;
   /** The in-process cache of hydrated items (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
   itemCache: ItemCacheSettings;
   /** The for-you feed (note 1). */
@@ -301,6 +307,7 @@ function processSettings(
     futureSkewMs: e.FRESHET_FUTURE_SKEW_S * 1000,
     shutdownGraceMs: Math.round(e.FRESHET_SHUTDOWN_GRACE_S * 1000),
     retentionSweepMs: e.FRESHET_RETENTION_SWEEP_S * 1000,
+    metricsStoreReadMs: Math.round(e.FRESHET_METRICS_STORE_READ_S * 1000),
     itemCache: { maxItems: e.FRESHET_ITEM_CACHE_SIZE, ttlMs: e.FRESHET_ITEM_CACHE_TTL_S * 1000 },
   };
 }

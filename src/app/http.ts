@@ -4,7 +4,7 @@
  * Each capability's routes are an encapsulated plugin registered under `/v1`; a handler is one use-case
  * or service call. The server only calls `buildApp(freshet).listen()`; closing the app closes every store.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Freshet } from './open.js';
@@ -66,6 +66,8 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
       { method: req.method, route, status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    const reader = feedReader(req, reply.statusCode);
+    if (reader) f.activeReaders.mark(reader, f.clock.now());
   });
   await app.register(swagger, {
     openapi: {
@@ -160,4 +162,16 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
   app.addHook('preClose', async () => f.following.stream.close());
   if (opts.closeStores !== false) app.addHook('onClose', async () => f.close());
   return app;
+}
+
+/**
+ * The reader a served feed request was for (the Overview's active readers, src/app/active-readers.ts):
+ * a `/v1/feeds/…` request answered below 400, by a reader token or by the service key naming the reader
+ * in `X-Freshet-Reader` (checked by the route, as the status says); null for anything else.
+ */
+function feedReader(req: FastifyRequest, status: number): string | null {
+  if (status >= 400 || !req.url.startsWith('/v1/feeds/') || !req.principal) return null;
+  if (req.principal.kind === 'reader') return req.principal.readerId;
+  const named = req.headers['x-freshet-reader'];
+  return typeof named === 'string' ? named : null;
 }

@@ -9,6 +9,9 @@
  * - `freshet_impression_write_failures_total{feed}` counter
  * - `freshet_item_cache_lookups_total{result="hit|miss|bypass"}` counter — ids hydrated from the item
  *   cache, read from the database, or read while the cache was bypassed (src/content/cached-content-store.ts)
+ * - `freshet_items_published_total` counter — new items published by this process (an edit of a
+ *   published item is not counted); views are `freshet_hot_views_total` (src/hot/adapters/prometheus-hot-metrics.ts)
+ * - the store readings of the Overview page: src/app/overview-metrics.ts
  * plus prom-client's default process metrics under `freshet_`.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -58,6 +61,12 @@ export class PromMetrics implements FeedMetrics, ItemCacheMetrics {
     registers: [this.registry],
   });
 
+  private readonly publishedItems = new Counter({
+    name: 'freshet_items_published_total',
+    help: 'New items published by this process (edits of published items not counted)',
+    registers: [this.registry],
+  });
+
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'freshet_' });
   }
@@ -73,6 +82,10 @@ export class PromMetrics implements FeedMetrics, ItemCacheMetrics {
   }
   impressionWriteFailed(feed: string): void {
     this.impressionFailures.inc({ feed });
+  }
+  /** Counts `n` new items published. */
+  published(n: number): void {
+    this.publishedItems.inc(n);
   }
   lookups(result: ItemCacheResult, ids: number): void {
     if (ids > 0) this.itemLookups.inc({ result }, ids);

@@ -49,6 +49,8 @@ import { UseCases } from './use-cases.js';
 import type { PersonalDataDeps } from './personal-data.js';
 import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { wireAnnouncements } from './announcements.js';
+import { wireOverview } from './overview-metrics.js';
+import type { ActiveReaders } from './active-readers.js';
 
 /** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
 export interface Freshet {
@@ -88,6 +90,8 @@ export interface Freshet {
   discover: Discover;
   /** The grouped notifications and their read markers (docs/notifications.md). */
   notifications: WiredNotifications;
+  /** Readers active in the last hour and day (src/app/active-readers.ts); the HTTP edge marks feed readers. */
+  activeReaders: ActiveReaders;
   /** The retention sweeps of the tables that grow with readers × time (docs/operations.md "Retention"). */
   retention: RetentionSweeper;
   /**
@@ -343,6 +347,11 @@ export async function openFreshet(
     forgetCaller: async (userId) => (redis ? await redis.redis.del(redis.keys.edgeRate({ readerId: userId })) : 0),
     log,
   };
+  const overview = wireOverview(stores, {
+    seenFill: (nowMs) => seen.dayFill(nowMs),
+    maxAgeMs: config.metricsStoreReadMs,
+    published: (n) => metrics.published(n),
+  });
   const useCases: UseCases = new UseCases({
     content,
     personal,
@@ -355,6 +364,7 @@ export async function openFreshet(
     clock,
     futureSkewMs: config.futureSkewMs,
     itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
+    observe: overview.observe,
   });
   const announcements = wireAnnouncements(stores, following, notifications, () => clock.now(), log);
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
@@ -384,6 +394,7 @@ export async function openFreshet(
     seenCheckpointer: seen.checkpointer,
     discover,
     notifications,
+    activeReaders: overview.active,
     retention,
     startWorkers: (opts) => {
       hot.startWorkers(opts);

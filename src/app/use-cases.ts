@@ -71,6 +71,14 @@ export interface UseCaseDeps {
    * them in or drops them (src/for-you/fill-pool.ts). Absent: nothing to tell.
    */
   itemsChanged?: (publishedIds: readonly string[], deletedIds: readonly string[]) => void;
+  /**
+   * Told of what the Overview's metrics count (src/app/metrics.ts, src/app/active-readers.ts): new items
+   * published, and readers active (a view's visitor, at the clock's time). Absent: nothing counted.
+   */
+  observe?: {
+    published(newItems: number): void;
+    active(readerId: string, nowMs: number): void;
+  };
 }
 
 /** Runs of a step after the commit point before it is left to the sweeps (1 = no retry). */
@@ -127,6 +135,7 @@ export class UseCases {
       rows.map((r) => r.id),
       [],
     );
+    this.deps.observe?.published(result.inserted);
     return result;
   }
 
@@ -153,6 +162,8 @@ export class UseCases {
     const outcomes =
       views.length === 1 ? [await this.deps.hot.recordView(views[0]!)] : await this.deps.hot.recordViews(views);
     const counted = views.filter((_, i) => outcomes[i]!.verdict === 'counted');
+    // active now, in the server's time (the frame /metrics reads in), whatever time a replayed view carries
+    for (const v of views) this.deps.observe?.active(v.visitorId, this.deps.clock.now());
     await Promise.all([
       this.deps.embeddings.addSignals(viewSignals(views, outcomes)),
       counted.length === 0

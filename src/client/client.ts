@@ -159,12 +159,19 @@ export class FreshetClient {
     ).data;
   }
 
-  /** `GET /metrics`: the Prometheus text (no envelope). @throws FreshetClientError when it does not answer 200. */
+  /**
+   * `GET /metrics`: the Prometheus text (no envelope), sent with the client's bearer token (a server off
+   * loopback answers it to the service key only: `FRESHET_METRICS_ACCESS`).
+   * @throws FreshetClientError when it does not answer 200.
+   */
   async metrics(o: CallOptions = {}): Promise<string> {
     const t = this.transport;
     const label = 'GET /metrics';
     try {
-      const res = await (t.opts.fetch ?? globalThis.fetch)(t.url('/metrics'), { signal: t.signal(o) });
+      const res = await (t.opts.fetch ?? globalThis.fetch)(t.url('/metrics'), {
+        signal: t.signal(o),
+        headers: { authorization: `Bearer ${t.opts.token}` },
+      });
       const text = await res.text();
       if (!res.ok) throw new FreshetClientError('bad-response', res.status, 0, text.slice(0, 120), null, label, 1);
       return text;

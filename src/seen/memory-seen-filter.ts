@@ -23,6 +23,7 @@ import { dayStartMs, hasAllBits, hashPairs, seenDayEnd, seenWindow, setAllBits, 
 import type { SeenFilter } from '../kernel/seen-filter.js';
 import { Keys, shardOf } from '../kernel/redis/keys.js';
 import { fixedLayout, parseLayout, shardKeys, type SeenLayout } from './layout.js';
+import { dayFill, popcount, type DayFill } from './day-fill.js';
 
 /** Options of {@link MemorySeenFilter}. */
 export interface MemorySeenFilterOptions {
@@ -127,6 +128,19 @@ export class MemorySeenFilter implements SeenFilter {
   /** Live day bitmaps (key as Redis would name it without prefix → bitmap, expiry): for tests and tools. */
   dayFilters(): ReadonlyMap<string, { readonly bitmap: Uint8Array; readonly expiresAt: number }> {
     return this.filters;
+  }
+
+  /** How full the bitmaps of the day of `nowMs` are (src/seen/day-fill.ts); a day not marked yet is empty. */
+  async dayFill(nowMs: number): Promise<DayFill> {
+    this.expire(nowMs);
+    const stamp = dayStamp(nowMs);
+    const layout = this.dayLayouts.get(stamp) ?? this.layout;
+    const set: number[] = [];
+    for (let shard = 0; shard < layout.shards; shard++) {
+      const day = this.filters.get(shardKeys(this.keys, layout, shard).day(stamp));
+      set.push(day ? popcount(day.bitmap) : 0);
+    }
+    return dayFill(set, layout.geometry.bits, layout.geometry.hashes);
   }
 
   /**

@@ -56,6 +56,7 @@ import { fail } from '../kernel/errors.js';
 import type { RollingRestorer } from './seen-checkpointer.js';
 import { DEFAULT_SEEN_CACHE_BYTES, PastDayCache, type SeenCacheStats } from './past-day-cache.js';
 import { DayLayouts, type DayReads } from './day-layouts.js';
+import { dayFill, type DayFill } from './day-fill.js';
 import { daySubject, shardKeys, type SeenLayout } from './layout.js';
 
 export { DEFAULT_SEEN_CACHE_BYTES, type SeenCacheStats } from './past-day-cache.js';
@@ -140,7 +141,7 @@ export class RedisSeenFilter implements SeenFilter {
    *   geometry's rate promise is for exactly that many filters), or `opts.cacheBytes` is negative.
    */
   constructor(
-    redis: RedisClient,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     layout: SeenLayout,
     opts: RedisSeenFilterOptions,
@@ -385,6 +386,23 @@ export class RedisSeenFilter implements SeenFilter {
     const day = dayStamp(nowMs);
     const layout = await this.dayLayouts.layoutOf(day, nowMs);
     return shardKeys(this.keys, layout, shardOf(readerId, layout.shards)).day(day);
+  }
+
+  /**
+   * How full the shard bitmaps of the day of `nowMs` are (src/seen/day-fill.ts): one `BITCOUNT` per
+   * shard (≤ 1 MiB each, a few µs of Redis time), at once; a shard not created yet counts as empty.
+   * Records the day's layout when no process did (as the day's first mark would).
+   * @throws FreshetError `STORE_UNAVAILABLE` when the layout cannot be read; Redis errors propagate.
+   */
+  async dayFill(nowMs: number): Promise<DayFill> {
+    const day = dayStamp(nowMs);
+    const layout = this.dayLayouts.knownLayout(day) ?? (await this.dayLayouts.layoutOf(day, nowMs));
+    const set = await Promise.all(
+      Array.from({ length: layout.shards }, (_, shard) =>
+        this.redis.bitcount(shardKeys(this.keys, layout, shard).day(day)),
+      ),
+    );
+    return dayFill(set, layout.geometry.bits, layout.geometry.hashes);
   }
 
   /** Relative time to live (ms) that `markSeen` gives the day's keys: seenDayEnd(now, days) − now (> 0). */

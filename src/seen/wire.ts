@@ -19,6 +19,7 @@ import { RedisReaderSeenFilter } from './redis-reader-seen-filter.js';
 import type { Stores } from '../kernel/stores.js';
 import { SeenCheckpointer } from './seen-checkpointer.js';
 import { PostgresSeenCheckpoints } from './postgres-seen-checkpoints.js';
+import type { DayFill } from './day-fill.js';
 
 /** Settings of note 1's rolling filters (`FRESHET_SEEN_*`); `cacheBytes`: the Redis adapter's past-day cache. */
 export interface SeenSettings {
@@ -66,6 +67,8 @@ export interface SeenWiring {
   seenFor(strategy: SeenStrategy): SeenFilter;
   /** The PostgreSQL checkpoints of the Redis filters (null: embedded default, or checkpoints off). */
   checkpointer: SeenCheckpointer | null;
+  /** How full the rolling filter's day of `nowMs` is (src/seen/day-fill.ts). @throws the store's error. */
+  dayFill(nowMs: number): Promise<DayFill>;
   /**
    * Stops the snapshot or checkpoint timer and writes a last snapshot (embedded default) or
    * checkpoint (Redis); idempotent.
@@ -152,6 +155,7 @@ export async function wireSeen(
       rolling,
       readerSeen,
       checkpointer,
+      dayFill: (nowMs) => rolling.dayFill(nowMs),
       seenFor: (st) => (st === 'per_reader' ? readerSeen : rolling),
       close: async () => checkpointer?.close(),
     };
@@ -184,6 +188,7 @@ export async function wireSeen(
     rolling,
     readerSeen,
     checkpointer: null,
+    dayFill: (nowMs) => rolling.dayFill(nowMs),
     seenFor: (st) => (st === 'per_reader' ? readerSeen : rolling),
     close: () =>
       (closed ??= (async () => {

@@ -1,12 +1,15 @@
 /**
  * Readiness on a Redis Cluster (src/app/store-health.ts): the probe writes one short-lived key on
  * EVERY master (a hash tag per master, from the slot map), so one node out of memory makes the
- * service not ready although every node answers PING.
+ * service not ready although every node answers PING. The Overview's Redis readings work there too:
+ * the readers-active sketches (one hash tag) and used_memory summed over the masters.
  */
 import { describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { Keys } from '../../src/kernel/redis/keys.js';
 import { PROBE_TTL_MS, probeRedis } from '../../src/app/store-health.js';
+import { RedisActiveReaders } from '../../src/app/active-readers.js';
+import { redisMemory } from '../../src/app/overview-metrics.js';
 import { fileCluster } from '../support/redis-cluster.js';
 
 const cluster = fileCluster();
@@ -42,5 +45,31 @@ describe('readiness on a 3-master Cluster', () => {
       await node.config('SET', 'maxmemory', before);
     }
     expect(await probeRedis(cluster.redis, keys)).toEqual({ ready: true, reason: null });
+  });
+});
+
+describe("the Overview's Redis readings on a 3-master Cluster", () => {
+  it('readers active: marks and counts on one slot (no CROSSSLOT), the hour window forgetting after an hour', async () => {
+    const keys = new Keys(cluster.nextPrefix());
+    const active = new RedisActiveReaders(cluster.redis, keys, (err) => {
+      throw err;
+    });
+    const t0 = Date.UTC(2026, 2, 6, 12);
+    for (const r of ['c_a', 'c_b', 'c_c', 'c_a']) active.mark(r, t0);
+    active.mark('c_d', t0 + 30 * 60_000);
+    await expect.poll(() => active.count(t0 + 30 * 60_000)).toEqual({ hour: 4, day: 4 });
+    expect(await active.count(t0 + 2 * 3_600_000)).toEqual({ hour: 0, day: 4 });
+    const found = await Promise.all(cluster.redis.nodes('master').map((n) => n.keys(`${keys.prefix}active:*`)));
+    expect(found.filter((k) => k.length > 0).length).toBe(1); // every bucket on one master
+    expect(found.flat().length).toBe(3); // two 5-minute buckets and one hourly bucket
+  });
+
+  it('used_memory is the sum over the masters', async () => {
+    const each = await Promise.all(
+      cluster.redis.nodes('master').map(async (n) => Number(/^used_memory:(\d+)/m.exec(await n.info('memory'))![1])),
+    );
+    const sum = await redisMemory(cluster.redis);
+    expect(sum).toBeGreaterThan(Math.max(...each)); // more than any one master: all three are counted
+    expect(Math.abs(sum - each.reduce((a, b) => a + b, 0))).toBeLessThan(1_000_000); // allocations in between
   });
 });

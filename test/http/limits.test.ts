@@ -277,6 +277,9 @@ describe('tokens and operations routes', () => {
       expect((await t.app.inject({ method: 'GET', url, headers: svc })).statusCode, url).toBeLessThan(400);
     }
     expect((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    // the typed client (the explorer's Overview and Health pages) sends its key to /metrics
+    expect(await t.client().metrics()).toContain('freshet_catalog_items');
+    await expect(t.client({ token: await t.token('r1') }).metrics()).rejects.toMatchObject({ status: 403 });
   });
 
   it('the server refuses a configuration whose CLI tokens it would itself refuse', async () => {

@@ -101,6 +101,7 @@ describe('the web explorer at /ui', () => {
     await page.getByLabel('Key or token').fill(SERVICE_KEY);
     await page.getByLabel(/Reader id/).fill(READER);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'For you' }).click(); // signing in lands on the Overview
     await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBe(20);
     let seen = await cardIds();
     for (let pageNo = 2; pageNo <= 4; pageNo++) {
@@ -540,6 +541,7 @@ describe('the web explorer at /ui', () => {
       await expect
         .poll(() => p.locator('header .picker').textContent(), { timeout: 10_000 })
         .toBe(`Reader ${READER} (token)`);
+      await p.getByRole('link', { name: 'For you' }).click();
       await expect.poll(() => p.locator('ul.feed > li.card').count(), { timeout: 10_000 }).toBeGreaterThan(0);
     } finally {
       await ctx.close();

@@ -25,7 +25,8 @@ export interface KeyFamily {
     | 'hot'
     | 'readiness'
     | 'fan-out queue'
-    | 'http edge';
+    | 'http edge'
+    | 'active readers';
   /** Its time to live, in words (null: the family has none). */
   ttl: string | null;
   /** The hard bound of a family whose keys may have no time to live (null: every key has one). */
@@ -118,6 +119,12 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   family('nt:g:{u:<r>}', `nt:g:${USER}`, 'notifications', "the same as its groups' (10 s while it is rebuilt)"),
   family('ex:{u:<r>}', `ex:${USER}`, 'exclusions', '`FRESHET_EXCLUSION_CACHE_TTL_S`'),
   family('ex:gen:{u:<r>}', `ex:gen:${USER}`, 'exclusions', "longer than the cache's"),
+  family(
+    'active:{active}:<bucket>',
+    String.raw`active:\{active\}:[fc]-?\d+`,
+    'active readers',
+    '65 min (5-minute buckets) / 25 h (hourly buckets)',
+  ),
   family('ready:{<tag>}', String.raw`ready:\{[^}]+\}`, 'readiness', '10 s'),
   family('rl:{u:<r>}', `rl:${USER}`, 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
   family('rl:service', 'rl:service', 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),

@@ -338,6 +338,16 @@ export class Keys {
     return caller === 'service' ? `${this.prefix}rl:service` : `${this.prefix}rl:{u:${caller.readerId}}`;
   }
 
+  /**
+   * One bucket of the active-reader estimate (src/app/active-readers.ts): a HyperLogLog string of the
+   * readers active in a 5-minute (`f<n>`) or 1-hour (`c<n>`) bucket, with a time to live just past its
+   * window. Every bucket shares the hash tag `{active}`, so one `PFCOUNT` unions a window on a Cluster;
+   * at most 39 keys of ≤ 12 KiB whatever the number of readers.
+   */
+  activeReaders(bucket: string): string {
+    return `${this.prefix}active:{active}:${bucket}`;
+  }
+
   /** BullMQ prefix of the fan-out queue: one hash tag ({@link shardTag}), so BullMQ's scripts work on a Cluster. */
   fanoutQueuePrefix(): string {
     return `${this.prefix}{${shardTag('fanout', 0, 1)}}`;

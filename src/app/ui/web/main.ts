@@ -1,6 +1,6 @@
 /**
  * The explorer's entry: the sign-in form, then the shell (navigation with the unread notifications badge,
- * reader picker, sign out, a live region) and a hash router (`#/for-you`, `#/discover`, `#/following`,
+ * reader picker, sign out, a live region) and a hash router (`#/overview`, the landing page; `#/for-you`, `#/discover`, `#/following`,
  * `#/notifications`, `#/hot`, `#/item/<id>`, `#/preferences`, `#/exclusions`, `#/health`, `#/publish`).
  * Each page cleans up its timers when the person leaves it; the shell stops its stream when it is rebuilt
  * (another reader) or the person signs out.
@@ -22,12 +22,14 @@ import { hotPage } from './pages/hot.js';
 import { itemPage } from './pages/item.js';
 import { exclusionsPage } from './pages/exclusions.js';
 import { healthPage } from './pages/health.js';
+import { overviewPage } from './pages/overview.js';
 import { publishPage } from './pages/publish.js';
 import { notificationsPage } from './pages/notifications.js';
 import { preferencesPage } from './pages/preferences.js';
 import { unreadText, watchUnread, type Unread } from './unread.js';
 
 const PAGES: { path: string; label: string; page: Page }[] = [
+  { path: 'overview', label: 'Overview', page: overviewPage },
   { path: 'for-you', label: 'For you', page: forYouPage },
   { path: 'discover', label: 'Discover', page: discoverPage },
   { path: 'following', label: 'Following', page: followingPage },
@@ -97,7 +99,7 @@ function signIn(message = ''): void {
       return;
     }
     saveSession(s);
-    if (!location.hash || location.hash === '#/') location.hash = '#/for-you';
+    if (!location.hash || location.hash === '#/') location.hash = '#/overview';
     shell(s);
   });
   replace(app, h('main', { id: 'main' }, form));
@@ -221,7 +223,7 @@ function shell(s: Session): void {
   );
   const route = () => {
     cleanup?.();
-    const [, path = 'for-you', arg = ''] = /^#\/([^/]*)\/?(.*)$/.exec(location.hash) ?? [];
+    const [, path = 'overview', arg = ''] = /^#\/([^/]*)\/?(.*)$/.exec(location.hash) ?? [];
     const found =
       path === 'item' ? { page: itemPage, label: 'Item' } : (PAGES.find((p) => p.path === path) ?? PAGES[0]!);
     for (const a of nav.querySelectorAll('a')) {

@@ -1,21 +1,24 @@
 /**
  * Health: which stores answer (`/readyz`) and five key metrics from `/metrics`, sampled every 5 s
- * while the page is open: request latency (p50/p95 and the mean per interval), recall size, seen-filter
- * drops, fan-out lag and impression write failures. Totals are since the process started; the
- * sparklines show what changed between samples (the last 60), over a zero baseline from the first sample.
+ * while the page is open (series.ts): API request latency (p50/p95, and the mean of the requests IN each
+ * interval, in ms), recall size, seen-filter drops, fan-out lag and impression write failures. Totals are
+ * since the process started; the time charts (chart.ts, with axes and units) show what happened in each
+ * interval of the last 60 samples, from the first sample on. Latency counts `/v1` requests only: the
+ * page's own polling of `/metrics` and `/readyz` would otherwise make an idle server look busy.
  */
 import type { Page } from '../context.js';
 import { FreshetClientError } from '../../../../client/index.js';
-import { bars, sparkline } from '../chart.js';
+import { bars, timeChart, type Unit } from '../chart.js';
 import { h, replace, statusLine } from '../dom.js';
 import { describe } from '../extras.js';
-import { parseProm, quantile, type Histo, type Scrape } from '../prom.js';
-
-const SAMPLE_MS = 5_000;
-const KEEP = 60;
+import { parseProm, quantile, type Histo } from '../prom.js';
+import { History, KEEP, sampleMs } from '../series.js';
 
 const ms = (s: number) => (s < 1 ? `${+(s * 1000).toPrecision(2)}ms` : `${+s.toPrecision(2)}s`);
 const n = (x: number) => String(+x.toPrecision(3));
+
+/** Keeps the samples of `/v1` routes and those without a route (leaves out the ops routes the page polls). */
+export const apiRoutesOnly = (labels: string) => !labels.includes('route="') || labels.includes('route="/v1/');
 
 /** One metric card: what it is, the figures and its charts. */
 function card(title: string, what: string, figures: string, ...charts: (SVGSVGElement | null)[]): HTMLElement {
@@ -29,81 +32,129 @@ function card(title: string, what: string, figures: string, ...charts: (SVGSVGEl
   );
 }
 
-/**
- * The samples the page holds, oldest first; `first` is true while the oldest is the page's first sample
- * (none dropped yet), whose increase is drawn as 0 — so every chart has a zero baseline from the first
- * sample on, and the charts of one page share their x axis.
- */
-interface History {
-  scrapes: Scrape[];
-  first: boolean;
+/** What a histogram card shows: its name, title and text, the bar labels, and the chart's unit and scale. */
+interface HistoSpec {
+  name: string;
+  title: string;
+  what: string;
+  label: (x: number) => string;
+  unit: Unit;
+  /** Observed value → the chart's unit (seconds → ms: 1000). */
+  scale: number;
 }
 
-/** The per-interval increase of a counter, from consecutive scrapes (0 for the page's first sample). */
-function deltas(history: History, f: (s: Scrape) => number): number[] {
-  const { scrapes } = history;
-  const out: number[] = history.first ? [0] : [];
-  for (let i = 1; i < scrapes.length; i++) out.push(Math.max(0, f(scrapes[i]!) - f(scrapes[i - 1]!)));
-  return out;
-}
-
-/** The per-interval mean of a histogram (0 for an interval with no observation, and for the first sample). */
-function meanSeries(history: History, name: string): number[] {
-  const { scrapes } = history;
-  const out: number[] = history.first ? [0] : [];
-  for (let i = 1; i < scrapes.length; i++) {
-    const a = scrapes[i - 1]!.histograms.get(name);
-    const b = scrapes[i]!.histograms.get(name);
-    const dc = (b?.count ?? 0) - (a?.count ?? 0);
-    out.push(dc > 0 ? ((b?.sum ?? 0) - (a?.sum ?? 0)) / dc : 0);
-  }
-  return out;
-}
-
-function histoCard(
-  history: History,
-  name: string,
-  title: string,
-  what: string,
-  unit: (x: number) => string,
-): HTMLElement {
-  const hist: Histo | undefined = history.scrapes.at(-1)!.histograms.get(name);
-  if (!hist) return card(title, what, 'Not reported by this server.');
+function histoCard(history: History, spec: HistoSpec, intervalMs: number): HTMLElement {
+  const hist: Histo | undefined = history.last!.histograms.get(spec.name);
+  if (!hist) return card(spec.title, spec.what, 'Not reported by this server.');
   const p50 = quantile(hist, 0.5);
   const p95 = quantile(hist, 0.95);
+  const u = spec.label;
   const figures = hist.count
-    ? `${hist.count} observed · mean ${unit(hist.sum / hist.count)} · p50 ≈ ${unit(p50 ?? 0)} · p95 ≈ ${unit(p95 ?? 0)}`
+    ? `${hist.count} observed · mean ${u(hist.sum / hist.count)} · p50 ≈ ${u(p50 ?? 0)} · p95 ≈ ${u(p95 ?? 0)}`
     : 'Nothing observed yet.';
   return card(
-    title,
-    what,
+    spec.title,
+    spec.what,
     figures,
-    bars(hist, `${title}: distribution`, unit),
-    sparkline(meanSeries(history, name), `${title}: mean per ${SAMPLE_MS / 1000} s`),
+    bars(hist, `${spec.title}: distribution`, u),
+    timeChart(history.meanPerInterval(spec.name, spec.scale), {
+      label: `${spec.title}: mean of each interval`,
+      unit: spec.unit,
+      intervalMs,
+      slots: KEEP,
+    }),
   );
 }
 
-/** A counter's total and its increase per interval; a counter with no series yet (nothing counted) is 0. */
-function counterCard(history: History, name: string, title: string, what: string): HTMLElement {
-  const total = history.scrapes.at(-1)!.values.get(name);
+/** A counter's total and its increase per minute in each interval; a counter with no series yet is 0. */
+function counterCard(history: History, name: string, title: string, what: string, intervalMs: number): HTMLElement {
+  const total = history.last!.values.get(name);
   const figure = total === undefined ? '0 since start (no series yet)' : `${n(total)} since start`;
   return card(
     title,
     what,
     figure,
-    sparkline(
-      deltas(history, (s) => s.values.get(name) ?? 0),
-      `${title} per ${SAMPLE_MS / 1000} s`,
+    timeChart(
+      history.ratePerMinute((s) => s.values.get(name)),
+      { label: `${title} per minute`, unit: '/min', intervalMs, slots: KEEP },
     ),
   );
 }
 
+/** The five cards of the newest sample. */
+function cards(history: History, intervalMs: number): HTMLElement[] {
+  return [
+    histoCard(
+      history,
+      {
+        name: 'freshet_http_request_duration_seconds',
+        title: 'API request latency',
+        what: "Every /v1 request, all routes (this page's own polling left out).",
+        label: ms,
+        unit: 'ms',
+        scale: 1000,
+      },
+      intervalMs,
+    ),
+    histoCard(
+      history,
+      {
+        name: 'freshet_recall_candidates',
+        title: 'Recall size',
+        what: 'Candidates one recall returned (for-you and discover).',
+        label: n,
+        unit: 'items',
+        scale: 1,
+      },
+      intervalMs,
+    ),
+    counterCard(
+      history,
+      'freshet_seen_filter_dropped_total',
+      'Seen-filter drops',
+      'Candidates removed because the reader had already been served them.',
+      intervalMs,
+    ),
+    histoCard(
+      history,
+      {
+        name: 'freshet_fanout_lag_seconds',
+        title: 'Fan-out lag',
+        what: "From publish to delivery into the followers' inboxes.",
+        label: ms,
+        unit: 'ms',
+        scale: 1000,
+      },
+      intervalMs,
+    ),
+    counterCard(
+      history,
+      'freshet_impression_write_failures_total',
+      'Impression write failures',
+      'Seen-filter writes that failed (the page was served anyway).',
+      intervalMs,
+    ),
+  ];
+}
+
+/** The Health page (see the module doc): samples every {@link sampleMs} until the person leaves it. */
 export const healthPage: Page = (root, ctx) => {
   const status = statusLine();
   const ready = h('div', { class: 'ready' });
   const grid = h('div', { class: 'metrics' });
-  const history: History = { scrapes: [], first: true };
+  const history = new History();
+  const intervalMs = sampleMs();
+  let busy = false;
   const sample = async () => {
+    if (busy) return; // a slow server: the next tick samples once this one is done
+    busy = true;
+    try {
+      await takeSample();
+    } finally {
+      busy = false;
+    }
+  };
+  const takeSample = async () => {
     try {
       const r = await ctx.client.ready();
       replace(ready, h('p', { class: 'ok' }, 'Ready: every store answers.'), storeList(r.stores));
@@ -115,47 +166,8 @@ export const healthPage: Page = (root, ctx) => {
       replace(ready, h('p', { class: 'bad' }, `Not ready: ${describe(err)}`), stores ? storeList(stores) : null);
     }
     try {
-      history.scrapes.push(parseProm(await ctx.client.metrics()));
-      if (history.scrapes.length > KEEP) {
-        history.scrapes.shift();
-        history.first = false;
-      }
-      replace(
-        grid,
-        histoCard(
-          history,
-          'freshet_http_request_duration_seconds',
-          'Request latency',
-          'Every HTTP request, all routes.',
-          ms,
-        ),
-        histoCard(
-          history,
-          'freshet_recall_candidates',
-          'Recall size',
-          'Candidates one recall returned (for-you and discover).',
-          n,
-        ),
-        counterCard(
-          history,
-          'freshet_seen_filter_dropped_total',
-          'Seen-filter drops',
-          'Candidates removed because the reader had already been served them.',
-        ),
-        histoCard(
-          history,
-          'freshet_fanout_lag_seconds',
-          'Fan-out lag',
-          "From publish to delivery into the followers' inboxes.",
-          ms,
-        ),
-        counterCard(
-          history,
-          'freshet_impression_write_failures_total',
-          'Impression write failures',
-          'Seen-filter writes that failed (the page was served anyway).',
-        ),
-      );
+      history.push({ atMs: Date.now(), scrape: parseProm(await ctx.client.metrics(), apiRoutesOnly) });
+      replace(grid, cards(history, intervalMs));
       status.textContent = '';
     } catch (err) {
       status.textContent = `Could not read /metrics: ${describe(err)}`;
@@ -171,16 +183,17 @@ export const healthPage: Page = (root, ctx) => {
       'div',
       { class: 'toolbar' },
       h('h3', {}, 'Metrics'),
-      h('span', { class: 'meta' }, `sampled every ${SAMPLE_MS / 1000} s while this page is open`),
+      h('span', { class: 'meta' }, `sampled every ${intervalMs / 1000} s while this page is open`),
     ),
     grid,
   );
   void sample();
-  const timer = setInterval(() => void sample(), SAMPLE_MS);
+  const timer = setInterval(() => void sample(), intervalMs);
   return () => clearInterval(timer);
 };
 
-function storeList(stores: Record<string, boolean>): HTMLElement {
+/** The stores of a `/readyz` answer as up/down chips. */
+export function storeList(stores: Record<string, boolean>): HTMLElement {
   return h(
     'ul',
     { class: 'chips' },
