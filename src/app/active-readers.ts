@@ -9,7 +9,7 @@
  * - Redis: one HLL string per bucket (`Keys.activeReaders`, all under the hash tag `{active}` so one
  *   `PFCOUNT` unions a window, Cluster-safe), with a time to live just past its window; at most 14 + 25
  *   keys of ≤ 12 KiB each whatever the number of readers: no per-reader key. In process: the same
- *   sketches (src/kernel/hll.ts, bit-compatible with Redis), dropped once out of the window.
+ *   sketches (src/hot/hll.ts, bit-compatible with Redis), dropped once out of the window.
  * - Cost: each process writes a reader at most once per 5-minute bucket (a set of the readers it has
  *   written in the current bucket, at most {@link DEDUPE_MAX} ids, then cleared), so the writes grow
  *   with distinct readers, not with requests; a write is one pipeline of `PFADD` + `PEXPIRE` × 2,
@@ -19,7 +19,7 @@
  */
 import type { RedisClient } from '../kernel/redis/client.js';
 import type { Keys } from '../kernel/redis/keys.js';
-import { HyperLogLog } from '../kernel/hll.js';
+import { HyperLogLog } from '../hot/hll.js';
 
 /** Width of an hour-window bucket: 5 min (ms). */
 export const FINE_BUCKET_MS = 5 * 60_000;

@@ -96,7 +96,7 @@ export interface CounterSnapshot {
   publishedAtMs: number;
   pv: number;
   uv: number;
-  /** The visitors' HyperLogLog as a Redis HLL string (src/kernel/hll.ts); empty when no visitor. */
+  /** The visitors' HyperLogLog as a Redis HLL string (src/hot/hll.ts); empty when no visitor. */
   hll: Buffer;
   suspicious: SuspiciousCounts;
 }

@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HotArchive } from '../../src/hot/hot-archive.js';
 import type { CounterSnapshot } from '../../src/hot/hot-counters.js';
-import { HyperLogLog } from '../../src/kernel/hll.js';
+import { HyperLogLog } from '../../src/hot/hll.js';
 import type { ContentStore } from '../../src/kernel/items/content-store.js';
 import { ErrorCodes } from '../../src/kernel/errors.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HOUR_MS, MINUTE_MS, DAY_MS } from '../../src/kernel/clock.js';
-import { HyperLogLog } from '../../src/kernel/hll.js';
+import { HyperLogLog } from '../../src/hot/hll.js';
 import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/hot/domain.js';
 import type { CounterSnapshot, HotCounters, HotRules } from '../../src/hot/hot-counters.js';
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { HOUR_MS } from '../../src/kernel/clock.js';
-import { HLL_STANDARD_ERROR, HyperLogLog } from '../../src/kernel/hll.js';
+import { HLL_STANDARD_ERROR, HyperLogLog } from '../../src/hot/hll.js';
 import type { HotCounters, ViewResult } from '../../src/hot/hot-counters.js';
 import { MemoryHotCounters } from '../../src/hot/adapters/memory-hot-counters.js';
 import { RedisHotCounters } from '../../src/hot/adapters/redis-hot-counters.js';

@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/app/config.js';
 import { DAY_MS, HOUR_MS } from '../../src/kernel/clock.js';
-import { HLL_STANDARD_ERROR, HyperLogLog, hllPosition, murmurHash64A } from '../../src/kernel/hll.js';
+import { HLL_STANDARD_ERROR, HyperLogLog, hllPosition, murmurHash64A } from '../../src/hot/hll.js';
 import {
   DEFAULT_HOT_PARAMS,
   MAX_RANGE_MS,

@@ -1,7 +1,7 @@
 /**
  * The hot counters of note 2 in process (the embedded default, and the executable spec the Redis
  * adapter is tested against): Maps for PV, publication times, suspicious counters, rate-limit marks
- * and per-minute budgets, a Redis-compatible HyperLogLog per item (src/kernel/hll.ts, so UV equals
+ * and per-minute budgets, a Redis-compatible HyperLogLog per item (src/hot/hll.ts, so UV equals
  * Redis's PFCOUNT for the same visitors), and one ranking Map ordered like a Redis ZSET.
  *
  * Each `view` runs synchronously from its first check to its last write, so it is one transaction:
@@ -13,7 +13,7 @@
  * does not run slower than the wall clock).
  */
 import { assertId, compareIds } from '../../kernel/ids.js';
-import { HyperLogLog } from '../../kernel/hll.js';
+import { HyperLogLog } from '../hll.js';
 import {
   budgetMinute,
   hotScore,

@@ -4,7 +4,7 @@
  * 1.04/√16384 = 0.81 % at large cardinalities, Flajolet et al. 2007; smaller counts are estimated
  * much more tightly, see the README).
  */
-import { HLL_STANDARD_ERROR } from '../../../kernel/hll.js';
+import { HLL_STANDARD_ERROR } from '../../../hot/hll.js';
 import type { ViewVerdict } from '../../../hot/domain.js';
 import type { HotCounters } from '../../../hot/hot-counters.js';
 
