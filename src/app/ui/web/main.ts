@@ -243,7 +243,10 @@ function shell(s: Session): void {
     main,
     live,
   );
+  /** The hash last routed: a hashchange to it (the sign-in sets the hash, then builds the shell) is not routed twice. */
+  let routed = '';
   const route = () => {
+    routed = location.hash;
     cleanup?.();
     const [, path = 'for-you', arg = ''] = /^#\/([^/]*)\/?(.*)$/.exec(location.hash) ?? [];
     const found =
@@ -257,7 +260,9 @@ function shell(s: Session): void {
     ctx.follows = followSet();
     cleanup = found.page(main, ctx, arg);
   };
-  window.onhashchange = route;
+  window.onhashchange = () => {
+    if (location.hash !== routed) route();
+  };
   route();
 }
 

@@ -23,8 +23,11 @@ export const forYouPage: Page = (root, ctx) => {
   const kept = loadForYou(ctx.reader);
   let items: FeedItem[] = kept ? [...kept.items] : [];
   let hasMore = kept?.hasMore ?? false;
+  /** Whether a page was shown (a visit left before its first page arrived keeps nothing). */
+  let loaded = kept !== null;
   /** Keeps what the page shows: the cards still on it (a dismissed or muted one is gone), and the scroll. */
   const keep = () => {
+    if (!loaded) return;
     const on = new Set([...list.ul.children].map((li) => (li as HTMLElement).dataset.id));
     items = items.filter((it) => on.has(it.id));
     saveForYou({ reader: ctx.reader, items, hasMore, scrollY: window.scrollY });
@@ -50,6 +53,7 @@ export const forYouPage: Page = (root, ctx) => {
         list.add(p.items);
         items = [...p.items];
         hasMore = p.has_more;
+        loaded = true;
         keep();
         n = p.items.length;
         return p.has_more;
