@@ -32,14 +32,24 @@ export interface CardOptions {
   why?: ExplainFeed;
 }
 
-/** The host of a URL without a leading `www.` (`www.youtube.com` → `youtube.com`), or null. */
-export function shortHost(url: string | null): string | null {
+/**
+ * The URL when it is an absolute http(s) URL, else null: the server refuses any other on write
+ * (`HTTP_URL_PATTERN`), and the explorer links nothing else all the same (no `javascript:` link).
+ */
+export function httpUrl(url: string | null): string | null {
   if (!url) return null;
   try {
-    return new URL(url).hostname.replace(/^www\./i, '') || null;
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? url : null;
   } catch {
     return null;
   }
+}
+
+/** The host of an http(s) URL without a leading `www.` (`www.youtube.com` → `youtube.com`), or null. */
+export function shortHost(url: string | null): string | null {
+  const ok = httpUrl(url);
+  return ok ? new URL(ok).hostname.replace(/^www\./i, '') || null : null;
 }
 
 /** A follow/unfollow toggle for `author` (label follows the state once loaded). */
@@ -158,13 +168,14 @@ function behindWarning(li: HTMLLIElement, filtered: readonly string[]): void {
 /** The card's heading: the badge, the title linking out (or to the item page), and a small "item" link. */
 function cardTitle(item: FeedItem, badge: string | undefined): HTMLElement {
   const page = `#/item/${encodeURIComponent(item.id)}`;
+  const url = httpUrl(item.url);
   return h(
     'h3',
     {},
     badge ? h('span', { class: `badge badge-${badge}` }, badge) : null,
-    item.url
+    url
       ? [
-          h('a', { href: item.url, rel: 'noopener noreferrer', target: '_blank', class: 'out' }, item.title),
+          h('a', { href: url, rel: 'noopener noreferrer', target: '_blank', class: 'out' }, item.title),
           ' ',
           h('a', { href: page, class: 'item-link', 'aria-label': `Item page of “${item.title}”` }, 'item'),
         ]

@@ -7,7 +7,7 @@
  */
 import type { FreshetClient } from '../../../client/index.js';
 import type { Ctx } from './context.js';
-import { h, isoMinute } from './dom.js';
+import { dayOf, h, isoMinute } from './dom.js';
 import { describe } from './extras.js';
 
 /** The feeds that answer an explain (the path segment of the route). */
@@ -58,28 +58,26 @@ export async function explainItem(
   return a.data;
 }
 
-/** The day of a `seen` rule's `day` field: a "YYYY-MM-DD" text as it is, epoch ms or s as a UTC date. */
-function dayText(day: unknown): string {
-  if (typeof day === 'string') return day;
-  if (typeof day === 'number') {
-    const ms = day > 1e11 ? day : day * 1000;
-    return new Date(ms).toISOString().slice(0, 10);
-  }
-  return 'an earlier day';
+/** " on 29 Feb 2016" for a seen rule's `day` (the UTC day `YYYY-MM-DD` of the filter holding it), else "". */
+function onDay(day: unknown): string {
+  const ms = typeof day === 'string' ? Date.parse(`${day}T00:00:00Z`) : Number.NaN;
+  return Number.isFinite(ms) ? ` on ${dayOf(ms / 1000)}` : '';
 }
 
-/** The sentence of one rule: `seen` in the reader's words, the others as the server says them. */
+/**
+ * The sentence of one rule: `seen` in the reader's words ("Served to you on 29 Feb 2016; it will not come
+ * back"; a per-reader filter has no day), the others as the server says them.
+ */
 function ruleText(r: ExplainRule, reader: string, self: boolean): string {
   if (r.rule !== 'seen') return r.reason;
-  const who = self ? 'you' : reader;
-  return `Served to ${who} on ${dayText(r.day)}; it will not come back.`;
+  return `Served to ${self ? 'you' : reader}${onDay(r.day)}; it will not come back.`;
 }
 
-/** The extra fields of a rule (not `rule`, not `reason`) as "name: value" chips. */
+/** The extra fields of a rule (not `rule`, `reason`, nor a seen rule's `day`, already said) as "name: value". */
 function fieldsOf(r: ExplainRule): string {
   return Object.entries(r)
-    .filter(([k]) => k !== 'rule' && k !== 'reason')
-    .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .filter(([k, v]) => k !== 'rule' && k !== 'reason' && !(r.rule === 'seen' && k === 'day') && v !== null)
+    .map(([k, v]) => `${k}: ${typeof v === 'number' ? num(v) : typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
     .join(' · ');
 }
 
