@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.mjs';
 import { parseHn } from '../../src/app/cli/import-hn.js';
+import { ago, plural } from '../../src/app/ui/web/dom.js';
 import type { PublishInput } from '../../src/app/use-cases.js';
 import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
 import { dataFile } from '../support/env.js';
@@ -91,6 +92,21 @@ afterAll(async () => {
 });
 
 describe('explorer cards', () => {
+  it('ages read "just now", "12 min ago", "3 h ago", "29 d ago", then the date; counts are singular at one', () => {
+    const now = Date.UTC(2026, 10, 28, 12, 0, 0);
+    const at = (agoMs: number) => ago((now - agoMs) / 1000, now);
+    expect([at(59_000), at(12 * 60_000), at(3 * 3_600_000 + 59 * 60_000), at(29 * 86_400_000)]).toEqual([
+      'just now',
+      '12 min ago',
+      '3 h ago',
+      '29 d ago',
+    ]);
+    expect(at(30 * 86_400_000 + 1000)).toBe('29 Oct 2026');
+    expect(ago(Date.UTC(2016, 1, 29, 23, 4) / 1000, now)).toBe('29 Feb 2016');
+    expect(at(-60_000)).toBe('just now'); // a time ahead of the browser's clock
+    expect([plural(1, 'item'), plural(0, 'item'), plural(2, 'repeat')]).toEqual(['1 item', '0 items', '2 repeats']);
+  });
+
   it('a card shows its age (the date past 30 days, the exact UTC time in the <time>), its host once and links its title to the URL', async () => {
     await page.goto(`${base}/ui/`);
     await signIn(page);
