@@ -15,8 +15,11 @@ function ids(prefix: string) {
   return { reader: `${prefix}-reader`, item: `${prefix}-item`, feed: `${prefix}-feed` };
 }
 
-/** The "Why not?" form and its answer; `itemId` fills the item field (the Item page's box). */
-export function whyNotBox(ctx: Ctx, itemId = '', prefix = 'why'): HTMLElement {
+/**
+ * The "Why not?" form and its answer under `heading`; `itemId` fills the item field (the Item page's box),
+ * `prefix` names the fields' ids.
+ */
+export function whyNotBox(ctx: Ctx, itemId = '', prefix = 'why', heading = 'Why not?'): HTMLElement {
   const id = ids(prefix);
   const service = ctx.session.mode === 'service';
   const reader = h('input', { id: id.reader, value: ctx.reader, required: true, readonly: !service, size: 14 });
@@ -46,7 +49,7 @@ export function whyNotBox(ctx: Ctx, itemId = '', prefix = 'why'): HTMLElement {
       replace(out, h('p', { class: 'bad', role: 'alert', 'data-testid': 'explain-error' }, describe(err)));
     }
   });
-  return h('section', { class: 'why-box' }, h('h3', {}, 'Why not?'), form, out);
+  return h('section', { class: 'why-box' }, h('h3', {}, heading), form, out);
 }
 
 /** `#/why` (or `#/why/<item id>`): the box on its own, with a sentence on what it answers. */
@@ -60,6 +63,6 @@ export const whyPage: Page = (root, ctx, arg) => {
       'Why an item does or does not reach a reader in a feed: every rule that removes it (seen, muted words, blocks, …), ',
       'its score and the parts the score is made of, and its rank. The service key can ask for any reader; a reader token for itself only.',
     ),
-    whyNotBox(ctx, decodeURIComponent(arg)),
+    whyNotBox(ctx, decodeURIComponent(arg), 'why', 'Explain an item'),
   );
 };
