@@ -19,8 +19,20 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import { assertId } from '../kernel/ids.js';
 import { dayStamp } from '../kernel/clock.js';
-import { dayStartMs, hasAllBits, hashPairs, seenDayEnd, seenWindow, setAllBits, type BloomGeometry } from './bloom.js';
-import type { SeenFilter } from '../kernel/seen-filter.js';
+import {
+  dayStartMs,
+  fillRate,
+  hasAllBits,
+  hashPairs,
+  isoDay,
+  popCount,
+  seenDayEnd,
+  seenWindow,
+  setAllBits,
+  unionRate,
+  type BloomGeometry,
+} from './bloom.js';
+import type { SeenFilter, SeenProbe } from '../kernel/seen-filter.js';
 import { Keys, shardOf } from '../kernel/redis/keys.js';
 import { fixedLayout, parseLayout, shardKeys, type SeenLayout } from './layout.js';
 
@@ -95,6 +107,31 @@ export class MemorySeenFilter implements SeenFilter {
       }
     }
     return out;
+  }
+
+  /**
+   * Read-only ({@link SeenFilter.probe}): the newest day whose bitmap holds the member, and that bitmap's
+   * rate from its fill; expired days are not dropped here.
+   * @throws FreshetError `INVALID_ID` for a bad reader id.
+   */
+  async probe(readerId: string, itemId: string, nowMs: number): Promise<SeenProbe> {
+    assertId(readerId, 'readerId');
+    const pairs = hashPairs(readerId, [itemId]);
+    const rates: number[] = [];
+    for (const ms of seenWindow(nowMs, this.days)) {
+      const day = dayStamp(ms);
+      for (const layout of [this.dayLayouts.get(day), this.legacy]) {
+        if (!layout) continue;
+        const d = this.filters.get(this.keyOf(layout, readerId, day));
+        if (!d || nowMs >= d.expiresAt) continue;
+        const { bits: m, hashes: k } = layout.geometry;
+        const fpr = fillRate(popCount(d.bitmap), m, k);
+        if (hasAllBits(d.bitmap, m, k, pairs[0]! % m, pairs[1]! % m))
+          return { seen: true, day: isoDay(day), subFilter: null, fpr };
+        rates.push(fpr);
+      }
+    }
+    return { seen: false, day: null, subFilter: null, fpr: unionRate(rates) };
   }
 
   /** @throws FreshetError `INVALID_ID` for a bad reader id. */

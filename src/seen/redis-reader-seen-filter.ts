@@ -18,8 +18,15 @@
  */
 import { assertId } from '../kernel/ids.js';
 import { hasAllBits, hashPairs, packPairs } from './bloom.js';
-import { compoundRate, parseSignature, scalableGeometry, type ScalableGeometry } from './scalable-bloom.js';
+import {
+  compoundRate,
+  parseSignature,
+  scalableGeometry,
+  subFilterRate,
+  type ScalableGeometry,
+} from './scalable-bloom.js';
 import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
+import type { SeenProbe } from '../kernel/seen-filter.js';
 import type { RedisClient } from '../kernel/redis/client.js';
 import { redisCall } from '../kernel/redis/errors.js';
 import { READER_DIRTY_SHARDS, shardOf, type Keys } from '../kernel/redis/keys.js';
@@ -31,6 +38,7 @@ import { MAX_RESTORES } from './redis-seen-filter.js';
 /** The scripts (./lua/): check, mark or describe one reader's filter; index a reader's new journal. */
 export const READER_SEEN_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
   'readerSeen-3+N',
+  'readerSeenProbe-2+N',
   'seenIndex-1',
 ]);
 
@@ -118,6 +126,37 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
       const dirty = this.keys.readerSeenDirty(shardOf(readerId, READER_DIRTY_SHARDS));
       await this.lua.seenIndex([dirty], [readerId, Math.floor(this.settings.ttlMs)]);
     }
+  }
+
+  /**
+   * Read-only (`SeenFilter.probe`): one `readerSeenProbe-2+N` (two when the filter has another geometry
+   * than the settings'): the newest sub-filter holding the member, and its rate from its member count. No
+   * TTL refresh and no restore: a reader Redis lost reads as unseen.
+   */
+  async probe(readerId: string, itemId: string, nowMs: number): Promise<SeenProbe> {
+    assertId(readerId, 'reader id');
+    const packed = packPairs(hashPairs(readerId, [itemId]));
+    let g: ScalableGeometry = this.geometryOf(readerId);
+    let reply: unknown;
+    for (let tries = 0; tries < 2; tries++) {
+      reply = await this.lua.readerSeenProbe(
+        this.scriptKeys(readerId, g).filter((_, i) => i !== 2),
+        [Math.floor(nowMs), Math.floor(this.settings.ttlMs), g.signature, levelArg(g), packed, g.split ? 's' : ''],
+      );
+      if (reply === '' || reply === null) return { seen: false, day: null, subFilter: null, fpr: 0 };
+      if (!Array.isArray(reply) || reply.length !== 2) break;
+      if (reply[0] === '?g') {
+        const other = parseSignature(String(reply[1]));
+        if (!other) return { seen: false, day: null, subFilter: null, fpr: 0 }; // unreadable: replaced at the next mark
+        g = other;
+        continue;
+      }
+      const counts = String(reply[0]).split(',').map(Number);
+      const level = Number(reply[1]);
+      if (level < 0) return { seen: false, day: null, subFilter: null, fpr: compoundRate(g.levels, counts) };
+      return { seen: true, day: null, subFilter: level, fpr: subFilterRate(g.levels[level]!, counts[level]!) };
+    }
+    throw READER_SEEN_SCRIPTS.unexpected('readerSeenProbe', reply);
   }
 
   async describe(readerId: string, nowMs: number): Promise<ReaderFilterState> {

@@ -145,6 +145,34 @@ export function seenFilterContract(name: string, factory: SeenFilterFactory): vo
       });
     });
 
+    it('probe names the newest day holding a member and its fill-based rate, and writes nothing', async () => {
+      await withHarness(factory, SMALL, async ({ filter, commands }) => {
+        await filter.markSeen('u_p', ids('doc', 200), D + HOUR_MS);
+        await filter.markSeen('u_p', ['doc-0'], D + 2 * DAY_MS + HOUR_MS);
+        const now = D + 3 * DAY_MS;
+        const newest = await filter.probe('u_p', 'doc-0', now);
+        expect(newest).toMatchObject({ seen: true, day: '2026-03-07', subFilter: null });
+        const older = await filter.probe('u_p', 'doc-5', now);
+        expect(older).toMatchObject({ seen: true, day: '2026-03-05' });
+        // 200 members of a 2,000-capacity day: (set bits / m)^k is far below the per-day target, above 0
+        expect(older.fpr).toBeGreaterThan(0);
+        expect(older.fpr).toBeLessThan(SMALL.windowRate / 7);
+        expect(newest.fpr).toBeLessThan(older.fpr); // one member against 200
+        const absent = await filter.probe('u_p', 'never', now);
+        expect(absent).toMatchObject({ seen: false, day: null, subFilter: null });
+        expect(absent.fpr).toBeGreaterThanOrEqual(older.fpr);
+        expect((await filter.probe('u_other', 'doc-0', now)).seen).toBe(false); // members are per reader
+        const before = commands?.();
+        await filter.probe('u_p', 'doc-1', now);
+        // one script, one round trip, once the window's days are known here (as for `seen`)
+        if (before !== undefined) expect(commands!() - before).toBe(1);
+        expect(await filter.seen('u_p', ['doc-1', 'never'], now)).toEqual([true, false]);
+        // after the window the day is gone for the probe too
+        expect((await filter.probe('u_p', 'doc-5', D + 7 * DAY_MS)).seen).toBe(false);
+        await expect(filter.probe('u:1', 'a', now)).rejects.toThrow(/readerId/);
+      });
+    });
+
     it('rejects an invalid reader id before building any member', async () => {
       await withHarness(factory, SMALL, async ({ filter }) => {
         await expect(filter.seen('u:1', ['a'], D)).rejects.toThrow(/readerId/);
