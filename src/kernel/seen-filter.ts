@@ -29,12 +29,14 @@ export interface SeenFilter {
    */
   warm?(readerId: string, nowMs: number): Promise<void>;
   /**
-   * Read-only: whether `readerId` has probably seen `itemId` at `nowMs`, which filter holds it, and that
-   * filter's false-positive rate estimated from its fill now (the explain API, docs/explain.md). Writes
-   * nothing: no mark, no TTL refresh, no restore (a filter the store lost reads as empty).
+   * Read-only `seen`: for each of `itemIds`, whether `readerId` has probably seen it at `nowMs`, which
+   * filter holds it, and that filter's false-positive rate estimated from its fill now (the explain API,
+   * docs/explain.md). Writes nothing: no mark, no TTL refresh, no restore (a filter the store lost reads as
+   * empty). One round trip per shard and layout of the window (rolling) or one (per reader).
+   * @returns probes aligned with `itemIds`.
    * @throws FreshetError `INVALID_ID` for a bad reader id; store errors propagate.
    */
-  probe(readerId: string, itemId: string, nowMs: number): Promise<SeenProbe>;
+  probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]>;
   /** Releases connections or persists state. */
   close(): Promise<void>;
 }

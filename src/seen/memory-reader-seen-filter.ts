@@ -143,17 +143,16 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
   }
 
   /**
-   * Read-only (`SeenFilter.probe`): the newest sub-filter holding the member and its rate from its member
-   * count; the TTL is not refreshed and an expired filter is left for the next touch.
+   * Read-only (`SeenFilter.probe`): per member, the newest sub-filter holding it and its rate from its
+   * member count; the TTL is not refreshed and an expired filter is left for the next touch.
    */
-  async probe(readerId: string, itemId: string, nowMs: number): Promise<SeenProbe> {
+  async probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]> {
     assertId(readerId, 'reader id');
     const f = this.filters.get(readerId);
-    if (!f || nowMs - f.lastActive >= this.settings.ttlMs) return { seen: false, day: null, subFilter: null, fpr: 0 };
-    const pairs = hashPairs(readerId, [itemId]);
-    const level = holder(f, pairs[0]!, pairs[1]!);
-    if (level === null) return { seen: false, day: null, subFilter: null, fpr: compoundRate(f.g.levels, f.counts) };
-    return { seen: true, day: null, subFilter: level, fpr: subFilterRate(f.g.levels[level]!, f.counts[level]!) };
+    if (!f || nowMs - f.lastActive >= this.settings.ttlMs)
+      return itemIds.map(() => ({ seen: false, day: null, subFilter: null, fpr: 0 }));
+    const pairs = hashPairs(readerId, itemIds);
+    return itemIds.map((_, n) => probeOf(f.g, f.counts, holder(f, pairs[2 * n]!, pairs[2 * n + 1]!)));
   }
 
   async describe(readerId: string, nowMs: number): Promise<ReaderFilterState> {
@@ -235,6 +234,12 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
       if (nowMs - f.lastActive >= this.settings.ttlMs) this.filters.delete(reader);
     }
   }
+}
+
+/** A probe's answer from the sub-filter holding the member (null: none) and the counts of the filter. */
+export function probeOf(g: ScalableGeometry, counts: readonly number[], level: number | null): SeenProbe {
+  if (level === null) return { seen: false, day: null, subFilter: null, fpr: compoundRate(g.levels, counts) };
+  return { seen: true, day: null, subFilter: level, fpr: subFilterRate(g.levels[level]!, counts[level]!) };
 }
 
 /** Whether any open sub-filter has all the member's bits (the newest first, as the Redis script tests them). */

@@ -110,28 +110,33 @@ export class MemorySeenFilter implements SeenFilter {
   }
 
   /**
-   * Read-only ({@link SeenFilter.probe}): the newest day whose bitmap holds the member, and that bitmap's
-   * rate from its fill; expired days are not dropped here.
+   * Read-only ({@link SeenFilter.probe}): per member, the newest day whose bitmap holds it, and that
+   * bitmap's rate from its fill; expired days are not dropped here.
    * @throws FreshetError `INVALID_ID` for a bad reader id.
    */
-  async probe(readerId: string, itemId: string, nowMs: number): Promise<SeenProbe> {
+  async probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]> {
     assertId(readerId, 'readerId');
-    const pairs = hashPairs(readerId, [itemId]);
-    const rates: number[] = [];
+    const days: { day: string; bitmap: Uint8Array; g: BloomGeometry; fpr: number }[] = [];
     for (const ms of seenWindow(nowMs, this.days)) {
       const day = dayStamp(ms);
       for (const layout of [this.dayLayouts.get(day), this.legacy]) {
         if (!layout) continue;
         const d = this.filters.get(this.keyOf(layout, readerId, day));
         if (!d || nowMs >= d.expiresAt) continue;
-        const { bits: m, hashes: k } = layout.geometry;
-        const fpr = fillRate(popCount(d.bitmap), m, k);
-        if (hasAllBits(d.bitmap, m, k, pairs[0]! % m, pairs[1]! % m))
-          return { seen: true, day: isoDay(day), subFilter: null, fpr };
-        rates.push(fpr);
+        const g = layout.geometry;
+        days.push({ day: isoDay(day), bitmap: d.bitmap, g, fpr: fillRate(popCount(d.bitmap), g.bits, g.hashes) });
       }
     }
-    return { seen: false, day: null, subFilter: null, fpr: unionRate(rates) };
+    const window = unionRate(days.map((d) => d.fpr));
+    const pairs = hashPairs(readerId, itemIds);
+    return itemIds.map((_, n) => {
+      const hit = days.find(({ bitmap, g }) =>
+        hasAllBits(bitmap, g.bits, g.hashes, pairs[2 * n]! % g.bits, pairs[2 * n + 1]! % g.bits),
+      );
+      return hit
+        ? { seen: true, day: hit.day, subFilter: null, fpr: hit.fpr }
+        : { seen: false, day: null, subFilter: null, fpr: window };
+    });
   }
 
   /** @throws FreshetError `INVALID_ID` for a bad reader id. */

@@ -18,13 +18,7 @@
  */
 import { assertId } from '../kernel/ids.js';
 import { hasAllBits, hashPairs, packPairs } from './bloom.js';
-import {
-  compoundRate,
-  parseSignature,
-  scalableGeometry,
-  subFilterRate,
-  type ScalableGeometry,
-} from './scalable-bloom.js';
+import { compoundRate, parseSignature, scalableGeometry, type ScalableGeometry } from './scalable-bloom.js';
 import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
 import type { SeenProbe } from '../kernel/seen-filter.js';
 import type { RedisClient } from '../kernel/redis/client.js';
@@ -34,6 +28,7 @@ import { LuaScripts } from '../kernel/redis/lua.js';
 import { fail } from '../kernel/errors.js';
 import type { ReaderRestorer } from './seen-checkpointer.js';
 import { MAX_RESTORES } from './redis-seen-filter.js';
+import { probeOf } from './memory-reader-seen-filter.js';
 
 /** The scripts (./lua/): check, mark or describe one reader's filter; index a reader's new journal. */
 export const READER_SEEN_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
@@ -130,31 +125,38 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
 
   /**
    * Read-only (`SeenFilter.probe`): one `readerSeenProbe-2+N` (two when the filter has another geometry
-   * than the settings'): the newest sub-filter holding the member, and its rate from its member count. No
-   * TTL refresh and no restore: a reader Redis lost reads as unseen.
+   * than the settings'): per member, the newest sub-filter holding it and its rate from its member count.
+   * No TTL refresh and no restore: a reader Redis lost reads as unseen.
    */
-  async probe(readerId: string, itemId: string, nowMs: number): Promise<SeenProbe> {
+  async probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]> {
     assertId(readerId, 'reader id');
-    const packed = packPairs(hashPairs(readerId, [itemId]));
+    const none = () => itemIds.map(() => ({ seen: false, day: null, subFilter: null, fpr: 0 }));
+    if (itemIds.length === 0) return [];
+    const packed = packPairs(hashPairs(readerId, itemIds));
     let g: ScalableGeometry = this.geometryOf(readerId);
     let reply: unknown;
     for (let tries = 0; tries < 2; tries++) {
-      reply = await this.lua.readerSeenProbe(
-        this.scriptKeys(readerId, g).filter((_, i) => i !== 2),
-        [Math.floor(nowMs), Math.floor(this.settings.ttlMs), g.signature, levelArg(g), packed, g.split ? 's' : ''],
-      );
-      if (reply === '' || reply === null) return { seen: false, day: null, subFilter: null, fpr: 0 };
+      const keys = this.scriptKeys(readerId, g).filter((_, i) => i !== 2); // no journal
+      const flags = g.split ? 's' : '';
+      reply = await this.lua.readerSeenProbe(keys, [
+        nowMs,
+        this.settings.ttlMs,
+        g.signature,
+        levelArg(g),
+        packed,
+        flags,
+      ]);
+      if (reply === '' || reply === null) return none();
       if (!Array.isArray(reply) || reply.length !== 2) break;
-      if (reply[0] === '?g') {
-        const other = parseSignature(String(reply[1]));
-        if (!other) return { seen: false, day: null, subFilter: null, fpr: 0 }; // unreadable: replaced at the next mark
-        g = other;
-        continue;
+      if (reply[0] !== '?g') {
+        const counts = String(reply[0]).split(',').map(Number);
+        const levels = String(reply[1]).split(',').map(Number);
+        if (levels.length !== itemIds.length) break;
+        return levels.map((l) => probeOf(g, counts, l < 0 ? null : l));
       }
-      const counts = String(reply[0]).split(',').map(Number);
-      const level = Number(reply[1]);
-      if (level < 0) return { seen: false, day: null, subFilter: null, fpr: compoundRate(g.levels, counts) };
-      return { seen: true, day: null, subFilter: level, fpr: subFilterRate(g.levels[level]!, counts[level]!) };
+      const other = parseSignature(String(reply[1]));
+      if (!other) return none(); // a geometry this version cannot read: replaced at the next mark
+      g = other;
     }
     throw READER_SEEN_SCRIPTS.unexpected('readerSeenProbe', reply);
   }

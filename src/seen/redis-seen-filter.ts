@@ -221,17 +221,18 @@ export class RedisSeenFilter implements SeenFilter {
 
   /**
    * Read-only ({@link SeenFilter.probe}): one `seenProbe-D` per shard and layout of the window (one in
-   * steady state) — which days hold the member and each day's `BITCOUNT`. No copy of the past-day
-   * cache is used or filled, no restore is run (a shard Redis lost reads as empty), no layout recorded.
+   * steady state) — which days hold each member, and each day's `BITCOUNT`. No copy of the past-day
+   * cache is used or filled, and no restore is run (a shard Redis lost reads as empty).
    * @throws FreshetError `INVALID_ID` for a bad reader id; Redis errors propagate.
    */
-  async probe(readerId: string, itemId: string, nowMs: number): Promise<SeenProbe> {
+  async probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]> {
     assertId(readerId, 'readerId');
-    const packed = packPairs(hashPairs(readerId, [itemId]));
+    if (itemIds.length === 0) return [];
+    const packed = packPairs(hashPairs(readerId, itemIds));
     const stamps = seenWindow(nowMs, this.days).map(dayStamp);
     const groups = this.groups(readerId, await this.dayLayouts.forDays(stamps, nowMs));
-    // per day of the window (0 = today): [held, rate] of each bitmap that exists
-    const found: { d: number; held: boolean; rate: number }[] = [];
+    // each existing day bitmap of the window (d: 0 = today): its rate, and which members it holds
+    const found: { d: number; rate: number; held: string }[] = [];
     await Promise.all(
       groups.map(async (group) => {
         const { bits: m, hashes: k } = group.layout.geometry;
@@ -242,14 +243,19 @@ export class RedisSeenFilter implements SeenFilter {
         if (!Array.isArray(reply) || reply.length !== 2 * group.days.length)
           throw SEEN_SCRIPTS.unexpected('seenProbe', reply);
         group.days.forEach((d, i) => {
-          const status = Number(reply[2 * i]);
-          if (status >= 0) found.push({ d, held: status === 1, rate: fillRate(Number(reply[2 * i + 1]), m, k) });
+          const count = Number(reply[2 * i]);
+          if (count >= 0) found.push({ d, rate: fillRate(count, m, k), held: String(reply[2 * i + 1]) });
         });
       }),
     );
-    const hit = found.filter((f) => f.held).sort((a, b) => a.d - b.d)[0];
-    if (hit) return { seen: true, day: isoDay(stamps[hit.d]!), subFilter: null, fpr: hit.rate };
-    return { seen: false, day: null, subFilter: null, fpr: unionRate(found.map((f) => f.rate)) };
+    found.sort((a, b) => a.d - b.d);
+    const window = unionRate(found.map((f) => f.rate));
+    return itemIds.map((_, j) => {
+      const hit = found.find((f) => f.held[j] === '1');
+      return hit
+        ? { seen: true, day: isoDay(stamps[hit.d]!), subFilter: null, fpr: hit.rate }
+        : { seen: false, day: null, subFilter: null, fpr: window };
+    });
   }
 
   /** The reader's groups: per day, the reader's shard of the day's layout (and of the legacy one when read). */
