@@ -49,6 +49,13 @@ import { UseCases } from './use-cases.js';
 import type { PersonalDataDeps } from './personal-data.js';
 import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { wireAnnouncements } from './announcements.js';
+import { explainer, type ExplainQuery } from './explain.js';
+import type { Explanation } from '../kernel/explain.js';
+import { fail } from '../kernel/errors.js';
+
+const notYet = async (): Promise<Explanation> => {
+  throw fail('INVALID_INPUT', 'this feed does not explain yet');
+};
 
 /** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
 export interface Freshet {
@@ -76,6 +83,12 @@ export interface Freshet {
   metrics: PromMetrics;
   /** The configured Redis (null: the embedded default's in-process stores); the HTTP edge's rate counts live there. */
   redis: RedisHandle | null;
+  /**
+   * The explain API (docs/explain.md): why an item would or would not be in a reader's feed now — every
+   * rule that removes it, its score and rank. Writes nothing.
+   * @throws FreshetError `INVALID_INPUT` (unknown feed), `INVALID_ID`, `NOT_FOUND` (unknown item).
+   */
+  explain(q: ExplainQuery): Promise<Explanation>;
   /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
   following: Following;
   /** Note 5's exclusions, one service for every feed (docs/exclusions.md). */
@@ -379,6 +392,15 @@ export async function openFreshet(
     redis,
     metrics,
     following,
+    explain: explainer(
+      {
+        'for-you': (r, i, now) => forYou.explain.explain(r, i, now),
+        hot: notYet,
+        discover: notYet,
+        following: notYet,
+      },
+      () => clock.now(),
+    ),
     exclusions,
     readerSeen: seen.readerSeen,
     seenCheckpointer: seen.checkpointer,
