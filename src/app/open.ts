@@ -50,6 +50,7 @@ import type { PersonalDataDeps } from './personal-data.js';
 import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { wireAnnouncements } from './announcements.js';
 import { explainer, type ExplainQuery } from './explain.js';
+import { HotExplain } from '../hot/explain.js';
 import type { Explanation } from '../kernel/explain.js';
 import { fail } from '../kernel/errors.js';
 
@@ -373,6 +374,7 @@ export async function openFreshet(
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
   changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
   let closed: Promise<void> | undefined;
+  const hotExplain = new HotExplain({ ranking: hot.ranking, counters: hot.counters, content, exclusions });
   const freshet: Freshet = {
     config,
     clock,
@@ -395,7 +397,7 @@ export async function openFreshet(
     explain: explainer(
       {
         'for-you': (r, i, now) => forYou.explain.explain(r, i, now),
-        hot: notYet,
+        hot: (r, i, now) => hotExplain.explain(r, i, now),
         discover: notYet,
         following: notYet,
       },

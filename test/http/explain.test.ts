@@ -38,6 +38,7 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
       item('x_spoiler', 30 * HOUR_MS, { author_id: 'au_s', title: 'The spoiler of the week', lang: 'en' }),
       item('x_french', 31 * HOUR_MS, { author_id: 'au_f', title: 'Le fromage', lang: 'fr' }),
       item('x_gone', 32 * HOUR_MS, { author_id: 'au_g', lang: 'en' }),
+      item('x_old', 100 * HOUR_MS, { author_id: 'au_o', lang: 'en' }),
     ]);
     await svc.items.delete('x_gone');
   });
@@ -48,7 +49,7 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     as = svc.as(reader, () => t.clock.now());
   });
 
-  const explain = (id: string, feed: 'for-you' = 'for-you') => as.explain(feed, id);
+  const explain = (id: string, feed: 'for-you' | 'hot' | 'discover' | 'following' = 'for-you') => as.explain(feed, id);
   const rules = (e: ExplainData) => e.rules.map((r) => r.rule);
 
   it('an eligible item: no rule, the score parts for-you multiplies, a rank, and the wire fields', async () => {
@@ -163,5 +164,32 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     });
     expect(missing.statusCode).toBe(400);
     expect(missing.json()).toMatchObject({ code: 40001 });
+  });
+
+  it("hot: note 2's score taken apart, the rank in the snapshot, and its rules in order", async () => {
+    for (const v of ['v1', 'v2', 'v3']) await svc.views.record({ item_id: 'p_6', visitor_id: v });
+    await svc.views.record({ item_id: 'p_7', visitor_id: 'v1' });
+    await svc.views.record({ item_id: 'x_old', visitor_id: 'v1' });
+    t.f.hot.invalidate(); // the snapshot of an earlier test at this virtual time is stale
+    const top = await as.hot.top({ limit: 50 });
+    const listed = top.items.map((i) => i.id);
+    const e = await explain('p_6', 'hot');
+    expect(e).toMatchObject({ feed: 'hot', eligible: true, rules: [] });
+    expect(e.rank).toBe(listed.indexOf('p_6') + 1);
+    expect((await explain('p_7', 'hot')).rank).toBe(listed.indexOf('p_7') + 1);
+    const row = top.items.find((i) => i.id === 'p_6')!;
+    expect(e.score!.value).toBe(row.score); // the same function, the same double
+    expect(e.score!.parts).toMatchObject({ pv: row.pv, uv: row.uv, age_hours: 7 });
+    const parts = e.score!.parts as Record<string, number>;
+    expect(parts.weighted_views! * parts.decay!).toBeCloseTo(row.score, 12);
+    expect(rules(await explain('p_8', 'hot'))).toEqual(['not_ranked']);
+    expect(rules(await explain('x_old', 'hot'))).toEqual(['outside_window']);
+    expect((await explain('x_old', 'hot')).score).toBeNull();
+    await svc.users.muteAuthor(reader, 'au_6');
+    await svc.users.muteWord(reader, { phrase: 'Item p_6' });
+    expect(rules(await explain('p_6', 'hot'))).toEqual(['muted_author', 'muted_word']);
+    expect(rules(await explain('p_8', 'hot'))).toEqual(['not_ranked']); // for-you's own rules do not apply
+    // no view was counted by explaining
+    expect((await svc.hot.item('p_6')).pv).toBe(3);
   });
 });
