@@ -51,6 +51,7 @@ import { notificationRetention, wireNotifications, type WiredNotifications } fro
 import { wireAnnouncements } from './announcements.js';
 import { explainer, type ExplainQuery } from './explain.js';
 import { HotExplain } from '../hot/explain.js';
+import { FollowingExplain } from '../following/explain.js';
 import type { Explanation } from '../kernel/explain.js';
 import { fail } from '../kernel/errors.js';
 
@@ -375,6 +376,7 @@ export async function openFreshet(
   changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
   let closed: Promise<void> | undefined;
   const hotExplain = new HotExplain({ ranking: hot.ranking, counters: hot.counters, content, exclusions });
+  const followingExplain = new FollowingExplain({ index: following.index, content, exclusions });
   const freshet: Freshet = {
     config,
     clock,
@@ -399,7 +401,7 @@ export async function openFreshet(
         'for-you': (r, i, now) => forYou.explain.explain(r, i, now),
         hot: (r, i, now) => hotExplain.explain(r, i, now),
         discover: notYet,
-        following: notYet,
+        following: (r, i, now) => followingExplain.explain(r, i, now),
       },
       () => clock.now(),
     ),

@@ -10,6 +10,7 @@ import type { ExplainData, FreshetClient } from '../../src/client/index.js';
 import { HOUR_MS } from '../../src/kernel/clock.js';
 import { T0, item, startTestApp, type TestApp } from '../support/app.js';
 import { failure } from '../support/client.js';
+import { settle, withWorker } from '../support/following.js';
 
 const setups = [
   { name: 'PGlite + in-process', hot: 'memory', db: 'pglite' },
@@ -28,7 +29,7 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
   let as: FreshetClient;
 
   beforeAll(async () => {
-    t = await startTestApp({ hot, db });
+    t = withWorker(await startTestApp({ hot, db }));
     svc = t.client({ now: () => t.clock.now() });
     const plain = Array.from({ length: PLAIN }, (_, i) =>
       item(`p_${i}`, (i + 1) * HOUR_MS, { author_id: `au_${i}`, popularity: 3 * (PLAIN - i), lang: 'en' }),
@@ -191,5 +192,26 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(rules(await explain('p_8', 'hot'))).toEqual(['not_ranked']); // for-you's own rules do not apply
     // no view was counted by explaining
     expect((await svc.hot.item('p_6')).pv).toBe(3);
+  });
+
+  it('following: the position from the newest, not_followed and blocked_author, the preferences; no score', async () => {
+    for (const a of ['au_0', 'au_1', 'au_9', 'au_10']) await svc.follows.follow(reader, a);
+    await settle(t);
+    const shown = (await as.following.page({ limit: 20 })).items.map((i) => i.id);
+    expect(shown).toEqual(['p_0', 'p_1', 'p_9', 'p_10']);
+    for (const [i, id] of shown.entries()) {
+      const e = await explain(id, 'following');
+      expect(e, id).toMatchObject({ feed: 'following', eligible: true, rules: [], score: null, rank: i + 1 });
+    }
+    expect(rules(await explain('p_2', 'following'))).toEqual(['not_followed']);
+    await svc.blocks.block(reader, 'au_1');
+    expect(rules(await explain('p_1', 'following'))).toEqual(['blocked_author']);
+    await svc.users.muteWord(reader, { phrase: 'Item p_9' });
+    await svc.users.muteAuthor(reader, 'au_9');
+    expect(rules(await explain('p_9', 'following'))).toEqual(['muted_author', 'muted_word']);
+    expect((await explain('p_10', 'following')).rank).toBe(2); // p_1 and p_9 no longer shown above it
+    // the timeline's rules only: a recent view does not hide an item from it
+    await svc.views.record({ item_id: 'p_0', visitor_id: reader });
+    expect(rules(await explain('p_0', 'following'))).toEqual([]);
   });
 });
