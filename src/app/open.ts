@@ -49,6 +49,15 @@ import { UseCases } from './use-cases.js';
 import type { PersonalDataDeps } from './personal-data.js';
 import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { wireAnnouncements } from './announcements.js';
+import { explainer, type ExplainQuery } from './explain.js';
+import { HotExplain } from '../hot/explain.js';
+import { FollowingExplain } from '../following/explain.js';
+import type { Explanation } from '../kernel/explain.js';
+import { fail } from '../kernel/errors.js';
+
+const notYet = async (): Promise<Explanation> => {
+  throw fail('INVALID_INPUT', 'this feed does not explain yet');
+};
 
 /** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
 export interface Freshet {
@@ -76,6 +85,12 @@ export interface Freshet {
   metrics: PromMetrics;
   /** The configured Redis (null: the embedded default's in-process stores); the HTTP edge's rate counts live there. */
   redis: RedisHandle | null;
+  /**
+   * The explain API (docs/explain.md): why an item would or would not be in a reader's feed now — every
+   * rule that removes it, its score and rank. Writes nothing.
+   * @throws FreshetError `INVALID_INPUT` (unknown feed), `INVALID_ID`, `NOT_FOUND` (unknown item).
+   */
+  explain(q: ExplainQuery): Promise<Explanation>;
   /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
   following: Following;
   /** Note 5's exclusions, one service for every feed (docs/exclusions.md). */
@@ -360,6 +375,8 @@ export async function openFreshet(
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
   changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
   let closed: Promise<void> | undefined;
+  const hotExplain = new HotExplain({ ranking: hot.ranking, counters: hot.counters, content, exclusions });
+  const followingExplain = new FollowingExplain({ index: following.index, content, exclusions });
   const freshet: Freshet = {
     config,
     clock,
@@ -379,6 +396,15 @@ export async function openFreshet(
     redis,
     metrics,
     following,
+    explain: explainer(
+      {
+        'for-you': (r, i, now) => forYou.explain.explain(r, i, now),
+        hot: (r, i, now) => hotExplain.explain(r, i, now),
+        discover: notYet,
+        following: (r, i, now) => followingExplain.explain(r, i, now),
+      },
+      () => clock.now(),
+    ),
     exclusions,
     readerSeen: seen.readerSeen,
     seenCheckpointer: seen.checkpointer,
