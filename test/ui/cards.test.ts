@@ -179,9 +179,14 @@ describe('explorer cards', () => {
     await card.locator('[data-action=why]').click();
     const explain = card.locator('[data-testid=explain]');
     await explain.waitFor({ timeout: 10_000 });
+    expect(await explain.getAttribute('data-eligible')).toBe('false');
     expect(await explain.locator('[data-rule=seen]').textContent()).toMatch(
-      /Served to you on .+; it will not come back\./,
+      /Served to you on \d{1,2} [A-Z][a-z]{2} 2016; it will not come back\..*false-positive rate/,
     );
+    // the score's parts as rows of a table under its value, and the rank (none: a served item is not ranked)
+    expect(await explain.locator('[data-testid=explain-score] caption').textContent()).toMatch(/^Score \d/);
+    expect(await explain.locator('[data-testid=explain-score] tbody tr').count()).toBeGreaterThan(0);
+    expect(await explain.locator('[data-testid=explain-rank]').textContent()).toMatch(/^Not ranked now\./);
     await page.screenshot({ path: `${OUT}for-you-why-1440.png` });
   });
 

@@ -5,57 +5,31 @@
  * with the server's plain-English reason (a `seen` rule reads "Served to you on <day>; it will not come
  * back"), the notes, the score's parts as a small table and the rank. Text only (`textContent`), never HTML.
  */
-import type { FreshetClient } from '../../../client/index.js';
+import type { ExplainData, ExplainFeedName, FreshetClient } from '../../../client/index.js';
 import type { Ctx } from './context.js';
 import { dayOf, h, isoMinute } from './dom.js';
 import { describe } from './extras.js';
 
 /** The feeds that answer an explain (the path segment of the route). */
-export type ExplainFeed = 'for-you' | 'discover' | 'following' | 'hot';
+export type ExplainFeed = ExplainFeedName;
 /** The feeds, in the navigation's order (the "Why not?" box's choices). */
 export const EXPLAIN_FEEDS: readonly ExplainFeed[] = ['for-you', 'discover', 'following', 'hot'];
 
 /** One rule (or note) of an explain: its name, the server's sentence, and the rule's own fields. */
-export interface ExplainRule {
-  rule: string;
-  reason: string;
-  [field: string]: unknown;
-}
-
-/** The `data` of an explain: whether `item_id` can reach `reader_id` in `feed` now, and why (not). */
-export interface ExplainData {
-  feed: string;
-  reader_id: string;
-  item_id: string;
-  eligible: boolean;
-  /** Every rule that removes the item (empty when eligible). */
-  rules: ExplainRule[];
-  /** What weighs on the item without removing it. */
-  notes?: ExplainRule[];
-  /** The score and its factors (relevance, decay, author_penalty, …), or null when the feed does not score it. */
-  score: { value: number; parts: Record<string, number> } | null;
-  /** 1-based rank among the reader's candidates, or null when not ranked. */
-  rank: number | null;
-  /** When the explain was computed, epoch ms (the server's clock, virtual time included). */
-  at_ms: number;
-}
+export type ExplainRule = ExplainData['rules'][number];
 
 /**
  * Asks the server to explain `itemId` in `feed` for the client's reader (`reader` overrides it: the
  * service key acts for any reader; a reader token only for itself, the server answers 403 otherwise).
  * @throws FreshetClientError with the server's code and sentence (404 unknown item, 400 bad input).
  */
-export async function explainItem(
+export function explainItem(
   client: FreshetClient,
   feed: ExplainFeed,
   itemId: string,
   reader?: string,
 ): Promise<ExplainData> {
-  const a = await client.transport.request<ExplainData>(
-    { method: 'GET', path: `/v1/feeds/${feed}/explain`, query: { item_id: itemId }, reader: true, now: true },
-    reader ? { reader } : {},
-  );
-  return a.data;
+  return client.explain(feed, itemId, reader ? { reader } : {});
 }
 
 /** " on 29 Feb 2016" for a seen rule's `day` (the UTC day `YYYY-MM-DD` of the filter holding it), else "". */
@@ -73,11 +47,23 @@ function ruleText(r: ExplainRule, reader: string, self: boolean): string {
   return `Served to ${self ? 'you' : reader}${onDay(r.day)}; it will not come back.`;
 }
 
-/** The extra fields of a rule (not `rule`, `reason`, nor a seen rule's `day`, already said) as "name: value". */
+/** A false-positive rate in [0, 1] as a percentage: "0.12%", or "< 0.01%" below that. */
+function rate(fpr: number): string {
+  return fpr < 0.0001 ? '< 0.01%' : `${Number((fpr * 100).toPrecision(2))}%`;
+}
+
+/**
+ * The extra fields of a rule as "name: value" (not `rule`, `reason`, nor a seen rule's `day`, already said;
+ * `fpr` as "false-positive rate 0.12%").
+ */
 function fieldsOf(r: ExplainRule): string {
   return Object.entries(r)
     .filter(([k, v]) => k !== 'rule' && k !== 'reason' && !(r.rule === 'seen' && k === 'day') && v !== null)
-    .map(([k, v]) => `${k}: ${typeof v === 'number' ? num(v) : typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .map(([k, v]) =>
+      k === 'fpr' && typeof v === 'number'
+        ? `false-positive rate ${rate(v)}`
+        : `${k}: ${typeof v === 'number' ? num(v) : typeof v === 'object' ? JSON.stringify(v) : String(v)}`,
+    )
     .join(' · ');
 }
 
@@ -100,9 +86,9 @@ function ruleList(rules: readonly ExplainRule[], testid: string, reader: string,
   );
 }
 
-/** A number of a score part, short: 3 significant digits, integers as they are. */
-function num(n: number): string {
-  return Number.isInteger(n) ? String(n) : n.toPrecision(3);
+/** A number of a score part, short: 3 significant digits, integers as they are (a text part as it is). */
+function num(n: number | string): string {
+  return typeof n === 'string' || Number.isInteger(n) ? String(n) : n.toPrecision(3);
 }
 
 /**
