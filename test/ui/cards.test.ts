@@ -172,7 +172,7 @@ describe('explorer cards', () => {
     await signIn(page);
   });
 
-  it('"Why?" on a served card shows the seen rule, the score parts and the rank', async () => {
+  it('"Why?" on a served card shows the seen rule, the score parts and the rank; on a hot row, its rank', async () => {
     await page.getByRole('link', { name: 'For you' }).click();
     const [id] = await feedIds();
     const card = page.locator(`li.card[data-id="${id}"]`);
@@ -188,6 +188,14 @@ describe('explorer cards', () => {
     expect(await explain.locator('[data-testid=explain-score] tbody tr').count()).toBeGreaterThan(0);
     expect(await explain.locator('[data-testid=explain-rank]').textContent()).toMatch(/^Not ranked now\./);
     await page.screenshot({ path: `${OUT}for-you-why-1440.png` });
+    // a hot row's Why?: the hot score taken apart, and the item's rank in the ranking
+    await page.getByRole('link', { name: 'Hot' }).click();
+    const row = page.locator('table.hot tbody tr').first();
+    await row.locator('[data-action=why]').click();
+    await row.locator('[data-testid=explain]').waitFor({ timeout: 10_000 });
+    expect(await row.locator('[data-testid=explain-score] tbody tr').count()).toBeGreaterThan(0);
+    expect(await row.locator('[data-testid=explain-rank]').textContent()).toMatch(/^Rank 1 in hot\./);
+    await page.screenshot({ path: `${OUT}hot-why-1440.png` });
   });
 
   it('"Why not?" names the muted word that removes an item for a reader', async () => {
