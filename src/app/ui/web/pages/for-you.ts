@@ -76,7 +76,7 @@ export const forYouPage: Page = (root, ctx) => {
       badge.hidden = p === null || p.count === 0;
       const n = p ? `${p.count}${p.capped ? '+' : ''}` : '0';
       badge.textContent = `${n} new`;
-      badge.setAttribute('aria-label', `${n} new items: refresh`);
+      badge.setAttribute('aria-label', `${n} new ${p?.count === 1 && !p.capped ? 'item' : 'items'}: refresh`);
     } catch {
       if (mine === asked) badge.hidden = true;
     }

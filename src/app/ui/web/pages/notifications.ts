@@ -128,7 +128,9 @@ export const notificationsPage: Page = (root, ctx) => {
         }
       ctx.unread.set(m.unread_count, m.unread_capped);
       ctx.say(
-        m.unread_count ? `Marked read up to the newest shown; ${m.unread_count} newer stay unread.` : 'All read.',
+        m.unread_count
+          ? `Marked read up to the newest shown; ${plural(m.unread_count, 'newer one stays', 'newer ones stay')} unread.`
+          : 'All read.',
       );
     } catch (err) {
       markAll.disabled = false;
