@@ -165,6 +165,15 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     });
     expect(missing.statusCode).toBe(400);
     expect(missing.json()).toMatchObject({ code: 40001 });
+    // the library: the same answer, the same errors
+    const lib = await t.f.explain({ feed: 'for-you', readerId: reader, itemId: 'p_0' });
+    expect(lib).toMatchObject({ feed: 'for-you', readerId: reader, itemId: 'p_0', eligible: true, atMs: T0 });
+    expect(lib.rank).toBe((await explain('p_0')).rank);
+    await expect(t.f.explain({ feed: 'trending', readerId: reader, itemId: 'p_0' })).rejects.toMatchObject({
+      code: 40001,
+    });
+    await expect(t.f.explain({ feed: 'hot', readerId: reader, itemId: 'nope' })).rejects.toMatchObject({ code: 40401 });
+    await expect(t.f.explain({ feed: 'hot', readerId: 'a b', itemId: 'p_0' })).rejects.toMatchObject({ code: 40002 });
   });
 
   it("hot: note 2's score taken apart, the rank in the snapshot, and its rules in order", async () => {
