@@ -7,6 +7,14 @@
 import { fail } from '../kernel/errors.js';
 import { EXPLAIN_FEEDS, type ExplainFeed, type Explanation } from '../kernel/explain.js';
 import { assertId } from '../kernel/ids.js';
+import type { ContentStore } from '../kernel/items/content-store.js';
+import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import type { ForYou } from '../for-you/wire.js';
+import type { Hot } from '../hot/wire.js';
+import type { Discover } from '../discover/wire.js';
+import type { Following } from '../following/wire.js';
+import { HotExplain } from '../hot/explain.js';
+import { FollowingExplain } from '../following/explain.js';
 
 /** One feed's explain: why `itemId` would or would not be served to `readerId` at `nowMs`. */
 export type FeedExplain = (readerId: string, itemId: string, nowMs: number) => Promise<Explanation>;
@@ -54,4 +62,30 @@ export function explanationJson(e: Explanation) {
     rank: e.rank,
     at_ms: e.atMs,
   };
+}
+
+/** The wired parts the four explains read. */
+export interface ExplainParts {
+  forYou: ForYou;
+  hot: Hot;
+  discover: Discover;
+  following: Following;
+  content: ContentStore;
+  exclusions: ExclusionSource;
+}
+
+/** `freshet.explain` over the wired feeds (open.ts); `now` is the instance's clock. */
+export function wireExplain(p: ExplainParts, now: () => number): (q: ExplainQuery) => Promise<Explanation> {
+  const { content, exclusions } = p;
+  const hot = new HotExplain({ ranking: p.hot.ranking, counters: p.hot.counters, content, exclusions });
+  const following = new FollowingExplain({ index: p.following.index, content, exclusions });
+  return explainer(
+    {
+      'for-you': (r, i, at) => p.forYou.explain.explain(r, i, at),
+      hot: (r, i, at) => hot.explain(r, i, at),
+      discover: (r, i, at) => p.discover.explain.explain(r, i, at),
+      following: (r, i, at) => following.explain(r, i, at),
+    },
+    now,
+  );
 }

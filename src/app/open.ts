@@ -49,15 +49,8 @@ import { UseCases } from './use-cases.js';
 import type { PersonalDataDeps } from './personal-data.js';
 import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { wireAnnouncements } from './announcements.js';
-import { explainer, type ExplainQuery } from './explain.js';
-import { HotExplain } from '../hot/explain.js';
-import { FollowingExplain } from '../following/explain.js';
+import { wireExplain, type ExplainQuery } from './explain.js';
 import type { Explanation } from '../kernel/explain.js';
-import { fail } from '../kernel/errors.js';
-
-const notYet = async (): Promise<Explanation> => {
-  throw fail('INVALID_INPUT', 'this feed does not explain yet');
-};
 
 /** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
 export interface Freshet {
@@ -375,8 +368,6 @@ export async function openFreshet(
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
   changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
   let closed: Promise<void> | undefined;
-  const hotExplain = new HotExplain({ ranking: hot.ranking, counters: hot.counters, content, exclusions });
-  const followingExplain = new FollowingExplain({ index: following.index, content, exclusions });
   const freshet: Freshet = {
     config,
     clock,
@@ -396,15 +387,7 @@ export async function openFreshet(
     redis,
     metrics,
     following,
-    explain: explainer(
-      {
-        'for-you': (r, i, now) => forYou.explain.explain(r, i, now),
-        hot: (r, i, now) => hotExplain.explain(r, i, now),
-        discover: notYet,
-        following: (r, i, now) => followingExplain.explain(r, i, now),
-      },
-      () => clock.now(),
-    ),
+    explain: wireExplain({ forYou, hot, discover, following, content, exclusions }, () => clock.now()),
     exclusions,
     readerSeen: seen.readerSeen,
     seenCheckpointer: seen.checkpointer,
