@@ -198,6 +198,19 @@ describe('explorer cards', () => {
     await page.screenshot({ path: `${OUT}hot-why-1440.png` });
   });
 
+  it('"Why?" answers on Discover and Following cards too (the feed of the page)', async () => {
+    for (const feed of ['Discover', 'Following']) {
+      await page.getByRole('link', { name: feed, exact: true }).click();
+      const [id] = await feedIds();
+      const card = page.locator(`li.card[data-id="${id}"]`);
+      await card.locator('[data-action=why]').click();
+      const explain = card.locator('[data-testid=explain]');
+      await explain.waitFor({ timeout: 10_000 });
+      const f = feed.toLowerCase(); // "Eligible: following can serve …" or "… from cards_reader's discover."
+      expect(await explain.locator('.verdict').textContent()).toMatch(new RegExp(`: ${f} can serve |'s ${f}\\.$`));
+    }
+  });
+
   it('"Why not?" names the muted word that removes an item for a reader', async () => {
     const victim = [...posts.values()].find((p) => /^[A-Za-z]{5,}\b/.test(p.title))!;
     const word = /^[A-Za-z]{5,}/.exec(victim.title)![0];
