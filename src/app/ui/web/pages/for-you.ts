@@ -3,12 +3,33 @@
  * offers it. It keeps its items and scroll for the tab (../for-you-state.ts).
  */
 import type { FeedItem } from '../../../../client/types.js';
-import type { Page } from '../context.js';
+import type { Ctx, Page } from '../context.js';
 import { h, replace, statusLine } from '../dom.js';
 import { describe, peek } from '../extras.js';
 import { loadForYou, saveForYou } from '../for-you-state.js';
 import { scroller } from '../scroller.js';
 import { feedList, PAGE, POLL_MS } from './feeds.js';
+
+/**
+ * The "N new" badge's updater: each call asks the peek route again, and only the answer to the latest
+ * call is shown (answers may cross); hidden at 0, on an error, and when the server has no peek route.
+ */
+function peekBadge(ctx: Ctx, badge: HTMLElement): () => Promise<void> {
+  let asked = 0;
+  return async () => {
+    const mine = ++asked;
+    try {
+      const p = await peek(ctx.client);
+      if (mine !== asked) return;
+      badge.hidden = p === null || p.count === 0;
+      const n = p ? `${p.count}${p.capped ? '+' : ''}` : '0';
+      badge.textContent = `${n} new`;
+      badge.setAttribute('aria-label', `${n} new ${p?.count === 1 && !p.capped ? 'item' : 'items'}: refresh`);
+    } catch {
+      if (mine === asked) badge.hidden = true;
+    }
+  };
+}
 
 /**
  * For you: refresh, infinite load_more, "N new" badge. The page keeps its items, `has_more` and scroll
@@ -66,21 +87,7 @@ export const forYouPage: Page = (root, ctx) => {
       refreshBtn.disabled = false;
     }
   };
-  let asked = 0;
-  /** Asks the peek route again; only the answer to the latest question is shown (answers may cross). */
-  const updateBadge = async () => {
-    const mine = ++asked;
-    try {
-      const p = await peek(ctx.client);
-      if (mine !== asked) return;
-      badge.hidden = p === null || p.count === 0;
-      const n = p ? `${p.count}${p.capped ? '+' : ''}` : '0';
-      badge.textContent = `${n} new`;
-      badge.setAttribute('aria-label', `${n} new ${p?.count === 1 && !p.capped ? 'item' : 'items'}: refresh`);
-    } catch {
-      if (mine === asked) badge.hidden = true;
-    }
-  };
+  const updateBadge = peekBadge(ctx, badge);
   badge.addEventListener('click', () => void refresh());
   refreshBtn.addEventListener('click', () => void refresh());
   replace(
