@@ -21,6 +21,7 @@ import { followingRoutes } from '../following/routes.js';
 import { hotRoutes } from '../hot/routes.js';
 import { notificationRoutes } from '../notifications/routes.js';
 import { markerRoutes } from './routes/markers.js';
+import { explainRoutes } from './routes/explain.js';
 import { personalDataRoutes } from './routes/personal-data.js';
 import { itemRoutes } from './routes/items.js';
 import { opsRoutes } from './routes/ops.js';
@@ -152,6 +153,7 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
       await v1.register(personalDataRoutes, {
         deps: { access, eraseUser: u.eraseUser.bind(u), exportUser: u.exportUser.bind(u) },
       });
+      await v1.register(explainRoutes, { deps: { access, explain: f.explain } });
       await v1.register(markerRoutes, {
         deps: { access, notifications: f.notifications.notifications, timeline: f.following.timeline },
       });

@@ -51,6 +51,8 @@ import { notificationRetention, wireNotifications, type WiredNotifications } fro
 import { wireAnnouncements } from './announcements.js';
 import { wireOverview } from './overview-metrics.js';
 import type { ActiveReaders } from './active-readers.js';
+import { wireExplain, type ExplainQuery } from './explain.js';
+import type { Explanation } from '../kernel/explain.js';
 
 /** A wired Freshet instance: what the HTTP app, the CLI and library users call. */
 export interface Freshet {
@@ -78,6 +80,12 @@ export interface Freshet {
   metrics: PromMetrics;
   /** The configured Redis (null: the embedded default's in-process stores); the HTTP edge's rate counts live there. */
   redis: RedisHandle | null;
+  /**
+   * The explain API (docs/explain.md): why an item would or would not be in a reader's feed now — every
+   * rule that removes it, its score and rank. Writes nothing.
+   * @throws FreshetError `INVALID_INPUT` (unknown feed), `INVALID_ID`, `NOT_FOUND` (unknown item).
+   */
+  explain(q: ExplainQuery): Promise<Explanation>;
   /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
   following: Following;
   /** Note 5's exclusions, one service for every feed (docs/exclusions.md). */
@@ -389,6 +397,7 @@ export async function openFreshet(
     redis,
     metrics,
     following,
+    explain: wireExplain({ forYou, hot, discover, following, content, exclusions }, () => clock.now()),
     exclusions,
     readerSeen: seen.readerSeen,
     seenCheckpointer: seen.checkpointer,

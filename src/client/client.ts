@@ -38,6 +38,8 @@ import type {
   FeedbackUndoData,
   ExclusionListData,
   PeekData,
+  ExplainData,
+  ExplainFeedName,
   MutedWordInput,
   PreferencesData,
   PreferencesInput,
@@ -142,6 +144,22 @@ export class FreshetClient {
   /** A client like this one acting for `reader` (service key), optionally at virtual time `now`. */
   as(reader: string, now?: number | (() => number)): FreshetClient {
     return new FreshetClient({ ...this.options, reader, ...(now !== undefined ? { now } : {}) });
+  }
+
+  /**
+   * `GET /v1/feeds/{feed}/explain?item_id=`: why `itemId` would or would not be in `feed` of the client's
+   * reader now — every rule that removes it (in the feed's order), its score and its rank. Writes nothing.
+   * @throws FreshetClientError 400 (unknown feed, bad id), 403 (a token for another reader), 404 (unknown item).
+   */
+  async explain(feed: ExplainFeedName, itemId: string, o?: CallOptions): Promise<ExplainData> {
+    const spec = {
+      method: 'GET' as const,
+      path: `/v1/feeds/${seg(feed)}/explain`,
+      query: { item_id: itemId },
+      reader: true,
+      now: true,
+    };
+    return (await this.transport.request<ExplainData>(spec, o)).data;
   }
 
   /** `GET /healthz`: liveness (no token needed). */

@@ -8,6 +8,7 @@ import type { UserExport } from '../app/routes/personal-data.js';
 import type { DeleteResult, FeedItemOut, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
 import type { FeedResult, ForYouBody, InterestsResult, PeekResult } from '../for-you/schemas.js';
 import type { DiscoverResult } from '../discover/schemas.js';
+import type { ExplainResult } from '../app/routes/explain.js';
 import type {
   BlockResult,
   FollowResult,
@@ -67,6 +68,10 @@ export type ForYouAction = Static<typeof ForYouBody>['action'];
 export type ForYouPage = DataOf<Static<typeof FeedResult>> & { refreshed: boolean };
 /** `GET /v1/feeds/for-you/peek`: fresh unseen candidates a refresh would bring now (`capped`: the check hit its bound). */
 export type PeekData = DataOf<Static<typeof PeekResult>>;
+/** `GET /v1/feeds/{feed}/explain`: why an item would or would not be in the feed now (docs/explain.md). */
+export type ExplainData = DataOf<Static<typeof ExplainResult>>;
+/** The feeds that explain. */
+export type ExplainFeedName = ExplainData['feed'];
 /** `PUT|GET /v1/users/:id/interests`. */
 export type InterestsData = DataOf<Static<typeof InterestsResult>>;
 

@@ -165,6 +165,11 @@ export class CachedContentStore implements ContentStore {
     return ids;
   }
 
+  /** The store of record's (never the cache's). */
+  getItemRecord(id: string) {
+    return this.store.getItemRecord(id);
+  }
+
   itemsOf(authorId: string, limit: number, after?: { publishedAt: number; id: string }) {
     return this.store.itemsOf(authorId, limit, after);
   }

@@ -151,6 +151,16 @@ export class PostgresContentStore implements ContentStore {
     return rows.length === 1;
   }
 
+  /** One item, live or deleted (see the port); one indexed read. */
+  async getItemRecord(id: string): Promise<(Item & { deleted: boolean }) | null> {
+    const rows = await this.sql.query<ItemRow & { deleted_at: string | number | null }>(
+      `SELECT ${COLUMNS}, deleted_at FROM items WHERE id = $1`,
+      [id],
+    );
+    const r = rows[0];
+    return r ? { ...rowToItem(r), deleted: r.deleted_at !== null } : null;
+  }
+
   /**
    * Live items for `ids`, in the order of `ids`; unknown and deleted ids are skipped and a
    * repeated id is returned once (at its first position).

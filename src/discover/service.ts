@@ -84,6 +84,12 @@ export interface DiscoverPage {
   items: ServedItem[];
   /** Aligned with `items`. */
   sources: DiscoverSource[];
+  /**
+   * Aligned with `items`: each item's sort key in its phase — the exact cosine to the reader for
+   * `discovery`, the publication time (epoch ms) for `followed` and `newest`, the list index for
+   * `trending` (what the explain API reports as the item's similarity).
+   */
+  keys: number[];
   /** Null when every phase is exhausted (the last page). */
   nextCursor: string | null;
   /** True when a stale cursor was replaced by a fresh start. */
@@ -121,7 +127,7 @@ interface Run {
   s: CursorState;
   /** The reader's exclusions, read while the phases start fetching; awaited by the first clean. */
   ex: Promise<ReaderExclusions>;
-  picked: { id: string; source: DiscoverSource }[];
+  picked: { id: string; source: DiscoverSource; key: number }[];
   pickedIds: Set<string>;
   stats: DiscoverStats;
   /** Started with the exclusions read (phase ≤ 2): the reader's phase-2 query. */
@@ -205,10 +211,11 @@ export class DiscoverFeed {
     const ids = run.picked.map((p) => p.id);
     const [hydrated] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
     const items = hydrated.map((i) => exclusions.serve(i, 'discover')); // `filtered`: the reader's warn phrases
-    const sourceOf = new Map(run.picked.map((p) => [p.id, p.source]));
+    const pickOf = new Map(run.picked.map((p) => [p.id, p]));
     return {
       items,
-      sources: items.map((i) => sourceOf.get(i.id)!),
+      sources: items.map((i) => pickOf.get(i.id)!.source),
+      keys: items.map((i) => pickOf.get(i.id)!.key),
       nextCursor: run.s.phase === 4 ? null : this.deps.cursors.encode(readerId, run.s),
       restarted,
       stats: run.stats,
@@ -459,7 +466,7 @@ export class DiscoverFeed {
   }
 
   private pick(run: Run, c: Candidate, source: DiscoverSource): void {
-    run.picked.push({ id: c.id, source });
+    run.picked.push({ id: c.id, source, key: c.key });
     run.pickedIds.add(c.id);
   }
 

@@ -19,6 +19,7 @@ import type { VectorSearch } from './vector-search.js';
 import { DiscoverPoolCache } from './pool-cache.js';
 import { CursorCodec } from './cursor.js';
 import { DiscoverEmbeddings } from './embeddings.js';
+import { DiscoverExplain } from './explain.js';
 import { DiscoverFeed, type TrendingSource } from './service.js';
 
 /** Settings of the discover feed (`FRESHET_EMBEDDING_DIM`, `FRESHET_DISCOVER_*`); durations in ms. */
@@ -68,6 +69,8 @@ export interface Discover {
   feed: DiscoverFeed;
   embeddings: DiscoverEmbeddings;
   vectors: VectorSearch;
+  /** The explain API's discover part (explain.ts): the feed itself over read-only ports. */
+  explain: DiscoverExplain;
   /**
    * Starts the vector index in the background (the app calls it at open), so phase 2 does not wait
    * for it in a request: until it is ready, pages defer phase 2 (service.ts). Also sweeps, in the
@@ -144,29 +147,29 @@ export function wireDiscover(
   const vectors = new LazyVectorSearch(sqlJobs, d.dim, settings, stores.log);
   const index = new PostgresDiscoverIndex(stores.sql, vectors);
   const embeddings = discoverEmbeddings(d, stores.sql, stores.dataDir, index);
-  const feed = new DiscoverFeed(
-    {
-      index,
-      embeddings,
-      content: deps.content,
-      seen: deps.seen,
-      exclusions: deps.exclusions,
-      trending: deps.trending,
-      cursors: new CursorCodec(deps.secret, d.cursorTtlMs),
-      log: stores.log,
-      metrics: new PromDiscoverMetrics(stores.registry, deps.metrics, () => vectors.isReady()),
-      pool: new DiscoverPoolCache(),
-    },
-    {
-      overFetch: d.overFetch,
-      overFetchCap: d.overFetchCap,
-      trendingEvery: TRENDING_EVERY,
-      trendingDepth: d.trendingDepth,
-      pool: d.pool,
-      minSimilarity: d.minSimilarity,
-      maxFetch: MAX_FETCH_ROWS,
-    },
-  );
+  const feedDeps = {
+    index,
+    embeddings,
+    content: deps.content,
+    seen: deps.seen,
+    exclusions: deps.exclusions,
+    trending: deps.trending,
+    cursors: new CursorCodec(deps.secret, d.cursorTtlMs),
+    log: stores.log,
+    metrics: new PromDiscoverMetrics(stores.registry, deps.metrics, () => vectors.isReady()),
+    pool: new DiscoverPoolCache(),
+  };
+  const feedSettings = {
+    overFetch: d.overFetch,
+    overFetchCap: d.overFetchCap,
+    trendingEvery: TRENDING_EVERY,
+    trendingDepth: d.trendingDepth,
+    pool: d.pool,
+    minSimilarity: d.minSimilarity,
+    maxFetch: MAX_FETCH_ROWS,
+  };
+  const feed = new DiscoverFeed(feedDeps, feedSettings);
+  const explain = new DiscoverExplain(feedDeps, feedSettings);
   const warm = async () => {
     if (d.index === 'pgvector') await chooseVectorSearch(sqlJobs, d.dim, settings, stores.log);
     vectors.warm();
@@ -176,5 +179,5 @@ export function wireDiscover(
       (err: unknown) => stores.log.warn({ err }, 'the sweep of orphan embeddings failed; the next start retries'),
     );
   };
-  return { feed, embeddings, vectors, warm, close: () => vectors.close() };
+  return { feed, embeddings, vectors, explain, warm, close: () => vectors.close() };
 }

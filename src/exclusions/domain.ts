@@ -9,7 +9,12 @@
  * cap of a page is the feeds' (src/kernel/author-diversity.ts).
  */
 import type { Item, ServedItem } from '../kernel/items/item.js';
-import type { ExclusionReason, PreferenceFeed, ReaderExclusions } from '../kernel/exclusion-source.js';
+import type {
+  ExclusionFinding,
+  ExclusionReason,
+  PreferenceFeed,
+  ReaderExclusions,
+} from '../kernel/exclusion-source.js';
 import { UNDETERMINED } from '../kernel/items/lang.js';
 import { compilePreferences } from './compiled-preferences.js';
 import { DEFAULT_MAX_PER_AUTHOR, DEFAULT_PREFERENCES, type Preferences } from './preferences.js';
@@ -171,6 +176,25 @@ export function buildReaderExclusions(
     return null;
   };
   const authorWeight = (authorId: string) => weights.get(authorId) ?? 1;
+  const findings = (item: Item, feed: PreferenceFeed) => {
+    const rules: ExclusionFinding[] = [];
+    const add = (rule: ExclusionReason, on: boolean) => on && rules.push({ rule });
+    add('own', item.authorId === readerId);
+    add('blocked_author', blocked.has(item.authorId));
+    add('muted_author', muted.has(item.authorId));
+    add('not_interested', dismissed.has(item.id));
+    add('engaged', engaged.has(item.id));
+    add('recently_viewed', viewed.has(item.id));
+    const phrase = words.get(feed)?.match(item);
+    if (phrase) rules.push({ rule: 'muted_word', phrase, action: 'hide' });
+    const lang = item.lang;
+    if (langApplies(feed) && lang !== undefined && lang !== UNDETERMINED && !languages!.has(lang))
+      rules.push({ rule: 'language', lang });
+    const notes = (warnings.get(feed)?.matchAll(item) ?? []).map(
+      (p): ExclusionFinding => ({ rule: 'muted_word', phrase: p, action: 'warn' }),
+    );
+    return { rules, notes };
+  };
   return {
     readerId,
     itemIds,
@@ -199,6 +223,7 @@ export function buildReaderExclusions(
       const filtered = warnings.get(feed)?.matchAll(item);
       return filtered && filtered.length > 0 ? { ...item, filtered } : item;
     },
+    findings,
     filterItems: (items: readonly Item[], feed: PreferenceFeed = 'for-you') =>
       items.filter((it) => reason(it.id, it.authorId) === null && itemReason(it, feed) === null),
   };

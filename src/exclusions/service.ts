@@ -85,6 +85,19 @@ export class Exclusions implements ExclusionSource {
   }
 
   /**
+   * {@link forReader} without the cache fill: one Redis round trip, plus one SQL query on a cold cache,
+   * and nothing written (the explain API).
+   * @throws FreshetError `INVALID_ID`; store errors propagate (`STORE_UNAVAILABLE`).
+   */
+  async forReaderReadOnly(readerId: string, nowMs: number): Promise<ReaderExclusions> {
+    assertId(readerId, 'reader id');
+    const cached = await this.deps.cache.read(readerId, nowMs);
+    const durable = cached.durable ?? (await this.deps.store.load(readerId, this.settings.cap));
+    const { penalty, showLess, defaultMaxPerAuthor } = this.settings;
+    return buildReaderExclusions(readerId, cached.recentViews, durable, nowMs, penalty, showLess, defaultMaxPerAuthor);
+  }
+
+  /**
    * Records counted views in the viewers' recent-views LISTs (note 5). Ids must be valid.
    * @throws store errors (the caller decides whether they fail its request).
    */

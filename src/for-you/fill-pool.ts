@@ -27,6 +27,7 @@
 import type { Clock } from '../kernel/clock.js';
 import { gaussDecay, type GaussDecay } from './decay.js';
 import type { Candidate, CandidateRecall, KeysetCursor } from './recall.js';
+import { fillScore } from './scoring.js';
 
 /** Tunables of the pool; durations in ms. */
 export interface FillPoolSettings {
@@ -128,7 +129,7 @@ export class FillPool {
       const { popularity, ...candidate } = row;
       cur.removed.delete(row.id);
       if (row.publishedAt >= edge) {
-        const score = gaussDecay(decay, cur.nowMs, row.publishedAt) * Math.log(2 + popularity);
+        const score = fillScore(gaussDecay(decay, cur.nowMs, row.publishedAt), popularity);
         const entry = { ...candidate, score };
         const at = entries.findIndex((e) => e.score === undefined || byScore(entry, e) < 0);
         entries.splice(at < 0 ? entries.length : at, 0, entry);

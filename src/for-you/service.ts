@@ -37,16 +37,14 @@ import { fail } from '../kernel/errors.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import type { Candidate, CandidateRecall, RecallQuery } from './recall.js';
 import type { FillPool } from './fill-pool.js';
-import { matchPool, parseCursor, walk } from './walk.js';
+import { parseCursor, walk } from './walk.js';
+import { interestMatches } from './interests.js';
 import type { Pool } from './fill-pool.js';
 import type { FeedCache } from './feed-cache.js';
 import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
 import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { FeedMetrics, Logger } from '../kernel/observability.js';
 import { arrangePages, authorCap } from '../kernel/author-diversity.js';
-
-/** How many of the reader's recent views and engagements lend their words to the recall's interests. */
-const INTEREST_ITEMS = 20;
 
 /** What `peek` answers: fresh unseen candidates a refresh would now bring (at most `cap`). */
 export interface PeekResult {
@@ -290,33 +288,15 @@ export class ForYouFeed {
     return arrangePages(clean, limit, cap, !exhausted).ordered.map((c) => c.id);
   }
 
-  /**
-   * The reader's interest lexemes (interest terms and the words of what it viewed or engaged with; one
-   * small statement) and its matches inside the window: against the pool in process, or through the
-   * banded index (`interests: 'index'`).
-   */
-  private async matches(
+  /** The reader's interest lexemes and matches inside the window (interests.ts). */
+  private matches(
     readerId: string,
     interests: string[],
     ex: ReaderExclusions,
     nowMs: number,
     pool: Pool,
   ): Promise<{ lexemes: string[]; matches: Candidate[] }> {
-    // what the reader viewed or engaged with lately also says what it is interested in (issue 2)
-    const interestItemIds = [...ex.recentViews, ...ex.engaged].slice(0, INTEREST_ITEMS);
-    if (interests.length === 0 && interestItemIds.length === 0) return { lexemes: [], matches: [] };
-    const lexemes = await this.deps.recall.interestLexemes(interests, interestItemIds, ex.languages ?? []);
-    const r = this.settings.recall;
-    if (this.settings.interests === 'index') {
-      const authorIds = ex.mutedAuthors.size > 0 ? [...ex.blockedAuthors, ...ex.mutedAuthors] : ex.blockedAuthors;
-      const exclusions = { authorIds, itemIds: ex.itemIds, authorWeights: ex.authorWeights };
-      return { lexemes, matches: await this.deps.recall.matches({ ...r, readerId, lexemes, nowMs, exclusions }) };
-    }
-    const weight = (a: string) => ex.authorWeight(a);
-    return {
-      lexemes,
-      matches: matchPool(pool, lexemes, { nowMs, decay: r.decay, horizonMs: r.horizonMs, limit: r.limit, weight }),
-    };
+    return interestMatches(this.deps.recall, this.settings, { readerId, interests, ex, nowMs, pool });
   }
 
   /**

@@ -26,6 +26,7 @@ import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { Pool } from './fill-pool.js';
 import type { Candidate, CandidateRecall, KeysetCursor } from './recall.js';
 import { gaussDecay, type GaussDecay } from './decay.js';
+import { matchedCount, matchScore } from './scoring.js';
 
 /** Rounds a refresh walks from the top before it jumps to the reader's cursor. */
 export const TOP_ROUNDS = 4;
@@ -84,8 +85,9 @@ export interface WalkInput {
 /** Ports of the walk. */
 export interface WalkDeps {
   recall: Pick<CandidateRecall, 'older'>;
-  seen: SeenFilter;
-  olderSeen?: SeenFilter;
+  /** The seen check (the explain API walks with a read-only one: `SeenFilter.probe`). */
+  seen: Pick<SeenFilter, 'seen'>;
+  olderSeen?: Pick<SeenFilter, 'seen'>;
   /**
    * Hydrates ids (live items, in order): the walk reads the unseen candidates of a round when the
    * reader's preferences need the item (muted words, languages, muted authors, "show less" tags).
@@ -206,7 +208,7 @@ export function matchPool(
   for (const [i, n] of hits) {
     const c = pool.entries[i]!;
     if (c.publishedAt < edge || c.publishedAt > q.nowMs) continue;
-    scored.push({ c, s: n * gaussDecay(q.decay, q.nowMs, c.publishedAt) * q.weight(c.authorId), i });
+    scored.push({ c, s: matchScore(n, gaussDecay(q.decay, q.nowMs, c.publishedAt), q.weight(c.authorId)), i });
   }
   scored.sort((a, b) => b.s - a.s || a.i - b.i);
   return scored.slice(0, q.limit).map((x) => x.c);
@@ -244,8 +246,8 @@ export function interestsFirst(
   const hits: { c: Candidate; s: number; i: number }[] = [];
   const rest: Candidate[] = [];
   round.forEach((c, i) => {
-    const n = c.matched ?? (c.lexemes ?? []).reduce((k, l) => (lexemes.has(l) ? k + 1 : k), 0);
-    if (n > 0) hits.push({ c, s: n * gaussDecay(q.decay, q.nowMs, c.publishedAt), i });
+    const n = matchedCount(c, lexemes);
+    if (n > 0) hits.push({ c, s: matchScore(n, gaussDecay(q.decay, q.nowMs, c.publishedAt)), i });
     else rest.push(c);
   });
   if (hits.length === 0) return round;

@@ -17,6 +17,7 @@ import { MemoryFeedCache } from './adapters/memory-feed-cache.js';
 import { RedisFeedCache } from './adapters/redis-feed-cache.js';
 import { ForYouFeed } from './service.js';
 import { FillPool } from './fill-pool.js';
+import { ForYouExplain } from './explain.js';
 
 /** Settings of the for-you feed (`FRESHET_RECALL_LIMIT`, `FRESHET_DECAY*`, `FRESHET_FEED_CACHE_TTL_S`, `FRESHET_FOR_YOU_*`); durations in ms. */
 export interface ForYouSettings {
@@ -57,6 +58,8 @@ export interface ForYou {
   /** The shared fill pool: the use cases invalidate it on publish and delete. */
   pool: FillPool;
   cache: FeedCache;
+  /** The explain API's for-you part (explain.ts): reads the same ports, writes nothing. */
+  explain: ForYouExplain;
 }
 
 /** Wires the for-you feed over the stores. */
@@ -82,10 +85,15 @@ export function wireForYou(
   const cache: FeedCache = stores.redis
     ? new RedisFeedCache(stores.redis.redis, stores.redis.keys)
     : new MemoryFeedCache(stores.clock);
+  const recallSettings = { limit: s.recall.limit, decay: s.recall.decay, horizonMs: s.recall.horizonMs };
+  const explain = new ForYouExplain(
+    { ...deps, olderSeen, recall, pool, cache },
+    { recall: recallSettings, interests: s.interests },
+  );
   const feed = new ForYouFeed(
     { ...deps, olderSeen, recall, pool, cache, log: stores.log },
     {
-      recall: { limit: s.recall.limit, decay: s.recall.decay, horizonMs: s.recall.horizonMs },
+      recall: recallSettings,
       cacheTtlMs: s.cacheTtlMs,
       cursorTtlMs: s.cursorTtlMs,
       interests: s.interests,
@@ -93,5 +101,5 @@ export function wireForYou(
       leasePollMs: REFRESH_LEASE_POLL_MS,
     },
   );
-  return { feed, recall, pool, cache };
+  return { feed, recall, pool, cache, explain };
 }

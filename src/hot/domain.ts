@@ -53,8 +53,34 @@ export function hoursSincePublish(nowMs: number, publishedAtMs: number): number 
  * the same order; results agree to the last bit or two (C `pow` vs V8's `Math.pow`).
  */
 export function hotScore(pv: number, uv: number, hours: number, p: HotParams): number {
-  const denominator = (hours + p.base) ** p.gamma;
-  return denominator > 0 ? (p.alpha * pv + p.beta * uv) / denominator : 0;
+  const denominator = hotDenominator(hours, p);
+  return denominator > 0 ? hotViews(pv, uv, p) / denominator : 0;
+}
+
+/** The numerator of {@link hotScore}: α·pv + β·uv (the weighted views). */
+export function hotViews(pv: number, uv: number, p: HotParams): number {
+  return p.alpha * pv + p.beta * uv;
+}
+
+/** The denominator of {@link hotScore}: (hours + base)^γ (the time decay divides by it). */
+export function hotDenominator(hours: number, p: HotParams): number {
+  return (hours + p.base) ** p.gamma;
+}
+
+/**
+ * {@link hotScore} with its factors, as the explain API reports them: pv, uv, the weighted views, the
+ * age in hours, the decay 1 / (hours + base)^γ, and the score itself (the same double `hotScore` gives).
+ */
+export function hotScoreParts(pv: number, uv: number, hours: number, p: HotParams) {
+  const denominator = hotDenominator(hours, p);
+  return {
+    pv,
+    uv,
+    weighted_views: hotViews(pv, uv, p),
+    age_hours: hours,
+    decay: denominator > 0 ? 1 / denominator : 0,
+    score: hotScore(pv, uv, hours, p),
+  };
 }
 
 /**

@@ -26,6 +26,26 @@ export type ExclusionReason =
   | 'show_less'
   | 'diversity';
 
+/**
+ * One rule that removes an item for a reader (or, in `notes`, one that marks it without removing it): what
+ * the explain API reports (docs/explain.md). Rule-specific fields: `phrase` and `action` for
+ * `muted_word` (the phrase as the reader wrote it), `lang` for `language` (the item's primary tag).
+ */
+export interface ExclusionFinding {
+  rule: ExclusionReason;
+  phrase?: string;
+  action?: 'hide' | 'warn';
+  lang?: string;
+}
+
+/** Every finding of a reader's exclusions on one item ({@link ReaderExclusions.findings}). */
+export interface ExclusionFindings {
+  /** Every rule that removes the item, in the order the guard clauses check them (empty: it passes). */
+  rules: ExclusionFinding[];
+  /** What marks the item without removing it: muted words whose action is `warn` (served with `filtered`). */
+  notes: ExclusionFinding[];
+}
+
 /** The feeds a reader's preferences name (a muted word may apply to a subset of them). */
 export const PREFERENCE_FEEDS = ['for-you', 'discover', 'following', 'hot'] as const;
 /** One feed, as the preferences name it. */
@@ -85,6 +105,13 @@ export interface ReaderExclusions {
    * served at all). Free when the reader has no `warn` phrase for `feed`.
    */
   serve<T extends Item>(item: T, feed: PreferenceFeed): T & ServedItem;
+  /**
+   * Every rule of `reason` and `itemReason` that removes `item` in `feed`, in their order (own, blocked
+   * author, muted author, not interested, engaged, recently viewed, muted word, language — each once), and
+   * the `warn` muted words as notes: what the explain API reports, where `reason` stops at the first.
+   * The language rule applies in `following` only with `languages_in_following`, as in `itemReason`.
+   */
+  findings(item: Item, feed: PreferenceFeed): ExclusionFindings;
   /** The hydrated items that pass every rule of a ranked `feed` (`reason` and `itemReason`), in order. */
   filterItems(items: readonly Item[], feed?: PreferenceFeed): Item[];
 }
@@ -100,4 +127,10 @@ export interface ExclusionSource {
    * @throws FreshetError `INVALID_ID` for a bad reader id; `STORE_UNAVAILABLE` when a store is down.
    */
   forReader(readerId: string, nowMs: number): Promise<ReaderExclusions>;
+  /**
+   * The same snapshot as {@link forReader}, writing nothing: a cold cache is loaded from PostgreSQL and
+   * not filled (the explain API: docs/explain.md).
+   * @throws FreshetError `INVALID_ID` for a bad reader id; `STORE_UNAVAILABLE` when a store is down.
+   */
+  forReaderReadOnly(readerId: string, nowMs: number): Promise<ReaderExclusions>;
 }

@@ -28,8 +28,36 @@ export interface SeenFilter {
    * its first reads; a failure is ignored here and surfaces in the check.
    */
   warm?(readerId: string, nowMs: number): Promise<void>;
+  /**
+   * Read-only `seen`: for each of `itemIds`, whether `readerId` has probably seen it at `nowMs`, which
+   * filter holds it, and that filter's false-positive rate estimated from its fill now (the explain API,
+   * docs/explain.md). Writes nothing: no mark, no TTL refresh, no restore (a filter the store lost reads as
+   * empty). One round trip per shard and layout of the window (rolling) or one (per reader).
+   * @returns probes aligned with `itemIds`.
+   * @throws FreshetError `INVALID_ID` for a bad reader id; store errors propagate.
+   */
+  probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]>;
   /** Releases connections or persists state. */
   close(): Promise<void>;
+}
+
+/**
+ * What {@link SeenFilter.probe} finds for one member. The rate is the chance that a member never marked
+ * reads "seen" in the filter that answered: a Bloom filter can say "seen" wrongly, never "not seen".
+ */
+export interface SeenProbe {
+  /** Whether some filter holds all k bits of the member (the same answer as `seen`). */
+  seen: boolean;
+  /** Rolling daily filters: the UTC day (`YYYY-MM-DD`) of the newest day filter holding it; null otherwise. */
+  day: string | null;
+  /** Per-reader scalable filter: the sub-filter holding it (0 = the oldest); null otherwise. */
+  subFilter: number | null;
+  /**
+   * Estimated false-positive rate, in [0, 1], of the filter that holds it (the day's bitmap: (set bits /
+   * m)^k; the sub-filter: (1 − e^{−k·n/m})^k from its member count); when not seen, of the whole window
+   * or filter (the chance a new member would read "seen").
+   */
+  fpr: number;
 }
 
 /**

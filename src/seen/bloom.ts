@@ -173,3 +173,36 @@ export function unpackPairs(packed: Uint8Array): Uint32Array {
   for (let i = 0; i < out.length; i++) out[i] = view.getUint32(4 * i, true);
   return out;
 }
+
+/**
+ * A Bloom filter's false-positive rate estimated from its fill: (set bits / m)^k — the chance that k
+ * independent positions all read 1 (Broder & Mitzenmacher 2004, §2.1, with the measured fill in place of
+ * the expected 1 − e^{−kn/m}). `setBits` is the bitmap's population count (Redis `BITCOUNT`).
+ */
+export function fillRate(setBits: number, m: number, k: number): number {
+  return Math.min(1, setBits / m) ** k;
+}
+
+/** Bits set in `bitmap` (what Redis `BITCOUNT` answers for the same bytes). */
+export function popCount(bitmap: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < bitmap.length; i++) {
+    let b = bitmap[i]!;
+    while (b !== 0) {
+      b &= b - 1;
+      n++;
+    }
+  }
+  return n;
+}
+
+/** The chance that at least one of several filters answers wrongly: 1 − Π (1 − rate_i). */
+export function unionRate(rates: readonly number[]): number {
+  // −expm1(Σ log1p(−r)): exact for the tiny rates of lightly filled filters, where 1 − Π loses them
+  return -Math.expm1(rates.reduce((s, r) => s + Math.log1p(-r), 0));
+}
+
+/** `YYYYMMDD` → `YYYY-MM-DD` (how the explain API names a day filter). */
+export function isoDay(stamp: string): string {
+  return `${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}`;
+}

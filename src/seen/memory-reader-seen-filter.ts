@@ -20,10 +20,12 @@ import {
   compoundRate,
   parseSignature,
   scalableGeometry,
+  subFilterRate,
   type ScalableGeometry,
 } from './scalable-bloom.js';
 import { readReaderSeenSnapshot, writeReaderSeenSnapshot } from './reader-seen-snapshot.js';
 import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
+import type { SeenProbe } from '../kernel/seen-filter.js';
 
 /** Marks between two sweeps of expired readers. */
 export const SWEEP_EVERY = 1024;
@@ -140,6 +142,19 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
     return f && { bitmap: f.buf, counts: [...f.counts], lastActive: f.lastActive, signature: f.g.signature };
   }
 
+  /**
+   * Read-only (`SeenFilter.probe`): per member, the newest sub-filter holding it and its rate from its
+   * member count; the TTL is not refreshed and an expired filter is left for the next touch.
+   */
+  async probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]> {
+    assertId(readerId, 'reader id');
+    const f = this.filters.get(readerId);
+    if (!f || nowMs - f.lastActive >= this.settings.ttlMs)
+      return itemIds.map(() => ({ seen: false, day: null, subFilter: null, fpr: 0 }));
+    const pairs = hashPairs(readerId, itemIds);
+    return itemIds.map((_, n) => probeOf(f.g, f.counts, holder(f, pairs[2 * n]!, pairs[2 * n + 1]!)));
+  }
+
   async describe(readerId: string, nowMs: number): Promise<ReaderFilterState> {
     assertId(readerId, 'reader id');
     const f = this.live(readerId, nowMs);
@@ -221,15 +236,26 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
   }
 }
 
+/** A probe's answer from the sub-filter holding the member (null: none) and the counts of the filter. */
+export function probeOf(g: ScalableGeometry, counts: readonly number[], level: number | null): SeenProbe {
+  if (level === null) return { seen: false, day: null, subFilter: null, fpr: compoundRate(g.levels, counts) };
+  return { seen: true, day: null, subFilter: level, fpr: subFilterRate(g.levels[level]!, counts[level]!) };
+}
+
 /** Whether any open sub-filter has all the member's bits (the newest first, as the Redis script tests them). */
 function has(f: Filter, h1: number, h2: number): boolean {
+  return holder(f, h1, h2) !== null;
+}
+
+/** The newest open sub-filter holding all the member's bits, or null. */
+function holder(f: Filter, h1: number, h2: number): number | null {
   for (let i = f.counts.length - 1; i >= 0; i--) {
     const g = f.g.levels[i]!;
     const at = g.offset >>> 3;
     if (at >= f.length) continue; // holds no bit yet
-    if (hasAllBits(f.buf.subarray(at, f.length), g.bits, g.hashes, h1 % g.bits, h2 % g.bits)) return true;
+    if (hasAllBits(f.buf.subarray(at, f.length), g.bits, g.hashes, h1 % g.bits, h2 % g.bits)) return i;
   }
-  return false;
+  return null;
 }
 
 /** Adds the member to the newest sub-filter; opens the next one when it is full. */

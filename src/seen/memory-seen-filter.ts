@@ -19,8 +19,20 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import { assertId } from '../kernel/ids.js';
 import { dayStamp } from '../kernel/clock.js';
-import { dayStartMs, hasAllBits, hashPairs, seenDayEnd, seenWindow, setAllBits, type BloomGeometry } from './bloom.js';
-import type { SeenFilter } from '../kernel/seen-filter.js';
+import {
+  dayStartMs,
+  fillRate,
+  hasAllBits,
+  hashPairs,
+  isoDay,
+  popCount,
+  seenDayEnd,
+  seenWindow,
+  setAllBits,
+  unionRate,
+  type BloomGeometry,
+} from './bloom.js';
+import type { SeenFilter, SeenProbe } from '../kernel/seen-filter.js';
 import { Keys, shardOf } from '../kernel/redis/keys.js';
 import { fixedLayout, parseLayout, shardKeys, type SeenLayout } from './layout.js';
 import { dayFill, popcount, type DayFill } from './day-fill.js';
@@ -96,6 +108,36 @@ export class MemorySeenFilter implements SeenFilter {
       }
     }
     return out;
+  }
+
+  /**
+   * Read-only ({@link SeenFilter.probe}): per member, the newest day whose bitmap holds it, and that
+   * bitmap's rate from its fill; expired days are not dropped here.
+   * @throws FreshetError `INVALID_ID` for a bad reader id.
+   */
+  async probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]> {
+    assertId(readerId, 'readerId');
+    const days: { day: string; bitmap: Uint8Array; g: BloomGeometry; fpr: number }[] = [];
+    for (const ms of seenWindow(nowMs, this.days)) {
+      const day = dayStamp(ms);
+      for (const layout of [this.dayLayouts.get(day), this.legacy]) {
+        if (!layout) continue;
+        const d = this.filters.get(this.keyOf(layout, readerId, day));
+        if (!d || nowMs >= d.expiresAt) continue;
+        const g = layout.geometry;
+        days.push({ day: isoDay(day), bitmap: d.bitmap, g, fpr: fillRate(popCount(d.bitmap), g.bits, g.hashes) });
+      }
+    }
+    const window = unionRate(days.map((d) => d.fpr));
+    const pairs = hashPairs(readerId, itemIds);
+    return itemIds.map((_, n) => {
+      const hit = days.find(({ bitmap, g }) =>
+        hasAllBits(bitmap, g.bits, g.hashes, pairs[2 * n]! % g.bits, pairs[2 * n + 1]! % g.bits),
+      );
+      return hit
+        ? { seen: true, day: hit.day, subFilter: null, fpr: hit.fpr }
+        : { seen: false, day: null, subFilter: null, fpr: window };
+    });
   }
 
   /** @throws FreshetError `INVALID_ID` for a bad reader id. */

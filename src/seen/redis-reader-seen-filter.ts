@@ -20,6 +20,7 @@ import { assertId } from '../kernel/ids.js';
 import { hasAllBits, hashPairs, packPairs } from './bloom.js';
 import { compoundRate, parseSignature, scalableGeometry, type ScalableGeometry } from './scalable-bloom.js';
 import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
+import type { SeenProbe } from '../kernel/seen-filter.js';
 import type { RedisClient } from '../kernel/redis/client.js';
 import { redisCall } from '../kernel/redis/errors.js';
 import { READER_DIRTY_SHARDS, shardOf, type Keys } from '../kernel/redis/keys.js';
@@ -27,10 +28,12 @@ import { LuaScripts } from '../kernel/redis/lua.js';
 import { fail } from '../kernel/errors.js';
 import type { ReaderRestorer } from './seen-checkpointer.js';
 import { MAX_RESTORES } from './redis-seen-filter.js';
+import { probeOf } from './memory-reader-seen-filter.js';
 
 /** The scripts (./lua/): check, mark or describe one reader's filter; index a reader's new journal. */
 export const READER_SEEN_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
   'readerSeen-3+N',
+  'readerSeenProbe-2+N',
   'seenIndex-1',
 ]);
 
@@ -118,6 +121,44 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
       const dirty = this.keys.readerSeenDirty(shardOf(readerId, READER_DIRTY_SHARDS));
       await this.lua.seenIndex([dirty], [readerId, Math.floor(this.settings.ttlMs)]);
     }
+  }
+
+  /**
+   * Read-only (`SeenFilter.probe`): one `readerSeenProbe-2+N` (two when the filter has another geometry
+   * than the settings'): per member, the newest sub-filter holding it and its rate from its member count.
+   * No TTL refresh and no restore: a reader Redis lost reads as unseen.
+   */
+  async probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]> {
+    assertId(readerId, 'reader id');
+    const none = () => itemIds.map(() => ({ seen: false, day: null, subFilter: null, fpr: 0 }));
+    if (itemIds.length === 0) return [];
+    const packed = packPairs(hashPairs(readerId, itemIds));
+    let g: ScalableGeometry = this.geometryOf(readerId);
+    let reply: unknown;
+    for (let tries = 0; tries < 2; tries++) {
+      const keys = this.scriptKeys(readerId, g).filter((_, i) => i !== 2); // no journal
+      const flags = g.split ? 's' : '';
+      reply = await this.lua.readerSeenProbe(keys, [
+        nowMs,
+        this.settings.ttlMs,
+        g.signature,
+        levelArg(g),
+        packed,
+        flags,
+      ]);
+      if (reply === '' || reply === null) return none();
+      if (!Array.isArray(reply) || reply.length !== 2) break;
+      if (reply[0] !== '?g') {
+        const counts = String(reply[0]).split(',').map(Number);
+        const levels = String(reply[1]).split(',').map(Number);
+        if (levels.length !== itemIds.length) break;
+        return levels.map((l) => probeOf(g, counts, l < 0 ? null : l));
+      }
+      const other = parseSignature(String(reply[1]));
+      if (!other) return none(); // a geometry this version cannot read: replaced at the next mark
+      g = other;
+    }
+    throw READER_SEEN_SCRIPTS.unexpected('readerSeenProbe', reply);
   }
 
   async describe(readerId: string, nowMs: number): Promise<ReaderFilterState> {

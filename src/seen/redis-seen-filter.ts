@@ -47,8 +47,19 @@
 import { randomInt } from 'node:crypto';
 import { assertId } from '../kernel/ids.js';
 import { dayStamp, startOfDay } from '../kernel/clock.js';
-import { dayStartMs, hasAllBits, hashPairs, packPairs, seenDayEnd, seenWindow, type BloomGeometry } from './bloom.js';
-import type { SeenFilter } from '../kernel/seen-filter.js';
+import {
+  dayStartMs,
+  fillRate,
+  hasAllBits,
+  hashPairs,
+  isoDay,
+  packPairs,
+  seenDayEnd,
+  seenWindow,
+  unionRate,
+  type BloomGeometry,
+} from './bloom.js';
+import type { SeenFilter, SeenProbe } from '../kernel/seen-filter.js';
 import { shardOf, type Keys, type SeenShardKeys } from '../kernel/redis/keys.js';
 import type { RedisClient } from '../kernel/redis/client.js';
 import { LuaScriptError, LuaScripts } from '../kernel/redis/lua.js';
@@ -62,7 +73,11 @@ import { daySubject, shardKeys, type SeenLayout } from './layout.js';
 export { DEFAULT_SEEN_CACHE_BYTES, type SeenCacheStats } from './past-day-cache.js';
 
 /** The scripts (./lua/): the check and the mark. */
-export const SEEN_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), ['seenCheck-1+2D', 'seenMark-4']);
+export const SEEN_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
+  'seenCheck-1+2D',
+  'seenMark-4',
+  'seenProbe-D',
+]);
 
 /** Restores a check may run before it answers (a shard lost again at once is a store in trouble). */
 export const MAX_RESTORES = 3;
@@ -203,6 +218,45 @@ export class RedisSeenFilter implements SeenFilter {
         else if (o.kind === 'missing') await this.checkpoints!.restoreDays(groups[i]!, o.days, nowMs);
       }
     }
+  }
+
+  /**
+   * Read-only ({@link SeenFilter.probe}): one `seenProbe-D` per shard and layout of the window (one in
+   * steady state) — which days hold each member, and each day's `BITCOUNT`. No copy of the past-day
+   * cache is used or filled, and no restore is run (a shard Redis lost reads as empty).
+   * @throws FreshetError `INVALID_ID` for a bad reader id; Redis errors propagate.
+   */
+  async probe(readerId: string, itemIds: readonly string[], nowMs: number): Promise<SeenProbe[]> {
+    assertId(readerId, 'readerId');
+    if (itemIds.length === 0) return [];
+    const packed = packPairs(hashPairs(readerId, itemIds));
+    const stamps = seenWindow(nowMs, this.days).map(dayStamp);
+    const groups = this.groups(readerId, await this.dayLayouts.forDays(stamps, nowMs));
+    // each existing day bitmap of the window (d: 0 = today): its rate, and which members it holds
+    const found: { d: number; rate: number; held: string }[] = [];
+    await Promise.all(
+      groups.map(async (group) => {
+        const { bits: m, hashes: k } = group.layout.geometry;
+        const reply = await this.lua.seenProbe(
+          group.days.map((d) => group.keys.day(stamps[d]!)),
+          [m, k, packed],
+        );
+        if (!Array.isArray(reply) || reply.length !== 2 * group.days.length)
+          throw SEEN_SCRIPTS.unexpected('seenProbe', reply);
+        group.days.forEach((d, i) => {
+          const count = Number(reply[2 * i]);
+          if (count >= 0) found.push({ d, rate: fillRate(count, m, k), held: String(reply[2 * i + 1]) });
+        });
+      }),
+    );
+    found.sort((a, b) => a.d - b.d);
+    const window = unionRate(found.map((f) => f.rate));
+    return itemIds.map((_, j) => {
+      const hit = found.find((f) => f.held[j] === '1');
+      return hit
+        ? { seen: true, day: isoDay(stamps[hit.d]!), subFilter: null, fpr: hit.rate }
+        : { seen: false, day: null, subFilter: null, fpr: window };
+    });
   }
 
   /** The reader's groups: per day, the reader's shard of the day's layout (and of the legacy one when read). */

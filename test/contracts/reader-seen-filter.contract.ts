@@ -109,6 +109,26 @@ export function readerSeenFilterContract(name: string, factory: ReaderSeenFactor
       });
     });
 
+    it('probe names the sub-filter holding each member and its rate, without refreshing the TTL', async () => {
+      await withHarness(factory, SMALL, async ({ filter }) => {
+        await filter.markSeen('r', ids('a', 500), T); // fills sub-filter 0 (capacity 500), opens 1
+        await filter.markSeen('r', ['late'], T + DAY_MS);
+        const [first, late, absent] = await filter.probe('r', ['a-7', 'late', 'never'], T + 2 * DAY_MS);
+        expect(first).toMatchObject({ seen: true, day: null, subFilter: 0 });
+        expect(first!.fpr).toBeGreaterThan(0);
+        expect(first!.fpr).toBeLessThan(SMALL.errorRate);
+        expect(late).toMatchObject({ seen: true, subFilter: 1 });
+        expect(late!.fpr).toBeLessThan(first!.fpr);
+        expect(absent).toMatchObject({ seen: false, subFilter: null });
+        expect(absent!.fpr).toBeGreaterThanOrEqual(first!.fpr);
+        expect(await filter.probe('nobody', ['a-7'], T)).toEqual([{ seen: false, day: null, subFilter: null, fpr: 0 }]);
+        // the probe is no activity: the filter still dies TTL after the last mark
+        expect((await filter.describe('r', T + 2 * DAY_MS)).lastActiveMs).toBe(T + DAY_MS);
+        expect((await filter.probe('r', ['late'], T + DAY_MS + TTL))[0]!.seen).toBe(false);
+        await expect(filter.probe('u:{x}', ['a'], T)).rejects.toMatchObject({ code: 40002 });
+      });
+    });
+
     it('forget drops the reader only; bad reader ids are INVALID_ID', async () => {
       await withHarness(factory, SMALL, async ({ filter }) => {
         await filter.markSeen('r1', ['a'], T);

@@ -145,6 +145,33 @@ export function seenFilterContract(name: string, factory: SeenFilterFactory): vo
       });
     });
 
+    it('probe names the newest day holding each member and its fill-based rate, and writes nothing', async () => {
+      await withHarness(factory, SMALL, async ({ filter, commands }) => {
+        await filter.markSeen('u_p', ids('doc', 200), D + HOUR_MS);
+        await filter.markSeen('u_p', ['doc-0'], D + 2 * DAY_MS + HOUR_MS);
+        const now = D + 3 * DAY_MS;
+        const [newest, older, absent] = await filter.probe('u_p', ['doc-0', 'doc-5', 'never'], now);
+        expect(newest).toMatchObject({ seen: true, day: '2026-03-07', subFilter: null });
+        expect(older).toMatchObject({ seen: true, day: '2026-03-05', subFilter: null });
+        // 200 members of a 2,000-capacity day: (set bits / m)^k is far below the per-day target, above 0
+        expect(older!.fpr).toBeGreaterThan(0);
+        expect(older!.fpr).toBeLessThan(SMALL.windowRate / 7);
+        expect(newest!.fpr).toBeLessThan(older!.fpr); // one member against 200
+        expect(absent).toMatchObject({ seen: false, day: null, subFilter: null });
+        expect(absent!.fpr).toBeGreaterThanOrEqual(older!.fpr); // any day of the window may answer wrongly
+        expect((await filter.probe('u_other', ['doc-0'], now))[0]!.seen).toBe(false); // members are per reader
+        expect(await filter.probe('u_p', [], now)).toEqual([]);
+        const before = commands?.();
+        await filter.probe('u_p', ids('doc', 50), now);
+        // one script, one round trip, once the window's days are known here (as for `seen`)
+        if (before !== undefined) expect(commands!() - before).toBe(1);
+        expect(await filter.seen('u_p', ['doc-1', 'never'], now)).toEqual([true, false]);
+        // after the window the day is gone for the probe too
+        expect((await filter.probe('u_p', ['doc-5'], D + 7 * DAY_MS))[0]!.seen).toBe(false);
+        await expect(filter.probe('u:1', ['a'], now)).rejects.toThrow(/readerId/);
+      });
+    });
+
     it('rejects an invalid reader id before building any member', async () => {
       await withHarness(factory, SMALL, async ({ filter }) => {
         await expect(filter.seen('u:1', ['a'], D)).rejects.toThrow(/readerId/);

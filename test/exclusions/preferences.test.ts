@@ -181,6 +181,50 @@ describe('the snapshot with preferences', () => {
     expect(o.itemReason(it_({ title: 'gore' }), 'hot')).toBe('muted_word');
     expect(preferencesToJson(old, NOW).muted_words[0]!.action).toBe('hide');
   });
+  it("findings names every rule that removes an item, in the guard clauses' order, and warn phrases as notes", () => {
+    const doc = parsePreferences(
+      {
+        muted_words: [{ phrase: 'Rust' }, { phrase: 'Spoiler', action: 'warn' }],
+        muted_authors: [{ author_id: 'm' }],
+        languages: ['de'],
+      },
+      NOW,
+    );
+    const durable = {
+      ...NO_DURABLE,
+      engaged: ['e1', 'both'],
+      notInterested: [{ itemId: 'both', authorId: 'x', atMs: NOW }],
+      blockedAuthors: ['b'],
+      preferences: doc,
+    };
+    const e = buildReaderExclusions('r', ['v1', 'both'], durable, NOW, PENALTY);
+    const rules = (o: Partial<Item>, feed: 'for-you' | 'following' = 'for-you') =>
+      e.findings(it_({ lang: 'de', ...o }), feed).rules;
+    expect(rules({})).toEqual([]);
+    expect(rules({ authorId: 'r' })).toEqual([{ rule: 'own' }]);
+    expect(rules({ authorId: 'b' })).toEqual([{ rule: 'blocked_author' }]);
+    expect(rules({ authorId: 'm' })).toEqual([{ rule: 'muted_author' }]);
+    expect(rules({ id: 'e1' })).toEqual([{ rule: 'engaged' }]);
+    expect(rules({ id: 'v1' })).toEqual([{ rule: 'recently_viewed' }]);
+    expect(rules({ title: 'rust 2.0' })).toEqual([{ rule: 'muted_word', phrase: 'Rust', action: 'hide' }]);
+    expect(rules({ lang: 'en' })).toEqual([{ rule: 'language', lang: 'en' }]);
+    expect(rules({ lang: 'en' }, 'following')).toEqual([]); // languages_in_following unset
+    // all of them at once, in order; `reason` still stops at the first
+    const all = it_({ id: 'both', authorId: 'm', title: 'Rust', lang: 'en' });
+    expect(e.findings(all, 'for-you').rules.map((f) => f.rule)).toEqual([
+      'muted_author',
+      'not_interested',
+      'engaged',
+      'recently_viewed',
+      'muted_word',
+      'language',
+    ]);
+    expect(e.reason(all.id, all.authorId)).toBe('muted_author');
+    expect(e.findings(it_({ title: 'spoiler!', lang: 'de' }), 'for-you')).toEqual({
+      rules: [],
+      notes: [{ rule: 'muted_word', phrase: 'Spoiler', action: 'warn' }],
+    });
+  });
   it('"show less" compounds per signal down to its floor, and ends after its duration', () => {
     const signal = (i: number) => ({ itemId: `s${i}`, authorId: 'loud', tags: ['Crypto'], atMs: NOW - i });
     const showLess = { weight: 0.5, floor: 0.1, durationMs: 1000 };

@@ -43,6 +43,10 @@ const VALID: Record<string, () => Promise<Req>> = {
     url: '/v1/feeds/for-you/peek',
     headers: { ...svc, 'x-freshet-reader': 'u1' },
   }),
+  'GET /v1/feeds/{feed}/explain': async () => ({
+    url: '/v1/feeds/for-you/explain?item_id=i1',
+    headers: { ...svc, 'x-freshet-reader': 'u1' },
+  }),
   'PUT /v1/users/{id}/interests': async () => ({
     url: '/v1/users/u1/interests',
     payload: { terms: ['rust'] },

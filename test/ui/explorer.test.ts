@@ -312,7 +312,7 @@ describe('the web explorer at /ui', () => {
       method: 'PUT',
       body: JSON.stringify({ last_read_id: top[25]!.timeline_id, force: true }),
     });
-    await page.getByRole('link', { name: 'Hot' }).click(); // not For you: each visit there burns a refresh
+    await page.getByRole('link', { name: 'Hot' }).click(); // any other page: leaving Following stops its stream
     await page.getByRole('link', { name: 'Following' }).click();
     await expect.poll(() => page.getByTestId('timeline-unread').textContent(), { timeout: 10_000 }).toBe('25 unread');
 

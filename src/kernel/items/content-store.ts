@@ -56,6 +56,11 @@ export interface ContentStore {
   deleteItem(id: string, nowMs: number): Promise<boolean>;
   /** Hydrates ids into live items, in the order given; deleted and unknown ids are skipped. */
   getItems(ids: readonly string[], opts?: GetItemsOptions): Promise<Item[]>;
+  /**
+   * One item as the store of record holds it, live or soft-deleted (`deleted`), or null when the id is
+   * unknown: how the explain API tells a deleted item from one that never was. Never served from a cache.
+   */
+  getItemRecord(id: string): Promise<(Item & { deleted: boolean }) | null>;
   /** Replaces a reader's explicit interest terms (lower-cased words). */
   setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<void>;
   /** A reader's interest terms, [] when none. */

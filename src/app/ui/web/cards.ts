@@ -1,6 +1,8 @@
 /**
- * One item as a card: title (to the item page), author, time, link host, tags, an optional badge (the
- * discover source, a timeline id), and the actions a reader would take on it — "Not interested" (the
+ * One item as a card: the title (a link to the item's URL, opened outside, or to the item page when the
+ * item has none), a small link to the item page, author, how long ago it was published (the exact UTC
+ * time in the `<time>`), the link's host once (without `www.`), the item's popularity, tags, an optional
+ * badge (the discover source), a "Why?" panel (the explain of the item in the page's feed), and the actions a reader would take on it — "Not interested" (the
  * card leaves the list), "Show less like this" (the card folds into a note with Undo: the item's author and
  * tags weigh less for a while), "Mute <author>" (every card of the author leaves the list: their items
  * leave every feed, without a block), follow/unfollow the author. An item holding one of the reader's
@@ -9,7 +11,8 @@
  */
 import type { FeedItem } from '../../../client/types.js';
 import type { Ctx } from './context.js';
-import { h, isoMinute } from './dom.js';
+import { h, isoMinute, plural, timeEl } from './dom.js';
+import { type ExplainFeed, whyButton } from './explain-view.js';
 import { describe } from './extras.js';
 
 /** Options of {@link itemCard}. */
@@ -25,16 +28,28 @@ export interface CardOptions {
   /** Offer "Mute <author>"; `onMuted` then removes the author's cards. */
   mute?: boolean;
   onMuted?(author: string): void;
+  /** Offer "Why?": the explain of the item in this feed, for the page's reader. */
+  why?: ExplainFeed;
 }
 
-/** The host of a URL, or null. */
-function host(url: string | null): string | null {
+/**
+ * The URL when it is an absolute http(s) URL, else null: the server refuses any other on write
+ * (`HTTP_URL_PATTERN`), and the explorer links nothing else all the same (no `javascript:` link).
+ */
+export function httpUrl(url: string | null): string | null {
   if (!url) return null;
   try {
-    return new URL(url).host;
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? url : null;
   } catch {
     return null;
   }
+}
+
+/** The host of an http(s) URL without a leading `www.` (`www.youtube.com` → `youtube.com`), or null. */
+export function shortHost(url: string | null): string | null {
+  const ok = httpUrl(url);
+  return ok ? new URL(ok).hostname.replace(/^www\./i, '') || null : null;
 }
 
 /** A follow/unfollow toggle for `author` (label follows the state once loaded). */
@@ -150,10 +165,56 @@ function behindWarning(li: HTMLLIElement, filtered: readonly string[]): void {
   li.replaceChildren(note, content);
 }
 
+/** The card's heading: the badge, the title linking out (or to the item page), and a small "item" link. */
+function cardTitle(item: FeedItem, badge: string | undefined): HTMLElement {
+  const page = `#/item/${encodeURIComponent(item.id)}`;
+  const url = httpUrl(item.url);
+  return h(
+    'h3',
+    {},
+    badge ? h('span', { class: `badge badge-${badge}` }, badge) : null,
+    url
+      ? [
+          h('a', { href: url, rel: 'noopener noreferrer', target: '_blank', class: 'out' }, item.title),
+          ' ',
+          h('a', { href: page, class: 'item-link', 'aria-label': `Item page of “${item.title}”` }, 'item'),
+        ]
+      : h('a', { href: page }, item.title),
+  );
+}
+
+/**
+ * The card's meta line: author, age, host (once: a tag equal to it is not repeated), popularity (the
+ * served item's `popularity` — HN points in the sample; left out at 0), tags, language.
+ */
+function cardMeta(item: FeedItem, site: string | null): HTMLElement {
+  const tags = item.tags.filter((t) => t.replace(/^www\./i, '') !== site).slice(0, 5);
+  return h(
+    'p',
+    { class: 'meta' },
+    h('span', {}, item.author_id),
+    ' · ',
+    timeEl(item.published_at),
+    site ? [' · ', h('span', { class: 'host' }, site)] : null,
+    item.popularity > 0
+      ? [
+          ' · ',
+          h(
+            'span',
+            { class: 'pop', title: 'popularity: the points or likes the application gave the item' },
+            `▲ ${plural(item.popularity, 'point')}`,
+          ),
+        ]
+      : null,
+    tags.length ? [' · ', tags.join(', ')] : null,
+    item.lang && item.lang !== 'und' ? [' · ', h('span', { class: 'lang', title: 'language' }, item.lang)] : null,
+  );
+}
+
 /** The card of one item (an `<li>` with `data-id` and `data-author`). */
 export function itemCard(ctx: Ctx, item: FeedItem, opts: CardOptions = {}): HTMLLIElement {
   const li = h('li', { class: 'card', 'data-id': item.id, 'data-author': item.author_id });
-  const site = host(item.url);
+  const site = shortHost(item.url);
   const actions = h('div', { class: 'actions' });
   if (opts.dismiss) {
     const b = h('button', { type: 'button', class: 'small', 'data-action': 'not-interested' }, 'Not interested');
@@ -178,25 +239,9 @@ export function itemCard(ctx: Ctx, item: FeedItem, opts: CardOptions = {}): HTML
   if (opts.showLess) actions.append(showLessButton(ctx, item, li));
   actions.append(followButton(ctx, item.author_id));
   if (opts.mute) actions.append(muteButton(ctx, item.author_id, opts.onMuted));
-  li.append(
-    h(
-      'h3',
-      {},
-      opts.badge ? h('span', { class: `badge badge-${opts.badge}` }, opts.badge) : null,
-      h('a', { href: `#/item/${encodeURIComponent(item.id)}` }, item.title),
-    ),
-    h(
-      'p',
-      { class: 'meta' },
-      h('span', {}, item.author_id),
-      ' · ',
-      h('time', { datetime: new Date(item.published_at * 1000).toISOString() }, isoMinute(item.published_at)),
-      site ? [' · ', h('a', { href: item.url ?? '', rel: 'noopener noreferrer', target: '_blank' }, site)] : null,
-      item.tags.length ? [' · ', item.tags.slice(0, 5).join(', ')] : null,
-      item.lang && item.lang !== 'und' ? [' · ', h('span', { class: 'lang', title: 'language' }, item.lang)] : null,
-    ),
-    actions,
-  );
+  const panel = h('div', { class: 'why', 'aria-live': 'polite' });
+  if (opts.why) actions.append(whyButton(ctx, opts.why, item.id, panel));
+  li.append(cardTitle(item, opts.badge), cardMeta(item, site), actions, panel);
   if (item.filtered?.length) behindWarning(li, item.filtered);
   return li;
 }

@@ -39,13 +39,41 @@ export function replace(el: Element, ...children: Kids[]): void {
   append(el, children);
 }
 
-/** "3 min ago" style age of an epoch-seconds time relative to `nowMs`. */
-export function age(epochS: number, nowMs = Date.now()): string {
-  const s = Math.max(0, Math.round(nowMs / 1000 - epochS));
-  if (s < 60) return `${s}s ago`;
+/** Past this age a time is shown as its date ("29 Feb 2016"), not as "N d ago": 30 days, ms. */
+export const AGO_MAX_MS = 30 * 86_400_000;
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** "1 item", "3 items": `n` and the noun, singular at exactly 1 (`many` defaults to `one` + "s"). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The UTC date of epoch seconds as "29 Feb 2016". */
+export function dayOf(epochS: number): string {
+  const d = new Date(epochS * 1000);
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+}
+
+/**
+ * How long ago epoch-seconds `epochS` was, relative to `nowMs` (ms): "just now" (under a minute, or a
+ * time ahead of the browser's clock — a server on virtual time), "12 min ago", "3 h ago", "2 d ago", and
+ * past {@link AGO_MAX_MS} the date itself ("29 Feb 2016"), which reads better than "9 y ago".
+ */
+export function ago(epochS: number, nowMs = Date.now()): string {
+  const ms = nowMs - epochS * 1000;
+  if (ms > AGO_MAX_MS) return dayOf(epochS);
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return 'just now';
   if (s < 3600) return `${Math.floor(s / 60)} min ago`;
   if (s < 86_400) return `${Math.floor(s / 3600)} h ago`;
   return `${Math.floor(s / 86_400)} d ago`;
+}
+
+/** A `<time>` of epoch seconds: {@link ago} as its text, the exact UTC time as `datetime` and tooltip. */
+export function timeEl(epochS: number, nowMs = Date.now()): HTMLTimeElement {
+  const iso = new Date(epochS * 1000).toISOString();
+  return h('time', { datetime: iso, title: isoMinute(epochS) }, ago(epochS, nowMs));
 }
 
 /** An ISO date-time (UTC, minutes) of epoch seconds. */

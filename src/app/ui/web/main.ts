@@ -1,23 +1,29 @@
 /**
  * The explorer's entry: the sign-in form, then the shell (navigation with the unread notifications badge,
- * reader picker, sign out, a live region) and a hash router (`#/overview`, the landing page; `#/for-you`, `#/discover`, `#/following`,
- * `#/notifications`, `#/hot`, `#/item/<id>`, `#/preferences`, `#/exclusions`, `#/health`, `#/publish`).
+ * reader picker, sign out, a live region) and a hash router (`#/overview`, the landing page; `#/for-you`, `#/discover`,
+ * `#/following`, `#/notifications`, `#/hot`, `#/item/<id>`, `#/preferences`, `#/exclusions`, `#/health`, `#/why`, `#/publish`).
  * Each page cleans up its timers when the person leaves it; the shell stops its stream when it is rebuilt
  * (another reader) or the person signs out.
  */
 import { FollowSet, type Ctx, type Page } from './context.js';
-import { h, replace } from './dom.js';
+import { h, plural, replace } from './dom.js';
 import { describe } from './extras.js';
 import {
+  announceSignIn,
+  announceSignOut,
+  askTabs,
   clearSession,
   clientFor,
+  linkTabs,
   loadSession,
   readerOfToken,
   recentReaders,
   saveSession,
   type Session,
 } from './session.js';
-import { discoverPage, followingPage, forYouPage } from './pages/feeds.js';
+import { forgetForYou } from './for-you-state.js';
+import { discoverPage, followingPage } from './pages/feeds.js';
+import { forYouPage } from './pages/for-you.js';
 import { hotPage } from './pages/hot.js';
 import { itemPage } from './pages/item.js';
 import { exclusionsPage } from './pages/exclusions.js';
@@ -26,6 +32,7 @@ import { overviewPage } from './pages/overview.js';
 import { publishPage } from './pages/publish.js';
 import { notificationsPage } from './pages/notifications.js';
 import { preferencesPage } from './pages/preferences.js';
+import { whyPage } from './pages/why.js';
 import { unreadText, watchUnread, type Unread } from './unread.js';
 
 const PAGES: { path: string; label: string; page: Page }[] = [
@@ -38,6 +45,7 @@ const PAGES: { path: string; label: string; page: Page }[] = [
   { path: 'preferences', label: 'Preferences', page: preferencesPage },
   { path: 'exclusions', label: 'Exclusions', page: exclusionsPage },
   { path: 'health', label: 'Health', page: healthPage },
+  { path: 'why', label: 'Why not?', page: whyPage },
   { path: 'publish', label: 'Publish', page: publishPage },
 ];
 
@@ -45,6 +53,10 @@ const app = document.getElementById('app')!;
 let cleanup: (() => void) | void;
 /** The shell's unread watcher (one per signed-in reader; stopped when the shell is rebuilt). */
 let unread: Unread | null = null;
+/** This tab's session (null on the sign-in form); other tabs of the origin are answered with it. */
+let current: Session | null = null;
+/** How long a new tab waits for another tab's session before showing the sign-in form, ms. */
+const ASK_TABS_MS = 300;
 
 /** The sign-in form: service key + reader, or a reader token. */
 function signIn(message = ''): void {
@@ -101,6 +113,7 @@ function signIn(message = ''): void {
     saveSession(s);
     if (!location.hash || location.hash === '#/') location.hash = '#/overview';
     shell(s);
+    announceSignIn(s);
   });
   replace(app, h('main', { id: 'main' }, form));
   (mode as HTMLElement).focus();
@@ -145,8 +158,22 @@ function unreadBadge(u: Unread): HTMLElement {
   return badge;
 }
 
+/** Forgets the session and what was shown for it, and shows the sign-in form (with `message`). */
+function signOut(message = ''): void {
+  clearSession();
+  forgetForYou();
+  cleanup?.();
+  cleanup = undefined;
+  window.onhashchange = null;
+  unread?.stop();
+  unread = null;
+  current = null;
+  signIn(message);
+}
+
 /** The signed-in shell and the router. */
 function shell(s: Session): void {
+  current = s;
   const client = clientFor(s);
   unread?.stop();
   unread = watchUnread(client, s.reader);
@@ -169,18 +196,15 @@ function shell(s: Session): void {
   function followSet(): FollowSet {
     return new FollowSet(client, s.reader, (read) =>
       ctx.say(
-        `${s.reader} follows more than ${read} authors; the explorer read ${read} of them, so a Follow button may show for an author already followed (pressing it is harmless).`,
+        `${s.reader} follows more than ${plural(read, 'author')}; the explorer read ${read} of them, so a Follow button may show for an author already followed (pressing it is harmless).`,
       ),
     );
   }
   const picker = readerPicker(s);
   const out = h('button', { type: 'button', class: 'small' }, 'Sign out');
   out.addEventListener('click', () => {
-    clearSession();
-    cleanup?.();
-    unread?.stop();
-    unread = null;
-    signIn();
+    signOut();
+    announceSignOut();
   });
   const nav = h(
     'nav',
@@ -221,7 +245,10 @@ function shell(s: Session): void {
     main,
     live,
   );
+  /** The hash last routed: a hashchange to it (the sign-in sets the hash, then builds the shell) is not routed twice. */
+  let routed = '';
   const route = () => {
+    routed = location.hash;
     cleanup?.();
     const [, path = 'overview', arg = ''] = /^#\/([^/]*)\/?(.*)$/.exec(location.hash) ?? [];
     const found =
@@ -235,10 +262,29 @@ function shell(s: Session): void {
     ctx.follows = followSet();
     cleanup = found.page(main, ctx, arg);
   };
-  window.onhashchange = route;
+  window.onhashchange = () => {
+    if (location.hash !== routed) route();
+  };
   route();
 }
 
+/** Shows the sign-in form when no other tab answered in time. */
+let asking: ReturnType<typeof setTimeout> | undefined;
+linkTabs({
+  current: () => current,
+  adopt(s) {
+    clearTimeout(asking);
+    saveSession(s);
+    if (!location.hash || location.hash === '#/') location.hash = '#/overview';
+    shell(s);
+  },
+  signedOut: () => signOut('Signed out in another tab.'),
+});
 const saved = loadSession();
 if (saved) shell(saved);
-else signIn();
+else {
+  askTabs();
+  asking = setTimeout(() => {
+    if (!current) signIn();
+  }, ASK_TABS_MS);
+}

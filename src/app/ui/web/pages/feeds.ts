@@ -1,24 +1,28 @@
 /**
- * The three feeds, scrolled as a reader would: for-you (refresh, infinite `load_more`, a "N new" badge
- * from the peek route when the server offers it), discover (each item's source, cursor paging) and
+ * The feed list shared by the feed pages (cards, a count, repeats flagged), and two of the feeds, scrolled
+ * as a reader would (for-you is in for-you.ts): discover (each item's source, cursor paging) and
  * following (`max_id` paging, a "N new" banner from `since_id` polls or the live stream).
  */
 import type { FeedItem } from '../../../../client/types.js';
 import type { Ctx, Page } from '../context.js';
 import { itemCard } from '../cards.js';
-import { h, replace, statusLine } from '../dom.js';
+import { h, plural, replace, statusLine } from '../dom.js';
+import type { ExplainFeed } from '../explain-view.js';
 import { type MarkerState, readMarker } from '../catch-up.js';
-import { describe, peek } from '../extras.js';
+import { describe } from '../extras.js';
 import { scroller } from '../scroller.js';
 
-const PAGE = 20;
+/** Items per feed page (the feeds' default `limit`). */
+export const PAGE = 20;
 /** How often the for-you badge and the following banner look for news, ms. */
-const POLL_MS = 15_000;
+export const POLL_MS = 15_000;
 /** The most new timeline entries counted by one `since_id` page (the route's maximum); more shows as "100+". */
 const NEWS_MAX = 100;
 
 /** Which card actions a feed offers: the ranked feeds all of them, the following timeline mute only. */
-interface FeedActions {
+export interface FeedActions {
+  /** The feed the cards' "Why?" explains them in. */
+  feed: ExplainFeed;
   /** "Not interested" and "Show less like this" (ranked feeds: the timeline keeps every item). */
   ranked: boolean;
   /** Called after a mute removed the author's cards. */
@@ -26,14 +30,14 @@ interface FeedActions {
 }
 
 /** A list that counts what it shows and flags any repeated id (a repeat would be a bug). */
-function feedList(ctx: Ctx, label: string, { ranked, onMuted }: FeedActions) {
+export function feedList(ctx: Ctx, label: string, { feed, ranked, onMuted }: FeedActions) {
   const ul = h('ul', { class: 'feed', 'aria-label': label, 'aria-busy': 'true' });
   const shown = new Set<string>();
   const count = h('span', { class: 'count', 'data-testid': 'count' });
   let repeats = 0;
   /** "N items" counts the cards on the page (a dismissed or unfollowed one leaves the count). */
   const update = () => {
-    count.textContent = `${ul.childElementCount} items${repeats ? `, ${repeats} repeated` : ', none repeated'}`;
+    count.textContent = `${plural(ul.childElementCount, 'item')}${repeats ? `, ${repeats} repeated` : ', none repeated'}`;
   };
   /**
    * Removes the cards of `author` (an unfollow on the following page, a mute anywhere); keyboard focus
@@ -66,6 +70,7 @@ function feedList(ctx: Ctx, label: string, { ranked, onMuted }: FeedActions) {
           dismiss: ranked,
           showLess: ranked,
           mute: true,
+          why: feed,
           onDismissed: update,
           onMuted: (author) => {
             removeAuthor(author);
@@ -85,75 +90,10 @@ function feedList(ctx: Ctx, label: string, { ranked, onMuted }: FeedActions) {
   };
 }
 
-/** For you: refresh, infinite load_more, "N new" badge. */
-export const forYouPage: Page = (root, ctx) => {
-  const status = statusLine();
-  const list = feedList(ctx, 'For-you items', { ranked: true });
-  const badge = h('button', { type: 'button', class: 'badge-new', hidden: true, 'data-testid': 'peek' });
-  const refreshBtn = h('button', { type: 'button', 'data-action': 'refresh' }, 'Refresh');
-  const more = scroller('Load more', list.ul, async () => {
-    const p = await ctx.client.forYou.loadMore({ limit: PAGE });
-    list.add(p.items);
-    if (p.refreshed) status.textContent = 'The page cache had expired: this page is a fresh refresh.';
-    void updateBadge(); // what was just served is seen now: the count drops
-    return p.has_more;
-  });
-  const refresh = async () => {
-    refreshBtn.disabled = true;
-    status.textContent = 'Refreshing…';
-    try {
-      let n = 0;
-      await more.restart(async () => {
-        const p = await ctx.client.forYou.refresh({ limit: PAGE });
-        list.clear();
-        list.add(p.items);
-        n = p.items.length;
-        return p.has_more;
-      });
-      status.textContent = n ? '' : 'Nothing to show: publish items or pick another reader.';
-      void updateBadge();
-    } catch (err) {
-      status.textContent = `Refresh failed: ${describe(err)}`;
-    } finally {
-      refreshBtn.disabled = false;
-    }
-  };
-  let asked = 0;
-  /** Asks the peek route again; only the answer to the latest question is shown (answers may cross). */
-  const updateBadge = async () => {
-    const mine = ++asked;
-    try {
-      const p = await peek(ctx.client);
-      if (mine !== asked) return;
-      badge.hidden = p === null || p.count === 0;
-      const n = p ? `${p.count}${p.capped ? '+' : ''}` : '0';
-      badge.textContent = `${n} new`;
-      badge.setAttribute('aria-label', `${n} new items: refresh`);
-    } catch {
-      if (mine === asked) badge.hidden = true;
-    }
-  };
-  badge.addEventListener('click', () => void refresh());
-  refreshBtn.addEventListener('click', () => void refresh());
-  replace(
-    root,
-    h('div', { class: 'toolbar' }, h('h2', {}, 'For you'), refreshBtn, badge, list.count),
-    status,
-    list.ul,
-    more.el,
-  );
-  void refresh();
-  const timer = setInterval(() => void updateBadge(), POLL_MS);
-  return () => {
-    clearInterval(timer);
-    more.stop();
-  };
-};
-
 /** Discover: each item's source, cursor paging. */
 export const discoverPage: Page = (root, ctx) => {
   const status = statusLine();
-  const list = feedList(ctx, 'Discover items', { ranked: true });
+  const list = feedList(ctx, 'Discover items', { feed: 'discover', ranked: true });
   let cursor: string | null = null;
   const load = async (): Promise<boolean> => {
     const p = await ctx.client.discover.page(cursor, { limit: PAGE });
@@ -283,7 +223,11 @@ function newEntries(
 export const followingPage: Page = (root, ctx) => {
   const status = statusLine();
   // a mute takes the author's cards out, and their waiting entries off the banner (the server leaves them out)
-  const list = feedList(ctx, 'Following timeline', { ranked: false, onMuted: (author) => news.forget(author) });
+  const list = feedList(ctx, 'Following timeline', {
+    feed: 'following',
+    ranked: false,
+    onMuted: (author) => news.forget(author),
+  });
   const banner = h('button', { type: 'button', class: 'banner', hidden: true, 'data-testid': 'new-banner' });
   const how = h('span', { class: 'meta', 'data-testid': 'new-source' });
   const unread = h('span', { class: 'meta', 'data-testid': 'timeline-unread', 'aria-live': 'polite' });

@@ -1,10 +1,12 @@
 /**
  * The hot ranking: rank, title, PV, UV and score of the items published within the chosen range, the
- * formula's parameters and when the ranking was computed; refreshes on its own every `refresh_s`
+ * formula's parameters (the exponent γ as a superscript) and when the ranking was computed, a "Why?" panel
+ * per row (the item's explain in hot); refreshes on its own every `refresh_s`
  * (switchable) and on demand.
  */
 import type { Page } from '../context.js';
-import { h, isoMinute, replace, statusLine } from '../dom.js';
+import { h, isoMinute, plural, replace, statusLine } from '../dom.js';
+import { whyButton } from '../explain-view.js';
 import { describe } from '../extras.js';
 
 const RANGES = ['1h', '24h', '72h', '7d', '30d'];
@@ -12,7 +14,7 @@ const RANGES = ['1h', '24h', '72h', '7d', '30d'];
 /** " · n suspicious views" when an item had any (left out of its PV/UV/score), else "". */
 function suspicious(s: { repeat: number; budget: number; flagged: number }): string {
   const n = s.repeat + s.budget + s.flagged;
-  return n > 0 ? ` · ${n} suspicious view${n === 1 ? '' : 's'} left out` : '';
+  return n > 0 ? ` · ${plural(n, 'suspicious view')} left out` : '';
 }
 
 export const hotPage: Page = (root, ctx) => {
@@ -50,14 +52,17 @@ export const hotPage: Page = (root, ctx) => {
       const { alpha, beta, base, gamma } = p.params;
       replace(
         params,
-        `score = (α·PV + β·UV) / (hours since publish + base)^γ with α = ${alpha}, β = ${beta}, base = ${base}, γ = ${gamma}. `,
+        'score = (α·PV + β·UV) / (hours since publish + base)',
+        h('sup', {}, 'γ'),
+        ` with α = ${alpha}, β = ${beta}, base = ${base}, γ = ${gamma}. `,
         `Computed ${isoMinute(p.computed_at)}; recomputed at most every ${p.refresh_s} s. `,
-        `Suspicious views left out: ${p.suspicious.repeat} repeats, ${p.suspicious.budget} over budget, ${p.suspicious.flagged} flagged.`,
+        `Suspicious views left out: ${plural(p.suspicious.repeat, 'repeat')}, ${p.suspicious.budget} over budget, ${p.suspicious.flagged} flagged.`,
       );
       replace(
         body,
-        p.items.map((it, i) =>
-          h(
+        p.items.map((it, i) => {
+          const panel = h('div', { class: 'why', 'aria-live': 'polite' });
+          return h(
             'tr',
             { 'data-id': it.id },
             h('td', {}, i + 1),
@@ -65,13 +70,15 @@ export const hotPage: Page = (root, ctx) => {
               'td',
               {},
               h('a', { href: `#/item/${encodeURIComponent(it.id)}` }, it.title),
-              h('span', { class: 'meta' }, ` ${it.author_id}${suspicious(it.suspicious)}`),
+              h('span', { class: 'meta' }, ` ${it.author_id}${suspicious(it.suspicious)} `),
+              whyButton(ctx, 'hot', it.id, panel),
+              panel,
             ),
             h('td', { class: 'num' }, it.pv),
             h('td', { class: 'num' }, it.uv),
             h('td', { class: 'num' }, it.score.toFixed(3)),
-          ),
-        ),
+          );
+        }),
       );
       status.textContent = p.items.length
         ? ''

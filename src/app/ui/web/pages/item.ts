@@ -1,12 +1,14 @@
 /**
  * One item: its text and link, its hot counters (PV, UV, score, suspicious views — service key), who
- * follows its author, and the actions: record a view (it counts toward hot and joins the reader's
- * recent views), not interested, follow/unfollow, mute or block the author.
+ * follows its author, the actions: record a view (it counts toward hot and joins the reader's
+ * recent views), not interested, follow/unfollow, mute or block the author; and the "Why not?" box
+ * (./why.ts) filled with the item.
  */
 import type { Ctx, Page } from '../context.js';
 import { followButton } from '../cards.js';
-import { h, isoMinute, replace, statusLine } from '../dom.js';
+import { h, isoMinute, plural, replace, statusLine } from '../dom.js';
 import { describe } from '../extras.js';
+import { whyNotBox } from './why.js';
 
 /** The counters block (service key only; a reader token is told so). */
 async function counters(ctx: Ctx, id: string, el: HTMLElement): Promise<void> {
@@ -27,7 +29,7 @@ async function counters(ctx: Ctx, id: string, el: HTMLElement): Promise<void> {
           ['Score', c.score === null ? 'not ranked' : c.score.toFixed(3)],
           [
             'Suspicious',
-            `${c.suspicious.repeat} repeat · ${c.suspicious.budget} budget · ${c.suspicious.flagged} flagged`,
+            `${plural(c.suspicious.repeat, 'repeat')} · ${c.suspicious.budget} over budget · ${c.suspicious.flagged} flagged`,
           ],
         ].map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))),
       ),
@@ -135,6 +137,7 @@ export const itemPage: Page = (root, ctx, arg) => {
       h('h3', {}, 'Counters'),
       counterEl,
       followersEl,
+      whyNotBox(ctx, item.id, 'item-why'),
     );
     void counters(ctx, id, counterEl);
     void followers(ctx, item.author_id, followersEl);

@@ -7,7 +7,7 @@
  */
 import type { NotificationGroup } from '../../../../client/index.js';
 import type { Ctx, Page } from '../context.js';
-import { h, isoMinute, replace, statusLine } from '../dom.js';
+import { h, isoMinute, plural, replace, statusLine } from '../dom.js';
 import { describe } from '../extras.js';
 import { scroller } from '../scroller.js';
 import { unreadText } from '../unread.js';
@@ -18,7 +18,7 @@ const PAGE = 20;
 export function whoDidIt(actors: readonly string[], count: number): string {
   if (count <= 1 || actors.length === 0) return actors[0] ?? 'someone';
   if (count === 2 && actors.length >= 2) return `${actors[0]} and ${actors[1]}`;
-  return `${actors[0]} and ${count - 1} others`;
+  return `${actors[0]} and ${plural(count - 1, 'other')}`;
 }
 
 /** What a group's type says after the actors ("liked your post"), its glyph, and whether its item follows. */
@@ -128,7 +128,9 @@ export const notificationsPage: Page = (root, ctx) => {
         }
       ctx.unread.set(m.unread_count, m.unread_capped);
       ctx.say(
-        m.unread_count ? `Marked read up to the newest shown; ${m.unread_count} newer stay unread.` : 'All read.',
+        m.unread_count
+          ? `Marked read up to the newest shown; ${plural(m.unread_count, 'newer one stays', 'newer ones stay')} unread.`
+          : 'All read.',
       );
     } catch (err) {
       markAll.disabled = false;

@@ -1,0 +1,91 @@
+/**
+ * The explain API's one entry (docs/explain.md): `explain({feed, readerId, itemId})` checks its input
+ * and hands it to the feed's own explain (src/for-you/explain.ts, src/hot/explain.ts,
+ * src/discover/explain.ts, src/following/explain.ts). The route (routes/explain.ts) and the library
+ * (`freshet.explain`, open.ts) both call it. Reads only.
+ */
+import { fail } from '../kernel/errors.js';
+import { EXPLAIN_FEEDS, type ExplainFeed, type Explanation } from '../kernel/explain.js';
+import { assertId } from '../kernel/ids.js';
+import type { ContentStore } from '../kernel/items/content-store.js';
+import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import type { ForYou } from '../for-you/wire.js';
+import type { Hot } from '../hot/wire.js';
+import type { Discover } from '../discover/wire.js';
+import type { Following } from '../following/wire.js';
+import { HotExplain } from '../hot/explain.js';
+import { FollowingExplain } from '../following/explain.js';
+
+/** One feed's explain: why `itemId` would or would not be served to `readerId` at `nowMs`. */
+export type FeedExplain = (readerId: string, itemId: string, nowMs: number) => Promise<Explanation>;
+
+/** What `freshet.explain` takes. */
+export interface ExplainQuery {
+  /** One of `for-you`, `hot`, `discover`, `following`. */
+  feed: string;
+  readerId: string;
+  itemId: string;
+  /** The time to explain at, epoch ms (default: the instance's clock). */
+  nowMs?: number;
+}
+
+/**
+ * The explain entry over each feed's explain.
+ * @returns a function that throws FreshetError `INVALID_INPUT` for an unknown feed, `INVALID_ID` for a bad
+ *   reader or item id, `NOT_FOUND` for an item the store never held, and store errors.
+ */
+export function explainer(
+  feeds: Record<ExplainFeed, FeedExplain>,
+  now: () => number,
+): (q: ExplainQuery) => Promise<Explanation> {
+  return async (q) => {
+    if (!(EXPLAIN_FEEDS as readonly string[]).includes(q.feed))
+      throw fail('INVALID_INPUT', `feed must be one of ${EXPLAIN_FEEDS.join(', ')}`, { field: 'feed' });
+    assertId(q.readerId, 'reader id');
+    assertId(q.itemId, 'item_id');
+    return feeds[q.feed as ExplainFeed](q.readerId, q.itemId, q.nowMs ?? now());
+  };
+}
+
+/** An explanation as the wire carries it (snake_case; `data` of the envelope). */
+export function explanationJson(e: Explanation) {
+  const rule = ({ subFilter, ...r }: Explanation['rules'][number]) =>
+    subFilter === undefined ? r : { ...r, sub_filter: subFilter };
+  return {
+    feed: e.feed,
+    reader_id: e.readerId,
+    item_id: e.itemId,
+    eligible: e.eligible,
+    rules: e.rules.map(rule),
+    notes: e.notes.map(rule),
+    score: e.score,
+    rank: e.rank,
+    at_ms: e.atMs,
+  };
+}
+
+/** The wired parts the four explains read. */
+export interface ExplainParts {
+  forYou: ForYou;
+  hot: Hot;
+  discover: Discover;
+  following: Following;
+  content: ContentStore;
+  exclusions: ExclusionSource;
+}
+
+/** `freshet.explain` over the wired feeds (open.ts); `now` is the instance's clock. */
+export function wireExplain(p: ExplainParts, now: () => number): (q: ExplainQuery) => Promise<Explanation> {
+  const { content, exclusions } = p;
+  const hot = new HotExplain({ ranking: p.hot.ranking, counters: p.hot.counters, content, exclusions });
+  const following = new FollowingExplain({ index: p.following.index, content, exclusions });
+  return explainer(
+    {
+      'for-you': (r, i, at) => p.forYou.explain.explain(r, i, at),
+      hot: (r, i, at) => hot.explain(r, i, at),
+      discover: (r, i, at) => p.discover.explain.explain(r, i, at),
+      following: (r, i, at) => following.explain(r, i, at),
+    },
+    now,
+  );
+}

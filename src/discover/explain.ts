@@ -1,0 +1,141 @@
+/**
+ * The discover feed's explain (docs/explain.md): why an item would or would not be in a fresh discover
+ * session of a reader now, its phase (the feed's source names: followed, trending, discovery, newest)
+ * and, in discovery, its cosine to the reader, and its position in the session's first pages.
+ *
+ * The phases and their order are the feed's own: the explain runs `DiscoverFeed.page` itself, from a
+ * fresh session, over read-only ports — the seen filter answers from its probe and records nothing,
+ * the exclusions are read without a cache fill, no session pool is cached and no filter is warmed — so
+ * no second copy of the phases exists. It reads at most {@link EXPLAIN_PAGES} pages of
+ * {@link EXPLAIN_LIMIT}: an item further down has no rank.
+ *
+ * Order of the rules (the feed's `clean`): outside_window (published after now: a session reads up to
+ * its start) → own → blocked_author → muted_author → not_interested → engaged → recently_viewed → seen →
+ * muted_word → language. An item removed only by `seen` keeps its phase and similarity: a second pass
+ * with the seen check aside says where it ranked.
+ */
+import { fail } from '../kernel/errors.js';
+import type { ExclusionFindings, ExclusionSource } from '../kernel/exclusion-source.js';
+import {
+  deletedExplanation,
+  findingRule,
+  outsideWindow,
+  seenRule,
+  type ExplainRule,
+  type ExplainScore,
+  type Explanation,
+} from '../kernel/explain.js';
+import type { SeenFilter, SeenProbe } from '../kernel/seen-filter.js';
+import { DiscoverFeed, type DiscoverDeps, type DiscoverFeedSettings } from './service.js';
+
+/** Items per page of the explain's pass (the route's largest `limit`). */
+export const EXPLAIN_LIMIT = 100;
+/** Pages of the explain's pass: the rank counts the first 300 items of a session at most. */
+export const EXPLAIN_PAGES = 3;
+
+/** A seen filter that answers from `probe` and writes nothing (`aside`: every item unseen). */
+function readOnlySeen(f: SeenFilter, aside: boolean): SeenFilter {
+  return {
+    seen: async (readerId, ids, nowMs) =>
+      aside ? ids.map(() => false) : (await f.probe(readerId, ids, nowMs)).map((p) => p.seen),
+    markSeen: async () => {},
+    probe: (readerId, ids, nowMs) => f.probe(readerId, ids, nowMs),
+    close: async () => {},
+  };
+}
+
+/** Exclusions read without a cache fill. */
+function readOnlyExclusions(x: ExclusionSource): ExclusionSource {
+  return {
+    forReader: (r, now) => x.forReaderReadOnly(r, now),
+    forReaderReadOnly: (r, now) => x.forReaderReadOnly(r, now),
+  };
+}
+
+/** The discover feed's explain (see the module doc). */
+export class DiscoverExplain {
+  /** The feed over read-only ports, the seen check as the feed makes it. */
+  private readonly pass: DiscoverFeed;
+  /** The same with the seen check aside (where a served item ranked). */
+  private readonly unseenPass: DiscoverFeed;
+
+  constructor(
+    private readonly deps: DiscoverDeps,
+    settings: DiscoverFeedSettings,
+  ) {
+    const base = { ...deps, exclusions: readOnlyExclusions(deps.exclusions), pool: undefined };
+    this.pass = new DiscoverFeed({ ...base, seen: readOnlySeen(deps.seen, false) }, settings);
+    this.unseenPass = new DiscoverFeed({ ...base, seen: readOnlySeen(deps.seen, true) }, settings);
+  }
+
+  /**
+   * Why `itemId` would or would not be in a fresh discover session of `readerId` at `nowMs`.
+   * @throws FreshetError `NOT_FOUND` for an id the store never held; store errors.
+   */
+  async explain(readerId: string, itemId: string, nowMs: number): Promise<Explanation> {
+    const record = await this.deps.content.getItemRecord(itemId);
+    if (!record) throw fail('NOT_FOUND', `no item ${itemId}`);
+    if (record.deleted) return deletedExplanation('discover', readerId, itemId, nowMs);
+    const ex = await this.deps.exclusions.forReaderReadOnly(readerId, nowMs);
+    const [probe] = await this.deps.seen.probe(readerId, [itemId], nowMs);
+    const future = record.publishedAt > nowMs;
+    const rules = this.rules(readerId, ex.findings(record, 'discover'), probe!, future);
+    const notes = ex.findings(record, 'discover').notes.map((f) => findingRule(f, readerId, 'discover'));
+    const onlySeen = rules.length === 1 && rules[0]!.rule === 'seen';
+    const pass = onlySeen ? this.unseenPass : this.pass;
+    const found = rules.length === 0 || onlySeen ? await this.find(pass, readerId, itemId, nowMs) : null;
+    const eligible = rules.length === 0;
+    return {
+      feed: 'discover',
+      readerId,
+      itemId,
+      eligible,
+      rules,
+      notes,
+      score: found?.score ?? null,
+      rank: eligible ? (found?.rank ?? null) : null,
+      atMs: nowMs,
+    };
+  }
+
+  /** Every rule that removes the item, in the feed's order (see the module doc). */
+  private rules(readerId: string, findings: ExclusionFindings, probe: SeenProbe, future: boolean): ExplainRule[] {
+    const out: ExplainRule[] = [];
+    if (future) out.push(outsideWindow('It is published after now: a discover session reads items up to its start.'));
+    const all = findings.rules.map((f) => findingRule(f, readerId, 'discover'));
+    const byItem = all.filter((r) => r.rule === 'muted_word' || r.rule === 'language');
+    out.push(...all.filter((r) => !byItem.includes(r)));
+    const seen = seenRule(probe, readerId);
+    if (seen) out.push(seen);
+    out.push(...byItem);
+    return out;
+  }
+
+  /** The item's position, phase and key in a fresh session's first pages (null: not reached). */
+  private async find(
+    feed: DiscoverFeed,
+    readerId: string,
+    itemId: string,
+    nowMs: number,
+  ): Promise<{ rank: number; score: ExplainScore } | null> {
+    let cursor: string | undefined;
+    let before = 0;
+    for (let p = 0; p < EXPLAIN_PAGES; p++) {
+      const page = await feed.page(readerId, EXPLAIN_LIMIT, cursor, nowMs);
+      const at = page.items.findIndex((i) => i.id === itemId);
+      if (at >= 0) {
+        // the phase's sort key: the cosine (discovery), the publication time (followed, newest), the list index (trending)
+        const phase = page.sources[at]!;
+        const key = page.keys[at]!;
+        const parts: Record<string, number | string> = { phase };
+        if (phase === 'discovery') parts.similarity = key;
+        else parts[phase === 'trending' ? 'trending_index' : 'published_at_ms'] = key;
+        return { rank: before + at + 1, score: { value: key, parts } };
+      }
+      before += page.items.length;
+      if (page.nextCursor === null) return null;
+      cursor = page.nextCursor;
+    }
+    return null;
+  }
+}

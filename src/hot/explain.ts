@@ -1,0 +1,89 @@
+/**
+ * The hot list's explain (docs/explain.md): why an item is or is not in `GET /v1/hot` of a reader now,
+ * with note 2's score taken apart (domain.ts `hotScoreParts`: pv, uv, weighted views, age in hours, the
+ * decay, the score) and its rank in the current snapshot.
+ *
+ * Order of the rules (as `GET /v1/hot` applies them): outside_window (published outside the default
+ * range, `[now − 72h, now]`) → not_ranked (not in the current snapshot: no counted view, or below the
+ * ranking's cap) → muted_author → muted_word → language (the reader's preferences, the only exclusions
+ * the hot list applies: it is the same list for everyone else).
+ *
+ * Writes nothing: no view, the exclusions read without a cache fill; the snapshot is the one
+ * `GET /v1/hot` would use (computed and cached in process when stale, as that route does).
+ */
+import { fail } from '../kernel/errors.js';
+import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import {
+  deletedExplanation,
+  findingRule,
+  outsideWindow,
+  type ExplainRule,
+  type Explanation,
+} from '../kernel/explain.js';
+import type { ContentStore } from '../kernel/items/content-store.js';
+import { DEFAULT_RANGE, hotScoreParts, hoursSincePublish, parseRange } from './domain.js';
+import type { HotCounters } from './hot-counters.js';
+import type { HotRanking } from './service.js';
+
+/** What the hot explain reads. */
+export interface HotExplainDeps {
+  ranking: HotRanking;
+  counters: HotCounters;
+  content: ContentStore;
+  exclusions: ExclusionSource;
+}
+
+/** The range explained: `GET /v1/hot`'s default. */
+const RANGE_MS = parseRange(DEFAULT_RANGE)!;
+
+/** The hot list's explain (see the module doc). */
+export class HotExplain {
+  constructor(private readonly deps: HotExplainDeps) {}
+
+  /**
+   * Why `itemId` is or is not in the hot list of `readerId` at `nowMs` (default range).
+   * @throws FreshetError `NOT_FOUND` for an id the store never held; store errors.
+   */
+  async explain(readerId: string, itemId: string, nowMs: number): Promise<Explanation> {
+    const record = await this.deps.content.getItemRecord(itemId);
+    if (!record) throw fail('NOT_FOUND', `no item ${itemId}`);
+    if (record.deleted) return deletedExplanation('hot', readerId, itemId, nowMs);
+    const [snap, ex] = await Promise.all([
+      this.deps.ranking.snapshotAt(nowMs),
+      this.deps.exclusions.forReaderReadOnly(readerId, nowMs),
+    ]);
+    const rules: ExplainRule[] = [];
+    const inRange = record.publishedAt >= nowMs - RANGE_MS && record.publishedAt <= nowMs;
+    if (!inRange)
+      rules.push(outsideWindow(`It was not published in the last ${DEFAULT_RANGE}, the range of the hot list.`));
+    const entry = snap.entries.find((e) => e.item.id === itemId);
+    if (!entry)
+      rules.push({
+        rule: 'not_ranked',
+        reason: 'It is not in the current ranking: no counted view yet, or below the ranking’s cap.',
+      });
+    const findings = ex.findings(record, 'hot');
+    const mine = new Set(['muted_author', 'muted_word', 'language']);
+    rules.push(...findings.rules.filter((f) => mine.has(f.rule)).map((f) => findingRule(f, readerId, 'hot')));
+    const notes = findings.notes.map((f) => findingRule(f, readerId, 'hot'));
+    const params = this.deps.ranking.settings.params;
+    let score: Explanation['score'] = null;
+    if (inRange) {
+      // in the snapshot: its counters and time; otherwise the counters now (what the next snapshot reads)
+      const [c] = entry ? [entry] : await this.deps.counters.counters([itemId]);
+      const at = entry ? snap.computedAtMs : nowMs;
+      const { score: value, ...parts } = hotScoreParts(c!.pv, c!.uv, hoursSincePublish(at, record.publishedAt), params);
+      score = { value, parts };
+    }
+    const eligible = rules.length === 0;
+    let rank: number | null = null;
+    if (eligible) {
+      const from = nowMs - RANGE_MS;
+      const listed = snap.entries.filter(
+        (e) => e.item.publishedAt >= from && e.item.publishedAt <= nowMs && ex.itemReason(e.item, 'hot') === null,
+      );
+      rank = listed.findIndex((e) => e.item.id === itemId) + 1 || null;
+    }
+    return { feed: 'hot', readerId, itemId, eligible, rules, notes, score, rank, atMs: nowMs };
+  }
+}
