@@ -43,6 +43,8 @@ export function compact(v: number): string {
 
 /** `v` with its unit: `12 ms`, `3.4k items`, `0.5 %`, `12 /min`. */
 export function withUnit(v: number, unit: Unit): string {
+  // a percentage under 0.001 (a Bloom filter's false-positive rate on a nearly empty day: fill^k) reads as a bound
+  if (unit === '%' && v > 0 && v < 1e-3) return '< 0.001 %';
   return unit === '%' ? `${compact(v)} %` : `${compact(v)} ${unit}`;
 }
 
@@ -69,6 +71,8 @@ export interface TimeChartOptions {
   intervalMs: number;
   /** Samples the x axis holds (the newest is at "now", on the right). */
   slots: number;
+  /** The least top of the y axis (default: the largest value's, or 1 when all are 0). */
+  floor?: number;
 }
 
 const W = 320;
@@ -92,7 +96,7 @@ export function timeChart(values: readonly (number | null)[], o: TimeChartOption
   s.setAttribute('data-unit', o.unit);
   const plotW = W - LEFT - RIGHT;
   const plotH = H - TOP - BOTTOM;
-  const top = niceCeil(Math.max(...shown.map((v) => v ?? 0), 0) || 1);
+  const top = niceCeil(Math.max(...shown.map((v) => v ?? 0), o.floor ?? 0) || 1);
   const y = (v: number) => TOP + plotH - (v / top) * plotH;
   // the axis spans `slots` intervals back from now (5 min at 60 × 5 s); the oldest sample kept sits one interval in
   const x = (i: number) => LEFT + plotW - ((shown.length - 1 - i) / Math.max(o.slots, 1)) * plotW;

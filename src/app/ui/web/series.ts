@@ -71,14 +71,14 @@ export class History {
   }
 
   /**
-   * A counter's increase per minute over the samples of the last `windowMs` (the newest against the
-   * oldest within it; all samples when they span less); null with fewer than two samples.
+   * A counter's increase over the samples of the last `windowMs` (the newest against the oldest within
+   * it; all samples when they span less) and the time those samples span (ms); null with fewer than two.
    */
-  rateOver(f: (s: Scrape) => number | undefined, windowMs: number): number | null {
+  increaseOver(f: (s: Scrape) => number | undefined, windowMs: number): { n: number; spanMs: number } | null {
     const newest = this.samples.at(-1);
     const oldest = this.samples.find((x) => newest && x.atMs >= newest.atMs - windowMs);
     if (!newest || !oldest || oldest === newest) return null;
-    return increase(f(oldest.scrape), f(newest.scrape)) / ((newest.atMs - oldest.atMs) / 60_000);
+    return { n: increase(f(oldest.scrape), f(newest.scrape)), spanMs: newest.atMs - oldest.atMs };
   }
 
   /**

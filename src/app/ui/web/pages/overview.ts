@@ -8,7 +8,7 @@
  */
 import type { Page } from '../context.js';
 import { FreshetClientError } from '../../../../client/index.js';
-import { timeChart, withUnit, type Unit } from '../chart.js';
+import { span, timeChart, withUnit, type Unit } from '../chart.js';
 import { h, replace, statusLine } from '../dom.js';
 import { describe } from '../extras.js';
 import { parseProm, quantile, valueWhere, type Scrape } from '../prom.js';
@@ -21,6 +21,8 @@ interface Tile {
   title: string;
   what: string;
   unit: Unit;
+  /** The least top of the chart's y axis (a value far below it draws flat at 0 instead of filling the chart). */
+  floor?: number;
   /** The figure under the title (from the samples). */
   figure(history: History): string;
   series(history: History): (number | null)[];
@@ -52,10 +54,18 @@ const gaugeSeries =
       const v = f(s);
       return v === undefined ? undefined : v * scale;
     });
-/** A counter tile's figure: its increase per minute over the last minute (or what is sampled of it) and its total. */
+/**
+ * A counter tile's figure: its increase per minute over the last minute once the page has sampled a
+ * minute, else the increase over what it has sampled ("3 in the last 18 s": a rate extrapolated from a
+ * few seconds would overstate it), and its total since the server started.
+ */
 const rateFigure = (name: string) => (hi: History) => {
-  const rate = hi.rateOver(value(name), 60_000);
-  return `${rate === null ? 'none yet' : withUnit(rate, '/min')} · ${hi.last!.values.get(name) ?? 0} since start`;
+  const d = hi.increaseOver(value(name), 60_000);
+  const total = hi.last!.values.get(name) ?? 0;
+  if (!d) return `none yet · ${total} since start`;
+  const recent =
+    d.spanMs >= 59_000 ? withUnit((d.n * 60_000) / d.spanMs, '/min') : `${d.n} in the last ${span(d.spanMs)}`;
+  return `${recent} · ${total} since start`;
 };
 /** Whether the server reports Redis (else the hot state lives in the process: the embedded default). */
 const onRedis = (s: Scrape) => s.values.has('freshet_redis_used_memory_bytes');
@@ -139,6 +149,7 @@ const TILES: Tile[] = [
     title: 'Seen filter false positives',
     what: "Estimated rate at which today's filter calls an unseen item seen (fill^k).",
     unit: '%',
+    floor: 0.01,
     figure: gaugeFigure(value('freshet_seen_filter_false_positive_rate'), '%', 100),
     series: gaugeSeries(value('freshet_seen_filter_false_positive_rate'), 100),
   },
@@ -175,7 +186,7 @@ function tile(t: Tile, history: History, intervalMs: number): HTMLElement {
     { class: 'tile', 'data-tile': t.id },
     h('h3', {}, t.title),
     h('p', { class: 'figure' }, t.figure(history)),
-    timeChart(t.series(history), { label: t.title, unit: t.unit, intervalMs, slots: KEEP }),
+    timeChart(t.series(history), { label: t.title, unit: t.unit, intervalMs, slots: KEEP, floor: t.floor }),
     h('p', { class: 'meta' }, t.what),
   );
 }
