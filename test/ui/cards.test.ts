@@ -232,7 +232,7 @@ describe('explorer cards', () => {
 
   it('saves each page at 1440 × 900 and 375 × 812, with no horizontal scroll at 375 px', async () => {
     const item = [...posts.keys()].at(-1)!;
-    const pages = ['for-you', 'discover', 'following', 'hot', `item/${item}`, 'why'];
+    const pages = ['for-you', 'discover', 'following', 'hot', `item/${item}`, `why/${item}`];
     for (const width of [1440, 375]) {
       await page.setViewportSize({ width, height: width === 1440 ? 900 : 812 });
       for (const p of pages) {
@@ -241,6 +241,11 @@ describe('explorer cards', () => {
         if (['for-you', 'discover', 'following'].includes(p)) await feedIds();
         if (p === 'hot') await page.locator('table.hot tbody tr').first().waitFor({ timeout: 10_000 });
         if (p.startsWith('item/')) await page.locator('.why-box').waitFor({ timeout: 10_000 });
+        if (p.startsWith('why/')) {
+          // the page opened on an item explains it for the reader in the box: the screenshot shows an answer
+          await page.locator('main form.why-not').getByRole('button', { name: 'Explain' }).click();
+          await page.locator('main [data-testid=why-answer] [data-testid=explain]').waitFor({ timeout: 10_000 });
+        }
         if (width === 375)
           expect(await page.evaluate(() => document.documentElement.scrollWidth), p).toBeLessThanOrEqual(375);
         await page.screenshot({ path: `${OUT}${p.split('/')[0]}-${width}.png` });
