@@ -14,18 +14,10 @@
  * muted_word → language. An item removed only by `seen` keeps its phase and similarity: a second pass
  * with the seen check aside says where it ranked.
  */
-import { fail } from '../kernel/errors.js';
-import type { ExclusionFindings, ExclusionSource } from '../kernel/exclusion-source.js';
-import {
-  deletedExplanation,
-  findingRule,
-  outsideWindow,
-  seenRule,
-  type ExplainRule,
-  type ExplainScore,
-  type Explanation,
-} from '../kernel/explain.js';
-import type { SeenFilter, SeenProbe } from '../kernel/seen-filter.js';
+import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import { findingRule, outsideWindow, rankedFeedRules, type ExplainScore, type Explanation } from '../kernel/explain.js';
+import type { Item } from '../kernel/items/item.js';
+import type { SeenFilter } from '../kernel/seen-filter.js';
 import { DiscoverFeed, type DiscoverDeps, type DiscoverFeedSettings } from './service.js';
 
 /** Items per page of the explain's pass (the route's largest `limit`). */
@@ -70,16 +62,18 @@ export class DiscoverExplain {
 
   /**
    * Why `itemId` would or would not be in a fresh discover session of `readerId` at `nowMs`.
-   * @throws FreshetError `NOT_FOUND` for an id the store never held; store errors.
+   * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
+   * @throws store errors.
    */
-  async explain(readerId: string, itemId: string, nowMs: number): Promise<Explanation> {
-    const record = await this.deps.content.getItemRecord(itemId);
-    if (!record) throw fail('NOT_FOUND', `no item ${itemId}`);
-    if (record.deleted) return deletedExplanation('discover', readerId, itemId, nowMs);
+  async explain(readerId: string, record: Item, nowMs: number): Promise<Explanation> {
+    const itemId = record.id;
     const ex = await this.deps.exclusions.forReaderReadOnly(readerId, nowMs);
     const [probe] = await this.deps.seen.probe(readerId, [itemId], nowMs);
     const future = record.publishedAt > nowMs;
-    const rules = this.rules(readerId, ex.findings(record, 'discover'), probe!, future);
+    const outside = future
+      ? outsideWindow('It is published after now: a discover session reads items up to its start.')
+      : null;
+    const rules = rankedFeedRules(ex.findings(record, 'discover'), probe!, readerId, 'discover', outside);
     const notes = ex.findings(record, 'discover').notes.map((f) => findingRule(f, readerId, 'discover'));
     const onlySeen = rules.length === 1 && rules[0]!.rule === 'seen';
     const pass = onlySeen ? this.unseenPass : this.pass;
@@ -96,19 +90,6 @@ export class DiscoverExplain {
       rank: eligible ? (found?.rank ?? null) : null,
       atMs: nowMs,
     };
-  }
-
-  /** Every rule that removes the item, in the feed's order (see the module doc). */
-  private rules(readerId: string, findings: ExclusionFindings, probe: SeenProbe, future: boolean): ExplainRule[] {
-    const out: ExplainRule[] = [];
-    if (future) out.push(outsideWindow('It is published after now: a discover session reads items up to its start.'));
-    const all = findings.rules.map((f) => findingRule(f, readerId, 'discover'));
-    const byItem = all.filter((r) => r.rule === 'muted_word' || r.rule === 'language');
-    out.push(...all.filter((r) => !byItem.includes(r)));
-    const seen = seenRule(probe, readerId);
-    if (seen) out.push(seen);
-    out.push(...byItem);
-    return out;
   }
 
   /** The item's position, phase and key in a fresh session's first pages (null: not reached). */

@@ -13,16 +13,9 @@
  * Writes nothing: the PostgreSQL side of the timeline (TimelineIndex) is read — never an inbox rebuild,
  * a lazy removal, a last-active touch or a marker — and the exclusions without a cache fill.
  */
-import { fail } from '../kernel/errors.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
-import {
-  deletedExplanation,
-  findingRule,
-  outsideWindow,
-  type ExplainRule,
-  type Explanation,
-} from '../kernel/explain.js';
-import type { ContentStore } from '../kernel/items/content-store.js';
+import { findingRule, outsideWindow, type ExplainRule, type Explanation } from '../kernel/explain.js';
+import type { Item } from '../kernel/items/item.js';
 import type { TimelineIndex } from './timeline-index.js';
 
 /** Entries newer than the item a rank counts at most: past them the rank is null. */
@@ -31,7 +24,6 @@ export const EXPLAIN_DEPTH = 1_000;
 /** What the following explain reads. */
 export interface FollowingExplainDeps {
   index: TimelineIndex;
-  content: ContentStore;
   exclusions: ExclusionSource;
 }
 
@@ -44,12 +36,11 @@ export class FollowingExplain {
 
   /**
    * Why `itemId` is or is not on the timeline of `readerId` at `nowMs`.
-   * @throws FreshetError `NOT_FOUND` for an id the store never held; store errors.
+   * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
+   * @throws store errors.
    */
-  async explain(readerId: string, itemId: string, nowMs: number): Promise<Explanation> {
-    const record = await this.deps.content.getItemRecord(itemId);
-    if (!record) throw fail('NOT_FOUND', `no item ${itemId}`);
-    if (record.deleted) return deletedExplanation('following', readerId, itemId, nowMs);
+  async explain(readerId: string, record: Item, nowMs: number): Promise<Explanation> {
+    const itemId = record.id;
     const { index } = this.deps;
     const [[tid], view, ex] = await Promise.all([
       index.tidsOf([itemId]),

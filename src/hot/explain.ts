@@ -11,16 +11,9 @@
  * Writes nothing: no view, the exclusions read without a cache fill; the snapshot is the one
  * `GET /v1/hot` would use (computed and cached in process when stale, as that route does).
  */
-import { fail } from '../kernel/errors.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
-import {
-  deletedExplanation,
-  findingRule,
-  outsideWindow,
-  type ExplainRule,
-  type Explanation,
-} from '../kernel/explain.js';
-import type { ContentStore } from '../kernel/items/content-store.js';
+import { findingRule, outsideWindow, type ExplainRule, type Explanation } from '../kernel/explain.js';
+import type { Item } from '../kernel/items/item.js';
 import { DEFAULT_RANGE, hotScoreParts, hoursSincePublish, parseRange } from './domain.js';
 import type { HotCounters } from './hot-counters.js';
 import type { HotRanking } from './service.js';
@@ -29,7 +22,6 @@ import type { HotRanking } from './service.js';
 export interface HotExplainDeps {
   ranking: HotRanking;
   counters: HotCounters;
-  content: ContentStore;
   exclusions: ExclusionSource;
 }
 
@@ -42,12 +34,11 @@ export class HotExplain {
 
   /**
    * Why `itemId` is or is not in the hot list of `readerId` at `nowMs` (default range).
-   * @throws FreshetError `NOT_FOUND` for an id the store never held; store errors.
+   * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
+   * @throws store errors.
    */
-  async explain(readerId: string, itemId: string, nowMs: number): Promise<Explanation> {
-    const record = await this.deps.content.getItemRecord(itemId);
-    if (!record) throw fail('NOT_FOUND', `no item ${itemId}`);
-    if (record.deleted) return deletedExplanation('hot', readerId, itemId, nowMs);
+  async explain(readerId: string, record: Item, nowMs: number): Promise<Explanation> {
+    const itemId = record.id;
     const [snap, ex] = await Promise.all([
       this.deps.ranking.snapshotAt(nowMs),
       this.deps.exclusions.forReaderReadOnly(readerId, nowMs),
