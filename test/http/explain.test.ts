@@ -121,6 +121,21 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(rules(await explain('p_1'))).toEqual(['engaged', 'seen', 'muted_word']);
   });
 
+  it("seen in the reader's own filter: an item served older than the decay window, once the rolling days forgot it", async () => {
+    await svc.items.publish([item('x_ancient', 200 * HOUR_MS, { author_id: 'au_a', lang: 'en' })]);
+    const served = (await as.forYou.refresh({ limit: 50 })).items.map((i) => i.id);
+    expect(served).toContain('x_ancient');
+    expect((await explain('x_ancient')).rules).toEqual([expect.objectContaining({ rule: 'seen', day: '2026-03-06' })]);
+    t.clock.advance(8 * 24 * HOUR_MS); // past the 7 rolling days
+    const e = await explain('x_ancient');
+    expect(rules(e)).toEqual(['seen']);
+    expect(e.rules[0]).toMatchObject({ sub_filter: 0 });
+    expect(e.rules[0]).not.toHaveProperty('day');
+    expect(e.rules[0]!.fpr).toBeGreaterThan(0);
+    expect(e.rules[0]!.reason).toContain('sub-filter 0');
+    expect(rules(await explain('p_0'))).toEqual([]); // served while fresh: forgotten with the rolling days
+  });
+
   it('a warn muted word is a note: the item stays eligible', async () => {
     await svc.users.muteWord(reader, { phrase: 'spoiler', action: 'warn' });
     const e = await explain('x_spoiler');
