@@ -11,10 +11,10 @@
  *
  * Order of the rules (the feed's `clean`): outside_window (published after now: a session reads up to
  * its start) → own → blocked_author → muted_author → not_interested → engaged → recently_viewed → seen →
- * muted_word → language. An item removed only by `seen` keeps its phase and similarity: a second pass
- * with the seen check aside says where it ranked.
+ * muted_word → language. A removed item inside the window keeps its phase and similarity: a second pass
+ * with the seen check and the exclusions aside says where it would have ranked (its rank stays null).
  */
-import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import { findingRule, outsideWindow, rankedFeedRules, type ExplainScore, type Explanation } from '../kernel/explain.js';
 import type { Item } from '../kernel/items/item.js';
 import type { SeenFilter } from '../kernel/seen-filter.js';
@@ -36,49 +36,72 @@ function readOnlySeen(f: SeenFilter, aside: boolean): SeenFilter {
   };
 }
 
-/** Exclusions read without a cache fill. */
-function readOnlyExclusions(x: ExclusionSource): ExclusionSource {
-  return {
-    forReader: (r, now) => x.forReaderReadOnly(r, now),
-    forReaderReadOnly: (r, now) => x.forReaderReadOnly(r, now),
+/**
+ * Exclusions read without a cache fill; with `aside`, a snapshot whose rules remove nothing (its weights
+ * and author cap kept): where the item would rank were no rule to remove it.
+ */
+function readOnlyExclusions(x: ExclusionSource, aside: boolean): ExclusionSource {
+  const read = async (r: string, now: number): Promise<ReaderExclusions> => {
+    const ex = await x.forReaderReadOnly(r, now);
+    if (!aside) return ex;
+    return {
+      ...ex,
+      reason: () => null,
+      itemReason: () => null,
+      excludes: () => false,
+      needsItems: () => false,
+      filterItems: (items) => [...items],
+    };
   };
+  return { forReader: read, forReaderReadOnly: read };
 }
 
 /** The discover feed's explain (see the module doc). */
 export class DiscoverExplain {
   /** The feed over read-only ports, the seen check as the feed makes it. */
   private readonly pass: DiscoverFeed;
-  /** The same with the seen check aside (where a served item ranked). */
-  private readonly unseenPass: DiscoverFeed;
+  /** The same with the seen check and the exclusions aside (where a removed item would rank). */
+  private readonly asidePass: DiscoverFeed;
 
   constructor(
     private readonly deps: DiscoverDeps,
     settings: DiscoverFeedSettings,
   ) {
-    const base = { ...deps, exclusions: readOnlyExclusions(deps.exclusions), pool: undefined };
-    this.pass = new DiscoverFeed({ ...base, seen: readOnlySeen(deps.seen, false) }, settings);
-    this.unseenPass = new DiscoverFeed({ ...base, seen: readOnlySeen(deps.seen, true) }, settings);
+    const pass = (aside: boolean) =>
+      new DiscoverFeed(
+        {
+          ...deps,
+          exclusions: readOnlyExclusions(deps.exclusions, aside),
+          seen: readOnlySeen(deps.seen, aside),
+          pool: undefined,
+        },
+        settings,
+      );
+    this.pass = pass(false);
+    this.asidePass = pass(true);
   }
 
   /**
-   * Why `itemId` would or would not be in a fresh discover session of `readerId` at `nowMs`.
+   * Why `record` would or would not be in a fresh discover session of `readerId` at `nowMs`.
    * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
    * @throws store errors.
    */
   async explain(readerId: string, record: Item, nowMs: number): Promise<Explanation> {
     const itemId = record.id;
-    const ex = await this.deps.exclusions.forReaderReadOnly(readerId, nowMs);
-    const [probe] = await this.deps.seen.probe(readerId, [itemId], nowMs);
+    const [ex, [probe]] = await Promise.all([
+      this.deps.exclusions.forReaderReadOnly(readerId, nowMs),
+      this.deps.seen.probe(readerId, [itemId], nowMs),
+    ]);
     const future = record.publishedAt > nowMs;
     const outside = future
       ? outsideWindow('It is published after now: a discover session reads items up to its start.')
       : null;
-    const rules = rankedFeedRules(ex.findings(record, 'discover'), probe!, readerId, 'discover', outside);
-    const notes = ex.findings(record, 'discover').notes.map((f) => findingRule(f, readerId, 'discover'));
-    const onlySeen = rules.length === 1 && rules[0]!.rule === 'seen';
-    const pass = onlySeen ? this.unseenPass : this.pass;
-    const found = rules.length === 0 || onlySeen ? await this.find(pass, readerId, itemId, nowMs) : null;
+    const findings = ex.findings(record, 'discover');
+    const rules = rankedFeedRules(findings, probe!, readerId, 'discover', outside);
+    const notes = findings.notes.map((f) => findingRule(f, readerId, 'discover'));
+    // a removed item inside the window still gets its phase and key, from a pass with the rules aside
     const eligible = rules.length === 0;
+    const found = future ? null : await this.find(eligible ? this.pass : this.asidePass, readerId, itemId, nowMs);
     return {
       feed: 'discover',
       readerId,

@@ -14,7 +14,7 @@
  * a lazy removal, a last-active touch or a marker — and the exclusions without a cache fill.
  */
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
-import { findingRule, outsideWindow, type ExplainRule, type Explanation } from '../kernel/explain.js';
+import { findingRule, outsideWindow, preferenceRules, type ExplainRule, type Explanation } from '../kernel/explain.js';
 import type { Item } from '../kernel/items/item.js';
 import type { TimelineIndex } from './timeline-index.js';
 
@@ -27,15 +27,12 @@ export interface FollowingExplainDeps {
   exclusions: ExclusionSource;
 }
 
-/** The rules of the reader's preferences this timeline applies. */
-const PREFERENCE_RULES = new Set(['muted_author', 'muted_word', 'language']);
-
 /** The following timeline's explain (see the module doc). */
 export class FollowingExplain {
   constructor(private readonly deps: FollowingExplainDeps) {}
 
   /**
-   * Why `itemId` is or is not on the timeline of `readerId` at `nowMs`.
+   * Why `record` is or is not on the timeline of `readerId` at `nowMs`.
    * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
    * @throws store errors.
    */
@@ -60,8 +57,7 @@ export class FollowingExplain {
         );
     }
     const findings = ex.findings(record, 'following');
-    const mine = findings.rules.filter((f) => PREFERENCE_RULES.has(f.rule));
-    rules.push(...mine.map((f) => findingRule(f, readerId, 'following')));
+    rules.push(...preferenceRules(findings, readerId, 'following'));
     const notes = findings.notes.map((f) => findingRule(f, readerId, 'following'));
     const eligible = rules.length === 0;
     let rank: number | null = null;

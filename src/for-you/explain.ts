@@ -12,14 +12,7 @@
  * place of its seen checks and its cursor is read, never stored; no lease, no page cache pop or replace.
  */
 import type { ReaderExclusions } from '../kernel/exclusion-source.js';
-import {
-  findingRule,
-  outsideWindow,
-  rankedFeedRules,
-  type ExplainRule,
-  type ExplainScore,
-  type Explanation,
-} from '../kernel/explain.js';
+import { findingRule, outsideWindow, rankedFeedRules, type ExplainScore, type Explanation } from '../kernel/explain.js';
 import type { Item } from '../kernel/items/item.js';
 import type { SeenFilter, SeenProbe } from '../kernel/seen-filter.js';
 import { gaussDecay } from './decay.js';
@@ -52,8 +45,8 @@ export class ForYouExplain {
   ) {}
 
   /**
-   * Why `itemId` would or would not be in a refresh of `readerId` at `nowMs`.
-   * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
+   * Why `item` would or would not be in a refresh of `readerId` at `nowMs`.
+   * @param item the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
    * @throws store errors.
    */
   async explain(readerId: string, item: Item, nowMs: number): Promise<Explanation> {
@@ -71,25 +64,14 @@ export class ForYouExplain {
       pool,
     });
     const future = item.publishedAt > nowMs;
-    const rules = await this.rules(readerId, item, ex, nowMs, future);
+    const findings = ex.findings(item, 'for-you');
+    const outside = future ? outsideWindow('It is published after now: the recall reads items up to now only.') : null;
+    const rules = rankedFeedRules(findings, await this.probe(readerId, item, nowMs), readerId, 'for-you', outside);
     const score = future ? null : await this.score(item, ex, lexemes, nowMs);
     const eligible = rules.length === 0;
     const rank = eligible ? await this.rank(readerId, itemId, ex, lexemes, matches, pool, nowMs) : null;
-    const notes = ex.findings(item, 'for-you').notes.map((f) => findingRule(f, readerId, 'for-you'));
+    const notes = findings.notes.map((f) => findingRule(f, readerId, 'for-you'));
     return { feed: 'for-you', readerId, itemId, eligible, rules, notes, score, rank, atMs: nowMs };
-  }
-
-  /** Every rule that removes the item, in the walk's order (see the module doc). */
-  private async rules(
-    readerId: string,
-    item: Item,
-    ex: ReaderExclusions,
-    nowMs: number,
-    future: boolean,
-  ): Promise<ExplainRule[]> {
-    const outside = future ? outsideWindow('It is published after now: the recall reads items up to now only.') : null;
-    const probe = await this.probe(readerId, item, nowMs);
-    return rankedFeedRules(ex.findings(item, 'for-you'), probe, readerId, 'for-you', outside);
   }
 
   /** The seen filter's probe; for an item older than the window, the per-reader filter's too (as the walk). */

@@ -12,7 +12,7 @@
  * `GET /v1/hot` would use (computed and cached in process when stale, as that route does).
  */
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
-import { findingRule, outsideWindow, type ExplainRule, type Explanation } from '../kernel/explain.js';
+import { findingRule, outsideWindow, preferenceRules, type ExplainRule, type Explanation } from '../kernel/explain.js';
 import type { Item } from '../kernel/items/item.js';
 import { DEFAULT_RANGE, hotScoreParts, hoursSincePublish, parseRange } from './domain.js';
 import type { HotCounters } from './hot-counters.js';
@@ -33,7 +33,7 @@ export class HotExplain {
   constructor(private readonly deps: HotExplainDeps) {}
 
   /**
-   * Why `itemId` is or is not in the hot list of `readerId` at `nowMs` (default range).
+   * Why `record` is or is not in the hot list of `readerId` at `nowMs` (default range).
    * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
    * @throws store errors.
    */
@@ -54,8 +54,7 @@ export class HotExplain {
         reason: 'It is not in the current ranking: no counted view yet, or below the ranking’s cap.',
       });
     const findings = ex.findings(record, 'hot');
-    const mine = new Set(['muted_author', 'muted_word', 'language']);
-    rules.push(...findings.rules.filter((f) => mine.has(f.rule)).map((f) => findingRule(f, readerId, 'hot')));
+    rules.push(...preferenceRules(findings, readerId, 'hot'));
     const notes = findings.notes.map((f) => findingRule(f, readerId, 'hot'));
     const params = this.deps.ranking.settings.params;
     let score: Explanation['score'] = null;
@@ -69,10 +68,9 @@ export class HotExplain {
     const eligible = rules.length === 0;
     let rank: number | null = null;
     if (eligible) {
-      const from = nowMs - RANGE_MS;
-      const listed = snap.entries.filter(
-        (e) => e.item.publishedAt >= from && e.item.publishedAt <= nowMs && ex.itemReason(e.item, 'hot') === null,
-      );
+      // the list `GET /v1/hot` gives the reader: the snapshot in range, its preferences applied
+      const page = await this.deps.ranking.top(RANGE_MS, Number.MAX_SAFE_INTEGER, nowMs);
+      const listed = page.entries.filter((e) => ex.itemReason(e.item, 'hot') === null);
       rank = listed.findIndex((e) => e.item.id === itemId) + 1 || null;
     }
     return { feed: 'hot', readerId, itemId, eligible, rules, notes, score, rank, atMs: nowMs };

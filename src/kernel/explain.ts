@@ -165,6 +165,16 @@ export function rankedFeedRules(
   return [...(outside ? [outside] : []), ...all.filter((r) => !byItem.includes(r)), ...(seen ? [seen] : []), ...byItem];
 }
 
+/**
+ * The rules of the reader's preferences that read the item (muted_author, muted_word, language), in
+ * their order: all the hot list and the following timeline apply of the exclusions (besides their own).
+ */
+export function preferenceRules(findings: ExclusionFindings, readerId: string, feed: ExplainFeed): ExplainRule[] {
+  return findings.rules
+    .filter((f) => f.rule === 'muted_author' || f.rule === 'muted_word' || f.rule === 'language')
+    .map((f) => findingRule(f, readerId, feed));
+}
+
 /** The `deleted` rule. */
 export const DELETED_RULE: ExplainRule = { rule: 'deleted', reason: 'It was deleted: no feed serves it.' };
 

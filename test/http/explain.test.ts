@@ -256,6 +256,8 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(e.rank).toBeNull();
     expect(e.score!.parts.phase).toBe(page.sources[0]);
     await as.engagements.record({ item_id: 'p_11', kind: 'like' });
-    expect(rules(await explain('p_11', 'discover'))).toEqual(['engaged', 'seen']); // served above, then liked
+    const liked = await explain('p_11', 'discover');
+    expect(rules(liked)).toEqual(['engaged', 'seen']); // served above, then liked
+    expect(liked.score!.parts.phase).toBe(page.sources[page.items.findIndex((i) => i.id === 'p_11')]);
   });
 });
