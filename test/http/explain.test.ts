@@ -180,6 +180,18 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     });
     expect(missing.statusCode).toBe(400);
     expect(missing.json()).toMatchObject({ code: 40001 });
+    // explains share the feed pages' rate budget (FRESHET_RATE_READER, 30 per window)
+    const greedy = t.client({ token: await t.token(`greedy_${hot}`) });
+    const codes: number[] = [];
+    for (let i = 0; i < 31; i++)
+      codes.push(
+        await greedy.explain('hot', 'p_0').then(
+          () => 200,
+          (e: { status: number }) => e.status,
+        ),
+      );
+    expect(codes.slice(0, 30).every((c) => c === 200)).toBe(true);
+    expect(codes[30]).toBe(429);
     // the library: the same answer, the same errors
     const lib = await t.f.explain({ feed: 'for-you', readerId: reader, itemId: 'p_0' });
     expect(lib).toMatchObject({ feed: 'for-you', readerId: reader, itemId: 'p_0', eligible: true, atMs: T0 });
