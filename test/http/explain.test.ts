@@ -8,7 +8,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ExplainData, FreshetClient } from '../../src/client/index.js';
 import { HOUR_MS } from '../../src/kernel/clock.js';
+import { Redis } from 'ioredis';
 import { T0, item, startTestApp, type TestApp } from '../support/app.js';
+import { TEST_REDIS_URL } from '../support/env.js';
 import { failure } from '../support/client.js';
 import { settle, withWorker } from '../support/following.js';
 
@@ -157,6 +159,31 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     const next = await as.forYou.loadMore({ limit: 6 });
     expect(next.items.map((i) => i.id)).toEqual(byRank.slice(6, 12));
   });
+
+  it.runIf(hot === 'redis')(
+    'writes no Redis key: every key under the prefix holds the same bytes after explains of every feed',
+    async () => {
+      await as.forYou.refresh({ limit: 5 }); // a reader with a seen filter, a page cache and a cursor
+      await svc.follows.follow(reader, 'au_0');
+      await settle(t);
+      const redis = new Redis(TEST_REDIS_URL);
+      try {
+        // every key's bytes (DUMP), but the days' layout records, which any first look at a day writes
+        const snapshot = async () => {
+          const keys = (await redis.keys(`${t.config.keyPrefix}*`)).filter((k) => !k.includes('{seen-layout}')).sort();
+          return Object.fromEntries(
+            await Promise.all(keys.map(async (k) => [k, (await redis.dumpBuffer(k))?.toString('hex')])),
+          );
+        };
+        const before = await snapshot();
+        for (const feed of ['for-you', 'hot', 'discover', 'following'] as const)
+          for (const id of ['p_0', 'p_1', 'p_2', 'x_old']) await explain(id, feed);
+        expect(await snapshot()).toEqual(before);
+      } finally {
+        redis.disconnect();
+      }
+    },
+  );
 
   it('auth, unknown items and bad input answer with the documented codes', async () => {
     const token = await t.token('someone_else');
