@@ -160,9 +160,9 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(next.items.map((i) => i.id)).toEqual(byRank.slice(6, 12));
   });
 
-  it.runIf(hot === 'redis')(
-    'writes no Redis key: every key under the prefix holds the same bytes after explains of every feed',
-    async () => {
+  // Redis only (registered there alone): the in-process stores are checked by what the next refresh serves
+  if (hot === 'redis')
+    it('writes no Redis key: every key under the prefix holds the same bytes after explains of every feed', async () => {
       await as.forYou.refresh({ limit: 5 }); // a reader with a seen filter, a page cache and a cursor
       await svc.follows.follow(reader, 'au_0');
       await settle(t);
@@ -182,8 +182,7 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
       } finally {
         redis.disconnect();
       }
-    },
-  );
+    });
 
   it('auth, unknown items and bad input answer with the documented codes', async () => {
     const token = await t.token('someone_else');
