@@ -11,6 +11,8 @@ import { HOUR_MS } from '../../src/kernel/clock.js';
 import { Redis } from 'ioredis';
 import { T0, item, startTestApp, type TestApp } from '../support/app.js';
 import { TEST_REDIS_URL } from '../support/env.js';
+import type { MemorySeenFilter } from '../../src/seen/memory-seen-filter.js';
+import type { MemoryReaderSeenFilter } from '../../src/seen/memory-reader-seen-filter.js';
 import { failure } from '../support/client.js';
 import { settle, withWorker } from '../support/following.js';
 
@@ -159,6 +161,27 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     const next = await as.forYou.loadMore({ limit: 6 });
     expect(next.items.map((i) => i.id)).toEqual(byRank.slice(6, 12));
   });
+
+  // the in-process pair: the seen filters' bitmaps, the reader's page cache and cursor are the same after explains
+  if (hot === 'memory')
+    it('writes nothing in process: the seen bitmaps, the page cache and the cursor are unchanged', async () => {
+      await as.forYou.refresh({ limit: 5 });
+      const rolling = t.f.seen as MemorySeenFilter;
+      const own = t.f.readerSeen as MemoryReaderSeenFilter;
+      const state = async () => ({
+        days: [...rolling.dayFilters()].map(([k, d]) => [k, Buffer.from(d.bitmap).toString('hex')]),
+        own: own.saved(reader) && Buffer.from(own.saved(reader)!.bitmap).toString('hex'),
+        ownActive: own.saved(reader)?.lastActive ?? null,
+        cursor: await t.f.cache.getCursor(reader),
+      });
+      const before = await state();
+      for (const feed of ['for-you', 'hot', 'discover', 'following'] as const)
+        for (const id of ['p_0', 'p_1', 'p_2', 'x_old']) await explain(id, feed);
+      expect(await state()).toEqual(before);
+      const next = await as.forYou.loadMore({ limit: 2 }); // the cache still holds the refresh's rest
+      expect(next.items).toHaveLength(2);
+      expect(await state()).not.toEqual(before); // and the check sees a page's impressions
+    });
 
   // Redis only (registered there alone): the in-process stores are checked by what the next refresh serves
   if (hot === 'redis')
