@@ -52,7 +52,7 @@ export class FollowingExplain {
       if (vis.unfollowed.length > 0)
         rules.push(
           ex.blockedAuthors.has(record.authorId) && record.authorId !== readerId
-            ? { rule: 'blocked_author', reason: `Its author and ${readerId} are blocked (one blocks the other).` }
+            ? findingRule({ rule: 'blocked_author' }, readerId, 'following')
             : { rule: 'not_followed', reason: `Its author is not one ${readerId} follows.` },
         );
     }
