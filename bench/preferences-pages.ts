@@ -52,7 +52,7 @@ const VOCABULARY = 1_000;
 const PAGE = 20;
 const LOAD_MORES = 5;
 /** 2026-03-06 12:00 UTC, the virtual "now" of every request. */
-const NOW = Date.UTC(2026, 2, 6, 12);
+export const NOW = Date.UTC(2026, 2, 6, 12);
 /** Readers per class (each refreshed once), and warm-up readers per class. */
 const READERS = 150;
 const WARMUP = 10;
@@ -74,12 +74,13 @@ export function fullDocument(words: readonly string[]): Record<string, unknown> 
 }
 
 /** The vocabulary of bench/feed.ts: 1,000 three-syllable words. */
-function vocabulary(): string[] {
+export function vocabulary(): string[] {
   const syl = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'zu', 'pe'];
   return range(VOCABULARY, (i) => syl[Math.floor(i / 100)]! + syl[Math.floor(i / 10) % 10]! + syl[i % 10]!);
 }
 
-function corpus(words: readonly string[]): ItemInput[] {
+/** The synthetic catalog (see the module doc): `ITEMS` items by `AUTHORS` authors over 30 days before `NOW`. */
+export function corpus(words: readonly string[]): ItemInput[] {
   const rnd = prng(2026);
   const zipf = () => words[Math.floor(VOCABULARY ** rnd()) - 1]!;
   const phrase = (n: number) => range(n, zipf).join(' ');
@@ -96,13 +97,15 @@ function corpus(words: readonly string[]): ItemInput[] {
   }));
 }
 
-interface Stack {
+/** One store pair, opened for a bench. */
+export interface Stack {
   name: string;
   f: Freshet;
   sql: Sql;
 }
 
-async function open(cleanup: Cleanup, redis: boolean): Promise<Stack> {
+/** Opens Freshet on PostgreSQL + Redis (`redis`) or the embedded stores, cleaned up by `cleanup`. */
+export async function open(cleanup: Cleanup, redis: boolean): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'freshet-bench-'));
   cleanup.add(() => rmSync(dir, { recursive: true, force: true }));
   const env: Record<string, string> = {

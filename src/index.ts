@@ -2,7 +2,8 @@
  * Freshet as a library — `import { openFreshet } from 'freshet'`: the same engine as the HTTP service,
  * in process, on the embedded default (PGlite + in-process stores in a data folder) or on your own
  * PostgreSQL and Redis. Writes go through `freshet.useCases` (publish, delete, views, follow/block,
- * engagements, feedback); feeds are read from `forYou`, `discover.feed`, `following.timeline` and `hot`.
+ * engagements, feedback); feeds are read from `forYou`, `discover.feed`, `following.timeline` and `hot`;
+ * `explain` says why an item is or is not in one of them.
  * docs/library.md has a runnable example. The HTTP face is `buildApp(freshet)` (Fastify).
  */
 export { openFreshet, configFromOptions, type Freshet, type FreshetOptions, type OpenOptions } from './app/open.js';
@@ -18,4 +19,6 @@ export type { DiscoverPage } from './discover/service.js';
 export type { TimelinePage } from './following/service.js';
 export type { HotPage } from './hot/service.js';
 export type { ViewInput, ViewResult } from './hot/hot-counters.js';
+export type { ExplainQuery } from './app/explain.js';
+export type { Explanation, ExplainRule, ExplainScore, ExplainFeed } from './kernel/explain.js';
 export { mintReaderToken } from './kernel/http/tokens.js';

@@ -5,7 +5,8 @@
  * (`freshet.explain`, open.ts) both call it. Reads only.
  */
 import { fail } from '../kernel/errors.js';
-import { EXPLAIN_FEEDS, type ExplainFeed, type Explanation } from '../kernel/explain.js';
+import { deletedExplanation, EXPLAIN_FEEDS, type ExplainFeed, type Explanation } from '../kernel/explain.js';
+import type { Item } from '../kernel/items/item.js';
 import { assertId } from '../kernel/ids.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
@@ -16,8 +17,8 @@ import type { Following } from '../following/wire.js';
 import { HotExplain } from '../hot/explain.js';
 import { FollowingExplain } from '../following/explain.js';
 
-/** One feed's explain: why `itemId` would or would not be served to `readerId` at `nowMs`. */
-export type FeedExplain = (readerId: string, itemId: string, nowMs: number) => Promise<Explanation>;
+/** One feed's explain: why the live `item` would or would not be served to `readerId` at `nowMs`. */
+export type FeedExplain = (readerId: string, item: Item, nowMs: number) => Promise<Explanation>;
 
 /** What `freshet.explain` takes. */
 export interface ExplainQuery {
@@ -36,14 +37,22 @@ export interface ExplainQuery {
  */
 export function explainer(
   feeds: Record<ExplainFeed, FeedExplain>,
+  content: ContentStore,
   now: () => number,
 ): (q: ExplainQuery) => Promise<Explanation> {
   return async (q) => {
     if (!(EXPLAIN_FEEDS as readonly string[]).includes(q.feed))
       throw fail('INVALID_INPUT', `feed must be one of ${EXPLAIN_FEEDS.join(', ')}`, { field: 'feed' });
+    const feed = q.feed as ExplainFeed;
     assertId(q.readerId, 'reader id');
     assertId(q.itemId, 'item_id');
-    return feeds[q.feed as ExplainFeed](q.readerId, q.itemId, q.nowMs ?? now());
+    const nowMs = q.nowMs ?? now();
+    // one lookup for the four feeds: the store of record knows a deleted item from one that never was
+    const record = await content.getItemRecord(q.itemId);
+    if (!record) throw fail('NOT_FOUND', `no item ${q.itemId}`);
+    const { deleted, ...item } = record;
+    if (deleted) return deletedExplanation(feed, q.readerId, q.itemId, nowMs);
+    return feeds[feed](q.readerId, item, nowMs);
   };
 }
 
@@ -77,8 +86,8 @@ export interface ExplainParts {
 /** `freshet.explain` over the wired feeds (open.ts); `now` is the instance's clock. */
 export function wireExplain(p: ExplainParts, now: () => number): (q: ExplainQuery) => Promise<Explanation> {
   const { content, exclusions } = p;
-  const hot = new HotExplain({ ranking: p.hot.ranking, counters: p.hot.counters, content, exclusions });
-  const following = new FollowingExplain({ index: p.following.index, content, exclusions });
+  const hot = new HotExplain({ ranking: p.hot.ranking, counters: p.hot.counters, exclusions });
+  const following = new FollowingExplain({ index: p.following.index, exclusions });
   return explainer(
     {
       'for-you': (r, i, at) => p.forYou.explain.explain(r, i, at),
@@ -86,6 +95,7 @@ export function wireExplain(p: ExplainParts, now: () => number): (q: ExplainQuer
       discover: (r, i, at) => p.discover.explain.explain(r, i, at),
       following: (r, i, at) => following.explain(r, i, at),
     },
+    content,
     now,
   );
 }

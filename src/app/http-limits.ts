@@ -58,14 +58,16 @@ export function checkIntervalMs(s: Pick<EdgeSettings, 'requestTimeoutMs' | 'head
 }
 
 /**
- * The routes a greedy client can make expensive (method and path under `/v1`): feed pages (the
- * concurrency limit too, `pages`) and views.
+ * The routes a greedy client can make expensive (method and path under `/v1`): feed pages and explains
+ * (the concurrency limit too, `pages`) and views.
  */
 export const LIMITED_ROUTES: ReadonlyMap<string, { pages: boolean }> = new Map([
   ['POST /v1/feeds/for-you', { pages: true }],
   ['GET /v1/feeds/discover', { pages: true }],
   ['GET /v1/feeds/following', { pages: true }],
   ['GET /v1/hot', { pages: true }],
+  // an explain runs a feed's read path (discover's: up to 3 pages of 100)
+  ['GET /v1/feeds/:feed/explain', { pages: true }],
   ['POST /v1/views', { pages: false }],
 ]);
 

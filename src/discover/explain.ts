@@ -11,21 +11,13 @@
  *
  * Order of the rules (the feed's `clean`): outside_window (published after now: a session reads up to
  * its start) → own → blocked_author → muted_author → not_interested → engaged → recently_viewed → seen →
- * muted_word → language. An item removed only by `seen` keeps its phase and similarity: a second pass
- * with the seen check aside says where it ranked.
+ * muted_word → language. A removed item inside the window keeps its phase and similarity: a second pass
+ * with the seen check and the exclusions aside says where it would have ranked (its rank stays null).
  */
-import { fail } from '../kernel/errors.js';
-import type { ExclusionFindings, ExclusionSource } from '../kernel/exclusion-source.js';
-import {
-  deletedExplanation,
-  findingRule,
-  outsideWindow,
-  seenRule,
-  type ExplainRule,
-  type ExplainScore,
-  type Explanation,
-} from '../kernel/explain.js';
-import type { SeenFilter, SeenProbe } from '../kernel/seen-filter.js';
+import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
+import { findingRule, outsideWindow, rankedFeedRules, type ExplainScore, type Explanation } from '../kernel/explain.js';
+import type { Item } from '../kernel/items/item.js';
+import type { SeenFilter } from '../kernel/seen-filter.js';
 import { DiscoverFeed, type DiscoverDeps, type DiscoverFeedSettings } from './service.js';
 
 /** Items per page of the explain's pass (the route's largest `limit`). */
@@ -44,47 +36,72 @@ function readOnlySeen(f: SeenFilter, aside: boolean): SeenFilter {
   };
 }
 
-/** Exclusions read without a cache fill. */
-function readOnlyExclusions(x: ExclusionSource): ExclusionSource {
-  return {
-    forReader: (r, now) => x.forReaderReadOnly(r, now),
-    forReaderReadOnly: (r, now) => x.forReaderReadOnly(r, now),
+/**
+ * Exclusions read without a cache fill; with `aside`, a snapshot whose rules remove nothing (its weights
+ * and author cap kept): where the item would rank were no rule to remove it.
+ */
+function readOnlyExclusions(x: ExclusionSource, aside: boolean): ExclusionSource {
+  const read = async (r: string, now: number): Promise<ReaderExclusions> => {
+    const ex = await x.forReaderReadOnly(r, now);
+    if (!aside) return ex;
+    return {
+      ...ex,
+      reason: () => null,
+      itemReason: () => null,
+      excludes: () => false,
+      needsItems: () => false,
+      filterItems: (items) => [...items],
+    };
   };
+  return { forReader: read, forReaderReadOnly: read };
 }
 
 /** The discover feed's explain (see the module doc). */
 export class DiscoverExplain {
   /** The feed over read-only ports, the seen check as the feed makes it. */
   private readonly pass: DiscoverFeed;
-  /** The same with the seen check aside (where a served item ranked). */
-  private readonly unseenPass: DiscoverFeed;
+  /** The same with the seen check and the exclusions aside (where a removed item would rank). */
+  private readonly asidePass: DiscoverFeed;
 
   constructor(
     private readonly deps: DiscoverDeps,
     settings: DiscoverFeedSettings,
   ) {
-    const base = { ...deps, exclusions: readOnlyExclusions(deps.exclusions), pool: undefined };
-    this.pass = new DiscoverFeed({ ...base, seen: readOnlySeen(deps.seen, false) }, settings);
-    this.unseenPass = new DiscoverFeed({ ...base, seen: readOnlySeen(deps.seen, true) }, settings);
+    const pass = (aside: boolean) =>
+      new DiscoverFeed(
+        {
+          ...deps,
+          exclusions: readOnlyExclusions(deps.exclusions, aside),
+          seen: readOnlySeen(deps.seen, aside),
+          pool: undefined,
+        },
+        settings,
+      );
+    this.pass = pass(false);
+    this.asidePass = pass(true);
   }
 
   /**
-   * Why `itemId` would or would not be in a fresh discover session of `readerId` at `nowMs`.
-   * @throws FreshetError `NOT_FOUND` for an id the store never held; store errors.
+   * Why `record` would or would not be in a fresh discover session of `readerId` at `nowMs`.
+   * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
+   * @throws store errors.
    */
-  async explain(readerId: string, itemId: string, nowMs: number): Promise<Explanation> {
-    const record = await this.deps.content.getItemRecord(itemId);
-    if (!record) throw fail('NOT_FOUND', `no item ${itemId}`);
-    if (record.deleted) return deletedExplanation('discover', readerId, itemId, nowMs);
-    const ex = await this.deps.exclusions.forReaderReadOnly(readerId, nowMs);
-    const [probe] = await this.deps.seen.probe(readerId, [itemId], nowMs);
+  async explain(readerId: string, record: Item, nowMs: number): Promise<Explanation> {
+    const itemId = record.id;
+    const [ex, [probe]] = await Promise.all([
+      this.deps.exclusions.forReaderReadOnly(readerId, nowMs),
+      this.deps.seen.probe(readerId, [itemId], nowMs),
+    ]);
     const future = record.publishedAt > nowMs;
-    const rules = this.rules(readerId, ex.findings(record, 'discover'), probe!, future);
-    const notes = ex.findings(record, 'discover').notes.map((f) => findingRule(f, readerId, 'discover'));
-    const onlySeen = rules.length === 1 && rules[0]!.rule === 'seen';
-    const pass = onlySeen ? this.unseenPass : this.pass;
-    const found = rules.length === 0 || onlySeen ? await this.find(pass, readerId, itemId, nowMs) : null;
+    const outside = future
+      ? outsideWindow('It is published after now: a discover session reads items up to its start.')
+      : null;
+    const findings = ex.findings(record, 'discover');
+    const rules = rankedFeedRules(findings, probe!, readerId, 'discover', outside);
+    const notes = findings.notes.map((f) => findingRule(f, readerId, 'discover'));
+    // a removed item inside the window still gets its phase and key, from a pass with the rules aside
     const eligible = rules.length === 0;
+    const found = future ? null : await this.find(eligible ? this.pass : this.asidePass, readerId, itemId, nowMs);
     return {
       feed: 'discover',
       readerId,
@@ -96,19 +113,6 @@ export class DiscoverExplain {
       rank: eligible ? (found?.rank ?? null) : null,
       atMs: nowMs,
     };
-  }
-
-  /** Every rule that removes the item, in the feed's order (see the module doc). */
-  private rules(readerId: string, findings: ExclusionFindings, probe: SeenProbe, future: boolean): ExplainRule[] {
-    const out: ExplainRule[] = [];
-    if (future) out.push(outsideWindow('It is published after now: a discover session reads items up to its start.'));
-    const all = findings.rules.map((f) => findingRule(f, readerId, 'discover'));
-    const byItem = all.filter((r) => r.rule === 'muted_word' || r.rule === 'language');
-    out.push(...all.filter((r) => !byItem.includes(r)));
-    const seen = seenRule(probe, readerId);
-    if (seen) out.push(seen);
-    out.push(...byItem);
-    return out;
   }
 
   /** The item's position, phase and key in a fresh session's first pages (null: not reached). */

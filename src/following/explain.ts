@@ -13,16 +13,9 @@
  * Writes nothing: the PostgreSQL side of the timeline (TimelineIndex) is read — never an inbox rebuild,
  * a lazy removal, a last-active touch or a marker — and the exclusions without a cache fill.
  */
-import { fail } from '../kernel/errors.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
-import {
-  deletedExplanation,
-  findingRule,
-  outsideWindow,
-  type ExplainRule,
-  type Explanation,
-} from '../kernel/explain.js';
-import type { ContentStore } from '../kernel/items/content-store.js';
+import { findingRule, outsideWindow, preferenceRules, type ExplainRule, type Explanation } from '../kernel/explain.js';
+import type { Item } from '../kernel/items/item.js';
 import type { TimelineIndex } from './timeline-index.js';
 
 /** Entries newer than the item a rank counts at most: past them the rank is null. */
@@ -31,25 +24,20 @@ export const EXPLAIN_DEPTH = 1_000;
 /** What the following explain reads. */
 export interface FollowingExplainDeps {
   index: TimelineIndex;
-  content: ContentStore;
   exclusions: ExclusionSource;
 }
-
-/** The rules of the reader's preferences this timeline applies. */
-const PREFERENCE_RULES = new Set(['muted_author', 'muted_word', 'language']);
 
 /** The following timeline's explain (see the module doc). */
 export class FollowingExplain {
   constructor(private readonly deps: FollowingExplainDeps) {}
 
   /**
-   * Why `itemId` is or is not on the timeline of `readerId` at `nowMs`.
-   * @throws FreshetError `NOT_FOUND` for an id the store never held; store errors.
+   * Why `record` is or is not on the timeline of `readerId` at `nowMs`.
+   * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
+   * @throws store errors.
    */
-  async explain(readerId: string, itemId: string, nowMs: number): Promise<Explanation> {
-    const record = await this.deps.content.getItemRecord(itemId);
-    if (!record) throw fail('NOT_FOUND', `no item ${itemId}`);
-    if (record.deleted) return deletedExplanation('following', readerId, itemId, nowMs);
+  async explain(readerId: string, record: Item, nowMs: number): Promise<Explanation> {
+    const itemId = record.id;
     const { index } = this.deps;
     const [[tid], view, ex] = await Promise.all([
       index.tidsOf([itemId]),
@@ -64,13 +52,12 @@ export class FollowingExplain {
       if (vis.unfollowed.length > 0)
         rules.push(
           ex.blockedAuthors.has(record.authorId) && record.authorId !== readerId
-            ? { rule: 'blocked_author', reason: `Its author and ${readerId} are blocked (one blocks the other).` }
+            ? findingRule({ rule: 'blocked_author' }, readerId, 'following')
             : { rule: 'not_followed', reason: `Its author is not one ${readerId} follows.` },
         );
     }
     const findings = ex.findings(record, 'following');
-    const mine = findings.rules.filter((f) => PREFERENCE_RULES.has(f.rule));
-    rules.push(...mine.map((f) => findingRule(f, readerId, 'following')));
+    rules.push(...preferenceRules(findings, readerId, 'following'));
     const notes = findings.notes.map((f) => findingRule(f, readerId, 'following'));
     const eligible = rules.length === 0;
     let rank: number | null = null;

@@ -11,43 +11,26 @@
  * filters are probed (`SeenFilter.probe`: no mark, no TTL refresh), the walk runs with those probes in
  * place of its seen checks and its cursor is read, never stored; no lease, no page cache pop or replace.
  */
-import { fail } from '../kernel/errors.js';
-import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
-import {
-  findingRule,
-  outsideWindow,
-  deletedExplanation,
-  seenRule,
-  type ExplainRule,
-  type ExplainScore,
-  type Explanation,
-} from '../kernel/explain.js';
-import type { ContentStore } from '../kernel/items/content-store.js';
+import type { ReaderExclusions } from '../kernel/exclusion-source.js';
+import { findingRule, outsideWindow, rankedFeedRules, type ExplainScore, type Explanation } from '../kernel/explain.js';
 import type { Item } from '../kernel/items/item.js';
 import type { SeenFilter, SeenProbe } from '../kernel/seen-filter.js';
-import { arrangePages, authorCap } from '../kernel/author-diversity.js';
 import { gaussDecay } from './decay.js';
-import type { FeedCache } from './feed-cache.js';
-import type { FillPool, Pool } from './fill-pool.js';
+import type { Pool } from './fill-pool.js';
+import type { ForYouDeps } from './service.js';
 import { interestMatches, type InterestSettings } from './interests.js';
-import type { Candidate, CandidateRecall } from './recall.js';
+import type { Candidate } from './recall.js';
 import { fillScore, matchedCount, matchScore, popularityFactor } from './scoring.js';
-import { parseCursor, walk } from './walk.js';
+import { parseCursor, refreshWalkInput, servingOrder, walk } from './walk.js';
 
 /** The page size a rank is counted in (the for-you route's default `limit`): author diversity arranges pages of it. */
 export const EXPLAIN_PAGE = 20;
 
-/** What the explain reads (the feed's own ports). */
-export interface ForYouExplainDeps {
-  content: ContentStore;
-  recall: CandidateRecall;
-  seen: SeenFilter;
-  /** The per-reader filter for items older than the window, when the feed has one (service.ts). */
-  olderSeen?: SeenFilter;
-  pool: FillPool;
-  cache: FeedCache;
-  exclusions: ExclusionSource;
-}
+/** What the explain reads: the feed's own ports (service.ts), less the metrics and the log. */
+export type ForYouExplainDeps = Pick<
+  ForYouDeps,
+  'content' | 'recall' | 'seen' | 'olderSeen' | 'pool' | 'cache' | 'exclusions'
+>;
 
 /** A seen check that writes nothing: the filter's probe. */
 const readOnly = (f: SeenFilter): Pick<SeenFilter, 'seen'> => ({
@@ -62,14 +45,12 @@ export class ForYouExplain {
   ) {}
 
   /**
-   * Why `itemId` would or would not be in a refresh of `readerId` at `nowMs`.
-   * @throws FreshetError `NOT_FOUND` for an id the store never held; `INVALID_ID`; store errors.
+   * Why `item` would or would not be in a refresh of `readerId` at `nowMs`.
+   * @param item the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
+   * @throws store errors.
    */
-  async explain(readerId: string, itemId: string, nowMs: number): Promise<Explanation> {
-    const record = await this.deps.content.getItemRecord(itemId);
-    if (!record) throw fail('NOT_FOUND', `no item ${itemId}`);
-    if (record.deleted) return deletedExplanation('for-you', readerId, itemId, nowMs);
-    const item: Item = record;
+  async explain(readerId: string, item: Item, nowMs: number): Promise<Explanation> {
+    const itemId = item.id;
     const [interests, ex, pool] = await Promise.all([
       this.deps.content.getInterests(readerId),
       this.deps.exclusions.forReaderReadOnly(readerId, nowMs),
@@ -83,31 +64,14 @@ export class ForYouExplain {
       pool,
     });
     const future = item.publishedAt > nowMs;
-    const rules = await this.rules(readerId, item, ex, nowMs, future);
+    const findings = ex.findings(item, 'for-you');
+    const outside = future ? outsideWindow('It is published after now: the recall reads items up to now only.') : null;
+    const rules = rankedFeedRules(findings, await this.probe(readerId, item, nowMs), readerId, 'for-you', outside);
     const score = future ? null : await this.score(item, ex, lexemes, nowMs);
     const eligible = rules.length === 0;
     const rank = eligible ? await this.rank(readerId, itemId, ex, lexemes, matches, pool, nowMs) : null;
-    const notes = ex.findings(item, 'for-you').notes.map((f) => findingRule(f, readerId, 'for-you'));
+    const notes = findings.notes.map((f) => findingRule(f, readerId, 'for-you'));
     return { feed: 'for-you', readerId, itemId, eligible, rules, notes, score, rank, atMs: nowMs };
-  }
-
-  /** Every rule that removes the item, in the walk's order (see the module doc). */
-  private async rules(
-    readerId: string,
-    item: Item,
-    ex: ReaderExclusions,
-    nowMs: number,
-    future: boolean,
-  ): Promise<ExplainRule[]> {
-    const out: ExplainRule[] = [];
-    if (future) out.push(outsideWindow('It is published after now: the recall reads items up to now only.'));
-    const found = ex.findings(item, 'for-you').rules.map((f) => findingRule(f, readerId, 'for-you'));
-    const byItem = found.filter((r) => r.rule === 'muted_word' || r.rule === 'language');
-    out.push(...found.filter((r) => !byItem.includes(r)));
-    const seen = seenRule(await this.probe(readerId, item, nowMs), readerId);
-    if (seen) out.push(seen);
-    out.push(...byItem);
-    return out;
   }
 
   /** The seen filter's probe; for an item older than the window, the per-reader filter's too (as the walk). */
@@ -155,6 +119,7 @@ export class ForYouExplain {
   ): Promise<number | null> {
     const r = this.settings.recall;
     const { seen, olderSeen, recall, content } = this.deps;
+    const cursor = parseCursor(await this.deps.cache.getCursor(readerId));
     const out = await walk(
       {
         recall,
@@ -162,24 +127,9 @@ export class ForYouExplain {
         olderSeen: olderSeen && readOnly(olderSeen),
         hydrate: (ids) => content.getItems(ids),
       },
-      {
-        readerId,
-        nowMs,
-        ex,
-        matches,
-        lexemes,
-        decay: r.decay,
-        pool,
-        cursor: parseCursor(await this.deps.cache.getCursor(readerId)),
-        resume: false,
-        want: r.limit,
-        page: EXPLAIN_PAGE,
-        chunk: r.limit,
-        horizonMs: r.horizonMs,
-      },
+      refreshWalkInput(r, { readerId, nowMs, ex, matches, lexemes, pool, cursor, resume: false, page: EXPLAIN_PAGE }),
     );
-    const cap = authorCap(ex.maxPerAuthor, EXPLAIN_PAGE);
-    const at = arrangePages(out.clean, EXPLAIN_PAGE, cap, !out.exhausted).ordered.findIndex((c) => c.id === itemId);
+    const at = servingOrder(out.clean, EXPLAIN_PAGE, ex.maxPerAuthor, out.exhausted).findIndex((c) => c.id === itemId);
     return at < 0 ? null : at + 1;
   }
 }

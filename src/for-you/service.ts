@@ -37,14 +37,13 @@ import { fail } from '../kernel/errors.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import type { Candidate, CandidateRecall, RecallQuery } from './recall.js';
 import type { FillPool } from './fill-pool.js';
-import { parseCursor, walk } from './walk.js';
+import { parseCursor, refreshWalkInput, servingOrder, walk } from './walk.js';
 import { interestMatches } from './interests.js';
 import type { Pool } from './fill-pool.js';
 import type { FeedCache } from './feed-cache.js';
 import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
 import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { FeedMetrics, Logger } from '../kernel/observability.js';
-import { arrangePages, authorCap } from '../kernel/author-diversity.js';
 
 /** What `peek` answers: fresh unseen candidates a refresh would now bring (at most `cap`). */
 export interface PeekResult {
@@ -256,21 +255,7 @@ export class ForYouFeed {
     const hydrate = (ids: readonly string[]) => this.deps.content.getItems(ids);
     const out = await walk(
       { ...this.deps, hydrate },
-      {
-        readerId,
-        nowMs,
-        ex,
-        matches,
-        lexemes,
-        decay: r.decay,
-        pool,
-        cursor: parseCursor(stored),
-        resume,
-        want: r.limit,
-        page,
-        chunk: r.limit,
-        horizonMs: r.horizonMs,
-      },
+      refreshWalkInput(r, { readerId, nowMs, ex, matches, lexemes, pool, cursor: parseCursor(stored), resume, page }),
     );
     this.deps.metrics.recallSize(FEED, out.examined);
     this.deps.metrics.seenDropped(FEED, out.dropped);
@@ -284,8 +269,7 @@ export class ForYouFeed {
    * not exhaust the catalog, those are left out of the cache (not seen: a later refresh brings them back).
    */
   private diversify(clean: readonly Candidate[], limit: number, ex: ReaderExclusions, exhausted: boolean): string[] {
-    const cap = authorCap(ex.maxPerAuthor, limit);
-    return arrangePages(clean, limit, cap, !exhausted).ordered.map((c) => c.id);
+    return servingOrder(clean, limit, ex.maxPerAuthor, exhausted).map((c) => c.id);
   }
 
   /** The reader's interest lexemes and matches inside the window (interests.ts). */

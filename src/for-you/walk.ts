@@ -27,6 +27,7 @@ import type { Pool } from './fill-pool.js';
 import type { Candidate, CandidateRecall, KeysetCursor } from './recall.js';
 import { gaussDecay, type GaussDecay } from './decay.js';
 import { matchedCount, matchScore } from './scoring.js';
+import { arrangePages, authorCap } from '../kernel/author-diversity.js';
 
 /** Rounds a refresh walks from the top before it jumps to the reader's cursor. */
 export const TOP_ROUNDS = 4;
@@ -106,6 +107,26 @@ export interface WalkResult {
   hidden: number;
   cursor: WalkCursor | null;
   exhausted: boolean;
+}
+
+/**
+ * The input of a refresh's walk: the recall size N clean candidates wanted, in rounds of N, under the
+ * recall's decay and window (what a refresh and the explain API both walk).
+ */
+export function refreshWalkInput(
+  recall: { limit: number; decay: GaussDecay; horizonMs: number },
+  w: Omit<WalkInput, 'want' | 'chunk' | 'decay' | 'horizonMs'>,
+): WalkInput {
+  return { ...w, decay: recall.decay, want: recall.limit, chunk: recall.limit, horizonMs: recall.horizonMs };
+}
+
+/**
+ * The walk's clean candidates in serving order: pages of `limit` with at most the reader's author cap of
+ * one author each (home-mixer's discount inside a page). When only capped authors are left and the walk
+ * did not exhaust the catalog, those are left out (a later refresh brings them back).
+ */
+export function servingOrder(clean: readonly Candidate[], limit: number, maxPerAuthor: number, exhausted: boolean) {
+  return arrangePages(clean, limit, authorCap(maxPerAuthor, limit), !exhausted).ordered;
 }
 
 /** Runs one walk (see the module doc). */

@@ -11,16 +11,9 @@
  * Writes nothing: no view, the exclusions read without a cache fill; the snapshot is the one
  * `GET /v1/hot` would use (computed and cached in process when stale, as that route does).
  */
-import { fail } from '../kernel/errors.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
-import {
-  deletedExplanation,
-  findingRule,
-  outsideWindow,
-  type ExplainRule,
-  type Explanation,
-} from '../kernel/explain.js';
-import type { ContentStore } from '../kernel/items/content-store.js';
+import { findingRule, outsideWindow, preferenceRules, type ExplainRule, type Explanation } from '../kernel/explain.js';
+import type { Item } from '../kernel/items/item.js';
 import { DEFAULT_RANGE, hotScoreParts, hoursSincePublish, parseRange } from './domain.js';
 import type { HotCounters } from './hot-counters.js';
 import type { HotRanking } from './service.js';
@@ -29,7 +22,6 @@ import type { HotRanking } from './service.js';
 export interface HotExplainDeps {
   ranking: HotRanking;
   counters: HotCounters;
-  content: ContentStore;
   exclusions: ExclusionSource;
 }
 
@@ -41,13 +33,12 @@ export class HotExplain {
   constructor(private readonly deps: HotExplainDeps) {}
 
   /**
-   * Why `itemId` is or is not in the hot list of `readerId` at `nowMs` (default range).
-   * @throws FreshetError `NOT_FOUND` for an id the store never held; store errors.
+   * Why `record` is or is not in the hot list of `readerId` at `nowMs` (default range).
+   * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
+   * @throws store errors.
    */
-  async explain(readerId: string, itemId: string, nowMs: number): Promise<Explanation> {
-    const record = await this.deps.content.getItemRecord(itemId);
-    if (!record) throw fail('NOT_FOUND', `no item ${itemId}`);
-    if (record.deleted) return deletedExplanation('hot', readerId, itemId, nowMs);
+  async explain(readerId: string, record: Item, nowMs: number): Promise<Explanation> {
+    const itemId = record.id;
     const [snap, ex] = await Promise.all([
       this.deps.ranking.snapshotAt(nowMs),
       this.deps.exclusions.forReaderReadOnly(readerId, nowMs),
@@ -63,8 +54,7 @@ export class HotExplain {
         reason: 'It is not in the current ranking: no counted view yet, or below the ranking’s cap.',
       });
     const findings = ex.findings(record, 'hot');
-    const mine = new Set(['muted_author', 'muted_word', 'language']);
-    rules.push(...findings.rules.filter((f) => mine.has(f.rule)).map((f) => findingRule(f, readerId, 'hot')));
+    rules.push(...preferenceRules(findings, readerId, 'hot'));
     const notes = findings.notes.map((f) => findingRule(f, readerId, 'hot'));
     const params = this.deps.ranking.settings.params;
     let score: Explanation['score'] = null;
@@ -78,10 +68,9 @@ export class HotExplain {
     const eligible = rules.length === 0;
     let rank: number | null = null;
     if (eligible) {
-      const from = nowMs - RANGE_MS;
-      const listed = snap.entries.filter(
-        (e) => e.item.publishedAt >= from && e.item.publishedAt <= nowMs && ex.itemReason(e.item, 'hot') === null,
-      );
+      // the list `GET /v1/hot` gives the reader: the snapshot in range, its preferences applied
+      const page = await this.deps.ranking.top(RANGE_MS, Number.MAX_SAFE_INTEGER, nowMs);
+      const listed = page.entries.filter((e) => ex.itemReason(e.item, 'hot') === null);
       rank = listed.findIndex((e) => e.item.id === itemId) + 1 || null;
     }
     return { feed: 'hot', readerId, itemId, eligible, rules, notes, score, rank, atMs: nowMs };

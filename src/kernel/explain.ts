@@ -5,7 +5,7 @@
  * its own ranking functions; the app wires them to `GET /v1/feeds/{feed}/explain` and `freshet.explain`.
  * An explanation is a read: no feed writes anything while building one.
  */
-import type { ExclusionFinding } from './exclusion-source.js';
+import type { ExclusionFinding, ExclusionFindings } from './exclusion-source.js';
 import type { SeenProbe } from './seen-filter.js';
 
 /** The feeds that explain (the path segment of the route). */
@@ -144,6 +144,35 @@ export function findingRule(f: ExclusionFinding, readerId: string, feed: Explain
       out.reason = `Rule ${f.rule} removes it.`;
   }
   return out;
+}
+
+/**
+ * The rules of a ranked feed (for-you, discover) in the order its candidates meet them: `outside` (when
+ * given), the id and author rules (own, blocked_author, muted_author, not_interested, engaged,
+ * recently_viewed), `seen` (when the probe says so), then the rules that read the item (muted_word,
+ * language) — a ranked feed hydrates only the candidates that passed its seen check.
+ */
+export function rankedFeedRules(
+  findings: ExclusionFindings,
+  probe: SeenProbe,
+  readerId: string,
+  feed: ExplainFeed,
+  outside: ExplainRule | null,
+): ExplainRule[] {
+  const all = findings.rules.map((f) => findingRule(f, readerId, feed));
+  const byItem = all.filter((r) => r.rule === 'muted_word' || r.rule === 'language');
+  const seen = seenRule(probe, readerId);
+  return [...(outside ? [outside] : []), ...all.filter((r) => !byItem.includes(r)), ...(seen ? [seen] : []), ...byItem];
+}
+
+/**
+ * The rules of the reader's preferences that read the item (muted_author, muted_word, language), in
+ * their order: all the hot list and the following timeline apply of the exclusions (besides their own).
+ */
+export function preferenceRules(findings: ExclusionFindings, readerId: string, feed: ExplainFeed): ExplainRule[] {
+  return findings.rules
+    .filter((f) => f.rule === 'muted_author' || f.rule === 'muted_word' || f.rule === 'language')
+    .map((f) => findingRule(f, readerId, feed));
 }
 
 /** The `deleted` rule. */

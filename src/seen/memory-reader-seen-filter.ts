@@ -19,8 +19,8 @@ import {
   bitmapBytes,
   compoundRate,
   parseSignature,
+  probeOf,
   scalableGeometry,
-  subFilterRate,
   type ScalableGeometry,
 } from './scalable-bloom.js';
 import { readReaderSeenSnapshot, writeReaderSeenSnapshot } from './reader-seen-snapshot.js';
@@ -234,12 +234,6 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
       if (nowMs - f.lastActive >= this.settings.ttlMs) this.filters.delete(reader);
     }
   }
-}
-
-/** A probe's answer from the sub-filter holding the member (null: none) and the counts of the filter. */
-export function probeOf(g: ScalableGeometry, counts: readonly number[], level: number | null): SeenProbe {
-  if (level === null) return { seen: false, day: null, subFilter: null, fpr: compoundRate(g.levels, counts) };
-  return { seen: true, day: null, subFilter: level, fpr: subFilterRate(g.levels[level]!, counts[level]!) };
 }
 
 /** Whether any open sub-filter has all the member's bits (the newest first, as the Redis script tests them). */

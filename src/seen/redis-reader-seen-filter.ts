@@ -18,7 +18,7 @@
  */
 import { assertId } from '../kernel/ids.js';
 import { hasAllBits, hashPairs, packPairs } from './bloom.js';
-import { compoundRate, parseSignature, scalableGeometry, type ScalableGeometry } from './scalable-bloom.js';
+import { compoundRate, parseSignature, probeOf, scalableGeometry, type ScalableGeometry } from './scalable-bloom.js';
 import type { ReaderFilterState, ReaderSeenFilter, ReaderSeenSettings } from '../kernel/reader-seen-filter.js';
 import type { SeenProbe } from '../kernel/seen-filter.js';
 import type { RedisClient } from '../kernel/redis/client.js';
@@ -28,7 +28,6 @@ import { LuaScripts } from '../kernel/redis/lua.js';
 import { fail } from '../kernel/errors.js';
 import type { ReaderRestorer } from './seen-checkpointer.js';
 import { MAX_RESTORES } from './redis-seen-filter.js';
-import { probeOf } from './memory-reader-seen-filter.js';
 
 /** The scripts (./lua/): check, mark or describe one reader's filter; index a reader's new journal. */
 export const READER_SEEN_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), [
@@ -139,8 +138,8 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
       const keys = this.scriptKeys(readerId, g).filter((_, i) => i !== 2); // no journal
       const flags = g.split ? 's' : '';
       reply = await this.lua.readerSeenProbe(keys, [
-        nowMs,
-        this.settings.ttlMs,
+        Math.floor(nowMs),
+        Math.floor(this.settings.ttlMs),
         g.signature,
         levelArg(g),
         packed,

@@ -23,6 +23,7 @@
  * In process, in snapshots and in checkpoints a filter is always the concatenation of its open
  * sub-filters at those offsets (the same bytes for both kinds: the offsets are the same).
  */
+import type { SeenProbe } from '../kernel/seen-filter.js';
 import { MAX_BITS, sizeWindow, type BloomGeometry } from './bloom.js';
 
 /** Growth ratio s of capacities (Almeida et al. 2007; RedisBloom's default expansion). */
@@ -161,4 +162,10 @@ export function parseSignature(signature: string): ScalableGeometry | null {
 /** The geometry of filters these settings start. */
 export function scalableGeometry(initialCapacity: number, errorRate: number): ScalableGeometry {
   return parseSignature(geometrySignature(initialCapacity, errorRate))!;
+}
+
+/** A probe's answer from the sub-filter holding the member (null: none) and the counts of the filter. */
+export function probeOf(g: ScalableGeometry, counts: readonly number[], level: number | null): SeenProbe {
+  if (level === null) return { seen: false, day: null, subFilter: null, fpr: compoundRate(g.levels, counts) };
+  return { seen: true, day: null, subFilter: level, fpr: subFilterRate(g.levels[level]!, counts[level]!) };
 }

@@ -8,7 +8,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ExplainData, FreshetClient } from '../../src/client/index.js';
 import { HOUR_MS } from '../../src/kernel/clock.js';
+import { Redis } from 'ioredis';
 import { T0, item, startTestApp, type TestApp } from '../support/app.js';
+import { TEST_REDIS_URL } from '../support/env.js';
+import type { MemorySeenFilter } from '../../src/seen/memory-seen-filter.js';
+import type { MemoryReaderSeenFilter } from '../../src/seen/memory-reader-seen-filter.js';
 import { failure } from '../support/client.js';
 import { settle, withWorker } from '../support/following.js';
 
@@ -121,6 +125,21 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(rules(await explain('p_1'))).toEqual(['engaged', 'seen', 'muted_word']);
   });
 
+  it("seen in the reader's own filter: an item served older than the decay window, once the rolling days forgot it", async () => {
+    await svc.items.publish([item('x_ancient', 200 * HOUR_MS, { author_id: 'au_a', lang: 'en' })]);
+    const served = (await as.forYou.refresh({ limit: 50 })).items.map((i) => i.id);
+    expect(served).toContain('x_ancient');
+    expect((await explain('x_ancient')).rules).toEqual([expect.objectContaining({ rule: 'seen', day: '2026-03-06' })]);
+    t.clock.advance(8 * 24 * HOUR_MS); // past the 7 rolling days
+    const e = await explain('x_ancient');
+    expect(rules(e)).toEqual(['seen']);
+    expect(e.rules[0]).toMatchObject({ sub_filter: 0 });
+    expect(e.rules[0]).not.toHaveProperty('day');
+    expect(e.rules[0]!.fpr).toBeGreaterThan(0);
+    expect(e.rules[0]!.reason).toContain('sub-filter 0');
+    expect(rules(await explain('p_0'))).toEqual([]); // served while fresh: forgotten with the rolling days
+  });
+
   it('a warn muted word is a note: the item stays eligible', async () => {
     await svc.users.muteWord(reader, { phrase: 'spoiler', action: 'warn' });
     const e = await explain('x_spoiler');
@@ -142,6 +161,51 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     const next = await as.forYou.loadMore({ limit: 6 });
     expect(next.items.map((i) => i.id)).toEqual(byRank.slice(6, 12));
   });
+
+  // the in-process pair: the seen filters' bitmaps, the reader's page cache and cursor are the same after explains
+  if (hot === 'memory')
+    it('writes nothing in process: the seen bitmaps, the page cache and the cursor are unchanged', async () => {
+      await as.forYou.refresh({ limit: 5 });
+      const rolling = t.f.seen as MemorySeenFilter;
+      const own = t.f.readerSeen as MemoryReaderSeenFilter;
+      const state = async () => ({
+        days: [...rolling.dayFilters()].map(([k, d]) => [k, Buffer.from(d.bitmap).toString('hex')]),
+        own: own.saved(reader) && Buffer.from(own.saved(reader)!.bitmap).toString('hex'),
+        ownActive: own.saved(reader)?.lastActive ?? null,
+        cursor: await t.f.cache.getCursor(reader),
+      });
+      const before = await state();
+      for (const feed of ['for-you', 'hot', 'discover', 'following'] as const)
+        for (const id of ['p_0', 'p_1', 'p_2', 'x_old']) await explain(id, feed);
+      expect(await state()).toEqual(before);
+      const next = await as.forYou.loadMore({ limit: 2 }); // the cache still holds the refresh's rest
+      expect(next.items).toHaveLength(2);
+      expect(await state()).not.toEqual(before); // and the check sees a page's impressions
+    });
+
+  // Redis only (registered there alone): the in-process stores are checked by what the next refresh serves
+  if (hot === 'redis')
+    it('writes no Redis key: every key under the prefix holds the same bytes after explains of every feed', async () => {
+      await as.forYou.refresh({ limit: 5 }); // a reader with a seen filter, a page cache and a cursor
+      await svc.follows.follow(reader, 'au_0');
+      await settle(t);
+      const redis = new Redis(TEST_REDIS_URL);
+      try {
+        // every key's bytes (DUMP), but the days' layout records, which any first look at a day writes
+        const snapshot = async () => {
+          const keys = (await redis.keys(`${t.config.keyPrefix}*`)).filter((k) => !k.includes('{seen-layout}')).sort();
+          return Object.fromEntries(
+            await Promise.all(keys.map(async (k) => [k, (await redis.dumpBuffer(k))?.toString('hex')])),
+          );
+        };
+        const before = await snapshot();
+        for (const feed of ['for-you', 'hot', 'discover', 'following'] as const)
+          for (const id of ['p_0', 'p_1', 'p_2', 'x_old']) await explain(id, feed);
+        expect(await snapshot()).toEqual(before);
+      } finally {
+        redis.disconnect();
+      }
+    });
 
   it('auth, unknown items and bad input answer with the documented codes', async () => {
     const token = await t.token('someone_else');
@@ -165,6 +229,18 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     });
     expect(missing.statusCode).toBe(400);
     expect(missing.json()).toMatchObject({ code: 40001 });
+    // explains share the feed pages' rate budget (FRESHET_RATE_READER, 30 per window)
+    const greedy = t.client({ token: await t.token(`greedy_${hot}`) });
+    const codes: number[] = [];
+    for (let i = 0; i < 31; i++)
+      codes.push(
+        await greedy.explain('hot', 'p_0').then(
+          () => 200,
+          (e: { status: number }) => e.status,
+        ),
+      );
+    expect(codes.slice(0, 30).every((c) => c === 200)).toBe(true);
+    expect(codes[30]).toBe(429);
     // the library: the same answer, the same errors
     const lib = await t.f.explain({ feed: 'for-you', readerId: reader, itemId: 'p_0' });
     expect(lib).toMatchObject({ feed: 'for-you', readerId: reader, itemId: 'p_0', eligible: true, atMs: T0 });
@@ -241,6 +317,8 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(e.rank).toBeNull();
     expect(e.score!.parts.phase).toBe(page.sources[0]);
     await as.engagements.record({ item_id: 'p_11', kind: 'like' });
-    expect(rules(await explain('p_11', 'discover'))).toEqual(['engaged', 'seen']); // served above, then liked
+    const liked = await explain('p_11', 'discover');
+    expect(rules(liked)).toEqual(['engaged', 'seen']); // served above, then liked
+    expect(liked.score!.parts.phase).toBe(page.sources[page.items.findIndex((i) => i.id === 'p_11')]);
   });
 });
