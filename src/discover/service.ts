@@ -243,6 +243,9 @@ export class DiscoverFeed {
     if (run.picked.length % every === every - 1 && t < trending.length && followed.taken.length > 0)
       this.pick(run, trending[t++]!.row, 'trending');
     if (t > 0) run.s.trending = trending[t - 1]!.index + 1;
+    // trending entries held for slots the followed items never reached (a reader who follows nobody, or
+    // few followed items left) are not picked: they stay open to this page's later phases
+    for (const left of trending.slice(t)) run.pickedIds.delete(left.row.id);
     if (followed.done) run.s.phase = 2;
   }
 

@@ -166,6 +166,16 @@ describe.each([
     expect(ids).toHaveLength(corpus().length);
   });
 
+  it('a reader who follows nobody gets the trending items on its first page: no trending slot holds them back', async () => {
+    expect((await t.app.inject({ method: 'PUT', url: '/v1/users/ry', headers: svc })).statusCode).toBe(200);
+    const res = await get('?limit=25', { ...svc, 'x-freshet-reader': 'ry' });
+    const ids = res.json().data.items.map((i: { id: string }) => i.id);
+    // phase 1 has no followed item to put the 5 trending slots between: the trending items are served
+    // in their place among the newest (they were held for the slots and left out of the page)
+    expect(ids).toEqual(expect.arrayContaining(['t0', 't1', 't2']));
+    expect(ids).toHaveLength(corpus().length);
+  });
+
   it('rejects forged, edited and foreign cursors with 40005; a stale cursor starts afresh', async () => {
     t.clock.advance(DAY_MS); // new items may be served again? no: nothing new — but the session is new
     await t.app.inject({

@@ -306,8 +306,7 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     const page = await as.discover.page(undefined, { limit: 20 });
     for (const e of before) {
       const at = page.items.findIndex((i) => i.id === e.item_id);
-      // (the trending items of earlier tests are held for trending slots a reader who follows nobody never
-      // gets: neither the page nor the explain's pass serves them)
+      // an item the first page does not reach has no rank; the explain's pass is the page's own code
       expect(e, e.item_id).toMatchObject({ feed: 'discover', eligible: true, rules: [], rank: at < 0 ? null : at + 1 });
       if (at >= 0) expect(e.score!.parts.phase, e.item_id).toBe(page.sources[at]);
     }
