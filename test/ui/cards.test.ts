@@ -8,22 +8,18 @@
  * removes an item. Screenshots at 1440 × 900 and 375 × 812 go to test-results/ui/ (no horizontal scroll at
  * 375 px). One browser, one app, about 100 posts.
  */
-import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.mjs';
-import { parseHn } from '../../src/app/cli/import-hn.js';
 import { ago, plural } from '../../src/app/ui/web/dom.js';
 import type { PublishInput } from '../../src/app/use-cases.js';
 import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
-import { dataFile } from '../support/env.js';
+import { SCREENSHOTS, feedIds as shownIds, hnWindow, openBrowser, sameOriginOnly } from '../support/explorer.js';
 
-const HN = dataFile('hn/hn_posts_2015-09_to_2016-09_sample.csv.gz');
-const OUT = new URL('../../test-results/ui/', import.meta.url).pathname;
+const OUT = SCREENSHOTS;
 const READER = 'cards_reader';
 /** A second reader, who mutes a word of one post (the "Why not?" case). */
 const MUTER = 'cards_muter';
-const CHROMIUM = '/usr/bin/chromium';
 
 let t: TestApp;
 let browser: Browser;
@@ -33,22 +29,8 @@ let base: string;
 /** The posts published, by id. */
 let posts: Map<string, PublishInput>;
 
-/** The newest `n` HN posts before 2016-03-01. */
-async function hnWindow(n: number): Promise<PublishInput[]> {
-  const all: PublishInput[] = [];
-  for await (const batch of parseHn(HN, { batchSize: 5000 })) all.push(...batch.items);
-  const cut = Date.UTC(2016, 2, 1);
-  return all
-    .filter((i) => i.publishedAt < cut)
-    .sort((a, b) => a.publishedAt - b.publishedAt)
-    .slice(-n);
-}
-
-/** Ids of the cards of the feed shown on `p`, once no page of it is loading. */
-async function feedIds(p: Page = page): Promise<string[]> {
-  await p.locator('ul.feed[aria-busy="false"]').waitFor({ timeout: 10_000 });
-  return p.locator('ul.feed > li.card').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id!));
-}
+/** Ids of the cards of the feed shown on `p` (the main page by default), once none of it is loading. */
+const feedIds = (p: Page = page) => shownIds(p);
 
 /** Signs `p` in with the service key for {@link READER}. */
 async function signIn(p: Page): Promise<void> {
@@ -59,7 +41,6 @@ async function signIn(p: Page): Promise<void> {
 }
 
 beforeAll(async () => {
-  mkdirSync(OUT, { recursive: true });
   const [items] = await Promise.all([hnWindow(100), buildUi()]);
   posts = new Map(items.map((i) => [i.id, i]));
   t = await startTestApp({ db: 'postgres' });
@@ -72,17 +53,9 @@ beforeAll(async () => {
   await t.f.useCases.recordViews(
     items.slice(-5).map((i, n) => ({ itemId: i.id, visitorId: `cards_visitor_${n}`, nowMs: t.clock.now() })),
   );
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = t.app.server.address();
-  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-  });
+  ({ base, browser } = await openBrowser(t));
   context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  // the pages may reach this origin only
-  await context.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+  await sameOriginOnly(context, base);
   page = await context.newPage();
 }, 120_000);
 

@@ -8,19 +8,15 @@
  * banner count a stream reset's entries, checks the hot, item and health pages, and saves screenshots
  * at 1440 px and 375 px wide under test-results/ui/. The bundle is built fresh first (scripts/build-ui.mjs).
  */
-import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.mjs';
-import { parseHn } from '../../src/app/cli/import-hn.js';
 import type { PublishInput } from '../../src/app/use-cases.js';
 import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
-import { dataFile } from '../support/env.js';
+import { SCREENSHOTS, feedIds as shownIds, hnWindow, openBrowser, sameOriginOnly } from '../support/explorer.js';
 
-const HN = dataFile('hn/hn_posts_2015-09_to_2016-09_sample.csv.gz');
-const OUT = new URL('../../test-results/ui/', import.meta.url).pathname;
+const OUT = SCREENSHOTS;
 const READER = 'ui_reader';
-const CHROMIUM = '/usr/bin/chromium';
 
 let t: TestApp;
 let browser: Browser;
@@ -32,28 +28,13 @@ let posts: PublishInput[];
 /** How many items the followed authors published in the window (the timeline's length). */
 let timelineLength: number;
 
-/** The newest `n` HN posts before 2016-03-01 (a dense, real window); the clock is set 1 h after the last. */
-async function hnWindow(n: number): Promise<PublishInput[]> {
-  const all: PublishInput[] = [];
-  for await (const batch of parseHn(HN, { batchSize: 5000 })) all.push(...batch.items);
-  const cut = Date.UTC(2016, 2, 1);
-  return all
-    .filter((i) => i.publishedAt < cut)
-    .sort((a, b) => a.publishedAt - b.publishedAt)
-    .slice(-n);
-}
-
 /** Ids of the cards in the shown feed, in order. */
 const cardIds = () =>
   page.locator('ul.feed > li.card').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id!));
 /** The same once no page of the feed is loading (the list is `aria-busy` while one is). */
-async function feedIds(): Promise<string[]> {
-  await page.locator('ul.feed[aria-busy="false"]').waitFor({ timeout: 10_000 });
-  return cardIds();
-}
+const feedIds = () => shownIds(page);
 
 beforeAll(async () => {
-  mkdirSync(OUT, { recursive: true });
   const [items] = await Promise.all([hnWindow(300), buildUi()]);
   posts = items;
   // real PostgreSQL (opens in ~1 s; PGlite takes ~10 s on a loaded machine); a reconnecting stream
@@ -66,25 +47,9 @@ beforeAll(async () => {
   timelineLength = items.filter((i) => followed.includes(i.authorId)).length;
   for (const a of followed) await t.f.useCases.follow(READER, a, t.clock.now());
   await t.f.following.queue.idle(60_000);
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = t.app.server.address();
-  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  ({ base, browser } = await openBrowser(t));
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  // the page may reach this origin only (nothing downloaded at run time)
-  await page.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+  await sameOriginOnly(page, base);
 }, 120_000);
 
 afterAll(async () => {

@@ -7,14 +7,13 @@
  * horizontal scroll); screenshots at 1440 and 375 px go to test-results/ui/. The pages sample every
  * 300 ms here (`<html data-sample-ms>`), and the store readings of /metrics are not cached.
  */
-import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.mjs';
 import { SERVICE_KEY, item, startTestApp, type TestApp } from '../support/app.js';
+import { SCREENSHOTS, openBrowser, sameOriginOnly } from '../support/explorer.js';
 
-const OUT = new URL('../../test-results/ui/', import.meta.url).pathname;
-const CHROMIUM = '/usr/bin/chromium';
+const OUT = SCREENSHOTS;
 const READER = 'ov_ui_reader';
 const svc = { authorization: `Bearer ${SERVICE_KEY}`, 'content-type': 'application/json' };
 
@@ -38,22 +37,14 @@ async function chartValues(selector: string): Promise<(number | null)[]> {
 const figure = (id: string) => page.locator(`[data-tile="${id}"] .figure`).first().textContent();
 
 beforeAll(async () => {
-  mkdirSync(OUT, { recursive: true });
   const [app] = await Promise.all([
     startTestApp({ db: 'postgres', hot: 'redis', env: { FRESHET_METRICS_STORE_READ_S: '0' } }),
     buildUi(),
   ]);
   t = app;
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = t.app.server.address();
-  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-  });
+  ({ base, browser } = await openBrowser(t));
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  await page.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+  await sameOriginOnly(page, base);
 }, 60_000);
 
 afterAll(async () => {
