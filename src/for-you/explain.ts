@@ -86,7 +86,9 @@ export class ForYouExplain {
   /**
    * The item's score, from the feed's functions: an interest match ranks by lexemes matched × decay ×
    * author weight (matchScore); any other item by decay × ln(2 + popularity) (fillScore, the pool's
-   * order) × the author weight its round is sorted by.
+   * order) × the author weight its round is sorted by. `parts.source` names the walk's stage that reaches
+   * it: `interest_match` and `fill` inside the decay window (ordered by `value`), `older` past it — those
+   * come after the window's items, newest first, and `value` (a decay near 0) does not order them.
    */
   private async score(
     item: Item,
@@ -100,7 +102,9 @@ export class ForYouExplain {
     const weight = ex.itemWeight(item);
     const popularity = popularityFactor(item.popularity);
     const value = relevance > 0 ? matchScore(relevance, decay, weight) : fillScore(decay, item.popularity) * weight;
-    return { value, parts: { relevance, decay, author_penalty: weight, popularity } };
+    const inWindow = item.publishedAt >= nowMs - this.settings.recall.horizonMs;
+    const source = !inWindow ? 'older' : relevance > 0 ? 'interest_match' : 'fill';
+    return { value, parts: { source, relevance, decay, author_penalty: weight, popularity } };
   }
 
   /**

@@ -70,8 +70,9 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(e.at_ms).toBe(T0);
     expect(e.rank).toBe(1);
     const parts = e.score!.parts as Record<string, number>;
-    expect(Object.keys(parts).sort()).toEqual(['author_penalty', 'decay', 'popularity', 'relevance']);
-    expect(parts.relevance).toBe(0); // no interests: the fill score
+    expect(Object.keys(parts).sort()).toEqual(['author_penalty', 'decay', 'popularity', 'relevance', 'source']);
+    expect(parts.source).toBe('fill'); // inside the decay window, no interests: the fill score orders it
+    expect(parts.relevance).toBe(0);
     expect(parts.author_penalty).toBe(1);
     expect(parts.popularity).toBeCloseTo(Math.log(2 + 3 * PLAIN), 10);
     expect(e.score!.value).toBeCloseTo(parts.decay! * parts.popularity!, 12);
@@ -127,6 +128,8 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
 
   it("seen in the reader's own filter: an item served older than the decay window, once the rolling days forgot it", async () => {
     await svc.items.publish([item('x_ancient', 200 * HOUR_MS, { author_id: 'au_a', lang: 'en' })]);
+    // past the decay window: served after the window's items, newest first (its score does not order it)
+    expect((await explain('x_ancient')).score!.parts.source).toBe('older');
     const served = (await as.forYou.refresh({ limit: 50 })).items.map((i) => i.id);
     expect(served).toContain('x_ancient');
     expect((await explain('x_ancient')).rules).toEqual([expect.objectContaining({ rule: 'seen', day: '2026-03-06' })]);

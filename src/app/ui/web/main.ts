@@ -259,6 +259,9 @@ function shell(s: Session): void {
     }
     document.title = `${found.label} · Freshet explorer`;
     main.replaceChildren();
+    // a page opens at its top (For you then puts back the scroll it kept): the previous page's scroll
+    // could leave the new page's first cards under the sticky header
+    window.scrollTo(0, 0);
     ctx.follows = followSet();
     cleanup = found.page(main, ctx, arg);
   };
