@@ -20,6 +20,12 @@ const { redis, nextPrefix } = fileRedis();
 const ITEMS = Array.from({ length: 6 }, (_, i) => `it_${i}`);
 const VISITORS = Array.from({ length: 8 }, (_, i) => `v_${i}`);
 const rules = { ...RULES, visitorBudgetPerMinute: 4, cap: 3 };
+/**
+ * On Redis the visitor budget is counted per hot shard (docs/hot.md; up to N × the budget over N shards), in
+ * process once: a visitor's views of items on different shards agree only at 1 shard. With 3 shards the
+ * budget is set out of reach, so every other verdict is compared.
+ */
+const rulesFor = (shards: number) => (shards === 1 ? rules : { ...rules, visitorBudgetPerMinute: 1_000 });
 
 const op = fc.oneof(
   {
@@ -49,8 +55,8 @@ describe('HotCounters: in-process and Redis agree', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 60 }), fc.constantFrom(1, 3), async (ops, shards) => {
         const prefix = nextPrefix();
-        const mem = new MemoryHotCounters(rules);
-        const red = new RedisHotCounters(redis, new Keys(prefix, 1, shards), rules);
+        const mem = new MemoryHotCounters(rulesFor(shards));
+        const red = new RedisHotCounters(redis, new Keys(prefix, 1, shards), rulesFor(shards));
         try {
           for (const c of [mem, red]) {
             await makeHealthy(c);
