@@ -174,6 +174,12 @@ describe('explorer cards', () => {
   it('"Why?" answers on Discover and Following cards too (the feed of the page)', async () => {
     for (const feed of ['Discover', 'Following']) {
       await page.getByRole('link', { name: feed, exact: true }).click();
+      // the page of this feed (not the previous page's list), once its first page has cards
+      await page.locator('main h2', { hasText: feed }).first().waitFor({ timeout: 10_000 });
+      // (the count, then the page's status line: a failed load says why there)
+      const shown = async () =>
+        `${(await feedIds()).length} cards; ${(await page.locator('main p.status').first().textContent()) ?? ''}`;
+      await expect.poll(shown, { timeout: 20_000 }).toMatch(/^[1-9]/);
       const [id] = await feedIds();
       const card = page.locator(`li.card[data-id="${id}"]`);
       await card.locator('[data-action=why]').click();
