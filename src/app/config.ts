@@ -120,7 +120,9 @@ const EnvSchema = z.object({
   FRESHET_EMBEDDING_DIM: int(8, 4096, 256),
   FRESHET_DISCOVER_OVERFETCH: num(1, 20, 3),
   FRESHET_DISCOVER_OVERFETCH_CAP: num(1.5, 50, 10),
-  FRESHET_DISCOVER_POOL: int(10, 5000, 100),
+  // 40, was 100: a first page's search asks for what the page needs (20 × over-fetch 3 = 60), not five pages' worth
+  // (bench/README "Discover: the first page's pool": 200k, 10.7 / 18.7 → 9.32 / 16.5 ms, recall@20 unchanged)
+  FRESHET_DISCOVER_POOL: int(10, 5000, 40),
   FRESHET_DISCOVER_INDEX: z.enum(['auto', 'pgvector', 'memory']).default('auto'),
   FRESHET_DISCOVER_EXACT_MAX: int(0, 1_000_000_000, 50_000),
   FRESHET_DISCOVER_HNSW_M: int(4, 64, 32),

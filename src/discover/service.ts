@@ -63,7 +63,10 @@ export interface DiscoverFeedSettings {
   trendingEvery: number;
   /** Trending entries considered per session (depth of the hot list read). */
   trendingDepth: number;
-  /** Phase-2 pool: candidates one vector search adds to a session's ranked pool. */
+  /**
+   * Phase-2 pool: the fewest candidates one vector search adds to a session's ranked pool (a search adds at
+   * least what the page asks for: its want × the over-fetch factor).
+   */
   pool: number;
   /** Phase 2 keeps only items whose cosine to the reader is above this (0: some shared direction). */
   minSimilarity: number;
