@@ -26,10 +26,31 @@ export class FreshetClientError extends Error {
     readonly request: string,
     /** How many times it was sent (more than 1 after 503 retries). */
     readonly attempts: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number | null },
   ) {
     super(`${request}: ${kind === 'http' ? `${status} ${code} ${msg}` : `${kind}: ${msg}`}`, options);
+    this.retryAfterMs = options?.retryAfterMs ?? null;
   }
+
+  /**
+   * How long the server asked the caller to wait before sending again (its `Retry-After`, in ms: a 429 over a
+   * rate limit, 42901), or null when it named no time. The client never waits by itself on a 429: the caller
+   * decides (drop, queue, or wait this long).
+   */
+  readonly retryAfterMs: number | null;
+}
+
+/**
+ * A `Retry-After` header in ms (RFC 9110 §10.2.3: delay-seconds, or an HTTP-date counted from `nowMs`), or
+ * null when absent or not one of those forms. A date in the past is 0.
+ */
+export function retryAfterMs(header: string | null, nowMs = Date.now()): number | null {
+  if (header === null) return null;
+  const v = header.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (!/ GMT$/.test(v)) return null; // an HTTP-date is written in GMT (IMF-fixdate)
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
 }
 
 /** Retries of 503 answers: up to `attempts` sends in all, delays `baseMs · 2^(n−1)` capped at `maxMs`, each drawn uniformly from [½, 1] of that (jitter). */
@@ -197,6 +218,7 @@ export class Transport {
         envelope.data ?? null,
         label,
         attempt,
+        { retryAfterMs: retryAfterMs(res.headers.get('retry-after')) },
       );
     }
     return { data: envelope.data as T, headers: res.headers };

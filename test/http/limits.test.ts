@@ -12,6 +12,8 @@
  * - `/metrics` and `/docs` behind the service key when configured so.
  */
 import { connect, type Socket } from 'node:net';
+import type { FreshetClientError } from '../../src/client/index.js';
+import { retryAfterMs } from '../../src/client/transport.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintReaderToken } from '../../src/kernel/http/tokens.js';
 import { SERVICE_KEY, item, startTestApp, type TestApp, type TestAppOptions } from '../support/app.js';
@@ -132,6 +134,17 @@ describe.each<[string, TestAppOptions]>([
     expect(refused.json().msg).toMatch(/FRESHET_RATE_READER/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // the typed client hands the wait to its caller (it never retries a 429 by itself)
+    const viaClient = await t
+      .client({ token: await t.token('greedy') })
+      .hot.top()
+      .then(
+        () => null,
+        (e: unknown) => e as FreshetClientError,
+      );
+    expect(viaClient).toMatchObject({ status: 429, code: 42901, attempts: 1 });
+    expect(viaClient!.retryAfterMs).toBeGreaterThan(0);
+    expect(viaClient!.retryAfterMs).toBeLessThanOrEqual(60_000);
     // HEAD runs the GET handler: it counts, and is refused, alike
     expect((await t.app.inject({ method: 'HEAD', url: '/v1/hot', headers: greedy })).statusCode).toBe(429);
     // views count against the same budget
@@ -290,5 +303,18 @@ describe('tokens and operations routes', () => {
     expect(() => loadConfig({ FRESHET_HEADERS_TIMEOUT_S: '20', FRESHET_REQUEST_TIMEOUT_S: '10' })).toThrow(
       /FRESHET_HEADERS_TIMEOUT_S/,
     );
+  });
+});
+
+describe('Retry-After in the typed client', () => {
+  it('reads delay-seconds and HTTP-dates as ms, a past date as 0, anything else as null', () => {
+    const now = Date.parse('Wed, 21 Oct 2026 07:27:30 GMT');
+    expect(retryAfterMs('7', now)).toBe(7_000);
+    expect(retryAfterMs(' 0 ', now)).toBe(0);
+    expect(retryAfterMs('Wed, 21 Oct 2026 07:28:00 GMT', now)).toBe(30_000);
+    expect(retryAfterMs('Wed, 21 Oct 2026 07:00:00 GMT', now)).toBe(0);
+    expect(retryAfterMs('-5', now)).toBeNull();
+    expect(retryAfterMs('soon', now)).toBeNull();
+    expect(retryAfterMs(null, now)).toBeNull();
   });
 });

@@ -7,7 +7,7 @@
  *
  * Pacing: a token bucket filled at `rate` events/s and holding at most one second of events, drained
  * every {@link TICK_MS}; at most `maxInflight` requests in flight. A server slower than the rate lets
- * the bucket overflow, and a 429 pauses sending for a second: those events are not sent later in a burst
+ * the bucket overflow, and a 429 pauses sending for its `Retry-After` (a second when it names none): those events are not sent later in a burst
  * but counted as `behind`. Stops at
  * `durationMs`, when the plan is spent, on `signal` (Ctrl-C; the requests in flight are awaited), or on
  * a failure that would only repeat: the key refused (401), or no answer at all for `stallMs` while
@@ -301,7 +301,8 @@ class Sender {
     if (err.status === 401) this.refused ??= keyMismatchMessage(this.opts.url, this.opts.keySource);
     if (err.status === 429) {
       this.stats.rateLimited++;
-      this.pausedUntil = this.clock.now() + SECOND_MS;
+      // as long as the server asked (Retry-After), a second when it named no time
+      this.pausedUntil = this.clock.now() + (err.retryAfterMs ?? SECOND_MS);
     }
     const kind =
       err.kind === 'http'
