@@ -15,10 +15,15 @@ import type { Hot } from '../hot/wire.js';
 import type { Discover } from '../discover/wire.js';
 import type { Following } from '../following/wire.js';
 import { HotExplain } from '../hot/explain.js';
+import { parseRange } from '../hot/domain.js';
+import { preview } from '../kernel/preview.js';
 import { FollowingExplain } from '../following/explain.js';
 
-/** One feed's explain: why the live `item` would or would not be served to `readerId` at `nowMs`. */
-export type FeedExplain = (readerId: string, item: Item, nowMs: number) => Promise<Explanation>;
+/**
+ * One feed's explain: why the live `item` would or would not be served to `readerId` at `nowMs`; `range`
+ * (hot only, checked by the entry) is the hot list's range.
+ */
+export type FeedExplain = (readerId: string, item: Item, nowMs: number, range?: string) => Promise<Explanation>;
 
 /** What `freshet.explain` takes. */
 export interface ExplainQuery {
@@ -28,12 +33,17 @@ export interface ExplainQuery {
   itemId: string;
   /** The time to explain at, epoch ms (default: the instance's clock). */
   nowMs?: number;
+  /**
+   * Hot only: the range of the hot list to explain against (`<n>h` 1–720 or `<n>d` 1–30, as `GET /v1/hot`
+   * takes; default 72h). Another feed given a range is refused (`INVALID_INPUT`).
+   */
+  range?: string;
 }
 
 /**
  * The explain entry over each feed's explain.
- * @returns a function that throws FreshetError `INVALID_INPUT` for an unknown feed, `INVALID_ID` for a bad
- *   reader or item id, `NOT_FOUND` for an item the store never held, and store errors.
+ * @returns a function that throws FreshetError `INVALID_INPUT` for an unknown feed or a `range` that is not
+ *   the hot feed's or not a hot range, `INVALID_ID` for a bad reader or item id, `NOT_FOUND` for an item the store never held, and store errors.
  */
 export function explainer(
   feeds: Record<ExplainFeed, FeedExplain>,
@@ -44,6 +54,20 @@ export function explainer(
     if (!(EXPLAIN_FEEDS as readonly string[]).includes(q.feed))
       throw fail('INVALID_INPUT', `feed must be one of ${EXPLAIN_FEEDS.join(', ')}`, { field: 'feed' });
     const feed = q.feed as ExplainFeed;
+    if (q.range !== undefined) {
+      if (feed !== 'hot')
+        throw fail('INVALID_INPUT', 'range applies to the hot feed only: drop it, or explain feed hot', {
+          field: 'range',
+        });
+      if (parseRange(q.range) === null)
+        throw fail(
+          'INVALID_INPUT',
+          `range must be <n>h (1–720) or <n>d (1–30), as GET /v1/hot takes; got ${preview(q.range)}`,
+          {
+            field: 'range',
+          },
+        );
+    }
     assertId(q.readerId, 'reader id');
     assertId(q.itemId, 'item_id');
     const nowMs = q.nowMs ?? now();
@@ -52,7 +76,7 @@ export function explainer(
     if (!record) throw fail('NOT_FOUND', `no item ${q.itemId}`);
     const { deleted, ...item } = record;
     if (deleted) return deletedExplanation(feed, q.readerId, q.itemId, nowMs);
-    return feeds[feed](q.readerId, item, nowMs);
+    return feeds[feed](q.readerId, item, nowMs, q.range);
   };
 }
 
@@ -91,7 +115,7 @@ export function wireExplain(p: ExplainParts, now: () => number): (q: ExplainQuer
   return explainer(
     {
       'for-you': (r, i, at) => p.forYou.explain.explain(r, i, at),
-      hot: (r, i, at) => hot.explain(r, i, at),
+      hot: (r, i, at, range) => hot.explain(r, i, at, range),
       discover: (r, i, at) => p.discover.explain.explain(r, i, at),
       following: (r, i, at) => following.explain(r, i, at),
     },

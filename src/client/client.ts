@@ -149,13 +149,15 @@ export class FreshetClient {
   /**
    * `GET /v1/feeds/{feed}/explain?item_id=`: why `itemId` would or would not be in `feed` of the client's
    * reader now — every rule that removes it (in the feed's order), its score and its rank. Writes nothing.
-   * @throws FreshetClientError 400 (unknown feed, bad id), 403 (a token for another reader), 404 (unknown item).
+   * `o.range` (hot only): the hot list's range, as `hot.top` takes it (default 72h).
+   * @throws FreshetClientError 400 (unknown feed, bad id, a range for another feed), 403 (a token for another
+   *   reader), 404 (unknown item).
    */
-  async explain(feed: ExplainFeedName, itemId: string, o?: CallOptions): Promise<ExplainData> {
+  async explain(feed: ExplainFeedName, itemId: string, o: { range?: string } & CallOptions = {}): Promise<ExplainData> {
     const spec = {
       method: 'GET' as const,
       path: `/v1/feeds/${seg(feed)}/explain`,
-      query: { item_id: itemId },
+      query: { item_id: itemId, range: o.range },
       reader: true,
       now: true,
     };

@@ -3,8 +3,8 @@
  * with note 2's score taken apart (domain.ts `hotScoreParts`: pv, uv, weighted views, age in hours, the
  * decay, the score) and its rank in the current snapshot.
  *
- * Order of the rules (as `GET /v1/hot` applies them): outside_window (published outside the default
- * range, `[now − 72h, now]`) → not_ranked (not in the current snapshot: no counted view, or below the
+ * Order of the rules (as `GET /v1/hot` applies them): outside_window (published outside the range asked
+ * for, default `[now − 72h, now]`) → not_ranked (not in the current snapshot: no counted view, or below the
  * ranking's cap) → muted_author → muted_word → language (the reader's preferences, the only exclusions
  * the hot list applies: it is the same list for everyone else).
  *
@@ -25,28 +25,27 @@ export interface HotExplainDeps {
   exclusions: ExclusionSource;
 }
 
-/** The range explained: `GET /v1/hot`'s default. */
-const RANGE_MS = parseRange(DEFAULT_RANGE)!;
-
 /** The hot list's explain (see the module doc). */
 export class HotExplain {
   constructor(private readonly deps: HotExplainDeps) {}
 
   /**
-   * Why `record` is or is not in the hot list of `readerId` at `nowMs` (default range).
+   * Why `record` is or is not in the hot list of `readerId` at `nowMs` over `range` (`GET /v1/hot`'s `range`,
+   * default 72h; the caller checked it).
    * @param record the live item (the app's explain looks it up: unknown → `NOT_FOUND`, deleted → the `deleted` rule).
    * @throws store errors.
    */
-  async explain(readerId: string, record: Item, nowMs: number): Promise<Explanation> {
+  async explain(readerId: string, record: Item, nowMs: number, range = DEFAULT_RANGE): Promise<Explanation> {
     const itemId = record.id;
+    const rangeMs = parseRange(range) ?? parseRange(DEFAULT_RANGE)!;
     const [snap, ex] = await Promise.all([
       this.deps.ranking.snapshotAt(nowMs),
       this.deps.exclusions.forReaderReadOnly(readerId, nowMs),
     ]);
     const rules: ExplainRule[] = [];
-    const inRange = record.publishedAt >= nowMs - RANGE_MS && record.publishedAt <= nowMs;
+    const inRange = record.publishedAt >= nowMs - rangeMs && record.publishedAt <= nowMs;
     if (!inRange)
-      rules.push(outsideWindow(`It was not published in the last ${DEFAULT_RANGE}, the range of the hot list.`));
+      rules.push(outsideWindow(`It was not published in the last ${range}, the range of the hot list asked for.`));
     const entry = snap.entries.find((e) => e.item.id === itemId);
     if (!entry)
       rules.push({
@@ -69,7 +68,7 @@ export class HotExplain {
     let rank: number | null = null;
     if (eligible) {
       // the list `GET /v1/hot` gives the reader: the snapshot in range, its preferences applied
-      const page = await this.deps.ranking.top(RANGE_MS, Number.MAX_SAFE_INTEGER, nowMs);
+      const page = await this.deps.ranking.top(rangeMs, Number.MAX_SAFE_INTEGER, nowMs);
       const listed = page.entries.filter((e) => ex.itemReason(e.item, 'hot') === null);
       rank = listed.findIndex((e) => e.item.id === itemId) + 1 || null;
     }

@@ -274,6 +274,12 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(rules(await explain('p_8', 'hot'))).toEqual(['not_ranked']);
     expect(rules(await explain('x_old', 'hot'))).toEqual(['outside_window']);
     expect((await explain('x_old', 'hot')).score).toBeNull();
+    // the range the reader's hot list shows (the explorer's Hot page sends its own): over 7 days x_old is ranked
+    const week = await as.explain('hot', 'x_old', { range: '7d' });
+    expect(week).toMatchObject({ eligible: true, rules: [] });
+    expect(week.rank).toBe((await as.hot.top({ range: '7d', limit: 50 })).items.findIndex((i) => i.id === 'x_old') + 1);
+    expect(await failure(as.explain('for-you', 'x_old', { range: '7d' }))).toMatchObject({ status: 400, code: 40001 });
+    expect(await failure(as.explain('hot', 'x_old', { range: '9w' }))).toMatchObject({ status: 400 });
     await svc.users.muteAuthor(reader, 'au_6');
     await svc.users.muteWord(reader, { phrase: 'Item p_6' });
     expect(rules(await explain('p_6', 'hot'))).toEqual(['muted_author', 'muted_word']);

@@ -13,6 +13,7 @@ import { readerRequest, type RequestAccess } from '../../kernel/http/access.js';
 import { Envelope, ErrorEnvelope, FeedHeaders, Id, ok } from '../../kernel/http/schemas.js';
 import type { Explanation } from '../../kernel/explain.js';
 import { explanationJson, type ExplainQuery } from '../explain.js';
+import { RANGE_PATTERN } from '../../hot/domain.js';
 
 /** The feed names as a schema (spelled out: a mapped union loses its members in the static type). */
 const FeedName = Type.Union([
@@ -59,7 +60,19 @@ export const ExplainResult = Envelope(
 );
 
 const Params = Type.Object({ feed: FeedName });
-const Query = Type.Object({ item_id: Id }, { additionalProperties: false });
+const Query = Type.Object(
+  {
+    item_id: Id,
+    range: Type.Optional(
+      Type.String({
+        pattern: RANGE_PATTERN,
+        description:
+          'hot only: the range of the hot list, as GET /v1/hot takes it (default 72h); other feeds refuse it',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
 /** What the route calls. */
@@ -84,7 +97,8 @@ export const explainRoutes: FastifyPluginAsync<{ deps: ExplainRouteDeps }> = asy
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, deps.access);
-      const e = await deps.explain({ feed: req.params.feed, readerId, itemId: req.query.item_id, nowMs });
+      const { item_id: itemId, range } = req.query;
+      const e = await deps.explain({ feed: req.params.feed, readerId, itemId, nowMs, ...(range ? { range } : {}) });
       return ok(explanationJson(e));
     },
   );

@@ -20,7 +20,8 @@ export type ExplainRule = ExplainData['rules'][number];
 
 /**
  * Asks the server to explain `itemId` in `feed` for the client's reader (`reader` overrides it: the
- * service key acts for any reader; a reader token only for itself, the server answers 403 otherwise).
+ * service key acts for any reader; a reader token only for itself, the server answers 403 otherwise);
+ * `range`: the hot list's range the page shows (hot only).
  * @throws FreshetClientError with the server's code and sentence (404 unknown item, 400 bad input).
  */
 export function explainItem(
@@ -28,8 +29,9 @@ export function explainItem(
   feed: ExplainFeed,
   itemId: string,
   reader?: string,
+  range?: string,
 ): Promise<ExplainData> {
-  return client.explain(feed, itemId, reader ? { reader } : {});
+  return client.explain(feed, itemId, { ...(reader ? { reader } : {}), ...(range ? { range } : {}) });
 }
 
 /** " on 29 Feb 2016" for a seen rule's `day` (the UTC day `YYYY-MM-DD` of the filter holding it), else "". */
@@ -132,9 +134,16 @@ export function explainView(e: ExplainData, self = true): HTMLElement {
 /**
  * A "Why?" toggle for a card or a hot row: the first press fetches the explain of `itemId` in `feed` for
  * the page's reader and shows it in `panel` (an error shows the server's sentence); the next press hides it,
- * the one after asks again (the answer changes as the reader is served items).
+ * the one after asks again (the answer changes as the reader is served items). `range` (the Hot page): the
+ * range its list shows, read at each press.
  */
-export function whyButton(ctx: Ctx, feed: ExplainFeed, itemId: string, panel: HTMLElement): HTMLButtonElement {
+export function whyButton(
+  ctx: Ctx,
+  feed: ExplainFeed,
+  itemId: string,
+  panel: HTMLElement,
+  range?: () => string,
+): HTMLButtonElement {
   const b = h('button', { type: 'button', class: 'small', 'data-action': 'why', 'aria-expanded': 'false' }, 'Why?');
   panel.hidden = true;
   b.addEventListener('click', async () => {
@@ -145,7 +154,7 @@ export function whyButton(ctx: Ctx, feed: ExplainFeed, itemId: string, panel: HT
     }
     b.disabled = true;
     try {
-      panel.replaceChildren(explainView(await explainItem(ctx.client, feed, itemId)));
+      panel.replaceChildren(explainView(await explainItem(ctx.client, feed, itemId, undefined, range?.())));
     } catch (err) {
       panel.replaceChildren(h('p', { class: 'bad', 'data-testid': 'explain-error' }, describe(err)));
     } finally {

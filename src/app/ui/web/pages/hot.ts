@@ -71,7 +71,7 @@ export const hotPage: Page = (root, ctx) => {
               {},
               h('a', { href: `#/item/${encodeURIComponent(it.id)}` }, it.title),
               h('span', { class: 'meta' }, ` ${it.author_id}${suspicious(it.suspicious)} `),
-              whyButton(ctx, 'hot', it.id, panel),
+              whyButton(ctx, 'hot', it.id, panel, () => range.value),
               panel,
             ),
             h('td', { class: 'num' }, it.pv),
