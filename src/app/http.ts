@@ -169,10 +169,13 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
 /**
  * The reader a served feed request was for (the Overview's active readers, src/app/active-readers.ts):
  * a `/v1/feeds/…` request answered below 400, by a reader token or by the service key naming the reader
- * in `X-Freshet-Reader` (checked by the route, as the status says); null for anything else.
+ * in `X-Freshet-Reader` (checked by the route, as the status says); null for anything else — an explain
+ * too, which reads no feed for the reader and writes nothing (an operator's "Why not?" is not the
+ * reader's visit).
  */
 function feedReader(req: FastifyRequest, status: number): string | null {
-  if (status >= 400 || !req.url.startsWith('/v1/feeds/') || !req.principal) return null;
+  const route = req.routeOptions.url ?? '';
+  if (status >= 400 || !route.startsWith('/v1/feeds/') || route.endsWith('/explain') || !req.principal) return null;
   if (req.principal.kind === 'reader') return req.principal.readerId;
   const named = req.headers['x-freshet-reader'];
   return typeof named === 'string' ? named : null;

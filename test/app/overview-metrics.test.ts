@@ -77,6 +77,13 @@ describe.each<[string, TestAppOptions]>([
     expect(fill).toBeLessThan(0.01);
     expect(sample(read, 'freshet_seen_filter_false_positive_rate')).toBeGreaterThan(0);
 
+    // an operator's explain for another reader writes nothing: that reader is not counted active
+    const why = await t.app.inject({
+      method: 'GET',
+      url: '/v1/feeds/for-you/explain?item_id=o1',
+      headers: { ...svc, 'x-freshet-reader': 'ov_explained' },
+    });
+    expect(why.statusCode, why.body).toBe(200);
     const views = await t.app.inject({
       method: 'POST',
       url: '/v1/views',
