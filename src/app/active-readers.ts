@@ -52,6 +52,11 @@ export interface ActiveReaders {
   count(nowMs: number): Promise<ActiveCounts>;
 }
 
+/** The name of the bucket holding `nowMs`: `f<n>` (5 min) or `c<n>` (1 h). */
+function bucketName(kind: 'f' | 'c', nowMs: number): string {
+  return `${kind}${Math.floor(nowMs / (kind === 'f' ? FINE_BUCKET_MS : COARSE_BUCKET_MS))}`;
+}
+
 /** The bucket names of a window ending at `nowMs`, newest first: `f<n>` (5 min) or `c<n>` (1 h). */
 function bucketNames(kind: 'f' | 'c', nowMs: number): string[] {
   const [width, n] = kind === 'f' ? [FINE_BUCKET_MS, HOUR_BUCKETS] : [COARSE_BUCKET_MS, DAY_BUCKETS];
@@ -65,7 +70,7 @@ class Dedupe {
   private readonly written = new Set<string>();
   /** True the first time `readerId` is met in the fine bucket of `nowMs`. */
   first(readerId: string, nowMs: number): boolean {
-    const bucket = bucketNames('f', nowMs)[0]!;
+    const bucket = bucketName('f', nowMs);
     if (bucket !== this.bucket || this.written.size >= DEDUPE_MAX) {
       this.bucket = bucket;
       this.written.clear();
@@ -83,12 +88,15 @@ export class MemoryActiveReaders implements ActiveReaders {
 
   mark(readerId: string, nowMs: number): void {
     if (!this.dedupe.first(readerId, nowMs)) return;
-    for (const name of [bucketNames('f', nowMs)[0]!, bucketNames('c', nowMs)[0]!]) {
+    for (const name of [bucketName('f', nowMs), bucketName('c', nowMs)]) {
       let s = this.sketches.get(name);
-      if (!s) this.sketches.set(name, (s = new HyperLogLog()));
+      if (!s) {
+        // a new bucket: the ones out of the windows go (they go at a count too)
+        this.evict(nowMs);
+        this.sketches.set(name, (s = new HyperLogLog()));
+      }
       s.add(readerId);
     }
-    this.evict(nowMs);
   }
 
   async count(nowMs: number): Promise<ActiveCounts> {
@@ -125,8 +133,8 @@ export class RedisActiveReaders implements ActiveReaders {
 
   mark(readerId: string, nowMs: number): void {
     if (!this.dedupe.first(readerId, nowMs)) return;
-    const fine = this.keys.activeReaders(bucketNames('f', nowMs)[0]!);
-    const coarse = this.keys.activeReaders(bucketNames('c', nowMs)[0]!);
+    const fine = this.keys.activeReaders(bucketName('f', nowMs));
+    const coarse = this.keys.activeReaders(bucketName('c', nowMs));
     this.redis
       .pipeline()
       .pfadd(fine, readerId)
