@@ -5,6 +5,8 @@
  * that outlives the wait still lands and serves the next scrape.
  */
 
+import { waitAtMost } from './wait.js';
+
 /** Options of {@link CachedReading}. */
 export interface CachedReadingOptions {
   /** How long a value is served before the next scrape reads again (ms). */
@@ -50,13 +52,7 @@ export class CachedReading<T> {
         this.opts.onError?.(err);
       },
     );
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.opts.waitMs);
-      timer.unref?.();
-    });
-    await Promise.race([this.inFlight, waited]);
-    clearTimeout(timer);
+    await waitAtMost(this.inFlight, this.opts.waitMs);
     return this.value;
   }
 

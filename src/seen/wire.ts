@@ -6,6 +6,7 @@
  * snapshotted every {@link SEEN_SNAPSHOT_MS} and on close. Either way a restart, a crash or a lost
  * Redis forgets at most one interval of impressions.
  */
+import { waitAtMost } from '../kernel/wait.js';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { legacyLayout, seenLayout, type SeenLayout } from './layout.js';
@@ -84,18 +85,12 @@ export const START_RESTORE_WAIT_MS = 5_000;
 
 /** Restores every shard Redis lost, waiting at most {@link START_RESTORE_WAIT_MS}; never throws. */
 async function startRestore(checkpointer: SeenCheckpointer, stores: Stores): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
   const restore = checkpointer.ensureShards(stores.clock.now()).then(
     (n) => (n > 0 ? stores.log.info({ shards: n }, 'seen filters restored from their checkpoints') : undefined),
     (err: unknown) =>
       stores.log.warn({ err }, 'seen-filter restore at start failed (each shard is restored at its first check)'),
   );
-  const waited = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, START_RESTORE_WAIT_MS);
-    timer.unref();
-  });
-  await Promise.race([restore, waited]);
-  clearTimeout(timer);
+  await waitAtMost(restore, START_RESTORE_WAIT_MS);
 }
 
 /** The layout these settings give a new day of the rolling filters (layout.ts). */

@@ -22,6 +22,7 @@
  *    and `snapshotEveryMs` passed since the last, and on close. Writing runs in the background; the
  *    graph's save is a synchronous native write (~0.1 s per 100k items).
  */
+import { waitAtMost } from '../../kernel/wait.js';
 import { fail } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/observability.js';
 import type { Sql } from '../../kernel/sql/sql.js';
@@ -122,10 +123,7 @@ export class InProcessSearch implements VectorSearch {
       this.log?.warn({ err }, 'discover index: catch-up failed; serving the index as it is'),
     );
     if (budgetMs <= 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    const budget = new Promise<void>((resolve) => (timer = setTimeout(resolve, budgetMs).unref()));
-    await Promise.race([catching, budget]);
-    clearTimeout(timer);
+    await waitAtMost(catching, budgetMs);
   }
 
   /** Schedules the next timed catch-up `syncMs` from now (unref'd: it never keeps a process alive). */
