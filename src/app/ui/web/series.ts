@@ -18,6 +18,26 @@ export function sampleMs(): number {
   return Number.isFinite(set) && set >= 200 ? set : SAMPLE_MS;
 }
 
+/**
+ * Runs `take` now and then every `intervalMs` until the returned stop is called; a tick while the previous
+ * sample is still being taken is skipped (a slow server is sampled once it answers, never twice at once).
+ */
+export function sampleEvery(intervalMs: number, take: () => Promise<void>): () => void {
+  let busy = false;
+  const sample = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      await take();
+    } finally {
+      busy = false;
+    }
+  };
+  void sample();
+  const timer = setInterval(() => void sample(), intervalMs);
+  return () => clearInterval(timer);
+}
+
 /** One sample: when it was taken (epoch ms, the browser's clock) and what `/metrics` said. */
 export interface Scraped {
   atMs: number;

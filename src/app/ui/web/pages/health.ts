@@ -12,7 +12,7 @@ import { bars, timeChart, type Unit } from '../chart.js';
 import { h, replace, statusLine } from '../dom.js';
 import { describe } from '../extras.js';
 import { parseProm, quantile, type Histo } from '../prom.js';
-import { History, KEEP, sampleMs } from '../series.js';
+import { History, KEEP, sampleMs, sampleEvery } from '../series.js';
 
 const ms = (s: number) => (s < 1 ? `${+(s * 1000).toPrecision(2)}ms` : `${+s.toPrecision(2)}s`);
 const n = (x: number) => String(+x.toPrecision(3));
@@ -144,25 +144,12 @@ export const healthPage: Page = (root, ctx) => {
   const grid = h('div', { class: 'metrics' });
   const history = new History();
   const intervalMs = sampleMs();
-  let busy = false;
-  const sample = async () => {
-    if (busy) return; // a slow server: the next tick samples once this one is done
-    busy = true;
-    try {
-      await takeSample();
-    } finally {
-      busy = false;
-    }
-  };
   const takeSample = async () => {
     try {
       const r = await ctx.client.ready();
       replace(ready, h('p', { class: 'ok' }, 'Ready: every store answers.'), storeList(r.stores));
     } catch (err) {
-      const stores =
-        err instanceof FreshetClientError
-          ? ((err.data as { stores?: Record<string, boolean> } | null)?.stores ?? null)
-          : null;
+      const stores = notReadyStores(err);
       replace(ready, h('p', { class: 'bad' }, `Not ready: ${describe(err)}`), stores ? storeList(stores) : null);
     }
     try {
@@ -187,10 +174,15 @@ export const healthPage: Page = (root, ctx) => {
     ),
     grid,
   );
-  void sample();
-  const timer = setInterval(() => void sample(), intervalMs);
-  return () => clearInterval(timer);
+  return sampleEvery(intervalMs, takeSample);
 };
+
+/** The stores a failed `/readyz` names (its 503 envelope's `data.stores`), or null when it named none. */
+export function notReadyStores(err: unknown): Record<string, boolean> | null {
+  return err instanceof FreshetClientError
+    ? ((err.data as { stores?: Record<string, boolean> } | null)?.stores ?? null)
+    : null;
+}
 
 /** The stores of a `/readyz` answer as up/down chips. */
 export function storeList(stores: Record<string, boolean>): HTMLElement {

@@ -7,13 +7,12 @@
  * `/metrics` (docs/operations.md "Health, readiness and metrics") and `/readyz`.
  */
 import type { Page } from '../context.js';
-import { FreshetClientError } from '../../../../client/index.js';
 import { span, timeChart, withUnit, type Unit } from '../chart.js';
 import { h, replace, statusLine } from '../dom.js';
 import { describe } from '../extras.js';
 import { parseProm, quantile, valueWhere, type Scrape } from '../prom.js';
-import { History, KEEP, sampleMs } from '../series.js';
-import { storeList } from './health.js';
+import { History, KEEP, sampleEvery, sampleMs } from '../series.js';
+import { notReadyStores, storeList } from './health.js';
 
 /** One tile: its figure and its series from the samples. */
 interface Tile {
@@ -208,9 +207,7 @@ async function readStores(ctx: Parameters<Page>[1]): Promise<Record<string, bool
   try {
     return (await ctx.client.ready()).stores;
   } catch (err) {
-    return err instanceof FreshetClientError
-      ? ((err.data as { stores?: Record<string, boolean> } | null)?.stores ?? null)
-      : null;
+    return notReadyStores(err);
   }
 }
 
@@ -221,7 +218,6 @@ export const overviewPage: Page = (root, ctx) => {
   const history = new History();
   const up: (number | null)[] = [];
   const intervalMs = sampleMs();
-  let busy = false;
   const takeSample = async () => {
     const stores = await readStores(ctx);
     up.push(stores ? Object.values(stores).filter(Boolean).length : null);
@@ -240,15 +236,6 @@ export const overviewPage: Page = (root, ctx) => {
       replace(grid, storesTile(stores, up, intervalMs)); // what /readyz said still shows
     }
   };
-  const sample = async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      await takeSample();
-    } finally {
-      busy = false;
-    }
-  };
   replace(
     root,
     h(
@@ -260,7 +247,5 @@ export const overviewPage: Page = (root, ctx) => {
     status,
     grid,
   );
-  void sample();
-  const timer = setInterval(() => void sample(), intervalMs);
-  return () => clearInterval(timer);
+  return sampleEvery(intervalMs, takeSample);
 };
