@@ -24,8 +24,15 @@ export interface VectorSearchStats {
   kind: 'pgvector' | 'exact' | 'hnsw';
   /** Embeddings indexed (pgvector: an estimate from the planner's statistics). */
   size: number;
-  /** Estimated bytes the index holds in this process (0 for pgvector: the server holds it). */
+  /** Estimated bytes the index holds privately in this process (0 for pgvector: the server holds it). */
   bytes: number;
+  /**
+   * In-process, shared (`FRESHET_DISCOVER_SHARED_INDEX`): bytes of the snapshot files the index views
+   * memory-mapped — one copy in the host's page cache for every process viewing the same generation.
+   */
+  sharedBytes?: number;
+  /** In-process, shared: the snapshot generation viewed (the same in every process once caught up). */
+  generation?: string;
   /** In-process: an HNSW graph being built in the background — slots added so far of the slots to add. */
   building?: { done: number; total: number };
 }

@@ -41,6 +41,11 @@ export interface DiscoverSettings {
   hnswEfSearch: number;
   /** In-process index: time between two catch-ups with PostgreSQL. */
   syncMs: number;
+  /**
+   * In-process index: view the snapshot's HNSW graph memory-mapped, shared by the host's processes
+   * (`FRESHET_DISCOVER_SHARED_INDEX`; adapters/viewed-vector-index.ts).
+   */
+  sharedIndex: boolean;
   /** Half-life of a view's weight in the reader embedding. */
   halfLifeMs: number;
   /** Most recent signals (views, engagements) a reader embedding is built from. */
@@ -102,6 +107,7 @@ export function vectorSearchSettings(d: DiscoverSettings, dataDir: string): Vect
       dataDir,
       snapshotMin: SNAPSHOT_MIN,
       snapshotEveryMs: SNAPSHOT_EVERY_MS,
+      shared: d.sharedIndex,
     },
     pgvector: { m: d.hnswM, efConstruction: d.hnswEfConstruction, efSearch: d.hnswEfSearch },
   };
@@ -156,7 +162,12 @@ export function wireDiscover(
     trending: deps.trending,
     cursors: new CursorCodec(deps.secret, d.cursorTtlMs),
     log: stores.log,
-    metrics: new PromDiscoverMetrics(stores.registry, deps.metrics, () => vectors.isReady()),
+    metrics: new PromDiscoverMetrics(
+      stores.registry,
+      deps.metrics,
+      () => vectors.isReady(),
+      () => vectors.stats(),
+    ),
     pool: new DiscoverPoolCache(),
   };
   const feedSettings = {

@@ -27,9 +27,10 @@ import { fail } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/observability.js';
 import type { Sql } from '../../kernel/sql/sql.js';
 import type { VectorHit, VectorSearch, VectorSearchStats } from '../vector-search.js';
-import { MemoryVectorIndex, type MemoryIndexSettings } from './memory-vector-index.js';
+import { MemoryVectorIndex, type MemoryIndexSettings, type VectorIndex } from './memory-vector-index.js';
 import { PostgresEmbeddingFeed, type EmbeddingChange } from './postgres-embedding-feed.js';
-import { VectorSnapshots } from './vector-snapshot.js';
+import { type LoadedSnapshot, VectorSnapshots } from './vector-snapshot.js';
+import { ViewedVectorIndex } from './viewed-vector-index.js';
 
 /** Tunables of the in-process search (config `FRESHET_DISCOVER_*`). */
 export interface InProcessSettings extends MemoryIndexSettings {
@@ -43,6 +44,12 @@ export interface InProcessSettings extends MemoryIndexSettings {
   snapshotMin: number;
   /** Least time between two snapshots, ms. */
   snapshotEveryMs: number;
+  /**
+   * Serve a snapshot's HNSW graph memory-mapped, shared by every process of the host, plus this
+   * process's changes since (viewed-vector-index.ts), instead of a private copy
+   * (`FRESHET_DISCOVER_SHARED_INDEX`, default true).
+   */
+  shared: boolean;
 }
 
 /** Changes applied between two yields to the event loop while the HNSW graph takes them. */
@@ -58,7 +65,11 @@ export interface StartReport {
 
 /** The in-process VectorSearch. Does not own the `Sql` handle. */
 export class InProcessSearch implements VectorSearch {
-  private index: MemoryVectorIndex;
+  private index: VectorIndex;
+  /** The snapshot generation the index views; null for a private index. */
+  private viewing: string | null = null;
+  /** Embeddings this process wrote while a switch to a newer generation was being caught up. */
+  private wroteDuringSwitch: { itemId: string; vector: Int8Array }[] | null = null;
   private readonly feed: PostgresEmbeddingFeed;
   private readonly snapshots: VectorSnapshots | null;
   private identity = '';
@@ -148,6 +159,7 @@ export class InProcessSearch implements VectorSearch {
 
   wrote(records: readonly { itemId: string; vector: Int8Array }[]): void {
     for (const r of records) if (r.vector.length === this.dim) this.index.upsert(r.itemId, r.vector);
+    this.wroteDuringSwitch?.push(...records);
     this.changedSinceSave += records.length;
   }
 
@@ -157,6 +169,7 @@ export class InProcessSearch implements VectorSearch {
       kind: this.index.mode,
       size: this.index.size,
       bytes: this.index.bytes(),
+      ...(this.viewing ? { sharedBytes: this.index.sharedBytes(), generation: this.viewing } : {}),
       ...(building ? { building } : {}),
     };
   }
@@ -169,8 +182,7 @@ export class InProcessSearch implements VectorSearch {
       await this.started.catch(() => undefined);
       await this.syncing?.catch(() => undefined);
       await this.saving;
-      if (this.changedSinceSave > 0)
-        await this.save().catch((err: unknown) => this.log?.warn({ err }, 'discover index: final snapshot failed'));
+      await this.maybeSave(true);
       this.index.close();
     })());
   }
@@ -202,12 +214,12 @@ export class InProcessSearch implements VectorSearch {
     this.identity = await this.feed.identity();
     const snap = await this.snapshots?.load(this.identity, this.dim, this.settings);
     if (snap) {
-      this.index = MemoryVectorIndex.restore(snap.state, this.settings);
+      this.index = await this.fromSnapshot(snap);
       this.watermark = snap.watermark;
       const rows = await this.catchUp();
       this.changedSinceSave = rows;
       this.lastSaveAt = this.now();
-      this.savedGraph = snap.state.hnswPath !== undefined;
+      this.savedGraph = snap.hasGraph;
       this.startReport = { from: 'snapshot', rows, ms: performance.now() - t };
     } else {
       const index = new MemoryVectorIndex(this.dim, this.settings);
@@ -223,16 +235,67 @@ export class InProcessSearch implements VectorSearch {
     void this.index.built().then(() => this.maybeSave());
   }
 
-  /** Reads the changes since the watermark into the index; returns the rows read. */
+  /** The index of snapshot `snap`: viewed when it has a graph and sharing is on, else private. */
+  private async fromSnapshot(snap: LoadedSnapshot): Promise<VectorIndex> {
+    if (this.settings.shared && snap.hasGraph) {
+      const viewed = ViewedVectorIndex.open(snap, this.settings);
+      this.viewing = snap.generation;
+      return viewed;
+    }
+    this.viewing = null;
+    return MemoryVectorIndex.restore(snap, await VectorSnapshots.readCodes(snap), this.settings);
+  }
+
+  /**
+   * Reads the changes since the watermark into the index; returns the rows read. When sharing and a
+   * newer snapshot generation with a graph is in force (another process's rebase, or this one's own
+   * save), views it instead: caught up from its watermark off to the side, then swapped in.
+   */
   private async catchUp(): Promise<number> {
     const at = this.now();
-    const w = await this.feed.watermark();
-    const rows = await this.feed.read(this.watermark, (changes) => this.apply(this.index, changes));
-    this.watermark = w;
-    this.lastSyncAt = at;
-    this.changedSinceSave += rows;
-    this.maybeSave();
-    return rows;
+    const next = await this.newerView();
+    if (next) this.wroteDuringSwitch = [];
+    try {
+      const target = next?.index ?? this.index;
+      const w = await this.feed.watermark();
+      const rows = await this.feed.read(next ? next.snap.watermark : this.watermark, (changes) =>
+        this.apply(target, changes),
+      );
+      if (next) {
+        for (const r of this.wroteDuringSwitch ?? []) next.index.upsert(r.itemId, r.vector);
+        const old = this.index;
+        this.index = next.index;
+        this.viewing = next.snap.generation;
+        this.savedGraph = true;
+        this.changedSinceSave = rows;
+        old.close();
+        this.log?.info({ generation: next.snap.generation, size: this.index.size }, 'discover index: viewing');
+      } else this.changedSinceSave += rows;
+      this.watermark = w;
+      this.lastSyncAt = at;
+      void this.maybeSave();
+      return rows;
+    } catch (err) {
+      next?.index.close();
+      throw err;
+    } finally {
+      this.wroteDuringSwitch = null;
+    }
+  }
+
+  /** A newer generation with a graph to view, when sharing (see {@link catchUp}); null otherwise. */
+  private async newerView(): Promise<{ snap: LoadedSnapshot; index: ViewedVectorIndex } | null> {
+    if (!this.settings.shared || !this.snapshots || !this.startedOk) return null;
+    const generation = await this.snapshots.generation();
+    if (generation === null || generation === this.viewing) return null;
+    const snap = await this.snapshots.load(this.identity, this.dim, this.settings);
+    if (!snap?.hasGraph || snap.generation === this.viewing) return null;
+    try {
+      return { snap, index: ViewedVectorIndex.open(snap, this.settings) };
+    } catch (err) {
+      this.log?.warn({ err, generation }, 'discover index: could not view the snapshot; keeping the index');
+      return null;
+    }
   }
 
   /**
@@ -240,7 +303,7 @@ export class InProcessSearch implements VectorSearch {
    * HNSW mode an insert costs ~1–5 ms of graph work, so the event loop is let go every
    * {@link APPLY_SLICE} changes (other requests are served meanwhile).
    */
-  private async apply(index: MemoryVectorIndex, changes: readonly EmbeddingChange[]): Promise<void> {
+  private async apply(index: VectorIndex, changes: readonly EmbeddingChange[]): Promise<void> {
     for (let i = 0; i < changes.length; i++) {
       const c = changes[i]!;
       if (c.deleted || c.vector.length !== this.dim) index.remove(c.itemId);
@@ -250,28 +313,43 @@ export class InProcessSearch implements VectorSearch {
     }
   }
 
-  /** Starts a background snapshot when one is due (see the module doc). */
-  private maybeSave(): void {
-    if (!this.snapshots || this.saving || this.closed || this.index.size < this.settings.snapshotMin) return;
+  /**
+   * Starts a background snapshot when one is due (see the module doc). A viewed index's snapshot is a
+   * rebase (a transient private copy of the graph): only for enough changes, one process of the host at
+   * a time (the snapshots' lock).
+   */
+  private maybeSave(closing = false): Promise<void> | null {
+    if (!this.snapshots || this.saving || (this.closed && !closing)) return null;
+    // a private index's last snapshot at close is written whatever its size (a restart reads it)
+    if (this.index.size < this.settings.snapshotMin && !(closing && !this.viewing)) return null;
+    const enoughChanged = this.changedSinceSave >= Math.max(100, this.index.size / 100);
+    const due = enoughChanged && (closing || this.now() - this.lastSaveAt >= this.settings.snapshotEveryMs);
     const graphUnsaved = this.index.mode === 'hnsw' && !this.savedGraph;
     const firstSave = this.lastSaveAt === 0 && this.changedSinceSave > 0;
-    const enough =
-      this.changedSinceSave >= Math.max(100, this.index.size / 100) &&
-      this.now() - this.lastSaveAt >= this.settings.snapshotEveryMs;
-    if (!graphUnsaved && !firstSave && !enough) return;
+    const wanted = this.viewing ? due : graphUnsaved || firstSave || due || (closing && this.changedSinceSave > 0);
+    if (!wanted) return null;
     this.saving = this.save()
       .catch((err: unknown) => this.log?.warn({ err }, 'discover index: snapshot failed'))
       .finally(() => (this.saving = null));
+    return this.saving;
   }
 
+  /** Writes a snapshot of the index as it is now (a viewed one under the rebase lock, or not at all). */
   private async save(): Promise<void> {
-    if (!this.snapshots || this.watermark === null) return;
-    const state = this.index.state();
+    const snapshots = this.snapshots;
+    if (!snapshots || this.watermark === null) return;
+    const writer = this.index.snapshot();
     const meta = { identity: this.identity, watermark: this.watermark, dim: this.dim, settings: this.settings };
     const changed = this.changedSinceSave;
     this.lastSaveAt = this.now();
-    await this.snapshots.save(state, meta);
-    this.savedGraph = state.saveGraph !== null;
+    const locked = this.viewing !== null;
+    if (locked && !(await snapshots.tryLock())) return;
+    try {
+      await snapshots.save(writer, meta);
+    } finally {
+      if (locked) await snapshots.unlock();
+    }
+    this.savedGraph = writer.graph;
     this.changedSinceSave -= changed;
   }
 }

@@ -19,6 +19,8 @@ import { availableParallelism } from 'node:os';
 import { Index, MetricKind, ScalarKind, exactSearch, type Matches } from 'usearch';
 import { fail } from '../../kernel/errors.js';
 import { quantize } from '../embedding.js';
+import type { LoadedSnapshot, SnapshotWriter } from './vector-snapshot.js';
+import { writeFile } from 'node:fs/promises';
 
 /** Tunables of the in-process index. */
 export interface MemoryIndexSettings {
@@ -40,22 +42,57 @@ const BUILD_STEP_MS = 15;
 /** Threads of a background build step (all cores: the event loop waits for the step either way). */
 export const BUILD_THREADS = availableParallelism();
 
-/** The native index state a snapshot carries (see vector-snapshot.ts). */
-export interface MemoryIndexState {
-  dim: number;
-  /** Item id per slot; null for a free slot. */
-  ids: (string | null)[];
-  /** `ids.length × dim` codes. */
-  codes: Int8Array;
-  /** A saved usearch HNSW file over the same slots, when the graph was complete. */
-  hnswPath?: string;
+/** A hit: an item id and a copy of its int8 codes. */
+export interface IndexHit {
+  itemId: string;
+  vector: Int8Array;
+}
+
+/**
+ * What InProcessSearch serves from: a {@link MemoryVectorIndex} (private to the process), or a
+ * ViewedVectorIndex (viewed-vector-index.ts: the host's memory-mapped snapshot plus this process's
+ * changes since). Same search contract: see {@link MemoryVectorIndex.search}.
+ */
+export interface VectorIndex {
+  readonly dim: number;
+  /** Live embeddings held. */
+  readonly size: number;
+  /** `exact` until an HNSW graph is complete. */
+  readonly mode: 'exact' | 'hnsw';
+  holds(itemId: string, codes: Int8Array): boolean;
+  upsert(itemId: string, codes: Int8Array): void;
+  remove(itemId: string): void;
+  search(query: Float32Array, k: number): IndexHit[];
+  /** Estimated bytes private to this process. */
+  bytes(): number;
+  /** Bytes of memory-mapped files this index reads, shared with every process of the host mapping them. */
+  sharedBytes(): number;
+  buildProgress(): { done: number; total: number } | null;
+  built(): Promise<void>;
+  /** What to write to snapshot the index, captured now (see vector-snapshot.ts). */
+  snapshot(): SnapshotWriter;
+  close(): void;
+}
+
+/** A usearch HNSW index of int8 codes with the settings' shape (also how a saved graph is loaded or viewed). */
+export function newGraph(dim: number, settings: MemoryIndexSettings): Index {
+  const { connectivity, expansionAdd, expansionSearch } = settings;
+  return new Index({
+    dimensions: dim,
+    metric: MetricKind.Cos,
+    quantization: ScalarKind.I8,
+    connectivity,
+    expansion_add: expansionAdd,
+    expansion_search: expansionSearch,
+    multi: false,
+  });
 }
 
 /** Lets the event loop run between build steps; unref'd, so a build never keeps a finished process alive. */
 const yieldToLoop = () => new Promise<void>((resolve) => setTimeout(resolve, 0).unref());
 
 /** The in-process index. See the module doc. */
-export class MemoryVectorIndex {
+export class MemoryVectorIndex implements VectorIndex {
   private ids: (string | null)[] = [];
   private readonly slotOf = new Map<string, number>();
   private free: number[] = [];
@@ -81,6 +118,16 @@ export class MemoryVectorIndex {
   /** `exact` until the HNSW graph is complete. */
   get mode(): 'exact' | 'hnsw' {
     return this.hnsw && this.builtUpTo === Infinity ? 'hnsw' : 'exact';
+  }
+
+  /** Whether `itemId` is held. */
+  has(itemId: string): boolean {
+    return this.slotOf.has(itemId);
+  }
+
+  /** Every held embedding (copies of its codes), in slot order. */
+  entries(): IndexHit[] {
+    return this.hitsOf(BigUint64Array.from(this.slotOf.values(), BigInt).sort(), this.size);
   }
 
   /** Whether `itemId` is held with exactly these codes (a catch-up re-reading a row skips it). */
@@ -131,7 +178,7 @@ export class MemoryVectorIndex {
    * scan, as does a search for a quarter of the index or more — so a short answer always means the
    * index holds no more, and the caller may call it exhausted.
    */
-  search(query: Float32Array, k: number): { itemId: string; vector: Int8Array }[] {
+  search(query: Float32Array, k: number): IndexHit[] {
     if (query.length !== this.dim)
       throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
     if (this.size === 0 || k <= 0) return [];
@@ -157,8 +204,8 @@ export class MemoryVectorIndex {
   }
 
   /** The held embeddings of slots `keys`, in order, skipping free slots, at most `k`. */
-  private hitsOf(keys: BigUint64Array, k: number): { itemId: string; vector: Int8Array }[] {
-    const out: { itemId: string; vector: Int8Array }[] = [];
+  private hitsOf(keys: BigUint64Array, k: number): IndexHit[] {
+    const out: IndexHit[] = [];
     for (const key of keys) {
       const s = Number(key);
       const id = this.ids[s];
@@ -175,6 +222,11 @@ export class MemoryVectorIndex {
     return this.codes.byteLength + this.ids.length * 100 + graph;
   }
 
+  /** Nothing is mapped: everything is in {@link bytes}. */
+  sharedBytes(): number {
+    return 0;
+  }
+
   /** A background HNSW build's progress (slots added of the slots to add); null when none runs. */
   buildProgress(): { done: number; total: number } | null {
     if (!this.hnsw || this.builtUpTo === Infinity) return null;
@@ -186,28 +238,39 @@ export class MemoryVectorIndex {
     await this.building;
   }
 
-  /** The state to persist; `saveGraph(path)` writes the HNSW file when the graph is complete. */
-  state(): { dim: number; ids: (string | null)[]; codes: Int8Array; saveGraph: ((path: string) => void) | null } {
+  /**
+   * The snapshot of the index as it is now: ids and codes copied in this tick; the graph (when
+   * complete) saved by `write` — usearch's synchronous save, so call `write` before the index changes
+   * again (VectorSnapshots.save does, first thing).
+   */
+  snapshot(): SnapshotWriter {
     const used = this.ids.length;
+    const ids = this.ids.slice();
+    const codes = this.codes.slice(0, used * this.dim);
     const graph = this.mode === 'hnsw' ? this.hnsw! : null;
     return {
-      dim: this.dim,
-      ids: this.ids.slice(),
-      codes: this.codes.slice(0, used * this.dim),
-      saveGraph: graph ? (path) => graph.save(path) : null,
+      graph: graph !== null,
+      write: async (files) => {
+        graph?.save(files.graph);
+        await writeFile(files.codes, codes);
+        await writeFile(files.ids, JSON.stringify(ids));
+      },
     };
   }
 
-  /** An index holding a persisted state (its HNSW file loaded when present, else rebuilt above `exactMax`). */
-  static restore(s: MemoryIndexState, settings: MemoryIndexSettings): MemoryVectorIndex {
+  /**
+   * A private index holding a snapshot: `codes` its slots' codes, its HNSW file loaded when it has one
+   * (else a graph is built above `exactMax`).
+   */
+  static restore(s: LoadedSnapshot, codes: Int8Array, settings: MemoryIndexSettings): MemoryVectorIndex {
     const index = new MemoryVectorIndex(s.dim, settings);
     index.ids = s.ids.slice();
     index.ensureCapacity(s.ids.length);
-    index.codes.set(s.codes);
+    index.codes.set(codes);
     s.ids.forEach((id, slot) => (id === null ? index.free.push(slot) : index.slotOf.set(id, slot)));
-    if (s.hnswPath) {
-      index.hnsw = index.newGraph();
-      index.hnsw.load(s.hnswPath);
+    if (s.hasGraph) {
+      index.hnsw = newGraph(s.dim, settings);
+      index.hnsw.load(s.files.graph);
       index.builtUpTo = Infinity;
     }
     index.maybeBuild();
@@ -230,23 +293,10 @@ export class MemoryVectorIndex {
     this.codes = next;
   }
 
-  private newGraph(): Index {
-    const { connectivity, expansionAdd, expansionSearch } = this.settings;
-    return new Index({
-      dimensions: this.dim,
-      metric: MetricKind.Cos,
-      quantization: ScalarKind.I8,
-      connectivity,
-      expansion_add: expansionAdd,
-      expansion_search: expansionSearch,
-      multi: false,
-    });
-  }
-
   /** Starts the background HNSW build once the size passes `exactMax`. */
   private maybeBuild(): void {
     if (this.hnsw || this.closed || this.size <= this.settings.exactMax) return;
-    this.hnsw = this.newGraph();
+    this.hnsw = newGraph(this.dim, this.settings);
     this.builtUpTo = 0;
     this.building = this.build().finally(() => (this.building = null));
   }

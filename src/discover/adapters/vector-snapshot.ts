@@ -1,23 +1,27 @@
 /**
  * Snapshots of the in-process vector index on disk, so a restart loads the index and catches up only
- * what changed since, instead of reading every embedding and rebuilding the HNSW graph.
+ * what changed since, instead of reading every embedding and rebuilding the HNSW graph — and so every
+ * process of a host can serve one memory-mapped copy of the graph (viewed-vector-index.ts).
  *
  * Layout under `<dataDir>/discover-index/`: one folder per snapshot, `<generation>/` holding
- * `codes.i8` (the slots' int8 codes), `ids.json` (item id per slot, null for free slots) and
- * `graph.usearch` (the usearch HNSW file, when the graph was complete), and `current.json` naming the
- * generation with its watermark, database identity, dimension and HNSW settings. `current.json` is
- * replaced last, by an atomic rename, so a crash mid-write leaves the previous snapshot in force;
- * older generations are removed after. Several processes sharing a data folder each write their own
- * generations; the last rename wins, and each is a consistent snapshot with its own watermark.
+ * `codes.i8` (the slots' int8 codes, `dim` bytes a slot), `ids.json` (item id per slot, null for free
+ * slots) and `graph.usearch` (the usearch HNSW file, when the graph was complete), and `current.json`
+ * naming the generation with its watermark, database identity, dimension and HNSW settings.
+ * `current.json` is replaced last, by an atomic rename, so a crash mid-write leaves the previous
+ * snapshot in force; older generations are removed a minute after they stop being current (a process
+ * still viewing one keeps its mapping and open file: POSIX unlinks a mapped file only once unmapped).
+ * Several processes sharing a data folder each write their own generations; the last rename wins, and
+ * each is a consistent snapshot with its own watermark. `rebase.lock` (created exclusively) lets one
+ * process at a time fold the processes' common changes into a new generation.
  *
  * A snapshot is used only when it matches: same database identity, same dimension and same HNSW
  * settings (the graph's shape); otherwise the index is rebuilt from PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { MemoryIndexSettings, MemoryIndexState } from './memory-vector-index.js';
+import type { MemoryIndexSettings } from './memory-vector-index.js';
 
 /** What `current.json` says. */
 interface Manifest {
@@ -30,13 +34,48 @@ interface Manifest {
   savedAtMs: number;
 }
 
-/** A loaded snapshot. */
+/** The files of one generation. */
+export interface SnapshotFiles {
+  /** `ids.length × dim` int8 codes, slot after slot. */
+  codes: string;
+  /** JSON array: item id per slot, null for a free slot. */
+  ids: string;
+  /** The usearch HNSW file. */
+  graph: string;
+}
+
+/** A loaded snapshot: its ids, where its files are, and the watermark it was taken at. */
 export interface LoadedSnapshot {
-  state: MemoryIndexState;
+  generation: string;
   watermark: string;
+  dim: number;
+  /** Item id per slot; null for a free slot. */
+  ids: (string | null)[];
+  files: SnapshotFiles;
+  /** Whether `files.graph` holds a complete HNSW graph of the same shape as the settings'. */
+  hasGraph: boolean;
+}
+
+/**
+ * What an index hands {@link VectorSnapshots.save}: captured in one tick (so its parts agree), written
+ * later. `graph` says whether `write` writes a graph file.
+ */
+export interface SnapshotWriter {
+  graph: boolean;
+  write(files: SnapshotFiles): Promise<void>;
 }
 
 const FOLDER = 'discover-index';
+const LOCK = 'rebase.lock';
+/** A rebase lock older than this is a crashed writer's, ms. */
+const LOCK_STALE_MS = 15 * 60_000;
+
+/** The files of the generation folder `at`. */
+export const filesOf = (at: string): SnapshotFiles => ({
+  codes: join(at, 'codes.i8'),
+  ids: join(at, 'ids.json'),
+  graph: join(at, 'graph.usearch'),
+});
 
 /** Reads and writes snapshots under `<dataDir>/discover-index`. */
 export class VectorSnapshots {
@@ -46,49 +85,60 @@ export class VectorSnapshots {
     this.dir = join(dataDir, FOLDER);
   }
 
-  /**
-   * The snapshot in force when it matches `identity`, `dim` and `settings`; null when there is none
-   * or it does not match (or cannot be read: a snapshot is a cache, never the truth).
-   */
-  async load(identity: string, dim: number, settings: MemoryIndexSettings): Promise<LoadedSnapshot | null> {
+  /** The generation in force (`current.json`), or null when there is none or it cannot be read. */
+  async generation(): Promise<string | null> {
     try {
-      const m = JSON.parse(await readFile(join(this.dir, 'current.json'), 'utf8')) as Manifest;
-      if (m.version !== 1 || m.identity !== identity || m.dim !== dim) return null;
-      const at = join(this.dir, m.generation);
-      const ids = JSON.parse(await readFile(join(at, 'ids.json'), 'utf8')) as (string | null)[];
-      const buf = await readFile(join(at, 'codes.i8'));
-      if (buf.length !== ids.length * dim) return null;
-      const codes = new Int8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-      const sameGraph =
-        m.graph && m.graph.connectivity === settings.connectivity && m.graph.expansionAdd === settings.expansionAdd;
-      const hnswPath = sameGraph && existsSync(join(at, 'graph.usearch')) ? join(at, 'graph.usearch') : undefined;
-      return { state: { dim, ids, codes, ...(hnswPath ? { hnswPath } : {}) }, watermark: m.watermark };
+      return (JSON.parse(await readFile(join(this.dir, 'current.json'), 'utf8')) as Manifest).generation;
     } catch {
       return null;
     }
   }
 
   /**
-   * Writes a snapshot and makes it current. `saveGraph` (usearch's synchronous save) runs first, in
-   * the same tick as the caller captured `ids` and `codes`, so the three agree.
+   * The snapshot in force when it matches `identity`, `dim` and `settings`; null when there is none
+   * or it does not match (or cannot be read: a snapshot is a cache, never the truth). The codes stay
+   * on disk (see {@link readCodes}).
    */
+  async load(identity: string, dim: number, settings: MemoryIndexSettings): Promise<LoadedSnapshot | null> {
+    try {
+      const m = JSON.parse(await readFile(join(this.dir, 'current.json'), 'utf8')) as Manifest;
+      if (m.version !== 1 || m.identity !== identity || m.dim !== dim) return null;
+      const files = filesOf(join(this.dir, m.generation));
+      const ids = JSON.parse(await readFile(files.ids, 'utf8')) as (string | null)[];
+      if ((await stat(files.codes)).size !== ids.length * dim) return null;
+      const sameGraph =
+        m.graph !== null &&
+        m.graph.connectivity === settings.connectivity &&
+        m.graph.expansionAdd === settings.expansionAdd;
+      const hasGraph = sameGraph && existsSync(files.graph);
+      return { generation: m.generation, watermark: m.watermark, dim, ids, files, hasGraph };
+    } catch {
+      return null;
+    }
+  }
+
+  /** A snapshot's codes, read into memory (a private index). */
+  static async readCodes(s: LoadedSnapshot): Promise<Int8Array> {
+    const buf = await readFile(s.files.codes);
+    return new Int8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+
+  /** Writes a snapshot and makes it current. @returns its generation. */
   async save(
-    s: { ids: (string | null)[]; codes: Int8Array; saveGraph: ((path: string) => void) | null },
+    writer: SnapshotWriter,
     meta: { identity: string; watermark: string; dim: number; settings: MemoryIndexSettings },
-  ): Promise<void> {
+  ): Promise<string> {
     const generation = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
     const at = join(this.dir, generation);
-    await mkdir(at, { recursive: true });
-    s.saveGraph?.(join(at, 'graph.usearch'));
-    await writeFile(join(at, 'codes.i8'), s.codes);
-    await writeFile(join(at, 'ids.json'), JSON.stringify(s.ids));
+    mkdirSync(at, { recursive: true });
+    await writer.write(filesOf(at)); // begins in this tick: a graph's synchronous save sees the index as captured
     const manifest: Manifest = {
       version: 1,
       generation,
       identity: meta.identity,
       watermark: meta.watermark,
       dim: meta.dim,
-      graph: s.saveGraph
+      graph: writer.graph
         ? { connectivity: meta.settings.connectivity, expansionAdd: meta.settings.expansionAdd }
         : null,
       savedAtMs: Date.now(),
@@ -97,6 +147,32 @@ export class VectorSnapshots {
     await writeFile(tmp, JSON.stringify(manifest));
     await rename(tmp, join(this.dir, 'current.json'));
     await this.prune(generation);
+    return generation;
+  }
+
+  /**
+   * Takes the rebase lock (one process of the host folds changes into a new generation at a time).
+   * @returns whether this call took it (false: another process holds a lock younger than 15 minutes).
+   */
+  async tryLock(): Promise<boolean> {
+    const path = join(this.dir, LOCK);
+    await mkdir(this.dir, { recursive: true });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await (await open(path, 'wx')).close();
+        return true;
+      } catch {
+        const age = Date.now() - (await stat(path).catch(() => ({ mtimeMs: 0 }))).mtimeMs;
+        if (age < LOCK_STALE_MS) return false;
+        await rm(path, { force: true });
+      }
+    }
+    return false;
+  }
+
+  /** Releases the rebase lock taken by {@link tryLock}. */
+  async unlock(): Promise<void> {
+    await rm(join(this.dir, LOCK), { force: true });
   }
 
   /**
@@ -107,9 +183,10 @@ export class VectorSnapshots {
     const cutoff = Date.now() - 60_000;
     const current = (JSON.parse(await readFile(join(this.dir, 'current.json'), 'utf8')) as Manifest).generation;
     for (const name of await readdir(this.dir)) {
+      if (name === 'current.json' || name === LOCK) continue;
       const gen = name.startsWith('current.json.') ? name.slice('current.json.'.length) : name;
       const born = parseInt(gen.split('-')[0] ?? '', 36);
-      if (name === 'current.json' || gen === keep || gen === current || !(born < cutoff)) continue;
+      if (gen === keep || gen === current || !(born < cutoff)) continue;
       await rm(join(this.dir, name), { recursive: true, force: true });
     }
   }

@@ -1,0 +1,264 @@
+/**
+ * ViewedVectorIndex: the in-process vector index of a process that shares its host's copy of the HNSW
+ * graph instead of holding its own (issue 20: one private copy per worker process cost ~1 KB an item
+ * each — 10.6 GB per worker at 10M items).
+ *
+ * - **Base**: a snapshot generation on disk (vector-snapshot.ts), its `graph.usearch` opened with
+ *   usearch's `view` (memory-mapped, read-only: the page cache holds one copy for every process of the
+ *   host) and its `codes.i8` read slot by slot with `pread` (the same page cache) for the exact
+ *   re-rank and the exact scan. Only the packed slot ↔ id table (id-table.ts, ~id length + 12 bytes
+ *   an item) is private.
+ * - **Delta**: what changed since the base's watermark — a small private {@link MemoryVectorIndex}
+ *   of the upserted embeddings, and the set of base slots removed or superseded (`dead`), never
+ *   served. An id lives in the delta when it is there, else in its base slot unless dead.
+ * - **Search**: the base graph (asking past dead slots, ×4 a round while short) and the delta, merged
+ *   by exact cosine of the float query to the codes; the base falls back to an exact scan of the codes
+ *   file in 64k-slot steps where the graph answers short or k is a quarter of the base or more — the
+ *   same contract as MemoryVectorIndex.search (a short answer means exhausted).
+ * - **Rebase** ({@link snapshot}): folds the delta into a new generation — the base graph loaded
+ *   privately (a transient full copy: one process at a time, under the snapshots' lock), dead slots
+ *   removed, the delta added into free slots, saved; the codes file copied and patched. Every process
+ *   then views the new generation (InProcessSearch switches on its catch-up).
+ *
+ * Searches and the graph load of a rebase are synchronous native calls (they hold the event loop).
+ */
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { copyFile, open, writeFile } from 'node:fs/promises';
+import { type Index, MetricKind, exactSearch, type Matches } from 'usearch';
+import { fail } from '../../kernel/errors.js';
+import { cosine, quantize } from '../embedding.js';
+import { IdTable } from './id-table.js';
+import {
+  BUILD_THREADS,
+  type IndexHit,
+  type MemoryIndexSettings,
+  MemoryVectorIndex,
+  newGraph,
+  type VectorIndex,
+} from './memory-vector-index.js';
+import type { LoadedSnapshot, SnapshotFiles, SnapshotWriter } from './vector-snapshot.js';
+
+/** Slots read per step of an exact scan of the codes file (16 MiB at 256 dimensions). */
+const SCAN_SLOTS = 65_536;
+
+/** A snapshot viewed, plus this process's changes since. See the module doc. */
+export class ViewedVectorIndex implements VectorIndex {
+  readonly mode = 'hnsw' as const;
+  /** Base slots removed or superseded since the base (each held an id). */
+  private readonly dead = new Set<number>();
+  private readonly delta: MemoryVectorIndex;
+  private fd: number | null;
+
+  private constructor(
+    readonly dim: number,
+    private readonly settings: MemoryIndexSettings,
+    private readonly graph: Index,
+    private readonly table: IdTable,
+    private readonly files: SnapshotFiles,
+    fd: number,
+    private readonly mappedBytes: number,
+  ) {
+    this.fd = fd;
+    this.delta = new MemoryVectorIndex(dim, settings);
+  }
+
+  /**
+   * Views snapshot `s` (which must have a graph of the settings' shape).
+   * @throws Error when the snapshot has no graph or its files cannot be opened.
+   */
+  static open(s: LoadedSnapshot, settings: MemoryIndexSettings): ViewedVectorIndex {
+    if (!s.hasGraph) throw new Error(`snapshot ${s.generation} has no HNSW graph to view`);
+    const graph = newGraph(s.dim, settings);
+    graph.view(s.files.graph);
+    const fd = openSync(s.files.codes, 'r');
+    try {
+      const mapped = fstatSync(fd).size + statSync(s.files.graph).size;
+      return new ViewedVectorIndex(s.dim, settings, graph, IdTable.from(s.ids), s.files, fd, mapped);
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+  }
+
+  get size(): number {
+    return this.table.live - this.dead.size + this.delta.size;
+  }
+
+  /** Live base slots: held ids not removed or superseded. */
+  private get baseLive(): number {
+    return this.table.live - this.dead.size;
+  }
+
+  /** The live base slot of `itemId`; -1 when it has none. */
+  private baseSlot(itemId: string): number {
+    const s = this.table.slotOf(itemId);
+    return s >= 0 && !this.dead.has(s) ? s : -1;
+  }
+
+  holds(itemId: string, codes: Int8Array): boolean {
+    if (this.delta.has(itemId)) return this.delta.holds(itemId, codes);
+    const s = this.baseSlot(itemId);
+    if (s < 0 || codes.length !== this.dim) return false;
+    const held = this.codesOf(s);
+    for (let i = 0; i < this.dim; i++) if (held[i] !== codes[i]) return false;
+    return true;
+  }
+
+  /** @throws FreshetError `INVALID_INPUT` when `codes` is not `dim` long. */
+  upsert(itemId: string, codes: Int8Array): void {
+    if (codes.length !== this.dim)
+      throw fail('INVALID_INPUT', `embedding of ${itemId} has ${codes.length} components, the index ${this.dim}`);
+    const s = this.baseSlot(itemId);
+    if (s >= 0) this.dead.add(s);
+    this.delta.upsert(itemId, codes);
+  }
+
+  remove(itemId: string): void {
+    const s = this.baseSlot(itemId);
+    if (s >= 0) this.dead.add(s);
+    this.delta.remove(itemId);
+  }
+
+  /** The k nearest of base and delta, best first by exact cosine (see the module doc). */
+  search(query: Float32Array, k: number): IndexHit[] {
+    if (query.length !== this.dim)
+      throw fail('INVALID_INPUT', `query has ${query.length} components, the index ${this.dim}`);
+    if (this.size === 0 || k <= 0) return [];
+    const want = Math.min(k, this.size);
+    const q = quantize(query);
+    const hits: IndexHit[] = this.searchBase(q, Math.min(want, this.baseLive)).map((slot) => ({
+      itemId: this.table.idOf(slot)!,
+      vector: this.codesOf(slot),
+    }));
+    hits.push(...this.delta.search(query, want));
+    return hits
+      .map((h) => ({ h, key: cosine(query, h.vector) }))
+      .sort((a, b) => b.key - a.key)
+      .slice(0, want)
+      .map((x) => x.h);
+  }
+
+  /** `need` live base slots nearest to `q`: the graph, else the exact scan (see the module doc). */
+  private searchBase(q: Int8Array, need: number): number[] {
+    if (need <= 0) return [];
+    if (need * 4 < this.baseLive) {
+      for (let ask = need + Math.min(this.dead.size, need); ; ask *= 4) {
+        const keys = this.graph.search(q, ask, 1).keys;
+        const slots: number[] = [];
+        for (const key of keys) {
+          const s = Number(key);
+          if (!this.dead.has(s) && this.table.idOf(s) !== null) slots.push(s);
+          if (slots.length === need) return slots;
+        }
+        if (keys.length < ask || ask >= this.table.slots) break;
+      }
+    }
+    return this.scanBase(q, need);
+  }
+
+  /** The exact `need` nearest live base slots: the codes file scanned in steps of {@link SCAN_SLOTS}. */
+  private scanBase(q: Int8Array, need: number): number[] {
+    const slots = this.table.slots;
+    const buf = Buffer.allocUnsafe(Math.min(SCAN_SLOTS, slots) * this.dim);
+    const best: { slot: number; d: number }[] = [];
+    for (let from = 0; from < slots; from += SCAN_SLOTS) {
+      const n = Math.min(SCAN_SLOTS, slots - from);
+      readSync(this.openFd(), buf, 0, n * this.dim, from * this.dim);
+      let skipped = 0;
+      for (let s = from; s < from + n; s++) if (this.dead.has(s) || this.table.idOf(s) === null) skipped++;
+      const codes = new Int8Array(buf.buffer, buf.byteOffset, n * this.dim);
+      const m = exactSearch(codes, q, this.dim, Math.min(n, need + skipped), MetricKind.Cos, 1) as Matches;
+      m.keys.forEach((key, i) => {
+        const s = from + Number(key);
+        if (!this.dead.has(s) && this.table.idOf(s) !== null) best.push({ slot: s, d: m.distances[i]! });
+      });
+    }
+    return best
+      .sort((a, b) => a.d - b.d)
+      .slice(0, need)
+      .map((b) => b.slot);
+  }
+
+  /** A copy of base slot `slot`'s codes, read from the codes file. */
+  private codesOf(slot: number): Int8Array {
+    const out = new Int8Array(this.dim);
+    readSync(this.openFd(), out, 0, this.dim, slot * this.dim);
+    return out;
+  }
+
+  private openFd(): number {
+    if (this.fd === null) throw fail('STORE_UNAVAILABLE', 'the discover index was closed');
+    return this.fd;
+  }
+
+  /** Private bytes: the id table, the delta, and the dead set (~40 B a slot). */
+  bytes(): number {
+    return this.table.bytes() + this.delta.bytes() + this.dead.size * 40;
+  }
+
+  /** The viewed graph file and the codes file: mapped or cached once for the host. */
+  sharedBytes(): number {
+    return this.mappedBytes;
+  }
+
+  /** The delta's background HNSW build, when it grew past `exactMax`. */
+  buildProgress(): { done: number; total: number } | null {
+    return this.delta.buildProgress();
+  }
+
+  async built(): Promise<void> {
+    await this.delta.built();
+  }
+
+  /** Changes since the base: superseded or removed base slots, and the delta's embeddings. */
+  get changes(): number {
+    return this.dead.size + this.delta.size;
+  }
+
+  /** The rebase (see the module doc): the dead slots and the delta captured now, folded by `write`. */
+  snapshot(): SnapshotWriter {
+    const dead = [...this.dead];
+    const added = this.delta.entries();
+    return { graph: true, write: (files) => this.rebase(files, dead, added) };
+  }
+
+  /** Writes base − `dead` + `added` as the generation `files`. */
+  private async rebase(files: SnapshotFiles, dead: number[], added: IndexHit[]): Promise<void> {
+    const ids = this.table.toArray();
+    for (const s of dead) ids[s] = null;
+    const free: number[] = [];
+    for (let s = ids.length - 1; s >= 0; s--) if (ids[s] === null) free.push(s);
+    const slots = added.map((h) => {
+      const s = free.pop() ?? ids.length;
+      ids[s] = h.itemId;
+      return s;
+    });
+    const graph = newGraph(this.dim, this.settings);
+    graph.load(this.files.graph);
+    if (dead.length > 0) graph.remove(BigUint64Array.from(dead, BigInt));
+    if (added.length > 0) {
+      const codes = new Int8Array(added.length * this.dim);
+      added.forEach((h, i) => codes.set(h.vector, i * this.dim));
+      graph.add(BigUint64Array.from(slots, BigInt), codes, BUILD_THREADS);
+    }
+    graph.save(files.graph);
+    await copyFile(this.files.codes, files.codes);
+    const out = await open(files.codes, 'r+');
+    try {
+      const zeros = new Int8Array(this.dim);
+      for (const s of dead) await out.write(zeros, 0, this.dim, s * this.dim);
+      for (let i = 0; i < added.length; i++) await out.write(added[i]!.vector, 0, this.dim, slots[i]! * this.dim);
+      await out.truncate(ids.length * this.dim);
+    } finally {
+      await out.close();
+    }
+    await writeFile(files.ids, JSON.stringify(ids));
+  }
+
+  /** Closes the codes file and stops the delta's build; the mapping goes with the graph object. */
+  close(): void {
+    this.delta.close();
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The shared in-process vector index (src/discover/adapters/viewed-vector-index.ts): a snapshot's HNSW
+ * graph viewed memory-mapped plus the process's changes since. It answers as the private index it was
+ * saved from; upserts, updates and removals since the base are served and never the superseded codes;
+ * an exact search (k a quarter of the index or more) scans the codes file; a rebase folds the changes
+ * into a new generation that answers the same; and two searches of one data folder (two worker
+ * processes) both end up viewing one generation, each holding a fraction of a private copy's bytes,
+ * one rebasing at a time, the other switching to it on its catch-up.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdTable } from '../../src/discover/adapters/id-table.js';
+import { InProcessSearch, type InProcessSettings } from '../../src/discover/adapters/in-process-search.js';
+import { MemoryVectorIndex, type MemoryIndexSettings } from '../../src/discover/adapters/memory-vector-index.js';
+import { PostgresDiscoverIndex } from '../../src/discover/adapters/postgres-discover-index.js';
+import { VectorSnapshots } from '../../src/discover/adapters/vector-snapshot.js';
+import { ViewedVectorIndex } from '../../src/discover/adapters/viewed-vector-index.js';
+import { cosine, normalize, quantize } from '../../src/discover/embedding.js';
+import { prng } from '../../src/kernel/prng.js';
+import type { Sql } from '../../src/kernel/sql/sql.js';
+import { openTestPglite } from '../support/pglite.js';
+import { until } from '../support/faults.js';
+
+const DIM = 24;
+const NOW = Date.UTC(2026, 10, 28);
+const rnd = prng(20);
+const gauss = () => Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd());
+const randomVec = () => normalize(Array.from({ length: DIM }, gauss));
+const GRAPH: MemoryIndexSettings = { exactMax: 100, connectivity: 16, expansionAdd: 64, expansionSearch: 200 };
+const META = { identity: 'db', watermark: 'w', dim: DIM, settings: GRAPH };
+
+/**
+ * The exact k nearest of `held` to `q` as an exact scan picks them (the int8 query's cosine to the
+ * codes, as usearch's int8 scan measures), as a sorted set: the index orders its answer by the float
+ * query's cosine, which can differ at the last place.
+ */
+const exactIds = (held: Map<string, Int8Array>, q: Float32Array, k: number) => {
+  const q8 = Float32Array.from(quantize(q));
+  return [...held]
+    .map(([id, v]) => ({ id, c: cosine(q8, v) }))
+    .sort((a, b) => b.c - a.c)
+    .slice(0, k)
+    .map((x) => x.id)
+    .sort();
+};
+const idSet = (hits: { itemId: string }[]) => hits.map((h) => h.itemId).sort();
+
+describe('IdTable', () => {
+  it('maps slots to ids and back, free slots included, unicode ids too', () => {
+    const ids = ['a', null, 'héllo-✓', 'b', null, ...Array.from({ length: 500 }, (_, i) => `item-${i}`)];
+    const t = IdTable.from(ids);
+    expect(t.slots).toBe(ids.length);
+    expect(t.live).toBe(ids.length - 2);
+    ids.forEach((id, slot) => {
+      expect(t.idOf(slot)).toBe(id);
+      if (id) expect(t.slotOf(id)).toBe(slot);
+    });
+    expect(t.slotOf('missing')).toBe(-1);
+    expect(t.slotOf('')).toBe(-1);
+    expect(t.idOf(ids.length)).toBeNull();
+    expect(t.toArray()).toEqual(ids);
+  });
+});
+
+describe('ViewedVectorIndex', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'freshet-viewed-'));
+  const snapshots = new VectorSnapshots(dir);
+  const held = new Map<string, Int8Array>();
+  let privateIndex: MemoryVectorIndex;
+  let viewed: ViewedVectorIndex;
+
+  beforeAll(async () => {
+    privateIndex = new MemoryVectorIndex(DIM, GRAPH);
+    for (let i = 0; i < 1500; i++) {
+      const codes = quantize(randomVec());
+      held.set(`v${i}`, codes);
+      privateIndex.upsert(`v${i}`, codes);
+    }
+    privateIndex.remove('v7'); // a free slot in the base
+    held.delete('v7');
+    await privateIndex.built();
+    expect(privateIndex.mode).toBe('hnsw');
+    await snapshots.save(privateIndex.snapshot(), META);
+    const snap = (await snapshots.load('db', DIM, GRAPH))!;
+    expect(snap.hasGraph).toBe(true);
+    viewed = ViewedVectorIndex.open(snap, GRAPH);
+  });
+  afterAll(() => {
+    viewed.close();
+    privateIndex.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers what the private index it was saved from answers, from a fraction of its private bytes', () => {
+    expect(viewed.size).toBe(1499);
+    for (let i = 0; i < 20; i++) {
+      const q = randomVec();
+      const ids = (hits: { itemId: string }[]) => hits.map((h) => h.itemId).sort();
+      expect(ids(viewed.search(q, 20))).toEqual(ids(privateIndex.search(q, 20)));
+    }
+    const hit = viewed.search(randomVec(), 1)[0]!;
+    expect(hit.vector).toEqual(held.get(hit.itemId)); // the exact codes, read from the codes file
+    expect(viewed.sharedBytes()).toBeGreaterThan(1499 * DIM);
+    expect(viewed.bytes() * 5).toBeLessThan(privateIndex.bytes());
+  });
+
+  it('serves upserts, updates and removals since the base, never a superseded vector; an exact search scans the file', () => {
+    const fresh = randomVec();
+    const moved = randomVec();
+    viewed.upsert('new', quantize(fresh));
+    viewed.upsert('v1', quantize(moved));
+    viewed.remove('v2');
+    viewed.remove('v7'); // never held: a no-op
+    held.set('new', quantize(fresh));
+    held.set('v1', quantize(moved));
+    held.delete('v2');
+    expect(viewed.size).toBe(held.size);
+    expect(viewed.search(fresh, 1)[0]!.itemId).toBe('new');
+    expect(viewed.search(moved, 1)[0]!.itemId).toBe('v1');
+    expect(viewed.holds('v1', quantize(moved))).toBe(true);
+    expect(viewed.holds('v3', held.get('v3')!)).toBe(true);
+    expect(viewed.holds('v2', quantize(randomVec()))).toBe(false);
+    for (const k of [400, 1000, 5000]) {
+      const q = randomVec();
+      const all = viewed.search(q, k); // a quarter of the index or more: exact, base file + delta
+      expect(idSet(all)).toEqual(exactIds(held, q, k));
+      if (k >= held.size) expect(all.find((h) => h.itemId === 'v1')?.vector).toEqual(quantize(moved));
+      expect(all.every((h) => cosine(Float32Array.from(h.vector), held.get(h.itemId)!) > 0.9999)).toBe(true);
+    }
+    expect(() => viewed.upsert('bad', new Int8Array(DIM - 1))).toThrow(/components/);
+  });
+
+  it('a rebase folds the changes into a new generation that answers the same, the free slots reused', async () => {
+    const writer = viewed.snapshot();
+    expect(writer.graph).toBe(true);
+    const generation = await snapshots.save(writer, { ...META, watermark: 'w2' });
+    const snap = (await snapshots.load('db', DIM, GRAPH))!;
+    expect(snap.generation).toBe(generation);
+    expect(snap.watermark).toBe('w2');
+    expect(snap.ids.length).toBe(1500); // 'new' took a freed slot: no slot added
+    const next = ViewedVectorIndex.open(snap, GRAPH);
+    try {
+      expect(next.size).toBe(held.size);
+      expect(next.bytes()).toBeLessThan(viewed.bytes()); // no delta left
+      for (let i = 0; i < 5; i++) {
+        const q = randomVec();
+        expect(idSet(next.search(q, 1000))).toEqual(exactIds(held, q, 1000));
+        const top = next.search(q, 10).map((h) => h.itemId);
+        expect(top.filter((id) => exactIds(held, q, 10).includes(id)).length).toBeGreaterThanOrEqual(9);
+      }
+      expect(next.holds('v1', held.get('v1')!)).toBe(true);
+    } finally {
+      next.close();
+    }
+  });
+});
+
+describe('two processes of one host share the in-process index (PGlite)', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'freshet-shared-'));
+  let sql: Sql;
+  let writer: PostgresDiscoverIndex;
+  const settings = (): InProcessSettings => ({
+    ...GRAPH,
+    syncMs: 3_600_000,
+    syncWaitMs: 60_000,
+    dataDir,
+    snapshotMin: 1,
+    snapshotEveryMs: 0,
+    shared: true,
+  });
+  const put = (id: string, v: Float32Array) =>
+    writer.putEmbeddings([{ itemId: id, vector: quantize(v), source: 'client' }], NOW);
+
+  beforeAll(async () => {
+    sql = await openTestPglite();
+    writer = new PostgresDiscoverIndex(sql, new InProcessSearch(sql, DIM, { ...settings(), dataDir: null }));
+    await writer.putEmbeddings(
+      Array.from({ length: 800 }, (_, i) => ({ itemId: `s${i}`, vector: quantize(randomVec()), source: 'client' })),
+      NOW,
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await sql.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('the first builds privately, snapshots and then views; the second views at once; one rebase serves both', async () => {
+    const a = new InProcessSearch(sql, DIM, settings());
+    await a.ready();
+    expect(a.startReport?.from).toBe('postgres');
+    const privateBytes = a.stats().bytes;
+    // its own snapshot, written once the graph completed, comes in force: its next catch-up views it
+    await until(async () => {
+      await a.sync();
+      return a.stats().sharedBytes !== undefined;
+    }, 30_000);
+    expect(a.stats()).toMatchObject({ kind: 'hnsw', size: 800 });
+    expect(a.stats().sharedBytes).toBeGreaterThan(0);
+    expect(a.stats().bytes * 5).toBeLessThan(privateBytes);
+
+    const b = new InProcessSearch(sql, DIM, settings());
+    await b.ready();
+    expect(b.startReport?.from).toBe('snapshot');
+    expect(b.stats().sharedBytes).toBe(a.stats().sharedBytes);
+
+    // another process writes 150 embeddings (over the rebase threshold of 100) and moves one
+    const added = Array.from({ length: 150 }, () => randomVec());
+    await writer.putEmbeddings(
+      added.map((v, i) => ({ itemId: `n${i}`, vector: quantize(v), source: 'client' as const })),
+      NOW,
+    );
+    const moved = randomVec();
+    await put('s3', moved);
+    const before = await new VectorSnapshots(dataDir).generation();
+    await Promise.all([a.sync(), b.sync()]); // both catch up; both want a rebase, one takes the lock
+    await until(async () => (await new VectorSnapshots(dataDir).generation()) !== before, 30_000);
+    const after = await new VectorSnapshots(dataDir).generation();
+    await Promise.all([a.sync(), b.sync()]); // both switch to the rebased generation
+    expect(a.stats()).toMatchObject({ generation: after, size: 950 });
+    expect(b.stats()).toMatchObject({ generation: after, size: 950 });
+    expect((await b.search(moved, 1))[0]!.itemId).toBe('s3');
+    await Promise.all([a.close(), b.close()]); // no second rebase: nothing changed since
+    expect(await new VectorSnapshots(dataDir).generation()).toBe(after);
+
+    const c = new InProcessSearch(sql, DIM, settings());
+    await c.ready();
+    expect(c.startReport).toMatchObject({ from: 'snapshot', rows: 0 }); // the rebase holds every change
+    expect(c.stats().size).toBe(950);
+    expect((await c.search(added[7]!, 1))[0]!.itemId).toBe('n7');
+    expect((await c.search(moved, 1))[0]!.itemId).toBe('s3');
+    await c.close();
+  });
+});
