@@ -46,6 +46,7 @@ import {
 } from './support.js';
 import { printTable, summarize, timingRow, TIMING_COLUMNS, type Summary } from './stats.js';
 import { discoverParts } from './discover-parts.js';
+import { SHARED_COLUMNS, rebaseMs, sharedVsPrivate } from './discover-shared.js';
 import { benchQueries, mindHistories, padded, realTexts, type BenchQuery } from './discover-corpus.js';
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -233,7 +234,7 @@ async function awaitGraph(vectors: InProcessSearch, n: number): Promise<boolean>
 
 async function oneSize(
   n: number,
-): Promise<{ index: string[][]; recall: string[][]; pages: string[][]; parts: string[][] }> {
+): Promise<{ index: string[][]; recall: string[][]; pages: string[][]; parts: string[][]; shared: string[][] }> {
   const schema = uniqueSchema();
   const dataDir = mkdtempSync(join(tmpdir(), 'freshet-bench-discover-'));
   const sql: Sql = await openPostgres(BENCH_DATABASE_URL, { schema });
@@ -277,6 +278,12 @@ async function oneSize(
     const complete = await awaitGraph(vectors, n);
     const buildMs = performance.now() - t0 - readMs;
     const stats = vectors.stats();
+    // the graph's snapshot is written in the background; the next catch-up views it (the default)
+    for (let waited = 0; complete && config.discover.sharedIndex !== 'off' && !vectors.stats().generation; waited++) {
+      if (waited > 600) throw new Error('the index did not come to view its snapshot within 60 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await vectors.sync();
+    }
     const rssPerItem = (process.memoryUsage().rss - rss0) / n;
     const progress = stats.building ? `${((100 * stats.building.done) / stats.building.total).toFixed(1)} %` : '';
     const build =
@@ -305,13 +312,9 @@ async function oneSize(
     await vectors.sync();
     const catchUpMs = performance.now() - t1;
     for (const c of changed) codes.set(c.vector, c.j * DIM);
-    const mode = () => vectors.stats().kind;
-    const recallRows = await recall(
-      new PostgresDiscoverIndex(sql, vectors),
-      await queriesFor(ids, codes, n, config.discover.halfLifeMs),
-      n,
-      mode,
-    );
+    const mode = () => `${vectors.stats().kind}${vectors.stats().generation ? ', shared' : ''}`;
+    const queries = await queriesFor(ids, codes, n, config.discover.halfLifeMs);
+    const recallRows = await recall(new PostgresDiscoverIndex(sql, vectors), queries, n, mode);
     // pages through the service: readers with 20 signals, then readers with none
     const signals = [];
     for (let r = 0; r < PAGES + 20; r++)
@@ -339,6 +342,28 @@ async function oneSize(
     await restarted.sync();
     const rs = restarted.startReport!;
     await restarted.close();
+    // N worker processes: a private index each, or one shared (first-page searches: k = 120)
+    const shared =
+      stats.kind === 'hnsw'
+        ? await sharedVsPrivate(
+            dataDir,
+            n,
+            DIM,
+            vectorSearchSettings(config.discover, config.dataDir).memory,
+            queries.queries.map((q) => q.vector),
+            120,
+            label(n),
+          )
+        : [];
+    const rebase =
+      stats.kind === 'hnsw'
+        ? await rebaseMs(
+            dataDir,
+            DIM,
+            vectorSearchSettings(config.discover, config.dataDir).memory,
+            changed.map((c) => ({ itemId: ids[(c.j * 31) % n]!, vector: c.vector })),
+          )
+        : null;
     const index = [
       [label(n), 'start: read every embedding from PostgreSQL', `${(readMs / 1000).toFixed(2)} s`],
       [
@@ -352,13 +377,22 @@ async function oneSize(
         `${(stats.bytes / n).toFixed(0)} / ${rssPerItem.toFixed(0)} / ${(snapBytes / n).toFixed(0)} B`,
       ],
       [label(n), 'catch-up of 1,000 embeddings another process wrote', `${catchUpMs.toFixed(1)} ms`],
+      ...(rebase === null
+        ? []
+        : [
+            [
+              label(n),
+              'shared index: a rebase of 1,000 changes (worker thread) / longest event-loop wait meanwhile',
+              `${(rebase.ms / 1000).toFixed(2)} s / ${rebase.loopMaxMs.toFixed(1)} ms`,
+            ],
+          ]),
       [
         label(n),
         `restart: snapshot loaded + ${rs.rows} changed rows caught up (from ${rs.from})`,
         `${(rs.ms / 1000).toFixed(2)} s`,
       ],
     ];
-    return { index, recall: recallRows, pages, parts };
+    return { index, recall: recallRows, pages, parts, shared };
   } finally {
     await f.discover.close();
     await f.close();
@@ -401,6 +435,12 @@ export async function run(): Promise<void> {
       ['items', 'queries', 'n', 'recall@20', 'target', 'p50 ms', 'p99 ms'],
       r.recall,
     );
+    if (r.shared.length > 0)
+      printTable(
+        `${label(n)}: the index in N worker processes: a private copy each, or one snapshot viewed by all`,
+        SHARED_COLUMNS,
+        r.shared,
+      );
     printTable(`${label(n)}: discover page (limit 20)`, TIMING_COLUMNS, r.pages);
     printTable(`${label(n)}: discover page, each part alone (ratios vs Redis PING)`, TIMING_COLUMNS, r.parts);
   }

@@ -1,6 +1,6 @@
 /**
  * Whether dist/ holds a build of the sources as they are: every `.ts` under src/ has its `.js` and every
- * `.lua` its copy, each at least as new as its source (file by file: a rebuilt explorer bundle never
+ * `.lua` and `.mjs` its copy, each at least as new as its source (file by file: a rebuilt explorer bundle never
  * passes for a rebuilt CLI), and the explorer bundle (dist/ui/app.js, scripts/build-ui.mjs) is at least
  * as new as every file of src/app/ui/web/. Used by the `prepare` script (scripts/prepare.mjs: build only
  * when stale) and the tests that start the compiled CLI (test/support/cli.ts).
@@ -25,11 +25,12 @@ export function distIsCurrent(root, opts = {}) {
       if (opts.ui !== false && statSync(path).mtimeMs > bundleMs) return false;
       continue;
     }
-    const built = e.name.endsWith('.lua')
-      ? path
-      : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')
-        ? path.replace(/\.ts$/, '.js')
-        : null;
+    const built =
+      e.name.endsWith('.lua') || e.name.endsWith('.mjs')
+        ? path
+        : e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')
+          ? path.replace(/\.ts$/, '.js')
+          : null;
     if (built === null) continue;
     const target = join(root, 'dist', relative(src, built));
     if (!existsSync(target) || statSync(target).mtimeMs < statSync(path).mtimeMs) return false;

@@ -129,8 +129,8 @@ const EnvSchema = z.object({
   FRESHET_DISCOVER_HNSW_EF_CONSTRUCTION: int(16, 1000, 128),
   FRESHET_DISCOVER_HNSW_EF_SEARCH: int(10, 1000, 600),
   FRESHET_DISCOVER_SYNC_MS: int(10, 3_600_000, 1000),
-  // in-process index: serve the snapshot's HNSW graph memory-mapped, one copy per host (docs/discover.md)
-  FRESHET_DISCOVER_SHARED_INDEX: z.enum(['true', 'false']).default('true'),
+  // in-process index: the snapshot's HNSW graph memory-mapped, one copy per host; `all`: the codes too (docs/discover.md)
+  FRESHET_DISCOVER_SHARED_INDEX: z.enum(['graph', 'all', 'off']).default('graph'),
   FRESHET_DISCOVER_HALF_LIFE_HOURS: num(0.1, 24 * 3650, 168),
   FRESHET_DISCOVER_SIGNALS: int(1, 1000, 100),
   // 0 = keep every reader signal (docs/operations.md "Retention")
@@ -511,7 +511,7 @@ function discoverSettings(e: Env): DiscoverSettings {
     hnswEfConstruction: e.FRESHET_DISCOVER_HNSW_EF_CONSTRUCTION,
     hnswEfSearch: e.FRESHET_DISCOVER_HNSW_EF_SEARCH,
     syncMs: e.FRESHET_DISCOVER_SYNC_MS,
-    sharedIndex: e.FRESHET_DISCOVER_SHARED_INDEX === 'true',
+    sharedIndex: e.FRESHET_DISCOVER_SHARED_INDEX,
     halfLifeMs: e.FRESHET_DISCOVER_HALF_LIFE_HOURS * HOUR_MS,
     signalLimit: e.FRESHET_DISCOVER_SIGNALS,
     signalRetentionMs: Math.round(e.FRESHET_DISCOVER_SIGNAL_RETENTION_DAYS * DAY_MS),

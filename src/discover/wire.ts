@@ -14,6 +14,7 @@ import { PostgresSignalRetention } from './adapters/postgres-signal-retention.js
 import type { RetentionTask } from '../kernel/sql/retention.js';
 import { PostgresDiscoverIndex } from './adapters/postgres-discover-index.js';
 import { LazyVectorSearch, chooseVectorSearch, type VectorSearchSettings } from './adapters/choose-search.js';
+import type { SharedIndex } from './adapters/in-process-search.js';
 import { PromDiscoverMetrics } from './adapters/prometheus-discover-metrics.js';
 import type { VectorSearch } from './vector-search.js';
 import { DiscoverPoolCache } from './pool-cache.js';
@@ -42,10 +43,10 @@ export interface DiscoverSettings {
   /** In-process index: time between two catch-ups with PostgreSQL. */
   syncMs: number;
   /**
-   * In-process index: view the snapshot's HNSW graph memory-mapped, shared by the host's processes
-   * (`FRESHET_DISCOVER_SHARED_INDEX`; adapters/viewed-vector-index.ts).
+   * In-process index: what the host's processes share of it (`FRESHET_DISCOVER_SHARED_INDEX`: `graph`,
+   * `all` or `off`; adapters/in-process-search.ts, adapters/viewed-vector-index.ts).
    */
-  sharedIndex: boolean;
+  sharedIndex: SharedIndex;
   /** Half-life of a view's weight in the reader embedding. */
   halfLifeMs: number;
   /** Most recent signals (views, engagements) a reader embedding is built from. */

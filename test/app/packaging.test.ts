@@ -108,7 +108,7 @@ describe('the npm package', () => {
     const prepare = readFileSync(join(ROOT, 'scripts/prepare.mjs'), 'utf8');
     expect(prepare).toContain("['run', 'build']");
     expect(prepare).toContain('distIsCurrent(root)');
-    expect(pkg.scripts.build).toMatch(/tsc .*copy-lua\.mjs.*build-ui\.mjs/);
+    expect(pkg.scripts.build).toMatch(/tsc .*copy-assets\.mjs.*build-ui\.mjs/);
   });
 
   it('ships no tests, benchmarks, sources, build scripts or source maps that point at unshipped sources', () => {

@@ -31,7 +31,7 @@ const memorySettings = (dataDir: string | null): InProcessSettings => ({
   dataDir,
   snapshotMin: 1_000_000,
   snapshotEveryMs: 600_000,
-  shared: true,
+  shared: 'graph',
 });
 /** Small graphs build fast in WebAssembly (m 16 / ef_construction 64 cost 3× the build CPU at 2,000 vectors). */
 const pgvectorSettings = { m: 8, efConstruction: 32, efSearch: 200 };

@@ -44,7 +44,7 @@ const settings = (dataDir: string | null, over: Partial<InProcessSettings> = {})
   dataDir,
   snapshotMin: 1,
   snapshotEveryMs: 0,
-  shared: true,
+  shared: 'graph',
   ...over,
 });
 

@@ -91,6 +91,11 @@ export class IdTable {
     return Array.from({ length: this.slots }, (_, s) => this.idOf(s));
   }
 
+  /** The packed ids: slot s holds `utf8[offsets[s], offsets[s + 1])`, an empty range a free slot. */
+  raw(): { utf8: Buffer; offsets: Uint32Array } {
+    return { utf8: this.utf8, offsets: this.offsets };
+  }
+
   /** Bytes held. */
   bytes(): number {
     return this.utf8.byteLength + this.offsets.byteLength + this.buckets.byteLength;

@@ -32,6 +32,9 @@ import { PostgresEmbeddingFeed, type EmbeddingChange } from './postgres-embeddin
 import { type LoadedSnapshot, VectorSnapshots } from './vector-snapshot.js';
 import { ViewedVectorIndex } from './viewed-vector-index.js';
 
+/** What the processes of a host share of the in-process index (`FRESHET_DISCOVER_SHARED_INDEX`). */
+export type SharedIndex = 'graph' | 'all' | 'off';
+
 /** Tunables of the in-process search (config `FRESHET_DISCOVER_*`). */
 export interface InProcessSettings extends MemoryIndexSettings {
   /** Time between two catch-ups (the timer), ms; also how old a catch-up a search accepts without asking for one. */
@@ -45,11 +48,12 @@ export interface InProcessSettings extends MemoryIndexSettings {
   /** Least time between two snapshots, ms. */
   snapshotEveryMs: number;
   /**
-   * Serve a snapshot's HNSW graph memory-mapped, shared by every process of the host, plus this
-   * process's changes since (viewed-vector-index.ts), instead of a private copy
-   * (`FRESHET_DISCOVER_SHARED_INDEX`, default true).
+   * `FRESHET_DISCOVER_SHARED_INDEX` (viewed-vector-index.ts): `graph` (the default) serves a snapshot's
+   * HNSW graph memory-mapped, shared by every process of the host, with the codes read into each
+   * process, plus this process's changes since; `all` also leaves the codes in the shared page cache
+   * (read per hit); `off` keeps a private copy of everything.
    */
-  shared: boolean;
+  shared: SharedIndex;
 }
 
 /** Changes applied between two yields to the event loop while the HNSW graph takes them. */
@@ -235,10 +239,15 @@ export class InProcessSearch implements VectorSearch {
     void this.index.built().then(() => this.maybeSave());
   }
 
+  /** Where a viewed index keeps its base's codes. */
+  private codesAt(): 'memory' | 'file' {
+    return this.settings.shared === 'all' ? 'file' : 'memory';
+  }
+
   /** The index of snapshot `snap`: viewed when it has a graph and sharing is on, else private. */
   private async fromSnapshot(snap: LoadedSnapshot): Promise<VectorIndex> {
-    if (this.settings.shared && snap.hasGraph) {
-      const viewed = ViewedVectorIndex.open(snap, this.settings);
+    if (this.settings.shared !== 'off' && snap.hasGraph) {
+      const viewed = ViewedVectorIndex.open(snap, this.settings, this.codesAt());
       this.viewing = snap.generation;
       return viewed;
     }
@@ -285,13 +294,13 @@ export class InProcessSearch implements VectorSearch {
 
   /** A newer generation with a graph to view, when sharing (see {@link catchUp}); null otherwise. */
   private async newerView(): Promise<{ snap: LoadedSnapshot; index: ViewedVectorIndex } | null> {
-    if (!this.settings.shared || !this.snapshots || !this.startedOk) return null;
+    if (this.settings.shared === 'off' || !this.snapshots || !this.startedOk) return null;
     const generation = await this.snapshots.generation();
     if (generation === null || generation === this.viewing) return null;
     const snap = await this.snapshots.load(this.identity, this.dim, this.settings);
     if (!snap?.hasGraph || snap.generation === this.viewing) return null;
     try {
-      return { snap, index: ViewedVectorIndex.open(snap, this.settings) };
+      return { snap, index: ViewedVectorIndex.open(snap, this.settings, this.codesAt()) };
     } catch (err) {
       this.log?.warn({ err, generation }, 'discover index: could not view the snapshot; keeping the index');
       return null;

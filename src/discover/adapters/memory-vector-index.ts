@@ -74,10 +74,10 @@ export interface VectorIndex {
   close(): void;
 }
 
-/** A usearch HNSW index of int8 codes with the settings' shape (also how a saved graph is loaded or viewed). */
-export function newGraph(dim: number, settings: MemoryIndexSettings): Index {
+/** The usearch options of an HNSW index of int8 codes with the settings' shape (plain data: a worker takes them too). */
+export function graphOptions(dim: number, settings: MemoryIndexSettings) {
   const { connectivity, expansionAdd, expansionSearch } = settings;
-  return new Index({
+  return {
     dimensions: dim,
     metric: MetricKind.Cos,
     quantization: ScalarKind.I8,
@@ -85,7 +85,12 @@ export function newGraph(dim: number, settings: MemoryIndexSettings): Index {
     expansion_add: expansionAdd,
     expansion_search: expansionSearch,
     multi: false,
-  });
+  };
+}
+
+/** A usearch HNSW index of int8 codes with the settings' shape (also how a saved graph is loaded or viewed). */
+export function newGraph(dim: number, settings: MemoryIndexSettings): Index {
+  return new Index(graphOptions(dim, settings));
 }
 
 /** Lets the event loop run between build steps; unref'd, so a build never keeps a finished process alive. */

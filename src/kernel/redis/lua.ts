@@ -18,7 +18,7 @@
  * - Files are read once per process, synchronously, the first time a script set is used, from the
  *   folder its owner names relative to its own module (`new URL('../lua/', import.meta.url)`): the
  *   same path under `src/` (tsx, vitest) and `dist/` (the build copies `.lua` files beside the
- *   compiled modules: scripts/copy-lua.mjs).
+ *   compiled modules: scripts/copy-assets.mjs).
  *
  * Running: {@link LuaScripts.on} registers each script on a client with ioredis `defineCommand` (once
  * per client and script). ioredis then sends `EVAL` the first time on each connection and `EVALSHA`

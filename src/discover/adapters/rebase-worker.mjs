@@ -1,0 +1,51 @@
+/**
+ * The rebase of a viewed vector index (viewed-vector-index.ts), in a worker thread so the serving
+ * process's event loop never waits for it: usearch's load and save of a graph are synchronous native
+ * calls (2 s at 200k items, minutes at 10M). Plain JavaScript, so the same file runs from src/ under the
+ * tests and from dist/ once built (scripts/copy-assets.mjs copies it).
+ *
+ * Input (`workerData`): `dim`, `graph` (usearch Index options), `threads`, `base` and `out` (snapshot
+ * files: `{ codes, ids, graph }` paths), the base's id table (`utf8` bytes and `offsets`, slot s holding
+ * `utf8[offsets[s], offsets[s + 1])`, empty = free), `dead` (base slots removed or superseded) and
+ * `added` (`ids` and their `codes`, `dim` bytes each). Writes generation `out`: the base graph loaded, the
+ * dead slots removed, each added id placed in a free slot (lowest first) or a new one at the end, saved;
+ * the codes file copied and patched (zeros for a freed slot); `ids.json`. Posts `{ slots }` when done;
+ * a failure is the worker's `error` event.
+ */
+import { copyFile, open, writeFile } from 'node:fs/promises';
+import { parentPort, workerData } from 'node:worker_threads';
+import { Index } from 'usearch';
+
+const { dim, graph: options, threads, base, out, utf8, offsets, dead, added } = workerData;
+
+const ids = [];
+const bytes = Buffer.from(utf8.buffer, utf8.byteOffset, utf8.byteLength);
+for (let s = 0; s + 1 < offsets.length; s++)
+  ids.push(offsets[s] === offsets[s + 1] ? null : bytes.toString('utf8', offsets[s], offsets[s + 1]));
+for (const s of dead) ids[s] = null;
+const free = [];
+for (let s = ids.length - 1; s >= 0; s--) if (ids[s] === null) free.push(s);
+const slots = added.ids.map((id) => {
+  const s = free.pop() ?? ids.length;
+  ids[s] = id;
+  return s;
+});
+
+const index = new Index(options);
+index.load(base.graph);
+if (dead.length > 0) index.remove(BigUint64Array.from(dead, BigInt));
+if (slots.length > 0) index.add(BigUint64Array.from(slots, BigInt), added.codes, threads);
+index.save(out.graph);
+
+await copyFile(base.codes, out.codes);
+const file = await open(out.codes, 'r+');
+try {
+  const zeros = new Int8Array(dim);
+  for (const s of dead) await file.write(zeros, 0, dim, s * dim);
+  for (let i = 0; i < slots.length; i++) await file.write(added.codes, i * dim, dim, slots[i] * dim);
+  await file.truncate(ids.length * dim);
+} finally {
+  await file.close();
+}
+await writeFile(out.ids, JSON.stringify(ids));
+parentPort.postMessage({ slots: ids.length });
