@@ -279,7 +279,11 @@ async function oneSize(
     const buildMs = performance.now() - t0 - readMs;
     const stats = vectors.stats();
     // the graph's snapshot is written in the background; the next catch-up views it (the default)
-    for (let waited = 0; complete && config.discover.sharedIndex !== 'off' && !vectors.stats().generation; waited++) {
+    for (
+      let waited = 0;
+      stats.kind === 'hnsw' && config.discover.sharedIndex !== 'off' && !vectors.stats().generation;
+      waited++
+    ) {
       if (waited > 600) throw new Error('the index did not come to view its snapshot within 60 s');
       await new Promise((resolve) => setTimeout(resolve, 100));
       await vectors.sync();
