@@ -88,10 +88,12 @@ describe('the largest accepted day capacity', () => {
     const days = seenWindow(T0, 7);
     const taken = new Set<number>();
     const figures: string[] = [];
-    // The PINGs and Redis's latency monitor see the machine too (other processes can hold the CPU from
-    // Redis for more than 10 ms on a busy machine): a stall of ours shows in every attempt, noise in
-    // some, so the test passes on the first clean attempt of at most 5. The CPU time Redis spends on
-    // each mark is ours alone: every mark of every attempt stays far under 10 ms.
+    // The PINGs, Redis's latency monitor and its CPU clock see the machine too (other processes can hold
+    // the CPU from Redis for more than 10 ms on a busy machine, and a shared core runs Redis's own work
+    // slower — the CPU of a mark, its 1 MiB shard's pages faulted in included, measured 3.7–5.9 ms on one
+    // VM where PINGs meanwhile waited at most 4 ms): a stall of ours shows in every attempt, noise in
+    // some, so the test passes on the first clean attempt of at most 5 — every PING under 10 ms, no
+    // latency event, and each mark under 10 ms of Redis CPU (issue 20: no stall over 10 ms).
     let clean = false;
     for (let attempt = 0; attempt < 5 && !clean; attempt++) {
       // 14 readers of 14 shards not created yet, one mark each on a day of the window: 14 new keys
@@ -124,8 +126,7 @@ describe('the largest accepted day capacity', () => {
         `attempt ${attempt + 1}: ${pings.length} PINGs, slowest ${slowest.toFixed(2)} ms; Redis CPU per mark ` +
           `max ${Math.max(...cpu).toFixed(2)} ms; latency events ${JSON.stringify(events)}`,
       );
-      expect(Math.max(...cpu), figures.at(-1)).toBeLessThan(5);
-      clean = pings.length >= 3 && slowest < 10 && events.length === 0;
+      clean = pings.length >= 3 && slowest < 10 && events.length === 0 && Math.max(...cpu) < 10;
     }
     console.log(
       `largest capacity ${capacity.toLocaleString('en-US')}/day: ${layout.shards} shards of ${(bytes / 2 ** 20).toFixed(2)} MiB\n  ${figures.join('\n  ')}`,
