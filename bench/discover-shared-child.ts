@@ -46,7 +46,7 @@ async function open(o: ChildOrder): Promise<VectorIndex | null> {
   if (!snap?.hasGraph) throw new Error('no snapshot with a graph to open');
   return o.mode === 'private'
     ? MemoryVectorIndex.restore(snap, await VectorSnapshots.readCodes(snap), o.settings)
-    : ViewedVectorIndex.open(snap, o.settings, o.mode === 'graph' ? 'memory' : 'file');
+    : await ViewedVectorIndex.open(snap, o.settings, o.mode === 'graph' ? 'memory' : 'file');
 }
 
 process.once('message', async (o: ChildOrder) => {

@@ -135,7 +135,7 @@ export async function rebaseMs(
   const snapshots = new VectorSnapshots(dataDir);
   const snap = await snapshots.load(manifest.identity, dim, settings);
   if (!snap?.hasGraph) throw new Error('no snapshot with a graph to rebase');
-  const index = ViewedVectorIndex.open(snap, settings);
+  const index = await ViewedVectorIndex.open(snap, settings);
   try {
     for (const c of changes) index.upsert(c.itemId, c.vector);
     const loop = monitorEventLoopDelay({ resolution: 1 });

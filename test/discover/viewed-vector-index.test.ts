@@ -61,6 +61,17 @@ describe('IdTable', () => {
     expect(t.idOf(ids.length)).toBeNull();
     expect(t.toArray()).toEqual(ids);
   });
+
+  it("packs a snapshot's ids.json straight from its bytes, the same table; anything else is left to JSON.parse", () => {
+    const ids = ['a', null, 'b-c.d_e', null, ...Array.from({ length: 300 }, (_, i) => `x${i}`)];
+    const fromJson = IdTable.fromJson(Buffer.from(JSON.stringify(ids)))!;
+    expect(fromJson.toArray()).toEqual(ids);
+    expect(fromJson.live).toBe(ids.length - 2);
+    ids.forEach((id, slot) => id && expect(fromJson.slotOf(id)).toBe(slot));
+    expect(IdTable.fromJson(Buffer.from('[]'))!.slots).toBe(0);
+    for (const other of ['["a\\"b"]', '["a"', '[""]', '["a",]', '[nul]', '{"a":1}', '["a" ,"b"]'])
+      expect(IdTable.fromJson(Buffer.from(other)), other).toBeNull();
+  });
 });
 
 describe.each(['memory', 'file'] as const)('ViewedVectorIndex, codes in %s', (codesAt) => {
@@ -84,7 +95,7 @@ describe.each(['memory', 'file'] as const)('ViewedVectorIndex, codes in %s', (co
     await snapshots.save(privateIndex.snapshot(), META);
     const snap = (await snapshots.load('db', DIM, GRAPH))!;
     expect(snap.hasGraph).toBe(true);
-    viewed = ViewedVectorIndex.open(snap, GRAPH, codesAt);
+    viewed = await ViewedVectorIndex.open(snap, GRAPH, codesAt);
   });
   afterAll(() => {
     viewed.close();
@@ -139,8 +150,8 @@ describe.each(['memory', 'file'] as const)('ViewedVectorIndex, codes in %s', (co
     const snap = (await snapshots.load('db', DIM, GRAPH))!;
     expect(snap.generation).toBe(generation);
     expect(snap.watermark).toBe('w2');
-    expect(snap.ids.length).toBe(1500); // 'new' took a freed slot: no slot added
-    const next = ViewedVectorIndex.open(snap, GRAPH, codesAt);
+    expect(snap.ids.slots).toBe(1500); // 'new' took a freed slot: no slot added
+    const next = await ViewedVectorIndex.open(snap, GRAPH, codesAt);
     try {
       expect(next.size).toBe(held.size);
       expect(next.bytes()).toBeLessThan(viewed.bytes()); // no delta left

@@ -247,7 +247,7 @@ export class InProcessSearch implements VectorSearch {
   /** The index of snapshot `snap`: viewed when it has a graph and sharing is on, else private. */
   private async fromSnapshot(snap: LoadedSnapshot): Promise<VectorIndex> {
     if (this.settings.shared !== 'off' && snap.hasGraph) {
-      const viewed = ViewedVectorIndex.open(snap, this.settings, this.codesAt());
+      const viewed = await ViewedVectorIndex.open(snap, this.settings, this.codesAt());
       this.viewing = snap.generation;
       return viewed;
     }
@@ -300,7 +300,7 @@ export class InProcessSearch implements VectorSearch {
     const snap = await this.snapshots.load(this.identity, this.dim, this.settings);
     if (!snap?.hasGraph || snap.generation === this.viewing) return null;
     try {
-      return { snap, index: ViewedVectorIndex.open(snap, this.settings, this.codesAt()) };
+      return { snap, index: await ViewedVectorIndex.open(snap, this.settings, this.codesAt()) };
     } catch (err) {
       this.log?.warn({ err, generation }, 'discover index: could not view the snapshot; keeping the index');
       return null;

@@ -269,10 +269,10 @@ export class MemoryVectorIndex implements VectorIndex {
    */
   static restore(s: LoadedSnapshot, codes: Int8Array, settings: MemoryIndexSettings): MemoryVectorIndex {
     const index = new MemoryVectorIndex(s.dim, settings);
-    index.ids = s.ids.slice();
-    index.ensureCapacity(s.ids.length);
+    index.ids = s.ids.toArray();
+    index.ensureCapacity(index.ids.length);
     index.codes.set(codes);
-    s.ids.forEach((id, slot) => (id === null ? index.free.push(slot) : index.slotOf.set(id, slot)));
+    index.ids.forEach((id, slot) => (id === null ? index.free.push(slot) : index.slotOf.set(id, slot)));
     if (s.hasGraph) {
       index.hnsw = newGraph(s.dim, settings);
       index.hnsw.load(s.files.graph);

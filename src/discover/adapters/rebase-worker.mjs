@@ -5,8 +5,8 @@
  * tests and from dist/ once built (scripts/copy-assets.mjs copies it).
  *
  * Input (`workerData`): `dim`, `graph` (usearch Index options), `threads`, `base` and `out` (snapshot
- * files: `{ codes, ids, graph }` paths), the base's id table (`utf8` bytes and `offsets`, slot s holding
- * `utf8[offsets[s], offsets[s + 1])`, empty = free), `dead` (base slots removed or superseded) and
+ * files: `{ codes, ids, graph }` paths), the base's ids packed (`ids`: each slot's UTF-8 bytes followed
+ * by a newline, none for a free slot — id-table.ts), `dead` (base slots removed or superseded) and
  * `added` (`ids` and their `codes`, `dim` bytes each). Writes generation `out`: the base graph loaded, the
  * dead slots removed, each added id placed in a free slot (lowest first) or a new one at the end, saved;
  * the codes file copied and patched (zeros for a freed slot); `ids.json`. Posts `{ slots }` when done;
@@ -16,12 +16,13 @@ import { copyFile, open, writeFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Index } from 'usearch';
 
-const { dim, graph: options, threads, base, out, utf8, offsets, dead, added } = workerData;
+const { dim, graph: options, threads, base, out, ids: packed, dead, added } = workerData;
 
-const ids = [];
-const bytes = Buffer.from(utf8.buffer, utf8.byteOffset, utf8.byteLength);
-for (let s = 0; s + 1 < offsets.length; s++)
-  ids.push(offsets[s] === offsets[s + 1] ? null : bytes.toString('utf8', offsets[s], offsets[s + 1]));
+const ids = Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength)
+  .toString('utf8')
+  .split('\n')
+  .slice(0, -1)
+  .map((id) => id || null);
 for (const s of dead) ids[s] = null;
 const free = [];
 for (let s = ids.length - 1; s >= 0; s--) if (ids[s] === null) free.push(s);

@@ -21,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { IdTable } from './id-table.js';
 import type { MemoryIndexSettings } from './memory-vector-index.js';
 
 /** What `current.json` says. */
@@ -49,8 +50,8 @@ export interface LoadedSnapshot {
   generation: string;
   watermark: string;
   dim: number;
-  /** Item id per slot; null for a free slot. */
-  ids: (string | null)[];
+  /** Item id per slot, packed (`toArray()`: null for a free slot). */
+  ids: IdTable;
   files: SnapshotFiles;
   /** Whether `files.graph` holds a complete HNSW graph of the same shape as the settings'. */
   hasGraph: boolean;
@@ -104,8 +105,9 @@ export class VectorSnapshots {
       const m = JSON.parse(await readFile(join(this.dir, 'current.json'), 'utf8')) as Manifest;
       if (m.version !== 1 || m.identity !== identity || m.dim !== dim) return null;
       const files = filesOf(join(this.dir, m.generation));
-      const ids = JSON.parse(await readFile(files.ids, 'utf8')) as (string | null)[];
-      if ((await stat(files.codes)).size !== ids.length * dim) return null;
+      const json = await readFile(files.ids);
+      const ids = IdTable.fromJson(json) ?? IdTable.from(JSON.parse(json.toString('utf8')) as (string | null)[]);
+      if ((await stat(files.codes)).size !== ids.slots * dim) return null;
       const sameGraph =
         m.graph !== null &&
         m.graph.connectivity === settings.connectivity &&
