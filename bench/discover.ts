@@ -346,28 +346,13 @@ async function oneSize(
     await restarted.sync();
     const rs = restarted.startReport!;
     await restarted.close();
-    // N worker processes: a private index each, or one shared (first-page searches: k = 120)
-    const shared =
-      stats.kind === 'hnsw'
-        ? await sharedVsPrivate(
-            dataDir,
-            n,
-            DIM,
-            vectorSearchSettings(config.discover, config.dataDir).memory,
-            queries.queries.map((q) => q.vector),
-            120,
-            label(n),
-          )
-        : [];
-    const rebase =
-      stats.kind === 'hnsw'
-        ? await rebaseMs(
-            dataDir,
-            DIM,
-            vectorSearchSettings(config.discover, config.dataDir).memory,
-            changed.map((c) => ({ itemId: ids[(c.j * 31) % n]!, vector: c.vector })),
-          )
-        : null;
+    // N worker processes: a private index each, or one shared (first-page searches: k = 120); a rebase
+    const memory = vectorSearchSettings(config.discover, config.dataDir).memory;
+    const hnsw = stats.kind === 'hnsw';
+    const vectorsOf = queries.queries.map((q) => q.vector);
+    const shared = hnsw ? await sharedVsPrivate(dataDir, n, DIM, memory, vectorsOf, 120, label(n)) : [];
+    const moved = changed.map((c) => ({ itemId: ids[(c.j * 31) % n]!, vector: c.vector }));
+    const rebase = hnsw ? await rebaseMs(dataDir, DIM, memory, moved) : null;
     const index = [
       [label(n), 'start: read every embedding from PostgreSQL', `${(readMs / 1000).toFixed(2)} s`],
       [
