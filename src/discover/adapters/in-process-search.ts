@@ -1,8 +1,9 @@
 /**
  * InProcessSearch: the VectorSearch of a deployment whose PostgreSQL has no pgvector (the embedded
- * default, and servers without the extension) — a MemoryVectorIndex in every serving process, kept
- * current from `item_embeddings` (PostgresEmbeddingFeed) and snapshotted to the data folder
- * (VectorSnapshots).
+ * default, and servers without the extension) — a MemoryVectorIndex in every serving process, or, once a
+ * snapshot with a graph exists, a ViewedVectorIndex (the snapshot's graph memory-mapped, shared by the
+ * host's processes, plus this process's changes), kept current from `item_embeddings`
+ * (PostgresEmbeddingFeed) and snapshotted to the data folder (VectorSnapshots).
  *
  * Life cycle:
  * 1. **Start** (begun by the constructor; the app warms it at open, src/discover/wire.ts): load the
@@ -21,6 +22,11 @@
  *    that read everything or completed an HNSW graph, then when at least 1 % of the size (≥ 100) changed
  *    and `snapshotEveryMs` passed since the last, and on close. Writing runs in the background; the
  *    graph's save is a synchronous native write (~0.1 s per 100k items).
+ * 4. **Shared** (`shared` not `off`): a start from a snapshot with a graph views it; a catch-up that finds
+ *    a newer such generation in force (this process's own first save, or any process's rebase) opens it,
+ *    catches it up from its watermark off to the side and swaps it in. A viewed index's snapshot is a
+ *    rebase (viewed-vector-index.ts, in a worker thread): only when enough changed, and only by the
+ *    process holding the data folder's rebase lock — at close too.
  */
 import { waitAtMost } from '../../kernel/wait.js';
 import { fail } from '../../kernel/errors.js';
