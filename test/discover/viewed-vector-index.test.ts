@@ -15,6 +15,7 @@ import { IdTable } from '../../src/discover/adapters/id-table.js';
 import { InProcessSearch, type InProcessSettings } from '../../src/discover/adapters/in-process-search.js';
 import { MemoryVectorIndex, type MemoryIndexSettings } from '../../src/discover/adapters/memory-vector-index.js';
 import { PostgresDiscoverIndex } from '../../src/discover/adapters/postgres-discover-index.js';
+import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { VectorSnapshots } from '../../src/discover/adapters/vector-snapshot.js';
 import { ViewedVectorIndex } from '../../src/discover/adapters/viewed-vector-index.js';
 import { cosine, normalize, quantize } from '../../src/discover/embedding.js';
@@ -189,6 +190,12 @@ describe('two processes of one host share the in-process index (PGlite)', () => 
   });
   const put = (id: string, v: Float32Array) =>
     writer.putEmbeddings([{ itemId: id, vector: quantize(v), source: 'client' }], NOW);
+  /** The ids of the snapshot in force, as its files hold them. */
+  const idsOnDisk = async (): Promise<(string | null)[]> => {
+    const snap = await new VectorSnapshots(dataDir).load(await identity(), DIM, GRAPH);
+    return snap ? snap.ids.toArray() : [];
+  };
+  const identity = async () => (await sql.query<{ id: string }>('SELECT id FROM discover_index_identity'))[0]!.id;
 
   beforeAll(async () => {
     sql = await openTestPglite();
@@ -248,5 +255,32 @@ describe('two processes of one host share the in-process index (PGlite)', () => 
     expect((await c.search(added[7]!, 1))[0]!.itemId).toBe('n7');
     expect((await c.search(moved, 1))[0]!.itemId).toBe('s3');
     await c.close();
+  });
+
+  it('at close, a viewed index rebases when items were deleted since its snapshot: their id and codes leave the files', async () => {
+    const content = new PostgresContentStore(sql, { ownsSql: false });
+    const gone = randomVec();
+    await put('gone', gone);
+    // with 120 more: over the rebase threshold, so a rebase puts 'gone' into the snapshot viewed
+    await writer.putEmbeddings(
+      Array.from({ length: 120 }, (_, i) => ({ itemId: `g${i}`, vector: quantize(randomVec()), source: 'client' })),
+      NOW,
+    );
+    const item = { id: 'gone', authorId: 'erased', title: 'gone', text: '', url: null, tags: [], popularity: 0 };
+    await content.upsertItems([{ ...item, publishedAt: NOW - 1 }], NOW);
+    const a = new InProcessSearch(sql, DIM, settings());
+    await a.ready();
+    // the item in the snapshot the process views
+    await until(async () => {
+      await a.sync();
+      return a.stats().generation !== undefined && (await idsOnDisk()).includes('gone');
+    }, 30_000);
+    expect(await content.deleteItem('gone', NOW)).toBe(true); // one deletion: far below the rebase threshold
+    await a.sync();
+    expect((await a.search(gone, 1))[0]!.itemId).not.toBe('gone');
+    const viewed = a.stats().generation;
+    await a.close();
+    expect(await new VectorSnapshots(dataDir).generation()).not.toBe(viewed);
+    expect(await idsOnDisk()).not.toContain('gone');
   });
 });

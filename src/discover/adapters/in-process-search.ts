@@ -26,7 +26,8 @@
  *    a newer such generation in force (this process's own first save, or any process's rebase) opens it,
  *    catches it up from its watermark off to the side and swaps it in. A viewed index's snapshot is a
  *    rebase (viewed-vector-index.ts, in a worker thread): only when enough changed, and only by the
- *    process holding the data folder's rebase lock — at close too.
+ *    process holding the data folder's rebase lock — at close too, and then also when items were deleted
+ *    since the snapshot (their codes leave the files, as a private index's last snapshot drops them).
  */
 import { waitAtMost } from '../../kernel/wait.js';
 import { fail } from '../../kernel/errors.js';
@@ -341,7 +342,12 @@ export class InProcessSearch implements VectorSearch {
     const due = enoughChanged && (closing || this.now() - this.lastSaveAt >= this.settings.snapshotEveryMs);
     const graphUnsaved = this.index.mode === 'hnsw' && !this.savedGraph;
     const firstSave = this.lastSaveAt === 0 && this.changedSinceSave > 0;
-    const wanted = this.viewing ? due : graphUnsaved || firstSave || due || (closing && this.changedSinceSave > 0);
+    // a viewed index also rebases at close when items were deleted since its snapshot, whose codes the
+    // files still hold (an erased author's among them), as a private index's last snapshot drops them
+    const deleted = this.index instanceof ViewedVectorIndex && this.index.removals > 0;
+    const wanted = this.viewing
+      ? due || (closing && deleted)
+      : graphUnsaved || firstSave || due || (closing && this.changedSinceSave > 0);
     if (!wanted) return null;
     this.saving = this.save()
       .catch((err: unknown) => this.log?.warn({ err }, 'discover index: snapshot failed'))

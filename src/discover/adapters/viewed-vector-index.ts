@@ -55,6 +55,7 @@ export class ViewedVectorIndex implements VectorIndex {
   private readonly dead = new Set<number>();
   private readonly delta: MemoryVectorIndex;
   private fd: number | null;
+  private removedFromBase = 0;
 
   private constructor(
     readonly dim: number,
@@ -137,8 +138,19 @@ export class ViewedVectorIndex implements VectorIndex {
 
   remove(itemId: string): void {
     const s = this.baseSlot(itemId);
-    if (s >= 0) this.dead.add(s);
+    if (s >= 0) {
+      this.dead.add(s);
+      this.removedFromBase++;
+    }
     this.delta.remove(itemId);
+  }
+
+  /**
+   * Base embeddings removed (deleted items) since the base, whose codes the snapshot files still hold
+   * until a rebase — an erased author's items among them (InProcessSearch rebases at close for them).
+   */
+  get removals(): number {
+    return this.removedFromBase;
   }
 
   /**
