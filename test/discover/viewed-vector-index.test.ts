@@ -257,6 +257,29 @@ describe('two processes of one host share the in-process index (PGlite)', () => 
     await c.close();
   });
 
+  it('two processes starting together on an empty data folder build one graph: the other serves the exact scan, then views its snapshot', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'freshet-shared-first-'));
+    try {
+      const [a, b] = [0, 1].map(() => new InProcessSearch(sql, DIM, { ...settings(), dataDir: fresh }));
+      await Promise.all([a!.ready(), b!.ready()]);
+      const kinds = [a!.stats().kind, b!.stats().kind].sort();
+      expect(kinds).toEqual(['exact', 'hnsw']); // one built (the build lock's holder), one did not
+      const q = randomVec();
+      // both answer: the exact scan and the graph agree on the nearest (the graph up to an odd miss)
+      const exact = (await b!.search(q, 5)).map((h) => h.itemId);
+      const graph = (await a!.search(q, 5)).map((h) => h.itemId);
+      expect(graph.filter((id) => exact.includes(id)).length).toBeGreaterThanOrEqual(4);
+      await until(async () => {
+        await Promise.all([a!.sync(), b!.sync()]);
+        return a!.stats().generation !== undefined && a!.stats().generation === b!.stats().generation;
+      }, 30_000);
+      expect(b!.stats()).toMatchObject({ kind: 'hnsw', size: a!.stats().size });
+      await Promise.all([a!.close(), b!.close()]);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+
   it('at close, a viewed index rebases when items were deleted since its snapshot: their id and codes leave the files', async () => {
     const content = new PostgresContentStore(sql, { ownsSql: false });
     const gone = randomVec();

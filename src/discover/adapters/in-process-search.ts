@@ -94,6 +94,8 @@ export class InProcessSearch implements VectorSearch {
   private savedGraph = false;
   private saving: Promise<void> | null = null;
   private closed: Promise<void> | null = null;
+  /** Whether this process holds the data folder's build lock (released once its graph's snapshot is written). */
+  private building = false;
   /** Whether the start completed (snapshot loaded or everything read). */
   private startedOk = false;
   private syncTimer: NodeJS.Timeout | null = null;
@@ -195,6 +197,7 @@ export class InProcessSearch implements VectorSearch {
       await this.saving;
       await this.maybeSave(true);
       this.index.close();
+      this.releaseBuild();
     })());
   }
 
@@ -233,7 +236,7 @@ export class InProcessSearch implements VectorSearch {
       this.savedGraph = snap.hasGraph;
       this.startReport = { from: 'snapshot', rows, ms: performance.now() - t };
     } else {
-      const index = new MemoryVectorIndex(this.dim, this.settings);
+      const index = new MemoryVectorIndex(this.dim, this.settings, this.mayBuild);
       const w = await this.feed.watermark();
       const rows = await this.feed.read(null, (changes) => this.apply(index, changes));
       this.index = index;
@@ -245,6 +248,18 @@ export class InProcessSearch implements VectorSearch {
     this.log?.info({ ...this.startReport, size: this.index.size, mode: this.index.mode }, 'discover index started');
     void this.index.built().then(() => this.maybeSave());
   }
+
+  /**
+   * Whether this process may build an HNSW graph (MemoryVectorIndex's gate): always when not sharing;
+   * when sharing, only the holder of the data folder's build lock — the others stay on the exact scan
+   * and view its snapshot when it is written (one build per host, not one per worker).
+   */
+  private readonly mayBuild = (): boolean => {
+    if (this.settings.shared === 'off' || !this.snapshots) return true;
+    if (this.building) return true;
+    this.building = this.snapshots.tryLock('build');
+    return this.building;
+  };
 
   /** Where a viewed index keeps its base's codes. */
   private codesAt(): 'memory' | 'file' {
@@ -259,7 +274,7 @@ export class InProcessSearch implements VectorSearch {
       return viewed;
     }
     this.viewing = null;
-    return MemoryVectorIndex.restore(snap, await VectorSnapshots.readCodes(snap), this.settings);
+    return MemoryVectorIndex.restore(snap, await VectorSnapshots.readCodes(snap), this.settings, this.mayBuild);
   }
 
   /**
@@ -355,6 +370,13 @@ export class InProcessSearch implements VectorSearch {
     return this.saving;
   }
 
+  /** Releases the build lock when this process holds it. */
+  private releaseBuild(): void {
+    if (!this.building) return;
+    this.building = false;
+    this.snapshots?.unlock('build');
+  }
+
   /** Writes a snapshot of the index as it is now (a viewed one under the rebase lock, or not at all). */
   private async save(): Promise<void> {
     const snapshots = this.snapshots;
@@ -364,13 +386,14 @@ export class InProcessSearch implements VectorSearch {
     const changed = this.changedSinceSave;
     this.lastSaveAt = this.now();
     const locked = this.viewing !== null;
-    if (locked && !(await snapshots.tryLock())) return;
+    if (locked && !snapshots.tryLock('rebase')) return;
     try {
       await snapshots.save(writer, meta);
     } finally {
-      if (locked) await snapshots.unlock();
+      if (locked) snapshots.unlock('rebase');
     }
     this.savedGraph = writer.graph;
     this.changedSinceSave -= changed;
+    if (writer.graph) this.releaseBuild();
   }
 }

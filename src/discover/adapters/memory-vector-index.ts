@@ -108,9 +108,15 @@ export class MemoryVectorIndex implements VectorIndex {
   private building: Promise<void> | null = null;
   private closed = false;
 
+  /**
+   * @param mayBuild asked once the size passes `exactMax`, before a graph is built (and again at the
+   *   next upsert while it says no): false leaves the index on the exact scan — another process of the
+   *   host builds the graph, and this one will view its snapshot (InProcessSearch).
+   */
   constructor(
     readonly dim: number,
     readonly settings: MemoryIndexSettings,
+    private readonly mayBuild: () => boolean = () => true,
   ) {
     this.codes = new Int8Array(1024 * dim);
   }
@@ -267,8 +273,13 @@ export class MemoryVectorIndex implements VectorIndex {
    * A private index holding a snapshot: `codes` its slots' codes, its HNSW file loaded when it has one
    * (else a graph is built above `exactMax`).
    */
-  static restore(s: LoadedSnapshot, codes: Int8Array, settings: MemoryIndexSettings): MemoryVectorIndex {
-    const index = new MemoryVectorIndex(s.dim, settings);
+  static restore(
+    s: LoadedSnapshot,
+    codes: Int8Array,
+    settings: MemoryIndexSettings,
+    mayBuild?: () => boolean,
+  ): MemoryVectorIndex {
+    const index = new MemoryVectorIndex(s.dim, settings, mayBuild);
     index.ids = s.ids.toArray();
     index.ensureCapacity(index.ids.length);
     index.codes.set(codes);
@@ -300,7 +311,7 @@ export class MemoryVectorIndex implements VectorIndex {
 
   /** Starts the background HNSW build once the size passes `exactMax`. */
   private maybeBuild(): void {
-    if (this.hnsw || this.closed || this.size <= this.settings.exactMax) return;
+    if (this.hnsw || this.closed || this.size <= this.settings.exactMax || !this.mayBuild()) return;
     this.hnsw = newGraph(this.dim, this.settings);
     this.builtUpTo = 0;
     this.building = this.build().finally(() => (this.building = null));

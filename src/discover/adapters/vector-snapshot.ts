@@ -12,14 +12,15 @@
  * still viewing one keeps its mapping and open file: POSIX unlinks a mapped file only once unmapped).
  * Several processes sharing a data folder each write their own generations; the last rename wins, and
  * each is a consistent snapshot with its own watermark. `rebase.lock` (created exclusively) lets one
- * process at a time fold the processes' common changes into a new generation.
+ * process at a time fold the processes' common changes into a new generation, and `build.lock` one
+ * process build a first graph while the others serve the exact scan until its snapshot is there.
  *
  * A snapshot is used only when it matches: same database identity, same dimension and same HNSW
  * settings (the graph's shape); otherwise the index is rebuilt from PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IdTable } from './id-table.js';
 import type { MemoryIndexSettings } from './memory-vector-index.js';
@@ -67,8 +68,9 @@ export interface SnapshotWriter {
 }
 
 const FOLDER = 'discover-index';
-const LOCK = 'rebase.lock';
-/** A rebase lock older than this is a crashed writer's, ms. */
+/** The folder's locks (see {@link VectorSnapshots.tryLock}). */
+export type LockName = 'rebase' | 'build';
+/** A lock older than this is a crashed holder's, ms. */
 const LOCK_STALE_MS = 15 * 60_000;
 
 /** The files of the generation folder `at`. */
@@ -153,28 +155,36 @@ export class VectorSnapshots {
   }
 
   /**
-   * Takes the rebase lock (one process of the host folds changes into a new generation at a time).
-   * @returns whether this call took it (false: another process holds a lock younger than 15 minutes).
+   * Takes lock `name` of the folder (`rebase`: one process of the host folds changes into a new
+   * generation at a time; `build`: one process builds the first HNSW graph while the others wait for
+   * its snapshot). A file created exclusively; synchronous (a few µs), so a decision taken in one tick
+   * can hold it. @returns whether this call took it (false: another process holds one younger than 15
+   * minutes — older is a crashed holder's, and is taken over).
    */
-  async tryLock(): Promise<boolean> {
-    const path = join(this.dir, LOCK);
-    await mkdir(this.dir, { recursive: true });
+  tryLock(name: LockName): boolean {
+    const path = join(this.dir, `${name}.lock`);
+    mkdirSync(this.dir, { recursive: true });
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await (await open(path, 'wx')).close();
+        closeSync(openSync(path, 'wx'));
         return true;
       } catch {
-        const age = Date.now() - (await stat(path).catch(() => ({ mtimeMs: 0 }))).mtimeMs;
+        let age = Number.POSITIVE_INFINITY;
+        try {
+          age = Date.now() - statSync(path).mtimeMs;
+        } catch {
+          // gone meanwhile: try again
+        }
         if (age < LOCK_STALE_MS) return false;
-        await rm(path, { force: true });
+        rmSync(path, { force: true });
       }
     }
     return false;
   }
 
-  /** Releases the rebase lock taken by {@link tryLock}. */
-  async unlock(): Promise<void> {
-    await rm(join(this.dir, LOCK), { force: true });
+  /** Releases lock `name` taken by {@link tryLock}. */
+  unlock(name: LockName): void {
+    rmSync(join(this.dir, `${name}.lock`), { force: true });
   }
 
   /**
@@ -185,7 +195,7 @@ export class VectorSnapshots {
     const cutoff = Date.now() - 60_000;
     const current = (JSON.parse(await readFile(join(this.dir, 'current.json'), 'utf8')) as Manifest).generation;
     for (const name of await readdir(this.dir)) {
-      if (name === 'current.json' || name === LOCK) continue;
+      if (name === 'current.json' || name.endsWith('.lock')) continue;
       const gen = name.startsWith('current.json.') ? name.slice('current.json.'.length) : name;
       const born = parseInt(gen.split('-')[0] ?? '', 36);
       if (gen === keep || gen === current || !(born < cutoff)) continue;
