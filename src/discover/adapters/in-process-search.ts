@@ -63,6 +63,9 @@ export interface InProcessSettings extends MemoryIndexSettings {
   shared: SharedIndex;
 }
 
+/** Least time between two tries of the build lock by a process that did not get it, ms. */
+const BUILD_ASK_MS = 10_000;
+
 /** Changes applied between two yields to the event loop while the HNSW graph takes them. */
 const APPLY_SLICE = 8;
 
@@ -257,9 +260,13 @@ export class InProcessSearch implements VectorSearch {
   private readonly mayBuild = (): boolean => {
     if (this.settings.shared === 'off' || !this.snapshots) return true;
     if (this.building) return true;
+    // asked at every upsert past exactMax: the lock is tried at most every BUILD_ASK_MS
+    if (this.now() - this.buildAskedAt < BUILD_ASK_MS) return false;
+    this.buildAskedAt = this.now();
     this.building = this.snapshots.tryLock('build');
     return this.building;
   };
+  private buildAskedAt = Number.NEGATIVE_INFINITY;
 
   /** Where a viewed index keeps its base's codes. */
   private codesAt(): 'memory' | 'file' {
