@@ -6,7 +6,6 @@
  * and stays alive until told to exit, so the parent can read its memory while its siblings live.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   MemoryVectorIndex,
   type MemoryIndexSettings,
@@ -14,6 +13,7 @@ import {
 } from '../src/discover/adapters/memory-vector-index.js';
 import { VectorSnapshots } from '../src/discover/adapters/vector-snapshot.js';
 import { ViewedVectorIndex } from '../src/discover/adapters/viewed-vector-index.js';
+import { currentSnapshot } from './discover-shared.js';
 
 /** What the parent sends. */
 export interface ChildOrder {
@@ -38,12 +38,7 @@ export interface ChildReport {
 
 async function open(o: ChildOrder): Promise<VectorIndex | null> {
   if (o.mode === 'bare') return null;
-  const snapshots = new VectorSnapshots(o.dataDir);
-  const manifest = JSON.parse(await readFile(join(o.dataDir, 'discover-index', 'current.json'), 'utf8')) as {
-    identity: string;
-  };
-  const snap = await snapshots.load(manifest.identity, o.dim, o.settings);
-  if (!snap?.hasGraph) throw new Error('no snapshot with a graph to open');
+  const { snap } = await currentSnapshot(o.dataDir, o.dim, o.settings);
   return o.mode === 'private'
     ? MemoryVectorIndex.restore(snap, await VectorSnapshots.readCodes(snap), o.settings)
     : await ViewedVectorIndex.open(snap, o.settings, o.mode === 'graph' ? 'memory' : 'file');

@@ -15,12 +15,32 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { MemoryIndexSettings } from '../src/discover/adapters/memory-vector-index.js';
-import { VectorSnapshots } from '../src/discover/adapters/vector-snapshot.js';
+import { type LoadedSnapshot, VectorSnapshots } from '../src/discover/adapters/vector-snapshot.js';
 import { ViewedVectorIndex } from '../src/discover/adapters/viewed-vector-index.js';
 import type { ChildOrder, ChildReport } from './discover-shared-child.js';
 import { summarize } from './stats.js';
 
 const CHILD = new URL('./discover-shared-child.ts', import.meta.url).pathname;
+
+/**
+ * The snapshot in force in `dataDir`, which must have a graph, with the manifest's identity and
+ * watermark (the benchmark's processes open it without a database to ask).
+ * @throws Error when there is none with a graph.
+ */
+export async function currentSnapshot(
+  dataDir: string,
+  dim: number,
+  settings: MemoryIndexSettings,
+): Promise<{ snapshots: VectorSnapshots; snap: LoadedSnapshot; manifest: { identity: string; watermark: string } }> {
+  const manifest = JSON.parse(readFileSync(join(dataDir, 'discover-index', 'current.json'), 'utf8')) as {
+    identity: string;
+    watermark: string;
+  };
+  const snapshots = new VectorSnapshots(dataDir);
+  const snap = await snapshots.load(manifest.identity, dim, settings);
+  if (!snap?.hasGraph) throw new Error('no snapshot with a graph in force');
+  return { snapshots, snap, manifest };
+}
 
 /** PSS and RSS of process `pid`, bytes (Linux: /proc/<pid>/smaps_rollup). */
 function memoryOf(pid: number): { pss: number; rss: number } {
@@ -128,13 +148,7 @@ export async function rebaseMs(
   settings: MemoryIndexSettings,
   changes: readonly { itemId: string; vector: Int8Array }[],
 ): Promise<{ ms: number; loopMaxMs: number }> {
-  const manifest = JSON.parse(readFileSync(join(dataDir, 'discover-index', 'current.json'), 'utf8')) as {
-    identity: string;
-    watermark: string;
-  };
-  const snapshots = new VectorSnapshots(dataDir);
-  const snap = await snapshots.load(manifest.identity, dim, settings);
-  if (!snap?.hasGraph) throw new Error('no snapshot with a graph to rebase');
+  const { snapshots, snap, manifest } = await currentSnapshot(dataDir, dim, settings);
   const index = await ViewedVectorIndex.open(snap, settings);
   try {
     for (const c of changes) index.upsert(c.itemId, c.vector);

@@ -103,10 +103,15 @@ export class IdTable {
 
   /** The id in `slot`; null for a free slot. */
   idOf(slot: number): string | null {
+    if (!this.occupied(slot)) return null;
+    return this.utf8.toString('utf8', this.starts[slot]!, this.starts[slot + 1]! - 1);
+  }
+
+  /** Whether `slot` holds an id (no string decoded: the scan's check of every slot). */
+  occupied(slot: number): boolean {
     const from = this.starts[slot];
     const next = this.starts[slot + 1];
-    if (from === undefined || next === undefined || from === next - 1) return null;
-    return this.utf8.toString('utf8', from, next - 1);
+    return from !== undefined && next !== undefined && from !== next - 1;
   }
 
   /** The slot holding `id`; -1 when none does. */

@@ -174,8 +174,9 @@ export class InProcessSearch implements VectorSearch {
   }
 
   wrote(records: readonly { itemId: string; vector: Int8Array }[]): void {
-    for (const r of records) if (r.vector.length === this.dim) this.index.upsert(r.itemId, r.vector);
-    this.wroteDuringSwitch?.push(...records);
+    const fit = records.filter((r) => r.vector.length === this.dim);
+    for (const r of fit) this.index.upsert(r.itemId, r.vector);
+    this.wroteDuringSwitch?.push(...fit);
     this.changedSinceSave += records.length;
   }
 

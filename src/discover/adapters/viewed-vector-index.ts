@@ -25,7 +25,6 @@
  * Searches are synchronous native calls (they hold the event loop for their duration).
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { type Index, MetricKind, exactSearch, type Matches } from 'usearch';
 import { fail } from '../../kernel/errors.js';
@@ -40,7 +39,7 @@ import {
   newGraph,
   type VectorIndex,
 } from './memory-vector-index.js';
-import type { LoadedSnapshot, SnapshotFiles, SnapshotWriter } from './vector-snapshot.js';
+import { type LoadedSnapshot, type SnapshotFiles, type SnapshotWriter, VectorSnapshots } from './vector-snapshot.js';
 
 /** Slots read per step of an exact scan of the codes file (16 MiB at 256 dimensions). */
 const SCAN_SLOTS = 65_536;
@@ -74,8 +73,8 @@ export class ViewedVectorIndex implements VectorIndex {
 
   /**
    * Views snapshot `s` (which must have a graph of the settings' shape). The codes are read in the
-   * thread pool (`'memory'`) and the id table is built in one pass, so the event loop waits for little
-   * more than usearch's `view` (~25–35 ms at 200k; reading the codes on the loop took 260 ms on a VM that
+   * thread pool (`'memory'`) and the id table came packed with the snapshot's load, so the event loop
+   * waits for little more than usearch's `view` (~25–35 ms at 200k; reading the codes on the loop took 260 ms on a VM that
    * faults pages in slowly).
    * @throws Error when the snapshot has no graph or its files cannot be read.
    */
@@ -85,11 +84,7 @@ export class ViewedVectorIndex implements VectorIndex {
     codesAt: CodesAt = 'memory',
   ): Promise<ViewedVectorIndex> {
     if (!s.hasGraph) throw new Error(`snapshot ${s.generation} has no HNSW graph to view`);
-    let codes: Int8Array | null = null;
-    if (codesAt === 'memory') {
-      const buf = await readFile(s.files.codes);
-      codes = new Int8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-    }
+    const codes = codesAt === 'memory' ? await VectorSnapshots.readCodes(s) : null;
     const table = s.ids;
     const graph = newGraph(s.dim, settings);
     graph.view(s.files.graph);
@@ -110,6 +105,11 @@ export class ViewedVectorIndex implements VectorIndex {
   /** Live base slots: held ids not removed or superseded. */
   private get baseLive(): number {
     return this.table.live - this.dead.size;
+  }
+
+  /** Whether base slot `s` is served: it holds an id, not removed or superseded since. */
+  private live(s: number): boolean {
+    return this.table.occupied(s) && !this.dead.has(s);
   }
 
   /** The live base slot of `itemId`; -1 when it has none. */
@@ -186,7 +186,7 @@ export class ViewedVectorIndex implements VectorIndex {
         const slots: number[] = [];
         for (const key of keys) {
           const s = Number(key);
-          if (!this.dead.has(s) && this.table.idOf(s) !== null) slots.push(s);
+          if (this.live(s)) slots.push(s);
           if (slots.length === need) return slots;
         }
         if (keys.length < ask || ask >= this.table.slots) break;
@@ -203,7 +203,7 @@ export class ViewedVectorIndex implements VectorIndex {
     for (let from = 0; from < slots; from += SCAN_SLOTS) {
       const n = Math.min(SCAN_SLOTS, slots - from);
       let skipped = 0;
-      for (let s = from; s < from + n; s++) if (this.dead.has(s) || this.table.idOf(s) === null) skipped++;
+      for (let s = from; s < from + n; s++) if (!this.live(s)) skipped++;
       let codes: Int8Array;
       if (this.codes) codes = this.codes.subarray(from * this.dim, (from + n) * this.dim);
       else {
@@ -213,7 +213,7 @@ export class ViewedVectorIndex implements VectorIndex {
       const m = exactSearch(codes, q, this.dim, Math.min(n, need + skipped), MetricKind.Cos, 1) as Matches;
       m.keys.forEach((key, i) => {
         const s = from + Number(key);
-        if (!this.dead.has(s) && this.table.idOf(s) !== null) best.push({ slot: s, d: m.distances[i]! });
+        if (this.live(s)) best.push({ slot: s, d: m.distances[i]! });
       });
     }
     return best
@@ -252,11 +252,6 @@ export class ViewedVectorIndex implements VectorIndex {
 
   async built(): Promise<void> {
     await this.delta.built();
-  }
-
-  /** Changes since the base: superseded or removed base slots, and the delta's embeddings. */
-  get changes(): number {
-    return this.dead.size + this.delta.size;
   }
 
   /** The rebase (see the module doc): the dead slots and the delta captured now, folded by `write`. */
