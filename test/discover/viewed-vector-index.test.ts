@@ -15,6 +15,7 @@ import { IdTable } from '../../src/discover/adapters/id-table.js';
 import { InProcessSearch, type InProcessSettings } from '../../src/discover/adapters/in-process-search.js';
 import { MemoryVectorIndex, type MemoryIndexSettings } from '../../src/discover/adapters/memory-vector-index.js';
 import { PostgresDiscoverIndex } from '../../src/discover/adapters/postgres-discover-index.js';
+import { PostgresEmbeddingFeed } from '../../src/discover/adapters/postgres-embedding-feed.js';
 import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { VectorSnapshots } from '../../src/discover/adapters/vector-snapshot.js';
 import { ViewedVectorIndex } from '../../src/discover/adapters/viewed-vector-index.js';
@@ -195,7 +196,7 @@ describe('two processes of one host share the in-process index (PGlite)', () => 
     const snap = await new VectorSnapshots(dataDir).load(await identity(), DIM, GRAPH);
     return snap ? snap.ids.toArray() : [];
   };
-  const identity = async () => (await sql.query<{ id: string }>('SELECT id FROM discover_index_identity'))[0]!.id;
+  const identity = () => new PostgresEmbeddingFeed(sql).identity();
 
   beforeAll(async () => {
     sql = await openTestPglite();
