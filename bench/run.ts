@@ -11,6 +11,7 @@ import { runMain } from './support.js';
 const BENCHMARKS: [string, () => Promise<void>][] = [
   ['seen-filter', seenFilter],
   ['bloom-accuracy', bloomAccuracy],
+  ['seen-stall', async () => (await import('./seen-stall.js')).run()],
   ['feed', feed],
   ['hot', async () => (await import('./hot.js')).run()],
   ['fanout', async () => (await import('./fanout.js')).run()],
