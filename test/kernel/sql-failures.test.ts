@@ -77,6 +77,46 @@ describe('PostgreSQL failures', () => {
     expect(await sql.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
   });
 
+  it('a transaction whose session is ended (mid-statement, and between two statements): STORE_UNAVAILABLE, the process lives on, the pool reconnects', async () => {
+    // A session ended while a transaction holds its client makes the pg client emit 'error'; with no
+    // listener that is an uncaught exception — the whole process down (Vitest fails the run on it).
+    const backendOf = async (tx: { query: Sql['query'] }) =>
+      (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid;
+    const gone = async (pid: number) => {
+      for (let i = 0; i < 500; i++) {
+        const { rows } = await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
+        if (rows.length === 0) return;
+      }
+      throw new Error(`backend ${pid} still there`);
+    };
+    const midStatement = await failure(
+      sql.transaction(async (tx) => {
+        const pid = await backendOf(tx);
+        const sleeping = tx.query('SELECT pg_sleep(30)');
+        for (let i = 0; i < 500; i++) {
+          const { rows } = await admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active'", [
+            pid,
+          ]);
+          if (rows.length > 0) break;
+        }
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        return sleeping;
+      }),
+    );
+    expectUnavailable(midStatement, 'the server is shutting down (57P01 admin_shutdown)');
+    const between = await failure(
+      sql.transaction(async (tx) => {
+        const pid = await backendOf(tx);
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        await gone(pid);
+        await new Promise((resolve) => setImmediate(resolve)); // the socket's end has been read
+        return tx.query('SELECT 1');
+      }),
+    );
+    expect(between).toMatchObject({ name_: 'STORE_UNAVAILABLE', code: 50301 });
+    expect(await sql.transaction((tx) => tx.query('SELECT 1 AS one'))).toEqual([{ one: 1 }]);
+  });
+
   it('a database refusing connections (ALLOW_CONNECTIONS false: 55000 at FATAL)', async () => {
     const db = `freshet_refuse_${randomBytes(4).toString('hex')}`;
     await admin.query(`CREATE DATABASE ${db}`);

@@ -310,6 +310,12 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     async transaction<R>(fn: (tx: SqlTx) => Promise<R>): Promise<R> {
       const client = await mapped(pool.connect());
       let broken: Error | undefined;
+      // A checked-out client has no listener of the pool's: a session ended between two statements
+      // (pg_terminate_backend, a server restart) would emit 'error' with nobody listening and end the
+      // process. It is remembered instead; the next statement fails (STORE_UNAVAILABLE) and the client
+      // is destroyed at release, not pooled.
+      const onLost = (err: Error) => (broken ??= err);
+      client.on('error', onLost);
       try {
         await mapped(client.query('BEGIN'));
         const result = await fn(wrap(client));
@@ -327,6 +333,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
         }
         throw mapSqlError(err);
       } finally {
+        client.removeListener('error', onLost);
         client.release(broken);
       }
     },
