@@ -20,9 +20,9 @@ import type { Sql } from '../../src/kernel/sql/sql.js';
 import { cosine, normalize, quantize } from '../../src/discover/embedding.js';
 import type { ItemInput } from '../../src/kernel/items/content-store.js';
 import type { NearRow } from '../../src/discover/discover-index.js';
-import { prng } from '../../src/kernel/prng.js';
 import { DiscoverEmbeddings } from '../../src/discover/embeddings.js';
 import { FreshetError } from '../../src/kernel/errors.js';
+import { clientEmbedding, randomVectors } from '../support/vectors.js';
 
 export const CONTRACT_DIM = 32;
 const NOW = Date.UTC(2016, 8, 20);
@@ -43,9 +43,7 @@ export interface DiscoverIndexHarness {
   cleanup(): Promise<void>;
 }
 
-const rnd = prng(42);
-const gauss = () => Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd());
-const randomVec = (dim = CONTRACT_DIM) => normalize(Array.from({ length: dim }, gauss));
+const { gauss, unit: randomVec } = randomVectors(42, CONTRACT_DIM);
 const nudge = (v: ArrayLike<number>, eps: number) => normalize(Array.from(v, (x) => x + eps * gauss()));
 
 /** The clustered set: N vectors in 40 clusters (spread 0.35 around random centres), ids c<i>, author a<i mod 50>. */
@@ -258,12 +256,12 @@ export function discoverIndexContract(name: string, open: () => Promise<Discover
 
       it('another process sees new, updated and deleted embeddings after its catch-up', async () => {
         const dir = randomVec();
-        await h.index.putEmbeddings([{ itemId: 'fresh1', vector: quantize(dir), source: 'client' }], NOW);
+        await h.index.putEmbeddings([clientEmbedding('fresh1', dir)], NOW);
         await content.upsertItems([item('fresh1', 'f', NOW - 10)], NOW);
         await h.other.sync();
         expect((await near(h, dir, { limit: 1 }, h.other))[0]?.id).toBe('fresh1');
         const moved = randomVec();
-        await h.index.putEmbeddings([{ itemId: 'fresh1', vector: quantize(moved), source: 'client' }], NOW + 1);
+        await h.index.putEmbeddings([clientEmbedding('fresh1', moved)], NOW + 1);
         await h.other.sync();
         expect((await near(h, moved, { limit: 1 }, h.other))[0]?.id).toBe('fresh1');
         expect((await near(h, dir, { limit: 5 }, h.other)).map((r) => r.id)).not.toContain('fresh1');
@@ -276,10 +274,7 @@ export function discoverIndexContract(name: string, open: () => Promise<Discover
 
       it('rejects a query or an embedding of another dimension (40001), writing nothing', async () => {
         await expect(near(h, randomVec(CONTRACT_DIM + 1))).rejects.toMatchObject({ code: 40001 });
-        const bad = [
-          { itemId: 'dimok', vector: quantize(randomVec()), source: 'client' as const },
-          { itemId: 'dimbad', vector: quantize(randomVec(CONTRACT_DIM - 1)), source: 'client' as const },
-        ];
+        const bad = [clientEmbedding('dimok', randomVec()), clientEmbedding('dimbad', randomVec(CONTRACT_DIM - 1))];
         const err = await h.index.putEmbeddings(bad, NOW).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(FreshetError);
         expect(err).toMatchObject({ code: 40001 });

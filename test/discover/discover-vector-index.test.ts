@@ -19,53 +19,44 @@ import { MemoryVectorIndex } from '../../src/discover/adapters/memory-vector-ind
 import { PostgresDiscoverIndex } from '../../src/discover/adapters/postgres-discover-index.js';
 import { cosine, normalize, quantize } from '../../src/discover/embedding.js';
 import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
-import { prng } from '../../src/kernel/prng.js';
 import { openPostgres, type Sql, type SqlTx } from '../../src/kernel/sql/sql.js';
 import { loadConfig } from '../../src/app/config.js';
 import { openFreshet } from '../../src/app/open.js';
 import { resolveVectorSearch, type VectorSearchSettings } from '../../src/discover/adapters/choose-search.js';
 import { PgvectorSearch } from '../../src/discover/adapters/pgvector-search.js';
 import { TEST_DATABASE_URL, uniqueSchema } from '../support/env.js';
-import { openTestPglite } from '../support/pglite.js';
 import { until } from '../support/faults.js';
+import {
+  clientEmbedding,
+  openWriterFixture,
+  randomVectors,
+  searchSettings,
+  type WriterFixture,
+} from '../support/vectors.js';
 
 const DIM = 24;
 const NOW = Date.UTC(2026, 2, 6);
-const rnd = prng(9);
-const gauss = () => Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd());
-const randomVec = (dim = DIM) => normalize(Array.from({ length: dim }, gauss));
-const settings = (dataDir: string | null, over: Partial<InProcessSettings> = {}): InProcessSettings => ({
-  exactMax: 300,
-  connectivity: 16,
-  expansionAdd: 64,
-  expansionSearch: 100,
-  syncMs: 3_600_000,
-  syncWaitMs: 60_000,
-  dataDir,
-  snapshotMin: 1,
-  snapshotEveryMs: 0,
-  shared: 'graph',
-  ...over,
-});
+const { rnd, unit: randomVec } = randomVectors(9, DIM);
+/** The graph of these tests: exact up to 300 items, then HNSW at ef_search 100. */
+const GRAPH = { exactMax: 300, connectivity: 16, expansionAdd: 64, expansionSearch: 100 };
+const settings = (dataDir: string | null, over: Partial<InProcessSettings> = {}): InProcessSettings =>
+  searchSettings(GRAPH, dataDir, over);
 
 describe('in-process vector index: snapshots, restarts and catch-up (PGlite)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'freshet-vsnap-'));
   let sql: Sql;
   let writer: PostgresDiscoverIndex;
   let content: PostgresContentStore;
-  const put = (id: string, v: Float32Array) =>
-    writer.putEmbeddings([{ itemId: id, vector: quantize(v), source: 'client' }], NOW);
+  const put = (id: string, v: Float32Array) => writer.putEmbeddings([clientEmbedding(id, v)], NOW);
 
+  let fixture: WriterFixture;
   beforeAll(async () => {
-    sql = await openTestPglite(); // the index restarts, not the database: its snapshot lives in dataDir
-    content = new PostgresContentStore(sql, { ownsSql: false });
-    // another process: it writes, its own index is never started
-    writer = new PostgresDiscoverIndex(sql, new InProcessSearch(sql, DIM, settings(null)));
+    // the index restarts, not the database: its snapshot lives in dataDir; another process writes
     const ids = Array.from({ length: 1000 }, (_, i) => `x${i}`);
-    await writer.putEmbeddings(
-      ids.map((id) => ({ itemId: id, vector: quantize(randomVec()), source: 'client' as const })),
-      NOW,
-    );
+    const records = ids.map((id) => clientEmbedding(id, randomVec()));
+    fixture = await openWriterFixture(DIM, settings(null), records, NOW, dataDir);
+    ({ sql, writer } = fixture);
+    content = new PostgresContentStore(sql, { ownsSql: false });
     await content.upsertItems(
       ids.map((id) => ({
         id,
@@ -80,10 +71,7 @@ describe('in-process vector index: snapshots, restarts and catch-up (PGlite)', (
       NOW,
     );
   }, 120_000);
-  afterAll(async () => {
-    await sql.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => fixture.close());
 
   it('restarts from its snapshot with the graph loaded, catching up only the changes since', async () => {
     const first = new InProcessSearch(sql, DIM, settings(dataDir));
@@ -227,7 +215,7 @@ describe('in-process vector index on the PostgreSQL server: catch-up around long
           [DIM, Buffer.from(quantize(slow).buffer)],
         ),
       async () => {
-        await writer.putEmbeddings([{ itemId: 'quick', vector: quantize(quick), source: 'client' }], NOW);
+        await writer.putEmbeddings([clientEmbedding('quick', quick)], NOW);
         await reader.sync();
         expect((await reader.search(quick, 1))[0]!.itemId).toBe('quick');
         expect((await reader.search(slow, 1))[0]!.itemId).not.toBe('slow'); // not committed yet

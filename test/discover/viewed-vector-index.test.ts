@@ -14,22 +14,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdTable } from '../../src/discover/adapters/id-table.js';
 import { InProcessSearch, type InProcessSettings } from '../../src/discover/adapters/in-process-search.js';
 import { MemoryVectorIndex, type MemoryIndexSettings } from '../../src/discover/adapters/memory-vector-index.js';
-import { PostgresDiscoverIndex } from '../../src/discover/adapters/postgres-discover-index.js';
+import type { PostgresDiscoverIndex } from '../../src/discover/adapters/postgres-discover-index.js';
 import { PostgresEmbeddingFeed } from '../../src/discover/adapters/postgres-embedding-feed.js';
 import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { VectorSnapshots } from '../../src/discover/adapters/vector-snapshot.js';
 import { ViewedVectorIndex } from '../../src/discover/adapters/viewed-vector-index.js';
-import { cosine, normalize, quantize } from '../../src/discover/embedding.js';
-import { prng } from '../../src/kernel/prng.js';
+import { cosine, quantize } from '../../src/discover/embedding.js';
 import type { Sql } from '../../src/kernel/sql/sql.js';
-import { openTestPglite } from '../support/pglite.js';
 import { until } from '../support/faults.js';
+import {
+  clientEmbedding,
+  openWriterFixture,
+  randomVectors,
+  searchSettings,
+  type WriterFixture,
+} from '../support/vectors.js';
 
 const DIM = 24;
 const NOW = Date.UTC(2026, 10, 28);
-const rnd = prng(20);
-const gauss = () => Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd());
-const randomVec = () => normalize(Array.from({ length: DIM }, gauss));
+const { unit: randomVec } = randomVectors(20, DIM);
 const GRAPH: MemoryIndexSettings = { exactMax: 100, connectivity: 16, expansionAdd: 64, expansionSearch: 200 };
 const META = { identity: 'db', watermark: 'w', dim: DIM, settings: GRAPH };
 
@@ -180,17 +183,8 @@ describe('two processes of one host share the in-process index (PGlite)', () => 
   const dataDir = mkdtempSync(join(tmpdir(), 'freshet-shared-'));
   let sql: Sql;
   let writer: PostgresDiscoverIndex;
-  const settings = (): InProcessSettings => ({
-    ...GRAPH,
-    syncMs: 3_600_000,
-    syncWaitMs: 60_000,
-    dataDir,
-    snapshotMin: 1,
-    snapshotEveryMs: 0,
-    shared: 'graph',
-  });
-  const put = (id: string, v: Float32Array) =>
-    writer.putEmbeddings([{ itemId: id, vector: quantize(v), source: 'client' }], NOW);
+  const settings = (): InProcessSettings => searchSettings(GRAPH, dataDir);
+  const put = (id: string, v: Float32Array) => writer.putEmbeddings([clientEmbedding(id, v)], NOW);
   /** The ids of the snapshot in force, as its files hold them. */
   const idsOnDisk = async (): Promise<(string | null)[]> => {
     const snap = await new VectorSnapshots(dataDir).load(await identity(), DIM, GRAPH);
@@ -198,18 +192,13 @@ describe('two processes of one host share the in-process index (PGlite)', () => 
   };
   const identity = () => new PostgresEmbeddingFeed(sql).identity();
 
+  let fixture: WriterFixture;
   beforeAll(async () => {
-    sql = await openTestPglite();
-    writer = new PostgresDiscoverIndex(sql, new InProcessSearch(sql, DIM, { ...settings(), dataDir: null }));
-    await writer.putEmbeddings(
-      Array.from({ length: 800 }, (_, i) => ({ itemId: `s${i}`, vector: quantize(randomVec()), source: 'client' })),
-      NOW,
-    );
+    const records = Array.from({ length: 800 }, (_, i) => clientEmbedding(`s${i}`, randomVec()));
+    fixture = await openWriterFixture(DIM, settings(), records, NOW, dataDir);
+    ({ sql, writer } = fixture);
   }, 60_000);
-  afterAll(async () => {
-    await sql.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => fixture.close());
 
   it('the first builds privately, snapshots and then views; the second views at once; one rebase serves both', async () => {
     const a = new InProcessSearch(sql, DIM, settings());
@@ -233,7 +222,7 @@ describe('two processes of one host share the in-process index (PGlite)', () => 
     // another process writes 150 embeddings (over the rebase threshold of 100) and moves one
     const added = Array.from({ length: 150 }, () => randomVec());
     await writer.putEmbeddings(
-      added.map((v, i) => ({ itemId: `n${i}`, vector: quantize(v), source: 'client' as const })),
+      added.map((v, i) => clientEmbedding(`n${i}`, v)),
       NOW,
     );
     const moved = randomVec();
@@ -287,7 +276,7 @@ describe('two processes of one host share the in-process index (PGlite)', () => 
     await put('gone', gone);
     // with 120 more: over the rebase threshold, so a rebase puts 'gone' into the snapshot viewed
     await writer.putEmbeddings(
-      Array.from({ length: 120 }, (_, i) => ({ itemId: `g${i}`, vector: quantize(randomVec()), source: 'client' })),
+      Array.from({ length: 120 }, (_, i) => clientEmbedding(`g${i}`, randomVec())),
       NOW,
     );
     const item = { id: 'gone', authorId: 'erased', title: 'gone', text: '', url: null, tags: [], popularity: 0 };
