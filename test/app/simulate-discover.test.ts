@@ -16,6 +16,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/app/config.js';
 import { runSimulateDiscover, type SimulateDiscoverOptions } from '../../src/app/cli/discover/simulate.js';
 import { openPostgres } from '../../src/kernel/sql/sql.js';
+import { InputRefused } from '../../src/app/cli/input-file.js';
 import { TEST_DATA_DIR, TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix, uniqueSchema } from '../support/env.js';
 import { seedPgliteDataDir } from '../support/pglite.js';
 
@@ -82,6 +83,24 @@ describe('simulate discover (real-data slice)', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 300_000); // a bound against a hang, not a speed check: files run in parallel on 2 shared cores
+
+  it('refuses a missing input file in one line naming it, before any scratch store is set up', async () => {
+    const config = loadConfig({ LOG_LEVEL: 'silent', FRESHET_DATA_DIR: '/nonexistent/freshet-data', ...KEYS });
+    for (const missing of ['behaviorsPath', 'ratingsPath', 'hnPath'] as const) {
+      const lines: string[] = [];
+      const run = runSimulateDiscover(config, {
+        ...FILES,
+        [missing]: '/nonexistent/input.gz',
+        out: (t) => lines.push(t),
+      });
+      await expect(run, missing).rejects.toThrow(
+        new InputRefused(
+          '/nonexistent/input.gz: no such file — check the path (the data sets are in ../shared/data/, beside the repository)',
+        ),
+      );
+      expect(lines).toEqual([]); // no "scratch stores" line: nothing was set up
+    }
+  });
 
   it('on PostgreSQL + Redis: a schema and a key prefix of its own, removed afterwards; the configured ones untouched', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'freshet-simdisc-pg-'));

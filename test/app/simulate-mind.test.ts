@@ -21,6 +21,7 @@ import {
   shiftSessions,
   type VirtualSession,
 } from '../../src/app/cli/for-you/simulate-sessions.js';
+import { ImportReadError, InputRefused } from '../../src/app/cli/input-file.js';
 import { dataFile } from '../support/env.js';
 
 const REAL_BEHAVIORS = dataFile('mind/MINDsmall_train_sample_behaviors.tsv.gz');
@@ -75,6 +76,19 @@ describe('sessions on virtual time', () => {
     const { sessions, invalid } = await readMindSessions(path);
     expect(sessions.map((s) => s.impressionId)).toEqual(['1', '3', '2']);
     expect(invalid).toEqual([{ line: 3, reason: '1 fields, expected 5' }]);
+  });
+
+  it('refuses a missing file or a folder in one line naming it, and a truncated gzip naming the last line read', async () => {
+    await expect(readMindSessions(join(tmp, 'missing.tsv.gz'))).rejects.toThrow(
+      new InputRefused(
+        `${join(tmp, 'missing.tsv.gz')}: no such file — check the path (the data sets are in ../shared/data/, beside the repository)`,
+      ),
+    );
+    await expect(readMindSessions(tmp)).rejects.toBeInstanceOf(InputRefused);
+    const cut = join(tmp, 'cut.tsv.gz');
+    const whole = gzipSync(fixture);
+    writeFileSync(cut, whole.subarray(0, whole.length - 12));
+    await expect(readMindSessions(cut)).rejects.toBeInstanceOf(ImportReadError);
   });
 
   it('shifts (never stretches): the first UTC day lands on start, gaps are kept', async () => {

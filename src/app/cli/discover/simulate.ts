@@ -17,9 +17,6 @@
  * removed after), printed before the report: the user's data is never touched, and readers never start
  * having "seen" what the replay serves from a previous run's filters.
  */
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { createGunzip } from 'node:zlib';
 import { forJobs, type Config } from '../../config.js';
 import { openFreshet, type Freshet } from '../../open.js';
 import { ManualClock, HOUR_MS, DAY_MS } from '../../../kernel/clock.js';
@@ -27,6 +24,7 @@ import type { ItemInput } from '../../../kernel/items/content-store.js';
 import { ENGAGEMENT_WEIGHT, VIEW_WEIGHT } from '../../../discover/embeddings.js';
 import type { DiscoverSource } from '../../../discover/service.js';
 import { parseHn } from '../import-hn.js';
+import { inputLines, openInput } from '../input-file.js';
 import { DEFAULT_START, notMindError, parseBehaviorsLine } from '../for-you/simulate-sessions.js';
 import { fnv1a } from '../../../kernel/hash.js';
 import { authorsByItems } from '../authors.js';
@@ -67,9 +65,17 @@ interface Session {
 
 const SOURCES: DiscoverSource[] = ['followed', 'trending', 'discovery', 'newest'];
 
+/**
+ * The non-empty lines of a plain or gzip file.
+ * @throws InputRefused when the file is missing or not a file; ImportReadError when it stops being readable.
+ */
 async function* lines(path: string): AsyncGenerator<string> {
-  const input = path.endsWith('.gz') ? createReadStream(path).pipe(createGunzip()) : createReadStream(path);
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) if (line) yield line;
+  const input = openInput(path);
+  try {
+    for await (const { text } of inputLines(input, path)) if (text) yield text;
+  } finally {
+    input.close();
+  }
 }
 
 /**
@@ -169,6 +175,7 @@ export async function runSimulateDiscover(base: Config, opts: SimulateDiscoverOp
     throw new Error(`limit must be an integer in 1..${MAX_PAGE_LIMIT} (the discover feed's cap)`);
   const mind = await mindSessions(opts.behaviorsPath, opts.sessions ?? 1000); // checked before the long load
   const ml = await movielensSessions(opts.ratingsPath, opts.movielensReaders ?? 100, mind[0]!.t);
+  openInput(opts.hnPath).close(); // a missing posts file is said now, not after the stores are set up
   const scratch = await openScratch(base, 'discover');
   out(`simulate discover: ${scratch.where}`);
   const clock = new ManualClock(Date.parse(DEFAULT_START));

@@ -13,12 +13,10 @@
  * even number get 2–4 terms from {@link INTEREST_TERMS}, picked by the hash; the others have none
  * and are served by freshness × popularity.
  */
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { createGunzip } from 'node:zlib';
 import { DAY_MS } from '../../../kernel/clock.js';
 import { isId } from '../../../kernel/ids.js';
 import { fnv1a } from '../../../kernel/hash.js';
+import { inputLines, openInput } from '../input-file.js';
 
 /** One replayed session. */
 export interface MindSession {
@@ -103,23 +101,24 @@ export function notMindError(path: string, invalid: readonly { line: number; rea
 
 /**
  * Reads a behaviors file (gzip when it ends in `.gz`).
+ * @throws InputRefused when the file is missing or not a file; ImportReadError when it stops being readable.
  * @returns the valid sessions sorted by (time, impression id), and the invalid lines (1-based).
  */
 export async function readMindSessions(
   path: string,
 ): Promise<{ sessions: MindSession[]; invalid: { line: number; reason: string }[] }> {
-  const raw = createReadStream(path);
-  const input = path.endsWith('.gz') ? raw.pipe(createGunzip()) : raw;
-  if (input !== raw) raw.on('error', (err) => input.destroy(err));
+  const input = openInput(path);
   const sessions: MindSession[] = [];
   const invalid: { line: number; reason: string }[] = [];
-  let n = 0;
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    n++;
-    if (line.trim() === '') continue;
-    const s = parseBehaviorsLine(line);
-    if (typeof s === 'string') invalid.push({ line: n, reason: s });
-    else sessions.push(s);
+  try {
+    for await (const { text, line } of inputLines(input, path)) {
+      if (text.trim() === '') continue;
+      const s = parseBehaviorsLine(text);
+      if (typeof s === 'string') invalid.push({ line, reason: s });
+      else sessions.push(s);
+    }
+  } finally {
+    input.close();
   }
   sessions.sort((a, b) => a.timeMs - b.timeMs || a.impressionId.localeCompare(b.impressionId));
   return { sessions, invalid };
