@@ -57,6 +57,26 @@ export async function sameOriginOnly(target: Page | BrowserContext, base: string
   await target.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
 }
 
+/**
+ * Clicks the navigation link `name` and waits until the explorer has routed to its page (the link is
+ * marked `aria-current`, which happens as the previous page's content is replaced): the page changes on
+ * the `hashchange` event after the click, so reading the page right after `click()` could still see the
+ * previous one.
+ */
+export async function openPage(p: Page, name: string): Promise<void> {
+  await p.locator('nav a[data-path]').first().waitFor({ timeout: 10_000 });
+  const path = await p.evaluate(
+    (label) =>
+      [...document.querySelectorAll('nav a[data-path]')]
+        .find((a) => a.firstChild?.textContent === label)
+        ?.getAttribute('data-path'),
+    name,
+  );
+  if (!path) throw new Error(`no navigation link "${name}"`);
+  await p.locator(`nav a[data-path="${path}"]`).click();
+  await p.locator(`nav a[data-path="${path}"][aria-current="page"]`).waitFor({ timeout: 10_000 });
+}
+
 /** Ids of the cards of the feed shown on `p`, in order, once no page of it is loading (`aria-busy`). */
 export async function feedIds(p: Page): Promise<string[]> {
   await p.locator('ul.feed[aria-busy="false"]').waitFor({ timeout: 10_000 });

@@ -14,7 +14,14 @@ import { buildUi } from '../../scripts/build-ui.mjs';
 import { ago, plural } from '../../src/app/ui/web/dom.js';
 import type { PublishInput } from '../../src/app/use-cases.js';
 import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
-import { SCREENSHOTS, feedIds as shownIds, hnWindow, openBrowser, sameOriginOnly } from '../support/explorer.js';
+import {
+  SCREENSHOTS,
+  feedIds as shownIds,
+  hnWindow,
+  openBrowser,
+  openPage,
+  sameOriginOnly,
+} from '../support/explorer.js';
 
 const OUT = SCREENSHOTS;
 const READER = 'cards_reader';
@@ -120,9 +127,9 @@ describe('explorer cards', () => {
     };
     page.on('request', count);
     await page.evaluate(() => window.scrollTo(0, 400));
-    await page.getByRole('link', { name: 'Hot' }).click();
+    await openPage(page, 'Hot');
     await page.locator('table.hot').waitFor();
-    await page.getByRole('link', { name: 'For you' }).click();
+    await openPage(page, 'For you');
     expect(await feedIds()).toEqual(first);
     expect(await page.evaluate(() => window.scrollY)).toBe(400);
     await page.reload();
@@ -146,7 +153,7 @@ describe('explorer cards', () => {
   });
 
   it('"Why?" on a served card shows the seen rule, the score parts and the rank; on a hot row, its rank', async () => {
-    await page.getByRole('link', { name: 'For you' }).click();
+    await openPage(page, 'For you');
     const [id] = await feedIds();
     const card = page.locator(`li.card[data-id="${id}"]`);
     await card.locator('[data-action=why]').click();
@@ -162,7 +169,7 @@ describe('explorer cards', () => {
     expect(await explain.locator('[data-testid=explain-rank]').textContent()).toMatch(/^Not ranked now\./);
     await page.screenshot({ path: `${OUT}for-you-why-1440.png` });
     // a hot row's Why?: the hot score taken apart, and the item's rank in the ranking
-    await page.getByRole('link', { name: 'Hot' }).click();
+    await openPage(page, 'Hot');
     const row = page.locator('table.hot tbody tr').first();
     await row.locator('[data-action=why]').click();
     await row.locator('[data-testid=explain]').waitFor({ timeout: 10_000 });
@@ -173,9 +180,7 @@ describe('explorer cards', () => {
 
   it('"Why?" answers on Discover and Following cards too (the feed of the page)', async () => {
     for (const feed of ['Discover', 'Following']) {
-      await page.getByRole('link', { name: feed, exact: true }).click();
-      // the page of this feed (not the previous page's list), once its first page has cards
-      await page.locator('main h2', { hasText: feed }).first().waitFor({ timeout: 10_000 });
+      await openPage(page, feed); // the page of this feed, not the previous page's list
       // (the count, then the page's status line: a failed load says why there)
       const shown = async () =>
         `${(await feedIds()).length} cards; ${(await page.locator('main p.status').first().textContent()) ?? ''}`;

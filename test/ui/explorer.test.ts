@@ -13,7 +13,14 @@ import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.mjs';
 import type { PublishInput } from '../../src/app/use-cases.js';
 import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
-import { SCREENSHOTS, feedIds as shownIds, hnWindow, openBrowser, sameOriginOnly } from '../support/explorer.js';
+import {
+  SCREENSHOTS,
+  feedIds as shownIds,
+  hnWindow,
+  openBrowser,
+  openPage,
+  sameOriginOnly,
+} from '../support/explorer.js';
 
 const OUT = SCREENSHOTS;
 const READER = 'ui_reader';
@@ -66,7 +73,7 @@ describe('the web explorer at /ui', () => {
     await page.getByLabel('Key or token').fill(SERVICE_KEY);
     await page.getByLabel(/Reader id/).fill(READER);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('link', { name: 'For you' }).click(); // signing in lands on the Overview
+    await openPage(page, 'For you'); // signing in lands on the Overview
     await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBe(20);
     let seen = await cardIds();
     for (let pageNo = 2; pageNo <= 4; pageNo++) {
@@ -103,7 +110,7 @@ describe('the web explorer at /ui', () => {
     expect(refreshed.length).toBeGreaterThan(1);
     expect(refreshed).not.toContain(victim);
 
-    await page.getByRole('link', { name: 'Exclusions' }).click();
+    await openPage(page, 'Exclusions');
     const undo = page.getByRole('button', { name: `Undo ${victim}` });
     await undo.waitFor({ timeout: 10_000 });
     await page.screenshot({ path: `${OUT}exclusions-1440.png` });
@@ -116,13 +123,13 @@ describe('the web explorer at /ui', () => {
   });
 
   it("opens discover with each item labelled by its source, and following with the followed authors' items", async () => {
-    await page.getByRole('link', { name: 'Discover' }).click();
+    await openPage(page, 'Discover');
     await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBeGreaterThan(0);
     const sources = await page.locator('ul.feed .badge').allTextContents();
     expect(sources.length).toBe((await cardIds()).length);
     for (const s of sources) expect(['followed', 'trending', 'discovery', 'newest']).toContain(s);
 
-    await page.getByRole('link', { name: 'Following' }).click();
+    await openPage(page, 'Following');
     expect(timelineLength).toBeGreaterThan(20);
     await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBe(20);
     const authors = await page.locator('ul.feed li.card .meta > span:first-child').allTextContents();
@@ -133,8 +140,8 @@ describe('the web explorer at /ui', () => {
   });
 
   it('following: a new item of a followed author raises the "N new" banner, which shows it on top', async () => {
-    await page.getByRole('link', { name: 'For you' }).click();
-    await page.getByRole('link', { name: 'Following' }).click();
+    await openPage(page, 'For you');
+    await openPage(page, 'Following');
     await feedIds();
     // the page listens to GET /v1/feeds/following/stream: it says so once it has started watching, which
     // follows the first page's render by a turn of its own (read at once, it failed under a busy suite)
@@ -166,7 +173,7 @@ describe('the web explorer at /ui', () => {
     await page.goto(`${base}/ui/#/item/${encodeURIComponent(post.id)}`);
     await page.getByRole('button', { name: `Follow ${author}`, exact: true }).click();
     await page.getByRole('button', { name: `Unfollow ${author}`, exact: true }).waitFor({ timeout: 10_000 });
-    await page.getByRole('link', { name: 'Following' }).click();
+    await openPage(page, 'Following');
     await expect.poll(() => cardsOf.count(), { timeout: 10_000 }).toBeGreaterThan(0);
     const before = await feedIds();
     const theirs = await cardsOf.evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id!));
@@ -181,15 +188,15 @@ describe('the web explorer at /ui', () => {
     expect(await cardIds()).toEqual(before.filter((id) => !theirs.includes(id)));
     expect(await page.getByTestId('count').textContent()).toBe(`${before.length - theirs.length} items, none repeated`);
     // and the server agrees: a fresh load of the timeline has none of them
-    await page.getByRole('link', { name: 'For you' }).click();
-    await page.getByRole('link', { name: 'Following' }).click();
+    await openPage(page, 'For you');
+    await openPage(page, 'Following');
     await expect.poll(async () => (await feedIds()).length, { timeout: 10_000 }).toBe(20);
     expect(await cardsOf.count()).toBe(0);
   });
 
   it('following: unfollowing an author on the page takes their waiting entries off the "N new" banner at once', async () => {
-    await page.getByRole('link', { name: 'For you' }).click();
-    await page.getByRole('link', { name: 'Following' }).click();
+    await openPage(page, 'For you');
+    await openPage(page, 'Following');
     await feedIds();
     const gone = await page.locator('ul.feed > li.card').first().getAttribute('data-author');
     const stays = followed.find((a) => a !== gone)!;
@@ -219,7 +226,7 @@ describe('the web explorer at /ui', () => {
   });
 
   it('following: entries missed beyond the stream\'s replay (a reset) are counted on the banner, not shown as "1 new"', async () => {
-    await page.getByRole('link', { name: 'For you' }).click();
+    await openPage(page, 'For you');
     // hold the page's stream request until more than FRESHET_STREAM_REPLAY_MAX (5) entries have arrived
     let held = 0;
     let release!: () => void;
@@ -230,7 +237,7 @@ describe('the web explorer at /ui', () => {
       await route.continue();
     });
     try {
-      await page.getByRole('link', { name: 'Following' }).click();
+      await openPage(page, 'Following');
       await feedIds();
       await expect.poll(() => held, { timeout: 10_000 }).toBe(1);
       const burst = Array.from({ length: 7 }, (_, i) => ({
@@ -277,8 +284,8 @@ describe('the web explorer at /ui', () => {
       method: 'PUT',
       body: JSON.stringify({ last_read_id: top[25]!.timeline_id, force: true }),
     });
-    await page.getByRole('link', { name: 'Hot' }).click(); // any other page: leaving Following stops its stream
-    await page.getByRole('link', { name: 'Following' }).click();
+    await openPage(page, 'Hot'); // any other page: leaving Following stops its stream
+    await openPage(page, 'Following');
     await expect.poll(() => page.getByTestId('timeline-unread').textContent(), { timeout: 10_000 }).toBe('25 unread');
 
     await page.getByRole('button', { name: 'Catch up' }).click();
@@ -300,7 +307,7 @@ describe('the web explorer at /ui', () => {
   });
 
   it("publishes an item through the form: it has its own page and tops the following timeline of its author's followers", async () => {
-    await page.getByRole('link', { name: 'Publish' }).click();
+    await openPage(page, 'Publish');
     await page.getByLabel('Id', { exact: true }).fill('ui_form_1');
     await page.getByLabel('Author', { exact: true }).fill(followed[1]!);
     await page.getByLabel('Title', { exact: true }).fill('Published from the explorer form');
@@ -317,7 +324,7 @@ describe('the web explorer at /ui', () => {
       .poll(() => page.locator('main h2').first().textContent(), { timeout: 10_000 })
       .toBe('Published from the explorer form');
     await t.f.following.queue.idle(20_000);
-    await page.getByRole('link', { name: 'Following' }).click();
+    await openPage(page, 'Following');
     expect((await feedIds())[0]).toBe('ui_form_1');
   });
 
@@ -328,12 +335,12 @@ describe('the web explorer at /ui', () => {
     await expect.poll(() => page.locator('.counters').textContent(), { timeout: 10_000 }).toContain('PV1');
     await page.screenshot({ path: `${OUT}item-1440.png` });
     t.clock.advance(61_000); // the ranking is recomputed at most every refresh_s (60 s) of server time
-    await page.getByRole('link', { name: 'Hot' }).click();
+    await openPage(page, 'Hot');
     await page.getByLabel('Published within').selectOption('30d');
     await expect.poll(() => page.locator(`table.hot tr[data-id="${id}"]`).count(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => page.locator('.params').textContent()).toContain('α = ');
     await page.screenshot({ path: `${OUT}hot-1440.png` });
-    await page.getByRole('link', { name: 'Health' }).click();
+    await openPage(page, 'Health');
     await expect.poll(() => page.locator('.ready').textContent(), { timeout: 10_000 }).toContain('Ready');
     await expect.poll(() => page.locator('.metric').count(), { timeout: 10_000 }).toBe(5);
     // every card charts from the first sample (a zero baseline), not from the third
@@ -347,7 +354,7 @@ describe('the web explorer at /ui', () => {
 
   it('preferences: a warn word folds a card, Mute on a card takes the author out everywhere, Show less is undoable', async () => {
     const prefs = () => t.f.useCases.preferences(READER, t.clock.now());
-    await page.getByRole('link', { name: 'Preferences' }).click();
+    await openPage(page, 'Preferences');
     await page.getByLabel('Word or phrase').fill('!!!'); // no letter: refused with the server's sentence
     await page.getByRole('button', { name: 'Mute word' }).click();
     await expect
@@ -383,7 +390,7 @@ describe('the web explorer at /ui', () => {
     };
     await t.f.useCases.publishItems([spoiler], t.clock.now());
     await t.f.following.queue.idle(20_000);
-    await page.getByRole('link', { name: 'Following' }).click();
+    await openPage(page, 'Following');
     const card = page.locator('li.card[data-id="ui_spoiler"]');
     await expect.poll(() => card.getByTestId('filtered').textContent(), { timeout: 10_000 }).toContain('“Spoiler”');
     expect(await card.locator('h3').isVisible()).toBe(false);
@@ -395,13 +402,13 @@ describe('the web explorer at /ui', () => {
     await card.getByRole('button', { name: `Mute ${author}`, exact: true }).click();
     await expect.poll(() => page.locator(`li.card[data-author="${author}"]`).count(), { timeout: 10_000 }).toBe(0);
     expect((await prefs()).muted_authors.map((a) => a.author_id)).toEqual([author]);
-    await page.getByRole('link', { name: 'Hot' }).click(); // away and back (for-you pages are kept for later tests)
-    await page.getByRole('link', { name: 'Following' }).click();
+    await openPage(page, 'Hot'); // away and back (for-you pages are kept for later tests)
+    await openPage(page, 'Following');
     await expect.poll(async () => (await feedIds()).length, { timeout: 10_000 }).toBeGreaterThan(0);
     expect(await page.locator(`li.card[data-author="${author}"]`).count()).toBe(0);
 
     // Show less on a for-you card folds it into a note; Undo brings it back and removes the signal
-    await page.getByRole('link', { name: 'For you' }).click();
+    await openPage(page, 'For you');
     const [first] = await feedIds();
     const forYouCard = page.locator(`li.card[data-id="${first}"]`);
     await forYouCard.getByRole('button', { name: 'Show less like this' }).click();
@@ -412,14 +419,14 @@ describe('the web explorer at /ui', () => {
     expect((await t.f.exclusions.list(READER, t.clock.now())).showLess).toEqual([]);
 
     // undo both from the preferences page
-    await page.getByRole('link', { name: 'Preferences' }).click();
+    await openPage(page, 'Preferences');
     await page.getByRole('button', { name: `Unmute ${author}` }).click();
     await page.getByRole('button', { name: 'Unmute “Spoiler”' }).click();
     await expect.poll(async () => (await prefs()).muted_words.length + (await prefs()).muted_authors.length).toBe(0);
   });
 
   it('notifications: grouped, counted live on the badge, paged with max_id, marked read up to the newest', async () => {
-    await page.getByRole('link', { name: 'Hot' }).click();
+    await openPage(page, 'Hot');
     const badge = page.getByTestId('unread');
     expect(await badge.isHidden()).toBe(true);
     const at = t.clock.now();
@@ -440,7 +447,7 @@ describe('the web explorer at /ui', () => {
     // 22 like groups + 1 follow group, announced on the shell's stream as they happen
     await expect.poll(() => badge.textContent(), { timeout: 10_000 }).toBe('23');
 
-    await page.getByRole('link', { name: 'Notifications' }).click();
+    await openPage(page, 'Notifications');
     const rows = page.locator('ul.notes > li.note');
     await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(20);
     expect(await rows.nth(0).textContent()).toContain('fan_y and fan_x followed you');
@@ -469,7 +476,7 @@ describe('the web explorer at /ui', () => {
     await page.setViewportSize({ width: 375, height: 812 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await page.screenshot({ path: `${OUT}notifications-375.png` });
-    await page.getByRole('link', { name: 'Preferences' }).click();
+    await openPage(page, 'Preferences');
     await page.getByLabel('Word or phrase').waitFor({ timeout: 10_000 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await page.screenshot({ path: `${OUT}preferences-375.png`, fullPage: true });
@@ -477,7 +484,7 @@ describe('the web explorer at /ui', () => {
   });
 
   it('is keyboard-usable and readable at 375 px', async () => {
-    await page.getByRole('link', { name: 'For you' }).click();
+    await openPage(page, 'For you');
     await page.reload(); // the session survives a reload (sessionStorage)
     await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBe(20);
     await page.keyboard.press('Tab');
@@ -486,7 +493,7 @@ describe('the web explorer at /ui', () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await page.screenshot({ path: `${OUT}for-you-375.png` });
     await page.setViewportSize({ width: 1440, height: 900 });
-    await page.getByRole('link', { name: 'Discover' }).click();
+    await openPage(page, 'Discover');
     await expect.poll(async () => (await cardIds()).length, { timeout: 10_000 }).toBeGreaterThan(0);
     await page.screenshot({ path: `${OUT}discover-1440.png` });
   });
@@ -506,7 +513,7 @@ describe('the web explorer at /ui', () => {
       await expect
         .poll(() => p.locator('header .picker').textContent(), { timeout: 10_000 })
         .toBe(`Reader ${READER} (token)`);
-      await p.getByRole('link', { name: 'For you' }).click();
+      await openPage(p, 'For you');
       await expect.poll(() => p.locator('ul.feed > li.card').count(), { timeout: 10_000 }).toBeGreaterThan(0);
     } finally {
       await ctx.close();

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.mjs';
 import { SERVICE_KEY, item, startTestApp, type TestApp } from '../support/app.js';
-import { SCREENSHOTS, openBrowser, sameOriginOnly } from '../support/explorer.js';
+import { SCREENSHOTS, openBrowser, openPage, sameOriginOnly } from '../support/explorer.js';
 
 const OUT = SCREENSHOTS;
 const READER = 'ov_ui_reader';
@@ -116,7 +116,7 @@ describe('the explorer Overview', () => {
   });
 
   it("Health charts each interval's mean API latency: flat at 0 with no request, up in the interval of one, back after", async () => {
-    await page.getByRole('link', { name: 'Health' }).click();
+    await openPage(page, 'Health');
     const latency = () => chartValues('.metric:first-child');
     await expect.poll(async () => (await latency()).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(5);
     const idle = await latency();
