@@ -91,7 +91,7 @@ async function measure(
   return { name, pings, cpu, events: events.length, worstEventMs: Math.max(0, ...events.map((e) => e[3])) };
 }
 
-/** The same number of PINGs as `like` had, with nothing else running. */
+/** About `count` PINGs, with nothing else running (the machine's own noise). */
 async function idle(redis: RedisClient, pinger: RedisClient, count: number): Promise<Phase> {
   return measure('PINGs alone (baseline)', redis, pinger, [() => sleep(count * PING_EVERY_MS)]).then((p) => ({
     ...p,

@@ -57,7 +57,6 @@ describe('the largest accepted day capacity', () => {
 
     const keys = new Keys('stall:');
     const filter = new RedisSeenFilter(redis, keys, layout, { days: 7 });
-    // the scripts loaded and the window's day layouts recorded first: what is measured is the bitmaps
     await filter.seen('warm', ['x'], T0); // the window's day layouts recorded
     // 14 readers of 14 shards not created yet, one mark each on a day of the window: 14 new keys, each
     // created at its full size by the mark and none larger (how long a creation holds Redis is measured,

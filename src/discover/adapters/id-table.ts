@@ -15,9 +15,10 @@ function fnv1a(b: Uint8Array, from: number, to: number): number {
   return h >>> 0;
 }
 
-/** A packed, immutable slot ↔ id table. See the module doc. */
+/** The separator after each slot's id in the packed bytes. */
 const NEWLINE = 10;
 
+/** A packed, immutable slot ↔ id table. See the module doc. */
 export class IdTable {
   private constructor(
     /** Slot after slot: the id's UTF-8 bytes (none for a free slot), then a newline. */

@@ -37,7 +37,7 @@ import type { VectorHit, VectorSearch, VectorSearchStats } from '../vector-searc
 import { MemoryVectorIndex, type MemoryIndexSettings, type VectorIndex } from './memory-vector-index.js';
 import { PostgresEmbeddingFeed, type EmbeddingChange } from './postgres-embedding-feed.js';
 import { type LoadedSnapshot, VectorSnapshots } from './vector-snapshot.js';
-import { ViewedVectorIndex } from './viewed-vector-index.js';
+import { type CodesAt, ViewedVectorIndex } from './viewed-vector-index.js';
 
 /** What the processes of a host share of the in-process index (`FRESHET_DISCOVER_SHARED_INDEX`). */
 export type SharedIndex = 'graph' | 'all' | 'off';
@@ -253,6 +253,8 @@ export class InProcessSearch implements VectorSearch {
     void this.index.built().then(() => this.maybeSave());
   }
 
+  /** When this process last tried the build lock (ms, the clock's); -∞ before the first try. */
+  private buildAskedAt = Number.NEGATIVE_INFINITY;
   /**
    * Whether this process may build an HNSW graph (MemoryVectorIndex's gate): always when not sharing;
    * when sharing, only the holder of the data folder's build lock — the others stay on the exact scan
@@ -267,10 +269,9 @@ export class InProcessSearch implements VectorSearch {
     this.building = this.snapshots.tryLock('build');
     return this.building;
   };
-  private buildAskedAt = Number.NEGATIVE_INFINITY;
 
   /** Where a viewed index keeps its base's codes. */
-  private codesAt(): 'memory' | 'file' {
+  private codesAt(): CodesAt {
     return this.settings.shared === 'all' ? 'file' : 'memory';
   }
 

@@ -6,16 +6,17 @@
  * - **Base**: a snapshot generation on disk (vector-snapshot.ts), its `graph.usearch` opened with
  *   usearch's `view` (memory-mapped, read-only: the page cache holds one copy for every process of the
  *   host). Its `codes.i8` (the exact re-rank's and the exact scan's input) either read into the process
- *   at open (`codes: 'memory'`, `dim` bytes an item: no cost per search) or read slot by slot with
+ *   at open (`codesAt` `'memory'`, `dim` bytes an item: no cost per search) or read slot by slot with
  *   `pread` from the same page cache (`'file'`: nothing per item, ~4 µs a hit — +0.5 ms a search of
- *   k 120). Private either way: the packed slot ↔ id table (id-table.ts, ~id length + 12 bytes an item).
+ *   k 120). Private either way: the packed slot ↔ id table (id-table.ts, ~id length + 13 bytes an item).
  * - **Delta**: what changed since the base's watermark — a small private {@link MemoryVectorIndex}
  *   of the upserted embeddings, and the set of base slots removed or superseded (`dead`), never
  *   served. An id lives in the delta when it is there, else in its base slot unless dead.
  * - **Search**: the base graph (asking past dead slots, ×4 a round while short) and the delta, merged
- *   by the int8 query's cosine to the codes (the graph's and the scan's own measure); the base falls back to an exact scan of the codes
- *   file in 64k-slot steps where the graph answers short or k is a quarter of the base or more — the
- *   same contract as MemoryVectorIndex.search (a short answer means exhausted).
+ *   by the int8 query's cosine to the codes (the graph's and the scan's own measure); the base falls
+ *   back to an exact scan of the codes in 64k-slot steps where the graph answers short or k is a
+ *   quarter of the base or more — the same contract as MemoryVectorIndex.search (a short answer means
+ *   exhausted).
  * - **Rebase** ({@link snapshot}): folds the delta into a new generation in a worker thread
  *   (rebase-worker.mjs) — the base graph loaded privately (a transient full copy: one process at a
  *   time, under the snapshots' lock), dead slots removed, the delta added into free slots, saved; the
@@ -74,8 +75,8 @@ export class ViewedVectorIndex implements VectorIndex {
   /**
    * Views snapshot `s` (which must have a graph of the settings' shape). The codes are read in the
    * thread pool (`'memory'`) and the id table came packed with the snapshot's load, so the event loop
-   * waits for little more than usearch's `view` (~25–35 ms at 200k; reading the codes on the loop took 260 ms on a VM that
-   * faults pages in slowly).
+   * waits for little more than usearch's `view` walking the mapping: 98–151 ms at 200k measured cold
+   * on a VM that faults pages in slowly (docs/discover.md; reading the codes on the loop added 260 ms).
    * @throws Error when the snapshot has no graph or its files cannot be read.
    */
   static async open(
