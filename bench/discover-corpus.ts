@@ -15,7 +15,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
-import { parseHn } from '../src/app/cli/import-hn.js';
+import { parseHn } from '../src/cli/import-hn.js';
 import { decayedMean } from '../src/discover/embedding.js';
 import { prng } from '../src/kernel/prng.js';
 

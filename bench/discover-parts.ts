@@ -11,7 +11,7 @@
  */
 import { PostgresDiscoverIndex } from '../src/discover/adapters/postgres-discover-index.js';
 import type { Sql } from '../src/kernel/sql/sql.js';
-import type { Freshet } from '../src/app/open.js';
+import type { Freshet } from '../src/compose/open.js';
 import { DEFAULT_RANGE, parseRange } from '../src/hot/domain.js';
 import { openRedis } from './support.js';
 import { timeLoop, timingRow, type Summary } from './stats.js';

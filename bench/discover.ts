@@ -23,8 +23,8 @@
 import { mkdtempSync, rmSync, statSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/app/config.js';
-import { openFreshet, type Freshet } from '../src/app/open.js';
+import { loadConfig } from '../src/compose/config.js';
+import { openFreshet, type Freshet } from '../src/compose/open.js';
 import { ManualClock, DAY_MS } from '../src/kernel/clock.js';
 import { openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import type { ItemInput } from '../src/kernel/items/content-store.js';

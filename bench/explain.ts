@@ -9,7 +9,7 @@
  * first pages). Views of 200 items make the hot snapshot. Service level (`freshet.explain`), no HTTP.
  * Printed: p50/p99 per feed and kind.
  */
-import type { Freshet } from '../src/app/open.js';
+import type { Freshet } from '../src/compose/open.js';
 import { fmtMs, printTable, summarize } from './stats.js';
 import { corpus, NOW, open, vocabulary } from './preferences-pages.js';
 import { printTitle, range, runIfMain, withCleanup } from './support.js';

@@ -17,8 +17,8 @@
  *     (target p99 < 10 ms). Service level (`FollowingTimeline.page`), sequential.
  * Prints figures; asserts nothing. Run alone with `npx tsx bench/fanout.ts`.
  */
-import { loadConfig } from '../src/app/config.js';
-import { openFreshet, type Freshet } from '../src/app/open.js';
+import { loadConfig } from '../src/compose/config.js';
+import { openFreshet, type Freshet } from '../src/compose/open.js';
 import { ManualClock } from '../src/kernel/clock.js';
 import { openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { insertEdges, recountFollows } from '../src/following/adapters/postgres-graph-import.js';

@@ -24,8 +24,8 @@ import { join } from 'node:path';
 import { closeRedis } from '../src/kernel/redis/client.js';
 import { Keys } from '../src/kernel/redis/keys.js';
 import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
-import { loadConfig } from '../src/app/config.js';
-import { openFreshet, type Freshet } from '../src/app/open.js';
+import { loadConfig } from '../src/compose/config.js';
+import { openFreshet, type Freshet } from '../src/compose/open.js';
 import { seenSettingsLayout } from '../src/seen/wire.js';
 import { DAY_MS, ManualClock } from '../src/kernel/clock.js';
 import {

@@ -14,9 +14,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/app/config.js';
-import { buildApp } from '../src/app/http.js';
-import { openFreshet } from '../src/app/open.js';
+import { loadConfig } from '../src/compose/config.js';
+import { buildApp } from '../src/server/app.js';
+import { openFreshet } from '../src/compose/open.js';
 import { openPglite, openPostgres, type Sql } from '../src/kernel/sql/sql.js';
 import { loadOperations } from '../test/support/openapi.js';
 import { fuzzRequests, fuzzSetupFor, runFuzz, statusFigures, type FuzzSetup } from '../test/support/fuzz-requests.js';

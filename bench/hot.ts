@@ -22,9 +22,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/app/config.js';
+import { loadConfig } from '../src/compose/config.js';
 import type { HotSettings } from '../src/hot/wire.js';
-import { openFreshet, type Freshet } from '../src/app/open.js';
+import { openFreshet, type Freshet } from '../src/compose/open.js';
 import { HOUR_MS, ManualClock } from '../src/kernel/clock.js';
 import { budgetMinute } from '../src/hot/domain.js';
 import { Keys } from '../src/kernel/redis/keys.js';
@@ -36,7 +36,7 @@ import { hotRules } from '../src/hot/wire.js';
 import type { HotCounters } from '../src/hot/hot-counters.js';
 import { noHotMetrics } from '../src/hot/hot-metrics.js';
 import { silentLogger } from '../src/kernel/observability.js';
-import { buildApp } from '../src/app/http.js';
+import { buildApp } from '../src/server/app.js';
 import {
   closedLoop,
   fmtInt,

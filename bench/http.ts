@@ -23,8 +23,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/app/config.js';
-import { openFreshet } from '../src/app/open.js';
+import { loadConfig } from '../src/compose/config.js';
+import { openFreshet } from '../src/compose/open.js';
 import { bareHotView } from './hot.js';
 import { HOUR_MS } from '../src/kernel/clock.js';
 import { Keys } from '../src/kernel/redis/keys.js';
@@ -49,7 +49,7 @@ import {
 import { runLoad, type LoadResult, type LoadSession } from './http-load.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = join(ROOT, 'src/app/cli/main.ts');
+const MAIN = join(ROOT, 'src/cli/main.ts');
 const ITEMS = 3_000;
 const PAGE = 20;
 const LOAD_MORES_PER_READER = 20;

@@ -10,8 +10,8 @@
  *     `SELECT 1` in the same run.
  * `npx tsx bench/notifications.ts`. Prints figures; asserts nothing.
  */
-import { loadConfig } from '../src/app/config.js';
-import { openFreshet } from '../src/app/open.js';
+import { loadConfig } from '../src/compose/config.js';
+import { openFreshet } from '../src/compose/open.js';
 import { ManualClock } from '../src/kernel/clock.js';
 import { openPostgres } from '../src/kernel/sql/sql.js';
 import { Keys } from '../src/kernel/redis/keys.js';

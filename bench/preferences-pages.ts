@@ -23,8 +23,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/app/config.js';
-import { openFreshet, type Freshet } from '../src/app/open.js';
+import { loadConfig } from '../src/compose/config.js';
+import { openFreshet, type Freshet } from '../src/compose/open.js';
 import { DAY_MS, ManualClock } from '../src/kernel/clock.js';
 import type { ItemInput } from '../src/kernel/items/content-store.js';
 import { closeRedis } from '../src/kernel/redis/client.js';

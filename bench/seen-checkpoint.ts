@@ -17,7 +17,7 @@
  * `npx tsx bench/seen-checkpoint.ts` (~1–2 minutes). FRESHET_BENCH_CHECKPOINT_MINUTES (default 3).
  */
 import { performance } from 'node:perf_hooks';
-import { migrate } from '../src/app/migrations.js';
+import { migrate } from '../src/compose/migrations.js';
 import { DAY_MS, MINUTE_MS, ManualClock, dayStamp } from '../src/kernel/clock.js';
 import { silentLogger } from '../src/kernel/observability.js';
 import { Keys } from '../src/kernel/redis/keys.js';

@@ -16,7 +16,7 @@
  * `npx tsx bench/seen-stall.ts`
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../src/app/config.js';
+import { loadConfig } from '../src/compose/config.js';
 import { closeRedis, createRedis, type RedisClient } from '../src/kernel/redis/client.js';
 import { Keys, shardOf } from '../src/kernel/redis/keys.js';
 import { seenWindow } from '../src/seen/bloom.js';
@@ -28,7 +28,7 @@ import { fmtInt, fmtMs, printNotes, printTable, summarize } from './stats.js';
 import { printTitle, runIfMain, withCleanup } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 6, 12);
-/** Most shards a day may have (src/app/config.ts). */
+/** Most shards a day may have (src/compose/config.ts). */
 const MAX_SHARDS = 16_384;
 const MARKS = 60;
 const KEYS_PER_SIZE = 20;

@@ -1,5 +1,5 @@
 /**
- * Builds the web explorer (docs/ui.md) into dist/ui/: esbuild bundles src/app/ui/web/main.ts (and the
+ * Builds the web explorer (docs/ui.md) into dist/ui/: esbuild bundles src/ui/main.ts (and the
  * typed client it imports) into one ES module app.js; index.html and app.css are copied as they are.
  * Run by `npm run build` (so by `prepare` at `npm install`); the UI test calls `buildUi()` itself.
  * Usage: `node scripts/build-ui.mjs [outDir]`.
@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-const WEB = fileURLToPath(new URL('../src/app/ui/web/', import.meta.url));
+const WEB = fileURLToPath(new URL('../src/ui/', import.meta.url));
 export const UI_OUT = fileURLToPath(new URL('../dist/ui/', import.meta.url));
 
 /** Bundles the explorer into `outDir` (default dist/ui/). Resolves when the files are written. */

@@ -2,7 +2,7 @@
  * Whether dist/ holds a build of the sources as they are: every `.ts` under src/ has its `.js` and every
  * `.lua` and `.mjs` its copy, each at least as new as its source (file by file: a rebuilt explorer bundle never
  * passes for a rebuilt CLI), and the explorer bundle (dist/ui/app.js, scripts/build-ui.mjs) is at least
- * as new as every file of src/app/ui/web/. Used by the `prepare` script (scripts/prepare.mjs: build only
+ * as new as every file of src/ui/. Used by the `prepare` script (scripts/prepare.mjs: build only
  * when stale) and the tests that start the compiled CLI (test/support/cli.ts).
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { join, relative } from 'node:path';
  */
 export function distIsCurrent(root, opts = {}) {
   const src = join(root, 'src');
-  const web = join(src, 'app/ui/web');
+  const web = join(src, 'ui') + '/';
   const bundle = join(root, 'dist/ui/app.js');
   const bundleMs = existsSync(bundle) ? statSync(bundle).mtimeMs : -1;
   for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {

@@ -190,7 +190,7 @@ async function runAlone(c, clone, env) {
     record('FAIL', r.seconds, c.text, r.timedOut ? `no end within ${LIMIT_S.install} s` : `exit ${r.code}`);
     throw new CheckFailed(tail(r.output));
   }
-  if (c.kind === 'install' && !existsSync(join(clone, 'dist/app/cli/main.js'))) {
+  if (c.kind === 'install' && !existsSync(join(clone, 'dist/cli/main.js'))) {
     record('FAIL', r.seconds, c.text, 'dist/ was not built');
     throw new CheckFailed(tail(r.output));
   }

@@ -6,10 +6,10 @@
  * `explain` says why an item is or is not in one of them.
  * docs/library.md has a runnable example. The HTTP face is `buildApp(freshet)` (Fastify).
  */
-export { openFreshet, configFromOptions, type Freshet, type FreshetOptions, type OpenOptions } from './app/open.js';
-export { loadConfig, ensureSecrets, type Config } from './app/config.js';
-export { buildApp, type AppOptions } from './app/http.js';
-export { UseCases, type PublishInput } from './app/use-cases.js';
+export { openFreshet, configFromOptions, type Freshet, type FreshetOptions, type OpenOptions } from './compose/open.js';
+export { loadConfig, ensureSecrets, type Config } from './compose/config.js';
+export { buildApp, type AppOptions } from './server/app.js';
+export { UseCases, type PublishInput } from './use-cases/verbs.js';
 export { FreshetError, ErrorCodes } from './kernel/errors.js';
 export { ManualClock, systemClock, type Clock } from './kernel/clock.js';
 export type { Item, ItemJson } from './kernel/items/item.js';
@@ -19,6 +19,6 @@ export type { DiscoverPage } from './discover/service.js';
 export type { TimelinePage } from './following/service.js';
 export type { HotPage } from './hot/service.js';
 export type { ViewInput, ViewResult } from './hot/hot-counters.js';
-export type { ExplainQuery } from './app/explain.js';
+export type { ExplainQuery } from './use-cases/explain.js';
 export type { Explanation, ExplainRule, ExplainScore, ExplainFeed } from './kernel/explain.js';
 export { mintReaderToken } from './kernel/http/tokens.js';

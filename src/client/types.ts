@@ -4,11 +4,10 @@
  * here is type-only: nothing of the server ships with the client.
  */
 import type { Static } from 'typebox';
-import type { UserExport } from '../app/routes/personal-data.js';
+import type { ExplainResult, UserExport } from '../use-cases/schemas.js';
 import type { DeleteResult, FeedItemOut, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
 import type { FeedResult, ForYouBody, InterestsResult, PeekResult } from '../for-you/schemas.js';
 import type { DiscoverResult } from '../discover/schemas.js';
-import type { ExplainResult } from '../app/routes/explain.js';
 import type {
   BlockResult,
   FollowResult,

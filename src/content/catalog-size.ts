@@ -1,6 +1,6 @@
 /**
  * The catalog's size — live (not deleted) items — at a bounded cost, for `freshet_catalog_items`
- * (src/app/overview-metrics.ts, read at most once per `FRESHET_METRICS_STORE_READ_S`).
+ * (src/observe/overview-metrics.ts, read at most once per `FRESHET_METRICS_STORE_READ_S`).
  *
  * - One catalog lookup first: the row estimate PostgreSQL keeps for the partial index of live items
  *   (`items_live_published_idx … WHERE deleted_at IS NULL`, migration 1), refreshed by (auto)VACUUM and

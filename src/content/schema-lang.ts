@@ -1,6 +1,6 @@
 /**
  * Migration 12: items get a language (src/kernel/items/lang.ts) and the text search configuration of
- * their language. Listed by src/app/migrations.ts; never edit it once released: append a new version.
+ * their language. Listed by src/compose/migrations.ts; never edit it once released: append a new version.
  *
  * Items written before it keep `und` and the English vector they were given (re-publishing an item detects
  * its language and rebuilds its vector). `freshet_ts_config(lang)` maps a primary tag to a configuration

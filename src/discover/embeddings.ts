@@ -136,7 +136,7 @@ export class DiscoverEmbeddings {
     return q;
   }
 
-  /** Erases a reader's signals and its cached queries (src/app/personal-data.ts). @returns rows removed. */
+  /** Erases a reader's signals and its cached queries (src/use-cases/personal-data.ts). @returns rows removed. */
   async forgetReader(readerId: string): Promise<number> {
     for (const key of [...this.readers.keys()]) if (key.startsWith(`${readerId}\n`)) this.readers.delete(key);
     return this.index.forgetReader(readerId);

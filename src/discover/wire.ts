@@ -1,8 +1,8 @@
 /**
- * Wiring of the discover feed (note 3), called by src/app/open.ts: vector search (pgvector or in
+ * Wiring of the discover feed (note 3), called by src/compose/open.ts: vector search (pgvector or in
  * process, chosen when warmed at open or on first use) → the PostgreSQL discover index → embeddings →
  * feed, over the seen filter, exclusions, trending source and feed metrics the app hands it (trending
- * is the hot ranking's top list, bridged in src/app/bridges.ts: discover never imports hot).
+ * is the hot ranking's top list, bridged in src/compose/bridges.ts: discover never imports hot).
  */
 import type { Stores } from '../kernel/stores.js';
 import type { Sql } from '../kernel/sql/sql.js';

@@ -38,7 +38,7 @@ import {
 import type { PreferencesJson } from './preferences.js';
 import type { ExclusionList } from './service.js';
 
-/** What the routes call: the app's use cases (src/app/use-cases.ts), which also reach other capabilities. */
+/** What the routes call: the app's use cases (src/use-cases/verbs.ts), which also reach other capabilities. */
 export interface ExclusionRouteDeps {
   access: RequestAccess;
   recordEngagement(

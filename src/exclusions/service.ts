@@ -240,7 +240,7 @@ export class Exclusions implements ExclusionSource {
   }
 
   /**
-   * Erases a user from the exclusions (src/app/personal-data.ts): their engagements, feedback and
+   * Erases a user from the exclusions (src/use-cases/personal-data.ts): their engagements, feedback and
    * preferences, others' feedback naming them as an author, their id in others' muted authors (those
    * readers' caches dropped), and their recent views and cached rules.
    * @returns rows removed per kind, and how many readers had muted them.

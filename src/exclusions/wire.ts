@@ -1,5 +1,5 @@
 /**
- * Wiring of note 5's exclusions, called by src/app/open.ts: the PostgreSQL store of engagements and
+ * Wiring of note 5's exclusions, called by src/compose/open.ts: the PostgreSQL store of engagements and
  * feedback, the hot state (recent views and the cached durable rules: Redis when configured, else in
  * process) and the Exclusions service every feed reads.
  */

@@ -82,7 +82,7 @@ function listJson(userId: string, page: GraphPage) {
   });
 }
 
-/** What the routes call: reads go to the timeline and graph; writes to the app's use cases (src/app/use-cases.ts). */
+/** What the routes call: reads go to the timeline and graph; writes to the app's use cases (src/use-cases/verbs.ts). */
 export interface FollowingRouteDeps {
   access: RequestAccess;
   timeline: FollowingTimeline;

@@ -309,7 +309,7 @@ export class FollowingTimeline {
   }
 
   /**
-   * Erases a user's hot timeline state (src/app/personal-data.ts): their inbox and outbox, the queued
+   * Erases a user's hot timeline state (src/use-cases/personal-data.ts): their inbox and outbox, the queued
    * fan-outs of their items (`pendingTids`, as the graph's erase returned them), and their read marker. A
    * fan-out already running pushes only into prepared inboxes, so it never brings theirs back.
    */

@@ -26,7 +26,7 @@ import type { TimelineIndex, TimelineItem } from './timeline-index.js';
 import type { TimelineSignal } from './timeline-signal.js';
 import type { TimelineMetrics } from './timeline-metrics.js';
 
-/** Limits and timings of the stream (`FRESHET_STREAM_*`, src/app/config.ts); durations in ms. */
+/** Limits and timings of the stream (`FRESHET_STREAM_*`, src/compose/config.ts); durations in ms. */
 export interface StreamSettings {
   /** Open streams per process (`FRESHET_STREAM_MAX_CONNECTIONS`, default 1000). */
   maxConnections: number;

@@ -74,7 +74,7 @@ export interface TimelineIndex {
   completeFanout(tid: number): Promise<void>;
   /**
    * Live items that were never published (no tid): a publish that failed after its items were committed
-   * (src/app/use-cases.ts `publishItems`). Oldest `update_time` first, at most `limit`; the sweep
+   * (src/use-cases/verbs.ts `publishItems`). Oldest `update_time` first, at most `limit`; the sweep
    * publishes them with their `update_time` as the publish time.
    */
   unpublished(limit: number): Promise<{ itemId: string; updateTimeMs: number }[]>;

@@ -1,5 +1,5 @@
 /**
- * Wiring of the following timeline (note 4), called by src/app/open.ts: PostgreSQL graph and timeline
+ * Wiring of the following timeline (note 4), called by src/compose/open.ts: PostgreSQL graph and timeline
  * index, the timeline store (Redis when configured, else in process), the fan-out queue (BullMQ on the
  * same Redis, else in process) and the services.
  *

@@ -18,7 +18,7 @@
  * meets it. (An edit that moves an item is the same: its old entry goes first.) A patch that lands while a
  * build runs is applied to that build too. What a patch cannot express, and only the interval rebuild
  * brings: the passing of time (every score is the decay at the build's `now`, and the window's lower edge
- * moves) and other processes' writes whose change message was lost (src/app/open.ts passes the messages
+ * moves) and other processes' writes whose change message was lost (src/compose/open.ts passes the messages
  * of src/kernel/items/item-changes.ts to `invalidate`; a new item shows within the interval at worst, and
  * delivery drops a deleted item in every process, so it never appears).
  * Entries published after a request's `now` are skipped by the feed (a request may be slightly earlier

@@ -22,7 +22,7 @@ export interface ForYouRouteDeps {
   access: RequestAccess;
   feed: ForYouFeed;
   content: ContentStore;
-  /** The `setInterests` use case (src/app/use-cases.ts): replaces the terms, returns them as stored. */
+  /** The `setInterests` use case (src/use-cases/verbs.ts): replaces the terms, returns them as stored. */
   setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<string[]>;
 }
 

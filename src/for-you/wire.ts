@@ -1,5 +1,5 @@
 /**
- * Wiring of the for-you feed (note 1), called by src/app/open.ts: the recall over PostgreSQL, the
+ * Wiring of the for-you feed (note 1), called by src/compose/open.ts: the recall over PostgreSQL, the
  * shared fill pool (rebuilt per interval, fill-pool.ts), the
  * per-reader page cache and refresh lease (Redis when configured, else in process) and the feed service,
  * over the seen filter, exclusions and metrics the app hands it.

@@ -48,7 +48,7 @@ import {
 
 const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
-/** What the routes call: views go to the app's `recordViews` use case (src/app/use-cases.ts). */
+/** What the routes call: views go to the app's `recordViews` use case (src/use-cases/verbs.ts). */
 export interface HotRouteDeps {
   access: RequestAccess;
   ranking: HotRanking;

@@ -1,5 +1,5 @@
 /**
- * Wiring of the hot ranking (note 2), called by src/app/open.ts: the counters (Redis when configured,
+ * Wiring of the hot ranking (note 2), called by src/compose/open.ts: the counters (Redis when configured,
  * else in process), the PostgreSQL archive of checkpoints, the metrics, the ranking service and its
  * maintenance; restores counters a lost store forgot from the checkpoints, and starts/stops the
  * background workers (rescoring, checkpoints, snapshot refresh).

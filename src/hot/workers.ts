@@ -6,7 +6,7 @@
  * - snapshot refresh every `cacheRefreshMs`, so `GET /v1/hot` requests never wait for one.
  * With `maintenance: false` only the snapshot refresh runs: under `freshet serve --workers N` every
  * worker keeps its own snapshot, but rescoring and archiving (store-wide work, safe but redundant in N
- * processes) run in one worker (src/app/cli/cluster.ts).
+ * processes) run in one worker (src/cli/cluster.ts).
  * A tick that is still running when the next one is due is skipped, never stacked. Failures are logged
  * and retried at the next tick. `stop()` clears the timers and waits for running ticks.
  */

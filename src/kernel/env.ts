@@ -2,7 +2,7 @@
  * Config parsing helpers: the pieces every settings parser uses to read environment variables — a
  * bounded integer or number with a default, the parse that lists every invalid variable at once, and
  * the one error shape a bad setting throws. The variables themselves and their ranges are listed in
- * src/app/config.ts (the app owns the configuration; the kernel only knows how to read it).
+ * src/compose/config.ts (the app owns the configuration; the kernel only knows how to read it).
  */
 import { z } from 'zod';
 

@@ -1,6 +1,6 @@
 /**
  * Observability ports: what services report (metrics) and log, without knowing Prometheus or pino.
- * Metric names are fixed in src/app/metrics.ts and listed in the README.
+ * Metric names are fixed in src/observe/metrics.ts and listed in the README.
  */
 
 /** Minimal structured logger (pino-compatible). */

@@ -6,7 +6,7 @@
  * - `POST /notifications` (service key) — an event Freshet cannot see: `mention` or `app.<name>`.
  * - `PUT /users/:id/markers/notifications` — `{last_read_id, force?}`: the reader has read up to there
  *   (forward only unless `force`); reader token for itself, or the service key.
- * (`GET /users/:id/markers`, with the following timeline's marker too, is the app's: src/app/routes/markers.ts.)
+ * (`GET /users/:id/markers`, with the following timeline's marker too, is the app's: src/server/routes/markers.ts.)
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';

@@ -214,7 +214,7 @@ export class Notifications {
   }
 
   /**
-   * Erases a user (src/app/personal-data.ts): the notifications they received or caused, their marker,
+   * Erases a user (src/use-cases/personal-data.ts): the notifications they received or caused, their marker,
    * their grouped view and the views of everyone they notified (rebuilt from PostgreSQL, without them).
    * @returns rows removed per kind.
    */

@@ -1,5 +1,5 @@
 /**
- * Wiring of the notifications, called by src/app/open.ts: the PostgreSQL events and markers, the grouped
+ * Wiring of the notifications, called by src/compose/open.ts: the PostgreSQL events and markers, the grouped
  * view (Redis when configured, else in process), the change channel (Redis pub/sub, else in process) and
  * the service.
  */
@@ -72,7 +72,7 @@ export function wireNotifications(s: NotificationWiring, stores: Stores, ports: 
 }
 
 /**
- * The notifications' part of the app's retention pass (src/app/retention.ts): each step deletes up to
+ * The notifications' part of the app's retention pass (src/use-cases/retention.ts): each step deletes up to
  * 5,000 events older than `FRESHET_NOTIFICATION_RETENTION_DAYS`, oldest first, on `sql`.
  */
 export function notificationRetention(s: Pick<NotificationSettings, 'retentionMs'>, sql: Sql): RetentionTask {

@@ -1,12 +1,13 @@
 /**
- * The layout's arrows (docs/architecture.md): app → capabilities → kernel. The kernel imports no
- * capability, not the seen room and not the app; a capability imports only itself and the kernel (it
- * reaches another capability through a port the app bridges, and the seen filters through the kernel's
- * ports `SeenFilter` / `ReaderSeenFilter`); the seen room (`src/seen/`, the never-twice promise) is a room
- * like the capabilities: it imports only itself and the kernel, and only the app imports it. Inside a
- * capability, only `wire.ts` and the adapters themselves import `adapters/` (the service and domain depend
- * on ports). Checked over the real import graph of src/, and over a small graph with known violations, so
- * the check is shown to bite.
+ * The layout's arrows (docs/architecture.md): edges → capabilities → kernel. The kernel imports no
+ * capability, not the seen room and no edge; a capability imports only itself and the kernel (it
+ * reaches another capability through a port the composition bridges, and the seen filters through the
+ * kernel's ports `SeenFilter` / `ReaderSeenFilter`); the seen room (`src/seen/`, the never-twice promise) is a
+ * room like the capabilities: it imports only itself and the kernel. Inside a capability, only `wire.ts` and
+ * the adapters themselves import `adapters/` (the service and domain depend on ports). The explorer
+ * (`src/ui/`) imports only itself and the typed client; the client (`src/client/`) imports only itself and
+ * wire schemas (`schemas.ts` files), never the server side. Checked over the real import graph of src/, and
+ * over a small graph with known violations, so the check is shown to bite.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -16,6 +17,8 @@ import { describe, expect, it } from 'vitest';
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 /** The rooms over the kernel: the feed capabilities and the seen filters. */
 const CAPABILITIES = ['for-you', 'hot', 'discover', 'following', 'exclusions', 'notifications', 'seen', 'content'];
+/** The edges: each its own room over the capabilities. */
+const EDGES = ['server', 'compose', 'use-cases', 'observe', 'cli', 'ui', 'client'];
 
 /** Every relative import of every .ts file under src/, as [from, to] paths relative to src/. */
 function importGraph(): [string, string][] {
@@ -39,15 +42,20 @@ function importGraph(): [string, string][] {
 
 /** Lines of every .ts file under src/kernel/. */
 function kernelLines(): number {
+  return linesUnder(join(SRC, 'kernel'));
+}
+
+/** Lines of every .ts and .lua file under `root`. */
+function linesUnder(root: string): number {
   let n = 0;
   const walk = (dir: string) => {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) walk(path);
-      else if (path.endsWith('.ts')) n += readFileSync(path, 'utf8').split('\n').length;
+      else if (path.endsWith('.ts') || path.endsWith('.lua')) n += readFileSync(path, 'utf8').split('\n').length;
     }
   };
-  walk(join(SRC, 'kernel'));
+  walk(root);
   return n;
 }
 
@@ -60,6 +68,9 @@ function violations(edges: readonly [string, string][]): string[] {
     if (a === 'kernel' && b !== 'kernel') out.push(`${from} → ${to}: the kernel imports only the kernel`);
     if (CAPABILITIES.includes(a!) && b !== a && b !== 'kernel')
       out.push(`${from} → ${to}: a room imports only itself and the kernel`);
+    if (a === 'ui' && b !== 'ui' && b !== 'client') out.push(`${from} → ${to}: the explorer imports only the client`);
+    if (a === 'client' && b !== 'client' && !to.endsWith('/schemas.ts'))
+      out.push(`${from} → ${to}: the client imports only itself and wire schemas`);
     if (CAPABILITIES.includes(a!) && b === a && to.split('/')[1] === 'adapters') {
       const inside = restFrom.join('/');
       if (inside !== 'wire.ts' && !inside.startsWith('adapters/'))
@@ -70,7 +81,7 @@ function violations(edges: readonly [string, string][]): string[] {
 }
 
 describe('the layout keeps its arrows', () => {
-  it('src/ has no import against app → capabilities → kernel', () => {
+  it('src/ has no import against edges → capabilities → kernel', () => {
     const edges = importGraph();
     expect(edges.length).toBeGreaterThan(300); // the walk really read the tree
     expect(violations(edges)).toEqual([]);
@@ -80,24 +91,30 @@ describe('the layout keeps its arrows', () => {
     expect(
       violations([
         ['kernel/ids.ts', 'hot/domain.ts'],
-        ['kernel/stores.ts', 'app/config.ts'],
+        ['kernel/stores.ts', 'compose/config.ts'],
         ['discover/service.ts', 'hot/service.ts'],
-        ['hot/routes.ts', 'app/open.ts'],
+        ['hot/routes.ts', 'compose/open.ts'],
+        ['ui/main.ts', 'client/index.ts'],
+        ['ui/main.ts', 'server/app.ts'],
+        ['client/types.ts', 'hot/schemas.ts'],
+        ['client/types.ts', 'server/routes/explain.ts'],
         ['hot/service.ts', 'hot/adapters/redis-hot-counters.ts'],
         ['hot/wire.ts', 'hot/adapters/redis-hot-counters.ts'],
-        ['app/open.ts', 'hot/wire.ts'],
+        ['compose/open.ts', 'hot/wire.ts'],
         ['hot/service.ts', 'kernel/errors.ts'],
         ['kernel/redis/keys.ts', 'seen/bloom.ts'],
         ['for-you/service.ts', 'seen/redis-seen-filter.ts'],
         ['seen/wire.ts', 'discover/service.ts'],
         ['seen/bloom.ts', 'kernel/hash.ts'],
-        ['app/open.ts', 'seen/wire.ts'],
+        ['compose/open.ts', 'seen/wire.ts'],
       ]),
     ).toEqual([
       'kernel/ids.ts → hot/domain.ts: the kernel imports only the kernel',
-      'kernel/stores.ts → app/config.ts: the kernel imports only the kernel',
+      'kernel/stores.ts → compose/config.ts: the kernel imports only the kernel',
       'discover/service.ts → hot/service.ts: a room imports only itself and the kernel',
-      'hot/routes.ts → app/open.ts: a room imports only itself and the kernel',
+      'hot/routes.ts → compose/open.ts: a room imports only itself and the kernel',
+      'ui/main.ts → server/app.ts: the explorer imports only the client',
+      'client/types.ts → server/routes/explain.ts: the client imports only itself and wire schemas',
       'hot/service.ts → hot/adapters/redis-hot-counters.ts: only wire.ts and adapters import adapters',
       'kernel/redis/keys.ts → seen/bloom.ts: the kernel imports only the kernel',
       'for-you/service.ts → seen/redis-seen-filter.ts: a room imports only itself and the kernel',
@@ -110,5 +127,17 @@ describe('the layout keeps its arrows', () => {
     expect(lines).toBeGreaterThan(1000); // the count really read the kernel
     expect(lines).toBeLessThan(4500);
     expect(importGraph().filter(([from, to]) => from.startsWith('kernel/') && to.startsWith('seen/'))).toEqual([]);
+  });
+
+  it('every folder of src/ is a room named here, and no room holds more than 30 % of the lines', () => {
+    const rooms = readdirSync(SRC).filter((n) => statSync(join(SRC, n)).isDirectory());
+    expect(rooms.filter((r) => r !== 'kernel' && !CAPABILITIES.includes(r) && !EDGES.includes(r))).toEqual([]);
+    const lines = new Map(rooms.map((r) => [r, linesUnder(join(SRC, r))]));
+    const total = [...lines.values()].reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThan(20_000); // the count really read the tree
+    const over = [...lines]
+      .filter(([, n]) => n / total > 0.3)
+      .map(([r, n]) => `${r}: ${((100 * n) / total).toFixed(1)} %`);
+    expect(over).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  * everywhere (what the CLI commands other than `serve` open with).
  */
 import { describe, expect, it } from 'vitest';
-import { forJobs, loadConfig } from '../../src/app/config.js';
+import { forJobs, loadConfig } from '../../src/compose/config.js';
 
 describe('store deadlines', () => {
   it('default to 1 s per request-path call and 5 min per job call', () => {

@@ -1,5 +1,5 @@
 /**
- * Erase and export a user (GDPR Art. 17, 15/20; src/app/personal-data.ts), on both store pairs: a user with a
+ * Erase and export a user (GDPR Art. 17, 15/20; src/use-cases/personal-data.ts), on both store pairs: a user with a
  * full history — items, follows both ways, blocks both ways, views, a like, feedback, preferences (and a
  * reader who mutes them), interests, an inbox, a discover seen filter, a for-you page, notifications, a
  * checkpoint — is exported (the document validates against the published schema and equals what the API
@@ -19,7 +19,7 @@ import AjvModule from 'ajv';
 import type { FreshetClient } from '../../src/client/index.js';
 import { HOUR_MS } from '../../src/kernel/clock.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
-import { ERASE_STEPS } from '../../src/app/personal-data.js';
+import { ERASE_STEPS } from '../../src/use-cases/personal-data.js';
 import { onJsonLines, spawnCli } from '../support/cli.js';
 import { failure } from '../support/client.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/env.js';

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureSecrets, loadConfig } from '../../src/app/config.js';
+import { ensureSecrets, loadConfig } from '../../src/compose/config.js';
 import type { ItemInput } from '../../src/kernel/items/content-store.js';
-import { parseHn, sanitizeAuthor, type SkippedRow } from '../../src/app/cli/import-hn.js';
-import { liveServer, runImport } from '../../src/app/cli/import.js';
+import { parseHn, sanitizeAuthor, type SkippedRow } from '../../src/cli/import-hn.js';
+import { liveServer, runImport } from '../../src/cli/import.js';
 import { openPglite } from '../../src/kernel/sql/sql.js';
 import { dataFile } from '../support/env.js';
 

@@ -1,5 +1,5 @@
 /**
- * The CLI's input files read one way (src/app/cli/input-file.ts): a view log cut short inside its gzip
+ * The CLI's input files read one way (src/cli/input-file.ts): a view log cut short inside its gzip
  * data (the first bytes of the real MIND log) yields its rows up to the cut and then stops with the file
  * and the last line read whole, and `replay views` says so and that nothing was recorded (it reads the
  * whole log before sending the first view). Lines of a plain and a gzip file read alike.
@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ImportReadError, inputLines, openInput } from '../../src/app/cli/input-file.js';
-import { MIND_COLUMNS, readViewLog } from '../../src/app/cli/hot/view-log.js';
-import { replayViews, type ReplayDeps } from '../../src/app/cli/hot/replay-views.js';
+import { ImportReadError, inputLines, openInput } from '../../src/cli/input-file.js';
+import { MIND_COLUMNS, readViewLog } from '../../src/cli/hot/view-log.js';
+import { replayViews, type ReplayDeps } from '../../src/cli/hot/replay-views.js';
 import { dataFile } from '../support/env.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'freshet-input-file-'));

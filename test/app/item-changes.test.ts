@@ -1,12 +1,12 @@
 /**
  * Two Freshet processes over one PostgreSQL schema and one Redis prefix (what `serve --workers 2` runs):
  * a write through one reaches the other's for-you fill pool and item cache through the change channel
- * (src/content/redis-item-changes.ts, wired in src/app/open.ts), not at the pool's next rebuild —
+ * (src/content/redis-item-changes.ts, wired in src/compose/open.ts), not at the pool's next rebuild —
  * the second process's clock never moves here, so it never rebuilds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openFreshet, type Freshet } from '../../src/app/open.js';
-import { buildApp } from '../../src/app/http.js';
+import { openFreshet, type Freshet } from '../../src/compose/open.js';
+import { buildApp } from '../../src/server/app.js';
 import { openPostgres } from '../../src/kernel/sql/sql.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';

@@ -80,7 +80,7 @@ describe('the npm package', () => {
       'dist/index.d.ts',
       'dist/client/index.js',
       'dist/client/index.d.ts',
-      'dist/app/cli/main.js',
+      'dist/cli/main.js',
       'dist/ui/index.html',
       'dist/ui/app.js',
       'dist/ui/app.css',

@@ -1,5 +1,5 @@
 /**
- * One publish path for every edge (src/app/use-cases.ts): items imported with `freshet import hn` —
+ * One publish path for every edge (src/use-cases/verbs.ts): items imported with `freshet import hn` —
  * with no server running, or through a running one — reach the following timeline of a reader who
  * follows their author, and have embeddings for discover; and a publish that fails after its items
  * were committed is retried, or completed by the fan-out sweep, so no committed item stays invisible.
@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/app/config.js';
-import { openFreshet, type Freshet } from '../../src/app/open.js';
-import { buildApp } from '../../src/app/http.js';
-import { runImport } from '../../src/app/cli/import.js';
+import { loadConfig } from '../../src/compose/config.js';
+import { openFreshet, type Freshet } from '../../src/compose/open.js';
+import { buildApp } from '../../src/server/app.js';
+import { runImport } from '../../src/cli/import.js';
 import { SERVICE_KEY, startTestApp, item, T0, type TestApp } from '../support/app.js';
 import { seedPgliteDataDir } from '../support/pglite.js';
 

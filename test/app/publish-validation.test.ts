@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FreshetError } from '../../src/kernel/errors.js';
 import type { PublishInput } from '../../src/kernel/items/validate.js';
-import { itemToRequestJson } from '../../src/app/cli/import.js';
+import { itemToRequestJson } from '../../src/cli/import.js';
 import { SERVICE_KEY, startTestApp, T0, type TestApp } from '../support/app.js';
 
 const DIM = 32;

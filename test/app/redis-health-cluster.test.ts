@@ -1,5 +1,5 @@
 /**
- * Readiness on a Redis Cluster (src/app/store-health.ts): the probe writes one short-lived key on
+ * Readiness on a Redis Cluster (src/observe/store-health.ts): the probe writes one short-lived key on
  * EVERY master (a hash tag per master, from the slot map), so one node out of memory makes the
  * service not ready although every node answers PING. The Overview's Redis readings work there too:
  * the readers-active sketches (one hash tag) and used_memory summed over the masters.
@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { Keys } from '../../src/kernel/redis/keys.js';
-import { PROBE_TTL_MS, probeRedis } from '../../src/app/store-health.js';
-import { RedisActiveReaders } from '../../src/app/active-readers.js';
-import { redisMemory } from '../../src/app/overview-metrics.js';
+import { PROBE_TTL_MS, probeRedis } from '../../src/observe/store-health.js';
+import { RedisActiveReaders } from '../../src/observe/active-readers.js';
+import { redisMemory } from '../../src/observe/overview-metrics.js';
 import { fileCluster } from '../support/redis-cluster.js';
 
 const cluster = fileCluster();

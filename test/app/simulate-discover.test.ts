@@ -1,6 +1,6 @@
 /**
  * Bounded slices of `freshet simulate discover`, which always runs on scratch stores it chooses and
- * removes (src/app/cli/scratch.ts) and says where in its first line:
+ * removes (src/cli/scratch.ts) and says where in its first line:
  * - on the embedded default (in-memory PGlite + in-process stores): the newest 1,500 HN posts, 25 MIND
  *   sessions and 3 MovieLens readers, 8 pages of 20 each. The replay must end (its catch-up embedding
  *   once looped for ever when the items were written on a later virtual time than the embeddings),
@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../../src/app/config.js';
-import { runSimulateDiscover, type SimulateDiscoverOptions } from '../../src/app/cli/discover/simulate.js';
+import { loadConfig } from '../../src/compose/config.js';
+import { runSimulateDiscover, type SimulateDiscoverOptions } from '../../src/cli/discover/simulate.js';
 import { openPostgres } from '../../src/kernel/sql/sql.js';
-import { InputRefused } from '../../src/app/cli/input-file.js';
+import { InputRefused } from '../../src/cli/input-file.js';
 import { TEST_DATA_DIR, TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix, uniqueSchema } from '../support/env.js';
 import { seedPgliteDataDir } from '../support/pglite.js';
 

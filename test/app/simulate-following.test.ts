@@ -9,10 +9,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/app/config.js';
+import { loadConfig } from '../../src/compose/config.js';
 import { openPostgres } from '../../src/kernel/sql/sql.js';
-import { runGraphImport } from '../../src/app/cli/following/import-graph.js';
-import { runSimulateFollowing } from '../../src/app/cli/following/simulate.js';
+import { runGraphImport } from '../../src/cli/following/import-graph.js';
+import { runSimulateFollowing } from '../../src/cli/following/simulate.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, dataFile, uniquePrefix, uniqueSchema } from '../support/env.js';
 import { dropPrefix } from '../support/app.js';
 

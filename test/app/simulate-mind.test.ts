@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../src/kernel/clock.js';
-import { replayByReader } from '../../src/app/cli/for-you/simulate.js';
-import { formatReport, percentile, promMetricSum, SimulateStats } from '../../src/app/cli/for-you/simulate-report.js';
+import { replayByReader } from '../../src/cli/for-you/simulate.js';
+import { formatReport, percentile, promMetricSum, SimulateStats } from '../../src/cli/for-you/simulate-report.js';
 import {
   INTEREST_TERMS,
   interestsFor,
@@ -20,8 +20,8 @@ import {
   readMindSessions,
   shiftSessions,
   type VirtualSession,
-} from '../../src/app/cli/for-you/simulate-sessions.js';
-import { ImportReadError, InputRefused } from '../../src/app/cli/input-file.js';
+} from '../../src/cli/for-you/simulate-sessions.js';
+import { ImportReadError, InputRefused } from '../../src/cli/input-file.js';
 import { dataFile } from '../support/env.js';
 
 const REAL_BEHAVIORS = dataFile('mind/MINDsmall_train_sample_behaviors.tsv.gz');

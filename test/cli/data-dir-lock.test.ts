@@ -1,5 +1,5 @@
 /**
- * The data folder's lock (src/app/data-dir-lock.ts): one process at a time opens the embedded
+ * The data folder's lock (src/compose/data-dir-lock.ts): one process at a time opens the embedded
  * database; a second opener — another process or a second open in this one — fails at once naming the
  * holder, and a holder killed with SIGKILL leaves nothing stale behind.
  */
@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DataDirLockedError, lockDataDir } from '../../src/app/data-dir-lock.js';
-import { loadConfig } from '../../src/app/config.js';
-import { openSql } from '../../src/app/open.js';
+import { DataDirLockedError, lockDataDir } from '../../src/compose/data-dir-lock.js';
+import { loadConfig } from '../../src/compose/config.js';
+import { openSql } from '../../src/compose/open.js';
 import { seedPgliteDataDir } from '../support/pglite.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'freshet-lock-'));
@@ -21,7 +21,7 @@ afterAll(() => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-const LOCK_MODULE = fileURLToPath(new URL('../../src/app/data-dir-lock.ts', import.meta.url));
+const LOCK_MODULE = fileURLToPath(new URL('../../src/compose/data-dir-lock.ts', import.meta.url));
 
 /** A child process that takes the lock on `dir`, prints "locked" and waits to be killed. */
 async function holder(dir: string): Promise<ChildProcess> {

@@ -1,6 +1,6 @@
 /**
  * `freshet serve` shuts down within its grace (`FRESHET_SHUTDOWN_GRACE_S`, close-with-grace in
- * src/app/cli/serve.ts), and says so by its exit status: two real servers on PostgreSQL + a Redis of
+ * src/cli/serve.ts), and says so by its exit status: two real servers on PostgreSQL + a Redis of
  * their own each. With both stores answering, SIGTERM closes everything and exits 0 well within the
  * grace. With its Redis stalled (SIGSTOP: connections stay open, nothing answers — a hung or
  * overloaded store), closing cannot finish (the final hot checkpoint waits on Redis); the process does

@@ -1,5 +1,5 @@
 /**
- * `freshet serve --workers 2` on PostgreSQL + Redis, end to end with real processes (src/app/cli/cluster.ts):
+ * `freshet serve --workers 2` on PostgreSQL + Redis, end to end with real processes (src/cli/cluster.ts):
  * both workers answer on the one port (each worker's /metrics carries its `worker` label, and new
  * connections go to the workers in turn), a killed worker is replaced under its number while the other
  * keeps answering, and SIGTERM stops the primary and every worker cleanly (exit 0).
@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { openPostgres } from '../../src/kernel/sql/sql.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix, uniqueSchema } from '../support/env.js';
 import { deleteByPrefix } from '../support/redis.js';
-import { servingWorkers } from '../../src/app/cli/serve.js';
+import { servingWorkers } from '../../src/cli/serve.js';
 import { onJsonLines, spawnCli } from '../support/cli.js';
 
 const KEY = 'k'.repeat(24);

@@ -7,9 +7,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apportion, FEED_EVERY, LivePlan, RELOAD_EVERY, type LiveEvent } from '../../src/app/cli/live/plan.js';
-import { readLivePosts, type LivePost } from '../../src/app/cli/live/posts.js';
-import { runLive, TICK_MS, type LiveOptions } from '../../src/app/cli/live/run.js';
+import { apportion, FEED_EVERY, LivePlan, RELOAD_EVERY, type LiveEvent } from '../../src/cli/live/plan.js';
+import { readLivePosts, type LivePost } from '../../src/cli/live/posts.js';
+import { runLive, TICK_MS, type LiveOptions } from '../../src/cli/live/run.js';
 import type { ManualClock } from '../../src/kernel/clock.js';
 import { injectFetch, SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
 import { spawnCli } from '../support/cli.js';

@@ -20,8 +20,8 @@ import {
   type SseMessage,
   type StreamEvent,
 } from '../../src/client/index.js';
-import { loadConfig } from '../../src/app/config.js';
-import { openFreshet, type Freshet } from '../../src/app/open.js';
+import { loadConfig } from '../../src/compose/config.js';
+import { openFreshet, type Freshet } from '../../src/compose/open.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { openPostgres } from '../../src/kernel/sql/sql.js';
 import { SERVICE_KEY, T0, startTestApp, type TestApp } from '../support/app.js';

@@ -12,7 +12,7 @@ import {
   READERS_PER_STEP,
   ROWS_PER_STEP,
 } from '../../src/discover/adapters/postgres-signal-retention.js';
-import { RetentionSweeper } from '../../src/app/retention.js';
+import { RetentionSweeper } from '../../src/use-cases/retention.js';
 import { DAY_MS, HOUR_MS } from '../../src/kernel/clock.js';
 import type { Sql } from '../../src/kernel/sql/sql.js';
 import { silentLogger } from '../../src/kernel/observability.js';

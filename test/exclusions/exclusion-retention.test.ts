@@ -10,7 +10,7 @@ import {
   PostgresFeedbackRetention,
 } from '../../src/exclusions/adapters/postgres-exclusion-retention.js';
 import { PostgresExclusionStore } from '../../src/exclusions/adapters/postgres-exclusion-store.js';
-import { RetentionSweeper } from '../../src/app/retention.js';
+import { RetentionSweeper } from '../../src/use-cases/retention.js';
 import { DAY_MS } from '../../src/kernel/clock.js';
 import { silentLogger } from '../../src/kernel/observability.js';
 import { sqlEngines } from '../support/contract.js';

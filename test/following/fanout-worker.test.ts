@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
 import { PostgresSocialGraph } from '../../src/following/adapters/postgres-social-graph.js';
 import { PostgresTimelineIndex } from '../../src/following/adapters/postgres-timeline-index.js';
-import { migrate } from '../../src/app/migrations.js';
+import { migrate } from '../../src/compose/migrations.js';
 import { openPostgres, type Sql } from '../../src/kernel/sql/sql.js';
 import { MemoryTimelineStore } from '../../src/following/adapters/memory-timeline-store.js';
 import { MemoryFanoutQueue } from '../../src/following/adapters/memory-fanout-queue.js';

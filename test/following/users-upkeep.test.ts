@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresUsersVacuum } from '../../src/following/adapters/postgres-users-vacuum.js';
-import { RetentionSweeper } from '../../src/app/retention.js';
+import { RetentionSweeper } from '../../src/use-cases/retention.js';
 import { silentLogger } from '../../src/kernel/observability.js';
 import { openTestPglite } from '../support/pglite.js';
 

@@ -3,7 +3,7 @@
  * HyperLogLog that must equal Redis's PFADD/PFCOUNT bit for bit (checked against a real Redis).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/app/config.js';
+import { loadConfig } from '../../src/compose/config.js';
 import { DAY_MS, HOUR_MS } from '../../src/kernel/clock.js';
 import { HLL_STANDARD_ERROR, HyperLogLog, hllPosition, murmurHash64A } from '../../src/hot/hll.js';
 import {

@@ -6,9 +6,9 @@
  * the exact count of distinct visitors within its error — and that the two store pairs agree exactly.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseHn } from '../../src/app/cli/import-hn.js';
-import { replayViews, type ReplayReport } from '../../src/app/cli/hot/replay-views.js';
-import { MIND_COLUMNS } from '../../src/app/cli/hot/view-log.js';
+import { parseHn } from '../../src/cli/import-hn.js';
+import { replayViews, type ReplayReport } from '../../src/cli/hot/replay-views.js';
+import { MIND_COLUMNS } from '../../src/cli/hot/view-log.js';
 import { HLL_STANDARD_ERROR } from '../../src/hot/hll.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { dataFile } from '../support/env.js';

@@ -7,7 +7,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/app/config.js';
+import { loadConfig } from '../../src/compose/config.js';
 import { isId } from '../../src/kernel/ids.js';
 import { MAX_TIME_MS } from '../../src/kernel/time-range.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';

@@ -8,7 +8,7 @@
  * another process, and a niche interest beyond the pool's entries.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseHn } from '../../src/app/cli/import-hn.js';
+import { parseHn } from '../../src/cli/import-hn.js';
 import type { ItemInput } from '../../src/kernel/items/content-store.js';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../src/kernel/clock.js';
 import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';

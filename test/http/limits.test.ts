@@ -296,7 +296,7 @@ describe('tokens and operations routes', () => {
   });
 
   it('the server refuses a configuration whose CLI tokens it would itself refuse', async () => {
-    const { loadConfig } = await import('../../src/app/config.js');
+    const { loadConfig } = await import('../../src/compose/config.js');
     expect(() =>
       loadConfig({ FRESHET_TOKEN_TTL_S: String(40 * 86400), FRESHET_TOKEN_MAX_TTL_S: String(30 * 86400) }),
     ).toThrow(/FRESHET_TOKEN_TTL_S/);

@@ -4,8 +4,8 @@
  * A reader must never be served the same item twice within 7 days, and no request may fail.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseHn } from '../../src/app/cli/import-hn.js';
-import { runSimulate, type SimulateReport } from '../../src/app/cli/for-you/simulate.js';
+import { parseHn } from '../../src/cli/import-hn.js';
+import { runSimulate, type SimulateReport } from '../../src/cli/for-you/simulate.js';
 import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
 import { dataFile } from '../support/env.js';
 

@@ -13,7 +13,7 @@ import { CachedContentStore } from '../../src/content/cached-content-store.js';
 import { LocalItemChanges } from '../../src/kernel/items/item-changes.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { PostgresRecall } from '../../src/for-you/adapters/postgres-recall.js';
-import { appliedMigrations, migrate, MIGRATIONS } from '../../src/app/migrations.js';
+import { appliedMigrations, migrate, MIGRATIONS } from '../../src/compose/migrations.js';
 import { openPglite, openPostgres } from '../../src/kernel/sql/sql.js';
 import { ErrorCodes } from '../../src/kernel/errors.js';
 import { contentStoreContract, type ContentStoreUnderTest } from '../contracts/content-store.contract.js';

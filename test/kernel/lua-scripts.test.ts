@@ -30,7 +30,7 @@ import { TIMELINE_SCRIPTS } from '../../src/following/adapters/redis-timeline-st
 import { EXCLUSION_SCRIPTS } from '../../src/exclusions/adapters/redis-exclusion-cache.js';
 import { FEED_CACHE_SCRIPTS } from '../../src/for-you/adapters/redis-feed-cache.js';
 import { NOTIFICATION_SCRIPTS } from '../../src/notifications/adapters/redis-grouped-view.js';
-import { EDGE_SCRIPTS } from '../../src/app/rate-stores.js';
+import { EDGE_SCRIPTS } from '../../src/server/rate-stores.js';
 import { DEFAULT_HOT_PARAMS, hotScore, hoursSincePublish } from '../../src/hot/domain.js';
 import { fileRedis } from '../support/redis.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';

@@ -4,7 +4,7 @@
  * there or goes away all make the adapters throw STORE_UNAVAILABLE (HTTP 503, 50301) naming Redis,
  * while a bug of ours (WRONGTYPE on our own key) stays what it is (HTTP 500). Errors queued together
  * on a dead connection are wrapped one by one, never renamed (issue 10: `seenMark-2: feedReplace-1: …`).
- * Readiness (src/app/store-health.ts) reports a Redis that answers PING but refuses writes.
+ * Readiness (src/observe/store-health.ts) reports a Redis that answers PING but refuses writes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
@@ -12,7 +12,7 @@ import { FreshetError } from '../../src/kernel/errors.js';
 import { Keys } from '../../src/kernel/redis/keys.js';
 import { createRedis, type RedisClient } from '../../src/kernel/redis/client.js';
 import { LuaScriptError, outageReason, redisCall, redisFailure, replyCode } from '../../src/kernel/redis/errors.js';
-import { probeRedis } from '../../src/app/store-health.js';
+import { probeRedis } from '../../src/observe/store-health.js';
 import { sizeWindow } from '../../src/seen/bloom.js';
 import { RedisSeenFilter } from '../../src/seen/redis-seen-filter.js';
 import { fixedLayout } from '../../src/seen/layout.js';

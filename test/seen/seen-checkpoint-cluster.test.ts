@@ -4,7 +4,7 @@
  * same loss — every key gone, day layouts included — is restored with 4 seen shards spread over the nodes.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../src/app/migrations.js';
+import { migrate } from '../../src/compose/migrations.js';
 import { DAY_MS, ManualClock } from '../../src/kernel/clock.js';
 import { silentLogger } from '../../src/kernel/observability.js';
 import { Keys, shardOf } from '../../src/kernel/redis/keys.js';

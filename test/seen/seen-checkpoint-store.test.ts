@@ -4,7 +4,7 @@
  * deleted, subjects expired with their rows, a reader forgotten.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../src/app/migrations.js';
+import { migrate } from '../../src/compose/migrations.js';
 import { openPostgres, type Sql } from '../../src/kernel/sql/sql.js';
 import { openTestPglite } from '../support/pglite.js';
 import { PostgresSeenCheckpoints, type SubjectCheckpoint } from '../../src/seen/postgres-seen-checkpoints.js';

@@ -6,7 +6,7 @@
  * The real crash (SHUTDOWN NOSAVE of a redis-server of the test's own) is in faults/redis-crash.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../src/app/migrations.js';
+import { migrate } from '../../src/compose/migrations.js';
 import { DAY_MS, HOUR_MS, ManualClock, dayStamp } from '../../src/kernel/clock.js';
 import { silentLogger } from '../../src/kernel/observability.js';
 import { closeRedis, createRedis, type RedisClient } from '../../src/kernel/redis/client.js';

@@ -9,7 +9,7 @@
  * A redis-server of the test's own (the marks allocate ~15 MB; its key space is this test's).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/app/config.js';
+import { loadConfig } from '../../src/compose/config.js';
 import { closeRedis, createRedis, type RedisClient } from '../../src/kernel/redis/client.js';
 import { Keys, shardOf } from '../../src/kernel/redis/keys.js';
 import { seenWindow } from '../../src/seen/bloom.js';
@@ -21,7 +21,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 const T0 = Date.UTC(2026, 2, 6, 12);
 const ENV = { FRESHET_SERVICE_KEY: 'stall-service-key-0123456789', FRESHET_SECRET: 'stall-secret-0123456789abcdef' };
-/** Most shards a day may have (src/app/config.ts). */
+/** Most shards a day may have (src/compose/config.ts). */
 const MAX_SHARDS = 16_384;
 
 let server: RedisServer;

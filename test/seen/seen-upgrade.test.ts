@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../src/app/migrations.js';
+import { migrate } from '../../src/compose/migrations.js';
 import { DAY_MS, HOUR_MS, ManualClock, dayStamp } from '../../src/kernel/clock.js';
 import { Keys, shardOf } from '../../src/kernel/redis/keys.js';
 import type { ReaderSeenSettings } from '../../src/kernel/reader-seen-filter.js';

@@ -18,9 +18,9 @@ import type { Readable } from 'node:stream';
 /** The repository's root folder. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The CLI entry in the sources. */
-export const MAIN = join(ROOT, 'src/app/cli/main.ts');
+export const MAIN = join(ROOT, 'src/cli/main.ts');
 /** The compiled CLI entry (`npm run build`). */
-const BUILT_MAIN = join(ROOT, 'dist/app/cli/main.js');
+const BUILT_MAIN = join(ROOT, 'dist/cli/main.js');
 
 let argvCache: string[] | undefined;
 /** Node's arguments before the CLI's own: the built entry when dist/ is current, else tsx on the sources. */

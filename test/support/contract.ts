@@ -18,7 +18,7 @@
  * Call the engine factories once, at the top level of a test file (they register `afterAll` hooks).
  */
 import { afterAll, onTestFinished } from 'vitest';
-import { migrate } from '../../src/app/migrations.js';
+import { migrate } from '../../src/compose/migrations.js';
 import type { RedisClient } from '../../src/kernel/redis/client.js';
 import { Keys } from '../../src/kernel/redis/keys.js';
 import { openPostgres, type Sql } from '../../src/kernel/sql/sql.js';

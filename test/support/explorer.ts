@@ -5,8 +5,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { parseHn } from '../../src/app/cli/import-hn.js';
-import type { PublishInput } from '../../src/app/use-cases.js';
+import { parseHn } from '../../src/cli/import-hn.js';
+import type { PublishInput } from '../../src/use-cases/verbs.js';
 import type { TestApp } from './app.js';
 import { dataFile } from './env.js';
 

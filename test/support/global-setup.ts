@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { MIGRATIONS, migrate } from '../../src/app/migrations.js';
+import { MIGRATIONS, migrate } from '../../src/compose/migrations.js';
 import { openPglite } from '../../src/kernel/sql/sql.js';
 import { DAY_MS } from '../../src/kernel/clock.js';
 

@@ -11,8 +11,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.mjs';
-import { ago, plural } from '../../src/app/ui/web/dom.js';
-import type { PublishInput } from '../../src/app/use-cases.js';
+import { ago, plural } from '../../src/ui/dom.js';
+import type { PublishInput } from '../../src/use-cases/verbs.js';
 import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
 import {
   SCREENSHOTS,

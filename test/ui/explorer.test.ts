@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { buildUi } from '../../scripts/build-ui.mjs';
-import type { PublishInput } from '../../src/app/use-cases.js';
+import type { PublishInput } from '../../src/use-cases/verbs.js';
 import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
 import {
   SCREENSHOTS,

@@ -1,5 +1,5 @@
 /**
- * How `/ui` is served (src/app/ui/plugin.ts) and the explorer's Prometheus reading (src/app/ui/web/prom.ts):
+ * How `/ui` is served (src/server/explorer.ts) and the explorer's Prometheus reading (src/ui/prom.ts):
  * the built files with a same-origin CSP, `/ui` redirected to `/ui/`, an unbuilt bundle answered 503
  * with the way to build it (the API unaffected); totals, histograms and quantiles read from a real scrape.
  */
@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app/http.js';
-import { parseProm, quantile } from '../../src/app/ui/web/prom.js';
+import { buildApp } from '../../src/server/app.js';
+import { parseProm, quantile } from '../../src/ui/prom.js';
 import { SERVICE_KEY, startTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the discover feed, on the instance's registry (src/app/metrics.ts):
+ * Prometheus metrics of the discover feed, on the instance's registry (src/observe/metrics.ts):
  * - `freshet_discover_index_ready` gauge — 1 once phase 2's vector index answers without waiting for
  *   its start (in-process: snapshot loaded or every embedding read; pgvector: set up), 0 before
  * - `freshet_discover_index_bytes{memory}` gauge — the vector index's bytes in this process:

@@ -1,5 +1,5 @@
 /**
- * The SQL of migration 5 (discover feed, design note 3), listed by src/app/migrations.ts.
+ * The SQL of migration 5 (discover feed, design note 3), listed by src/compose/migrations.ts.
  * Never edit it once released: append a new migration instead.
  *
  * - `item_embeddings`: one row per item (no foreign key: an embedding is written before its item's
@@ -37,7 +37,7 @@ export const DISCOVER_SQL = `
   CREATE INDEX items_author_newest_idx ON items (author_id, published_at DESC, id DESC) WHERE deleted_at IS NULL;
 `;
 
-/** Migration 5, as src/app/migrations.ts lists it. */
+/** Migration 5, as src/compose/migrations.ts lists it. */
 export const DISCOVER_MIGRATION: Migration = {
   version: 5,
   name: 'discover feed: item embeddings with sketches, reader signals, newest-first indexes',
@@ -76,7 +76,7 @@ export const DISCOVER_INDEX_SQL = `
   INSERT INTO discover_index_identity (id) VALUES (gen_random_uuid()::text);
 `;
 
-/** Migration 7, as src/app/migrations.ts lists it. */
+/** Migration 7, as src/compose/migrations.ts lists it. */
 export const DISCOVER_INDEX_MIGRATION: Migration = {
   version: 7,
   name: 'discover: nearest-neighbour index change feed replaces the sketch',

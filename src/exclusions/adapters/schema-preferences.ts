@@ -1,6 +1,6 @@
 /**
  * Migration 11: the readers' preferences (issue 22, docs/preferences.md) and the "show less" feedback.
- * Listed by src/app/migrations.ts; never edit it once released: append a new version.
+ * Listed by src/compose/migrations.ts; never edit it once released: append a new version.
  *
  * - `reader_preferences`: one document per reader (the stored form of src/exclusions/preferences.ts as
  *   JSON, times in epoch ms), replaced whole by `PUT /v1/users/:id/preferences`; no foreign key to `users`

@@ -1,5 +1,5 @@
 /**
- * The SQL of migration 4 (exclusions, design note 5), listed by src/app/migrations.ts.
+ * The SQL of migration 4 (exclusions, design note 5), listed by src/compose/migrations.ts.
  * Never edit it once released: append a new migration instead.
  *
  * - `engagements`: a reader replied to, liked or shared an item (`POST /v1/engagements`); one row per
@@ -31,7 +31,7 @@ export const EXCLUSIONS_SQL = `
   CREATE INDEX feedback_reader_time_idx ON feedback (reader_id, created_at DESC);
 `;
 
-/** Migration 4, as src/app/migrations.ts lists it. */
+/** Migration 4, as src/compose/migrations.ts lists it. */
 export const EXCLUSIONS_MIGRATION: Migration = {
   version: 4,
   name: 'exclusions: engagements and feedback',

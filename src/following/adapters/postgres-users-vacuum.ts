@@ -3,7 +3,7 @@
  * rewrites a user's row (exact follower counts, `last_active_at`), leaving a dead row version behind
  * each time (`bench/memory.ts` measured ~3.5 KB per new reader on a server before autovacuum ran).
  * A PostgreSQL server's autovacuum reclaims them; PGlite runs no autovacuum, so the app's retention pass
- * (src/app/retention.ts, hourly) runs `VACUUM users` there: the table stays near its live rows. Deletes
+ * (src/use-cases/retention.ts, hourly) runs `VACUUM users` there: the table stays near its live rows. Deletes
  * nothing; one statement, idempotent.
  */
 import type { Sql } from '../../kernel/sql/sql.js';

@@ -1,6 +1,6 @@
 /**
  * The following timeline's read markers (catch-up; docs/following.md "Catch-up"), listed by
- * src/app/migrations.ts. Never edit it once released: append a new migration instead.
+ * src/compose/migrations.ts. Never edit it once released: append a new migration instead.
  *
  * `timeline_markers`: how far each reader has read its following timeline (`last_read_id`, a timeline id),
  * moved forward only unless forced (one conditional upsert: of two devices racing, the newer one stays).

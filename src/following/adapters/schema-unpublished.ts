@@ -5,7 +5,7 @@
  */
 import type { Migration } from '../../kernel/sql/migrations.js';
 
-/** Migration 6, as src/app/migrations.ts lists it. */
+/** Migration 6, as src/compose/migrations.ts lists it. */
 export const UNPUBLISHED_MIGRATION: Migration = {
   version: 6,
   name: 'following timeline: index of committed items not yet published',

@@ -1,5 +1,5 @@
 /**
- * The SQL of migration 3 (following timeline, design note 4), listed by src/app/migrations.ts.
+ * The SQL of migration 3 (following timeline, design note 4), listed by src/compose/migrations.ts.
  * Never edit it once released: append a new migration instead.
  *
  * - `users`: every known user, with its last-active time (the hot/cold split of note 4: fan-out pushes
@@ -65,7 +65,7 @@ export const FOLLOWING_TIMELINE_SQL = `
   CREATE INDEX fanout_pending_recorded_idx ON fanout_pending (recorded_at);
 `;
 
-/** Migration 3, as src/app/migrations.ts lists it. */
+/** Migration 3, as src/compose/migrations.ts lists it. */
 export const FOLLOWING_MIGRATION: Migration = {
   version: 3,
   name: 'following timeline: users, follows, blocks, timeline ids, pending fan-outs',

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the hot ranking, registered on the instance's registry (src/app/metrics.ts):
+ * Prometheus metrics of the hot ranking, registered on the instance's registry (src/observe/metrics.ts):
  * - `freshet_hot_views_total{verdict="counted|repeat|budget|flagged|expired|unknown"}` counter — views
  *   this process handled; the suspicious kinds never reach PV/UV/score
  * - `freshet_hot_suspicious_views{kind="repeat|budget|flagged"}` gauge — the store's totals over every

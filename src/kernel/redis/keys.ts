@@ -307,7 +307,7 @@ export class Keys {
   }
 
   /**
-   * The readiness probe's key (src/app/store-health.ts): a short string written with a 10 s time to
+   * The readiness probe's key (src/observe/store-health.ts): a short string written with a 10 s time to
    * live. `tag` picks the hash slot (one probe per Cluster master); `{probe}` on a standalone server.
    */
   readyProbe(tag = 'probe'): string {
@@ -331,7 +331,7 @@ export class Keys {
   }
 
   /**
-   * A caller's request count of the HTTP edge's rate limit in its current window (src/app/http-limits.ts):
+   * A caller's request count of the HTTP edge's rate limit in its current window (src/server/limits.ts):
    * a reader (`{u:<r>}`, its slot) or the service key as a whole.
    */
   edgeRate(caller: { readerId: string } | 'service'): string {
@@ -339,7 +339,7 @@ export class Keys {
   }
 
   /**
-   * One bucket of the active-reader estimate (src/app/active-readers.ts): a HyperLogLog string of the
+   * One bucket of the active-reader estimate (src/observe/active-readers.ts): a HyperLogLog string of the
    * readers active in a 5-minute (`f<n>`) or 1-hour (`c<n>`) bucket, with a time to live just past its
    * window. Every bucket shares the hash tag `{active}`, so one `PFCOUNT` unions a window on a Cluster;
    * at most 39 keys of ≤ 12 KiB whatever the number of readers.

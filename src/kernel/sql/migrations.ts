@@ -1,7 +1,7 @@
 /**
  * The schema migration runner for the PostgreSQL adapters: `migrate` applies the pending ones of an
  * ordered list — each in its own transaction, recorded in `freshet_migrations` — and migration 1 (items).
- * Each capability owns its own migrations (`<capability>/adapters/schema.ts`); src/app/migrations.ts
+ * Each capability owns its own migrations (`<capability>/adapters/schema.ts`); src/compose/migrations.ts
  * lists them all in order.
  * The same SQL runs on PGlite and on a PostgreSQL server (≥ 15). Objects are created unqualified,
  * so they land in the first schema of the connection's `search_path` (see `openPostgres`).

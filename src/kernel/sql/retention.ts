@@ -3,7 +3,7 @@
  * each one statement that touches a bounded number of readers and rows (no long lock, no long
  * transaction), each idempotent (a step run twice deletes nothing more). The capability that owns the
  * table implements it in its adapters; the app's maintenance worker runs the passes
- * (src/app/retention.ts; docs/operations.md "Retention").
+ * (src/use-cases/retention.ts; docs/operations.md "Retention").
  */
 
 /** What one step did. */

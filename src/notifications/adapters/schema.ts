@@ -1,5 +1,5 @@
 /**
- * The SQL of the notifications migration (src/app/migrations.ts lists it). Never edit it once released:
+ * The SQL of the notifications migration (src/compose/migrations.ts lists it). Never edit it once released:
  * append a new migration instead.
  *
  * - `notification_events`: the truth of every notification (follows, likes, replies, shares of the
@@ -37,7 +37,7 @@ export const NOTIFICATIONS_SQL = `
   );
 `;
 
-/** The notifications migration, as src/app/migrations.ts lists it. */
+/** The notifications migration, as src/compose/migrations.ts lists it. */
 export const NOTIFICATIONS_MIGRATION: Migration = {
   version: 13,
   name: 'notifications: events and read markers',
