@@ -16,7 +16,7 @@
  * HNSW mode, ~5–10 ms for an exact scan of 200k codes). Not safe to share between worker threads.
  */
 import { availableParallelism } from 'node:os';
-import { Index, MetricKind, ScalarKind, exactSearch, type Matches } from 'usearch';
+import { Index, MetricKind, ScalarKind, exactSearch, type Matches } from './usearch.js';
 import { fail } from '../../kernel/errors.js';
 import { quantize } from '../embedding.js';
 import type { LoadedSnapshot, SnapshotWriter } from './vector-snapshot.js';

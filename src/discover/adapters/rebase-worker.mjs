@@ -13,8 +13,11 @@
  * a failure is the worker's `error` event.
  */
 import { copyFile, open, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
-import { Index } from 'usearch';
+
+// usearch's CommonJS build, as usearch.ts loads it (its ES module build can search for its binary for ever)
+const { Index } = createRequire(import.meta.url)('usearch');
 
 const { dim, graph: options, threads, base, out, ids: packed, dead, added } = workerData;
 

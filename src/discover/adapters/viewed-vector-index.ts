@@ -27,7 +27,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { type Index, MetricKind, exactSearch, type Matches } from 'usearch';
+import { type Index, MetricKind, exactSearch, type Matches } from './usearch.js';
 import { fail } from '../../kernel/errors.js';
 import { cosine, quantize } from '../embedding.js';
 import type { IdTable } from './id-table.js';
