@@ -1,4 +1,4 @@
-import { FreshetClient, FreshetClientError } from 'freshet/client';
+import { FreshetClient, FreshetClientError } from 'freshet-engine/client';
 
 // A running server (`npx freshet serve`) and its service key.
 const serviceKey = process.env.FRESHET_SERVICE_KEY;

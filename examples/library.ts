@@ -1,4 +1,4 @@
-import { openFreshet } from 'freshet';
+import { openFreshet } from 'freshet-engine';
 
 // The embedded default in a data folder of its own: PGlite + in-process stores, nothing to install.
 const freshet = await openFreshet({ dataDir: process.env.EXAMPLE_DATA_DIR ?? './.freshet-example' });

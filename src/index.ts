@@ -1,5 +1,5 @@
 /**
- * Freshet as a library — `import { openFreshet } from 'freshet'`: the same engine as the HTTP service,
+ * Freshet as a library — `import { openFreshet } from 'freshet-engine'`: the same engine as the HTTP service,
  * in process, on the embedded default (PGlite + in-process stores in a data folder) or on your own
  * PostgreSQL and Redis. Writes go through `freshet.useCases` (publish, delete, views, follow/block,
  * engagements, feedback); feeds are read from `forYou`, `discover.feed`, `following.timeline` and `hot`;

@@ -1,5 +1,5 @@
 /**
- * `freshet/client`: the typed HTTP client of Freshet's v1 API (docs/client.md). Depends on nothing but
+ * `freshet-engine/client`: the typed HTTP client of Freshet's v1 API (docs/client.md). Depends on nothing but
  * `fetch`; runs in Node ≥ 20 and in browsers. Types come from the server's TypeBox schemas (type-only
  * imports), so a request or answer the server would refuse does not compile.
  */

@@ -5,7 +5,7 @@
  * Tabs of the same origin share it over a `BroadcastChannel` ({@link CHANNEL}), in memory: a new tab
  * with none asks the open ones and takes the first answer, a sign-in is offered to the tabs still on
  * the sign-in form, and a sign-out signs every tab out (docs/ui.md, "Sign-in across tabs").
- * Every call goes through the typed client `freshet/client` (src/client/).
+ * Every call goes through the typed client `freshet-engine/client` (src/client/).
  */
 import { FreshetClient } from '../client/index.js';
 

@@ -1,8 +1,8 @@
 /**
  * Freshet as a library: the example of docs/library.md (examples/library.ts) runs as written against the
- * package's entry point (src/index.ts, what `import ... from 'freshet'` is built from), on the embedded
+ * package's entry point (src/index.ts, what `import ... from 'freshet-engine'` is built from), on the embedded
  * default in a temp folder, and shows the published items in the for-you feed and the followed author's
- * item in the following timeline. The page shows the example unchanged. And `import('freshet')` itself,
+ * item in the following timeline. The page shows the example unchanged. And `import('freshet-engine')` itself,
  * in a Node process (the package's self-reference through package.json `exports`), resolves to the
  * built `dist/index.js` and exposes every runtime value of the entry, with every public type declared in
  * `dist/index.d.ts` — dist is built by `npm install` (the prepare script); a missing dist fails the test.
@@ -28,8 +28,8 @@ describe('the library example', () => {
   });
 
   it('runs: publishes, follows, reads for-you and following, records a view, closes', async () => {
-    const source = readFileSync(EXAMPLE, 'utf8').replace("from 'freshet'", `from ${JSON.stringify(ENTRY)}`);
-    expect(source).not.toContain("'freshet'");
+    const source = readFileSync(EXAMPLE, 'utf8').replace("from 'freshet-engine'", `from ${JSON.stringify(ENTRY)}`);
+    expect(source).not.toContain("'freshet-engine'");
     const copy = join(fileURLToPath(new URL('.', import.meta.url)), `.library-example-${process.pid}.ts`);
     writeFileSync(copy, source);
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
@@ -50,7 +50,7 @@ describe('the library example', () => {
   }, 60_000);
 });
 
-describe("import('freshet') through the package's exports", () => {
+describe("import('freshet-engine') through the package's exports", () => {
   it('resolves to dist/index.js and exposes openFreshet and every runtime value of src/index.ts; dist/index.d.ts declares the public types', async () => {
     const dist = join(ROOT, 'dist/index.js');
     expect(
@@ -59,9 +59,9 @@ describe("import('freshet') through the package's exports", () => {
     ).toBe(true);
     // a real Node process in the package folder: Node's own resolution of the bare name through `exports`
     const probe = `
-      const m = await import('freshet');
+      const m = await import('freshet-engine');
       console.log(JSON.stringify({
-        resolved: import.meta.resolve('freshet'),
+        resolved: import.meta.resolve('freshet-engine'),
         kinds: Object.fromEntries(Object.keys(m).sort().map((k) => [k, typeof m[k]])),
         notFound: new m.FreshetError('NOT_FOUND', 'x').code,
         catalogue: m.ErrorCodes.NOT_FOUND.code,

@@ -1,7 +1,7 @@
 /**
- * What `npm pack` ships (package.json `files`): the compiled library and CLI, `freshet/client`, the Lua
+ * What `npm pack` ships (package.json `files`): the compiled library and CLI, `freshet-engine/client`, the Lua
  * scripts the Redis adapters load from dist/, the web explorer's bundle, bin/freshet.js and the docs —
- * and no tests, benchmarks, build scripts or TypeScript sources. The packed `freshet/client` is then
+ * and no tests, benchmarks, build scripts or TypeScript sources. The packed `freshet-engine/client` is then
  * imported from the extracted tarball by a plain Node program (it needs no dependency), through the
  * package's `exports` map, as an application would.
  *
@@ -125,15 +125,15 @@ describe('the npm package', () => {
     ).toBe(true);
   });
 
-  it('the packed freshet/client imports by its package name and works with no dependency installed', async () => {
+  it('the packed freshet-engine/client imports by its package name and works with no dependency installed', async () => {
     await run('tar', ['-xzf', tarball, '-C', tmp]);
     const app = join(tmp, 'app');
     mkdirSync(join(app, 'node_modules'), { recursive: true });
-    symlinkSync(join(tmp, 'package'), join(app, 'node_modules', 'freshet'), 'dir');
+    symlinkSync(join(tmp, 'package'), join(app, 'node_modules', 'freshet-engine'), 'dir');
     writeFileSync(
       join(app, 'check.mjs'),
       [
-        "import { FreshetClient, FreshetClientError } from 'freshet/client';",
+        "import { FreshetClient, FreshetClientError } from 'freshet-engine/client';",
         "const c = new FreshetClient({ baseUrl: 'http://127.0.0.1:9', serviceKey: 'k', retry: { attempts: 1 }, timeoutMs: 2000 });",
         'const err = await c.health().catch((e) => e);',
         'console.log(JSON.stringify({ isError: err instanceof FreshetClientError, kind: err.kind, groups: Object.keys(c).length }));',

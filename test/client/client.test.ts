@@ -1,5 +1,5 @@
 /**
- * `freshet/client` against a real server on a loopback port: the example of docs/client.md runs as
+ * `freshet-engine/client` against a real server on a loopback port: the example of docs/client.md runs as
  * written; errors arrive typed (envelope code, HTTP status, kind); a 503 from a store that does not
  * serve (a real Redis out of memory under noeviction, as in test/http/store-outage.test.ts) is retried with
  * backoff and counted by the server, a 400 or 403 is not; a request the server never answers times out; the
@@ -53,8 +53,11 @@ describe('the client against a running server (PGlite + in-process)', () => {
   it('the example is on docs/client.md as it is in examples/client.ts, and runs', async () => {
     expect(readFileSync(PAGE, 'utf8')).toContain(readFileSync(EXAMPLE, 'utf8'));
     t.clock.set(Date.now()); // the example publishes at wall time
-    const source = readFileSync(EXAMPLE, 'utf8').replace("from 'freshet/client'", `from ${JSON.stringify(ENTRY)}`);
-    expect(source).not.toContain("'freshet/client'");
+    const source = readFileSync(EXAMPLE, 'utf8').replace(
+      "from 'freshet-engine/client'",
+      `from ${JSON.stringify(ENTRY)}`,
+    );
+    expect(source).not.toContain("'freshet-engine/client'");
     const copy = join(fileURLToPath(new URL('.', import.meta.url)), `.client-example-${process.pid}.ts`);
     writeFileSync(copy, source);
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});

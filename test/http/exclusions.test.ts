@@ -2,7 +2,7 @@
  * Note 5's exclusions over HTTP, on both store pairs (PGlite + in-process, PostgreSQL + Redis): each
  * rule hides items from the for-you feed (refresh and load_more), "not interested" down-weights the
  * author and is undone by DELETE, and bad input gets its documented 4xx. Calls go through
- * `freshet/client` (on `app.inject`); bodies and queries the client's types refuse, and a request with
+ * `freshet-engine/client` (on `app.inject`); bodies and queries the client's types refuse, and a request with
  * no token, are sent raw.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

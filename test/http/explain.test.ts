@@ -1,6 +1,6 @@
 /**
  * The explain API over HTTP (`GET /v1/feeds/{feed}/explain`, docs/explain.md), on both store pairs:
- * PGlite + in-process stores, and PostgreSQL + Redis. Calls go through `freshet/client` (on
+ * PGlite + in-process stores, and PostgreSQL + Redis. Calls go through `freshet-engine/client` (on
  * `app.inject`). Each rule is produced by the real write that causes it (a view, an engagement, a
  * preference, a served page), and explain must name exactly that rule; explain itself must change
  * nothing a refresh reads afterwards.

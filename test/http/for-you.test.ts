@@ -1,6 +1,6 @@
 /**
  * The for-you feed over HTTP (note 1), on both store pairs: PGlite + in-process stores (the
- * embedded default) and PostgreSQL + Redis. Calls go through `freshet/client` (on `app.inject`); the
+ * embedded default) and PostgreSQL + Redis. Calls go through `freshet-engine/client` (on `app.inject`); the
  * envelope itself is read raw once.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
  * The hot ranking over HTTP on both store pairs: who may record which views, `data.counted`, the
  * rate limit and suspicious traffic (isolated from the ranking, visible in the API and /metrics),
  * `GET /v1/hot` with its range and limit checks and its cached snapshot, and the documented errors.
- * Calls go through `freshet/client` (on `app.inject`); malformed bodies and queries, and requests with
+ * Calls go through `freshet-engine/client` (on `app.inject`); malformed bodies and queries, and requests with
  * no token, are sent raw (the client cannot express them).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -34,7 +34,7 @@ export interface TestApp {
   /** The app's SQL store (PGlite, or the server under `schema`): tests read the truth through it. */
   sql: Sql;
   /**
-   * A `freshet/client` on this app through `app.inject` (no port): the service key unless `token` is
+   * A `freshet-engine/client` on this app through `app.inject` (no port): the service key unless `token` is
    * given; `reader`/`now` as in FreshetClientOptions.
    */
   client(opts?: Partial<FreshetClientOptions>): FreshetClient;

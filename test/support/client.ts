@@ -1,5 +1,5 @@
 /**
- * Assertions on `freshet/client` calls in tests: what a call that must fail failed with, so an error
+ * Assertions on `freshet-engine/client` calls in tests: what a call that must fail failed with, so an error
  * case reads as one line (`expect(await failure(c.items.delete('x'))).toMatchObject({status: 404, code: 40401})`).
  */
 import { expect } from 'vitest';

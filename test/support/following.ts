@@ -1,5 +1,5 @@
 /**
- * Helpers for following-timeline tests over HTTP (through `freshet/client` on `app.inject`): publish items as an author at a virtual time, wait for
+ * Helpers for following-timeline tests over HTTP (through `freshet-engine/client` on `app.inject`): publish items as an author at a virtual time, wait for
  * the fan-out, follow, read pages, page through a whole timeline, and the SQL truth to compare with.
  */
 import { expect } from 'vitest';

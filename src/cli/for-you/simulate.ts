@@ -10,7 +10,7 @@
  * 3. `PUT /v1/users/:id/interests` for the readers {@link interestsFor} gives terms (about half);
  * 4. read `freshet_seen_filter_dropped_total` from `GET /metrics`;
  * 5. replay: each session is one `refresh` then `loadMores` × `load_more`, `limit` items each, all
- *    through `freshet/client` (retries off, so every failure counts) with the service key, `X-Freshet-Reader: <user_id>` and `X-Freshet-Now` = session virtual time
+ *    through `freshet-engine/client` (retries off, so every failure counts) with the service key, `X-Freshet-Reader: <user_id>` and `X-Freshet-Now` = session virtual time
  *    + 1 s per request. Sessions start in time order, at most `concurrency` at once, and the
  *    sessions of one reader never overlap;
  * 6. read the counter again; print the report table (stdout) and return the report.

@@ -1,6 +1,6 @@
 /**
  * `freshet simulate live`: sends the live plan (plan.ts) to a running server at wall time, rate-limited,
- * through `freshet/client` with the service key — `POST /v1/items` for the republished posts,
+ * through `freshet-engine/client` with the service key — `POST /v1/items` for the republished posts,
  * `POST /v1/views` (one batch per post and tick), `POST /v1/engagements` (`reply`, as the visitor) and
  * `POST /v1/feeds/for-you` (`refresh` of 10, as a regular reader) — then prints a summary and the hot
  * ranking. The caller finds the server and checks its key first (src/cli/server.ts).
