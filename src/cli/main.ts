@@ -6,6 +6,7 @@
  * chosen (`await import(…)` in its action), so `freshet token` and `--help` start in ~0.3 s instead of
  * the ~1 s that loading every command's modules takes.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ensureSecrets, loadConfig, readSecrets } from '../compose/config.js';
 import { mintReaderToken } from '../kernel/http/tokens.js';
@@ -18,7 +19,12 @@ import type { ReplayCliOptions } from './hot/commands.js';
 import { intArg, limitArg, rangeArg, readerArg, ttlArg, MAX_TOKEN_TTL_S } from './args.js';
 import { findServer, refuseBesideServer, serverKey, serviceKeySource } from './server.js';
 
-const program = new Command('freshet').description('Freshet feed engine');
+/** The package's version (package.json: two folders up from src/cli/ and from dist/cli/). */
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+const program = new Command('freshet').description('Freshet feed engine').version(VERSION);
 
 program
   .command('serve')
