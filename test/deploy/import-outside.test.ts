@@ -7,7 +7,7 @@
  * exceeded` after ~30 s); src/discover/adapters/usearch.ts loads its CommonJS build instead.
  *
  * The packed tarball installed into a scratch application is `test/deploy/pack-install.deploy.ts` (in
- * `.ci/run`: it installs ~200 packages).
+ * `.ci/run`: it installs ~160 packages).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
