@@ -1,14 +1,14 @@
 /**
  * The following timeline's commands, registered on the `freshet` program by main.ts:
- * - `freshet worker fanout [--concurrency n]`: runs fan-out workers (BullMQ) apart from the HTTP server
- *   until SIGINT/SIGTERM;
+ * - `freshet worker fanout [--concurrency n] [--health-port p]`: runs fan-out workers (BullMQ) apart from the
+ *   HTTP server until SIGINT/SIGTERM, answering `/healthz` and `/readyz` on the health port (../health.ts);
  * - `freshet simulate following [options]`: the real-data replay (simulate.ts), on scratch stores unless
  *   `--in-place`.
  * (`freshet import graph FILE` is dispatched by the `import` command to import-graph.ts.)
  */
 import type { Command } from 'commander';
 import { ensureSecrets, forJobs, loadConfig } from '../../compose/config.js';
-import { intArg } from '../args.js';
+import { intArg, rangeArg } from '../args.js';
 import { serverLogger } from '../log.js';
 
 /** The graph `simulate following` imports into its scratch stores by default (README of ../shared/data). */
@@ -19,7 +19,7 @@ export const DEFAULT_GRAPH = '../shared/data/graph/slashdot0902_follow_edges.tsv
  * @throws Error without Redis (the embedded queue lives in `serve`) or without PostgreSQL (the embedded
  *   database cannot be shared with the server).
  */
-async function runFanoutWorker(opts: { concurrency?: number }): Promise<void> {
+async function runFanoutWorker(opts: { concurrency?: number; healthPort?: number }): Promise<void> {
   const { config } = ensureSecrets(loadConfig());
   if (!config.redisUrl && !config.redisClusterNodes) {
     throw new Error(
@@ -35,12 +35,18 @@ async function runFanoutWorker(opts: { concurrency?: number }): Promise<void> {
   const { openFreshet } = await import('../../compose/open.js'); // loaded once the command is chosen (main.ts)
   const f = await openFreshet(forJobs(config), { recoverHot: false, log: serverLogger(config) });
   const worker = f.following.startWorker(opts.concurrency ?? config.following.fanoutConcurrency);
-  f.log.info({ concurrency: opts.concurrency ?? config.following.fanoutConcurrency }, 'fan-out worker running');
+  const { serveHealth } = await import('../health.js');
+  const health = opts.healthPort === undefined ? null : await serveHealth(f, config.host, opts.healthPort);
+  f.log.info(
+    { concurrency: opts.concurrency ?? config.following.fanoutConcurrency, health: health?.url },
+    'fan-out worker running',
+  );
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     f.log.info({ signal }, 'fan-out worker stopping (finishing running jobs)');
+    await health?.close();
     await worker.stop();
     await f.close();
     process.exit(0);
@@ -57,6 +63,11 @@ export function registerFollowingCommands(program: Command): void {
     .command('fanout')
     .description('run following-timeline fan-out workers (BullMQ on FRESHET_REDIS_URL) until SIGINT/SIGTERM')
     .option('--concurrency <n>', 'jobs at once (default FRESHET_FANOUT_CONCURRENCY)', intArg)
+    .option(
+      '--health-port <port>',
+      'answer GET /healthz and /readyz on HOST:port (for health checks and probes)',
+      rangeArg(0, 65535),
+    )
     .action(runFanoutWorker);
 
   const simulate = program.commands.find((c) => c.name() === 'simulate');
