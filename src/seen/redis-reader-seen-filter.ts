@@ -185,7 +185,9 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
 
   /**
    * Deletes the filter, its journals and (with checkpoints) its PostgreSQL checkpoints, then the
-   * Redis keys again: a restore that ran between the two finds nothing left to put back.
+   * Redis keys again: a restore that ran between the two finds nothing left to put back. With
+   * checkpoints, the reader also leaves its shard's dirty-reader set (and the set a running checkpoint
+   * took): a mark since the last checkpoint put its id there, where it stayed until the next one.
    */
   async forget(readerId: string): Promise<void> {
     assertId(readerId, 'reader id');
@@ -204,6 +206,10 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
     if (!this.checkpoints) return;
     await this.checkpoints.forgetReader(readerId);
     await redisCall(this.redis.del(...all));
+    const shard = shardOf(readerId, READER_DIRTY_SHARDS);
+    // each set under its shard's tag: two commands (another slot than the reader's keys on a Cluster)
+    await redisCall(this.redis.srem(this.keys.readerSeenDirty(shard), readerId));
+    await redisCall(this.redis.srem(this.keys.readerSeenDirtyTaken(shard), readerId));
   }
 
   async close(): Promise<void> {}

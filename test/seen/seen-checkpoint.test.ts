@@ -372,6 +372,15 @@ describe('seen-filter checkpoints', () => {
     expect((await p.readerSeen.seen('erin', items, T0 + 1)).filter(Boolean).length).toBe(0);
   });
 
+  it("forgetting a reader takes its id out of its shard's dirty-reader set, before any checkpoint", async () => {
+    const p = process(await database(), nextPrefix());
+    await p.readerSeen.markSeen('ivy', ids('i', 5), T0); // the first mark starts a journal: ivy is dirty
+    const dirty = p.keys.readerSeenDirty(shardOf('ivy', READER_DIRTY_SHARDS));
+    expect(await redis.sismember(dirty, 'ivy')).toBe(1);
+    await p.readerSeen.forget('ivy');
+    expect(await redis.sismember(dirty, 'ivy')).toBe(0); // an erase leaves no key naming the reader
+  });
+
   it('folds a past day into its base once, and today once its rows outgrow its bitmap; restores read the bases', async () => {
     const p = process(await database(), nextPrefix());
     const old = ids('o', 100);
