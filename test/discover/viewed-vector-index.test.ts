@@ -296,4 +296,26 @@ describe('two processes of one host share the in-process index (PGlite)', () => 
     expect(await new VectorSnapshots(dataDir).generation()).not.toBe(viewed);
     expect(await idsOnDisk()).not.toContain('gone');
   });
+
+  it('at close, a process that has not caught up with a deletion yet catches up first: the rebase drops it', async () => {
+    const content = new PostgresContentStore(sql, { ownsSql: false });
+    const late = randomVec();
+    await put('late', late);
+    await writer.putEmbeddings(
+      Array.from({ length: 120 }, (_, i) => clientEmbedding(`l${i}`, randomVec())),
+      NOW,
+    );
+    const item = { id: 'late', authorId: 'erased', title: 'late', text: '', url: null, tags: [], popularity: 0 };
+    await content.upsertItems([{ ...item, publishedAt: NOW - 1 }], NOW);
+    const a = new InProcessSearch(sql, DIM, settings());
+    await a.ready();
+    await until(async () => {
+      await a.sync();
+      return a.stats().generation !== undefined && (await idsOnDisk()).includes('late');
+    }, 30_000);
+    // deleted (an erase through another process) after this process's last catch-up (its timer: 1 h)
+    expect(await content.deleteItem('late', NOW)).toBe(true);
+    await a.close();
+    expect(await idsOnDisk()).not.toContain('late');
+  });
 });

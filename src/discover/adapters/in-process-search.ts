@@ -191,13 +191,23 @@ export class InProcessSearch implements VectorSearch {
     };
   }
 
-  /** Stops the catch-up timer and a background build, and writes a last snapshot when anything changed since the previous one. */
+  /**
+   * Stops the catch-up timer and a background build, catches up a last time (with a data folder), and
+   * writes a last snapshot when anything changed since the previous one. The last catch-up makes the
+   * closing snapshot or rebase hold every deletion committed before the close: of a host's processes
+   * closing together only one takes the rebase lock, and it may be one whose timer last ran before an
+   * erase (its codes would stay in the files until the next rebase).
+   */
   close(): Promise<void> {
     return (this.closed ??= (async () => {
       if (this.syncTimer) clearTimeout(this.syncTimer);
       this.syncTimer = null;
       await this.started.catch(() => undefined);
       await this.syncing?.catch(() => undefined);
+      if (this.startedOk && this.snapshots)
+        await this.catchUp().catch((err: unknown) =>
+          this.log?.warn({ err }, 'discover index: the last catch-up before closing failed'),
+        );
       await this.saving;
       await this.maybeSave(true);
       this.index.close();
