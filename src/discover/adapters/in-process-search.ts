@@ -271,6 +271,13 @@ export class InProcessSearch implements VectorSearch {
    * and view its snapshot when it is written (one build per host, not one per worker).
    */
   private readonly mayBuild = (): boolean => {
+    const may = this.mayBuildNow();
+    // once per graph this process builds (one per host when sharing: the operator's and the rehearsal's sign)
+    if (may) this.log?.info({ shared: this.settings.shared }, 'discover index: building the HNSW graph');
+    return may;
+  };
+
+  private mayBuildNow(): boolean {
     if (this.settings.shared === 'off' || !this.snapshots) return true;
     if (this.building) return true;
     // asked at every upsert past exactMax: the lock is tried at most every BUILD_ASK_MS
@@ -278,7 +285,7 @@ export class InProcessSearch implements VectorSearch {
     this.buildAskedAt = this.now();
     this.building = this.snapshots.tryLock('build');
     return this.building;
-  };
+  }
 
   /** Where a viewed index keeps its base's codes. */
   private codesAt(): CodesAt {
