@@ -13,13 +13,15 @@ export function exited(child: ChildProcess): boolean {
 
 /**
  * Sends `signal` to the process group of `child` (spawned with `detached: true`, so the group is the
- * child's pid and holds only what it started) and waits for the child to exit; SIGKILLs the group after
- * `graceMs`. Resolves with the child's exit code and signal.
+ * child's pid and holds only what it started) — or, with `only: 'main'`, to the child alone, as `docker
+ * stop`, Kubernetes and systemd's `KillMode=mixed` do — and waits for the child to exit; SIGKILLs the
+ * group after `graceMs`. Resolves with the child's exit code and signal.
  */
 export async function stopGroup(
   child: ChildProcess,
   signal: NodeJS.Signals,
   graceMs = 10_000,
+  only: 'group' | 'main' = 'group',
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   const done = exited(child) ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const kill = (s: NodeJS.Signals) => {
@@ -29,7 +31,8 @@ export async function stopGroup(
       // the group is gone already
     }
   };
-  kill(signal);
+  if (only === 'main') child.kill(signal);
+  else kill(signal);
   const timer = setTimeout(() => kill('SIGKILL'), graceMs);
   await done;
   clearTimeout(timer);

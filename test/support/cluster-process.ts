@@ -29,28 +29,28 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-/** True when nothing listens on 127.0.0.1:`port`. */
-function isFree(port: number): Promise<boolean> {
+/** True when nothing listens on `host`:`port`. */
+function isFree(port: number, host: string): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    server.listen(port, host, () => server.close(() => resolve(true)));
   });
 }
 
 /** Three consecutive ports in 20000–40000 that are free, with their cluster bus ports (+10000). */
-async function freePorts(): Promise<number[]> {
+async function freePorts(host: string): Promise<number[]> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * 19_990);
     const ports = [base, base + 1, base + 2];
     const all = [...ports, ...ports.map((p) => p + 10_000)];
-    if ((await Promise.all(all.map(isFree))).every(Boolean)) return ports;
+    if ((await Promise.all(all.map((p) => isFree(p, host)))).every(Boolean)) return ports;
   }
   throw new Error('no free ports for a test cluster');
 }
 
-async function cli(port: number, ...args: string[]): Promise<string> {
-  const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10_000 });
+async function cli(host: string, port: number, ...args: string[]): Promise<string> {
+  const { stdout } = await run('redis-cli', ['-h', host, '-p', String(port), ...args], { timeout: 10_000 });
   return stdout;
 }
 
@@ -65,12 +65,14 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
 
 /**
  * Starts the cluster. `detached`: the nodes get a process group of their own, so a Ctrl-C to the terminal
- * reaches only the caller, whose cleanup stops them (the benchmarks).
+ * reaches only the caller, whose cleanup stops them (the benchmarks). `host`: the address the nodes bind
+ * and announce (127.0.0.1 by default; the three-host rehearsal gives its bridge's, test/deploy/).
  * @throws Error when the nodes do not start or the cluster does not reach cluster_state:ok in time.
  */
-export async function startRedisCluster(opts: { detached?: boolean } = {}): Promise<TestCluster> {
+export async function startRedisCluster(opts: { detached?: boolean; host?: string } = {}): Promise<TestCluster> {
+  const host = opts.host ?? '127.0.0.1';
   const dir = await mkdtemp(join(tmpdir(), 'freshet-cluster-'));
-  const ports = await freePorts();
+  const ports = await freePorts(host);
   const children: ChildProcess[] = [];
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -98,7 +100,12 @@ export async function startRedisCluster(opts: { detached?: boolean } = {}): Prom
           '--port',
           String(port),
           '--bind',
-          '127.0.0.1',
+          host,
+          '--cluster-announce-ip',
+          host,
+          // off a loopback address Redis refuses clients without a password unless told otherwise
+          '--protected-mode',
+          host === '127.0.0.1' ? 'yes' : 'no',
           '--dir',
           dir,
           '--cluster-enabled',
@@ -118,18 +125,19 @@ export async function startRedisCluster(opts: { detached?: boolean } = {}): Prom
       );
       children.push(child);
     }
-    for (const port of ports) await until(`node ${port}`, async () => (await cli(port, 'ping')).trim() === 'PONG');
+    for (const port of ports)
+      await until(`node ${port}`, async () => (await cli(host, port, 'ping')).trim() === 'PONG');
     await run(
       'redis-cli',
-      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      ['--cluster', 'create', ...ports.map((p) => `${host}:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
       { timeout: 30_000 },
     );
     for (const port of ports) {
       await until(`cluster_state:ok on ${port}`, async () =>
-        (await cli(port, 'cluster', 'info')).includes('cluster_state:ok'),
+        (await cli(host, port, 'cluster', 'info')).includes('cluster_state:ok'),
       );
     }
-    return { nodes: ports.map((port) => ({ host: '127.0.0.1', port })), stop };
+    return { nodes: ports.map((port) => ({ host, port })), stop };
   } catch (err) {
     await stop();
     throw err;
