@@ -11,6 +11,8 @@
  *   on /healthz and readiness on /readyz at the ports they listen on, a Service over the serve pods, the
  *   ConfigMap and Secret they read, resources set; the chart's version is this version; a missing store or
  *   secret stops the render with a message;
+ * - deploy/systemd: the units run the installed command with the env file and signal the primary alone
+ *   (`KillMode=mixed`);
  * - every health-check path of the three is a route the server answers 200 on, and the worker's health
  *   server too.
  */
@@ -176,6 +178,27 @@ describe('the Helm chart', () => {
     const serve = own.find((m) => m.kind === 'Deployment' && m.name === 'freshet-serve')!.doc.spec.template.spec
       .containers[0];
     expect(serve.envFrom[1]).toEqual({ secretRef: { name: 'mine' } });
+  });
+});
+
+describe('the systemd units', () => {
+  it('run the installed command (not npx), read the env file, and signal the primary alone', () => {
+    for (const [unit, args] of [
+      ['freshet.service', 'serve'],
+      ['freshet-worker.service', 'worker fanout --health-port 8090'],
+    ] as const) {
+      const text = readFileSync(join(ROOT, 'deploy/systemd', unit), 'utf8');
+      expect(text).toMatch(new RegExp(`^ExecStart=/usr/bin/node \\S+/freshet-engine/bin/freshet\\.js ${args}$`, 'm'));
+      expect(text).not.toMatch(/npx/);
+      expect(text).toMatch(/^EnvironmentFile=\/etc\/freshet\/freshet\.env$/m);
+      // a SIGTERM to every process of the unit reaches each worker twice: it exits 1 at the second
+      expect(text, unit).toMatch(/^KillMode=mixed$/m);
+      expect(text).toMatch(/^User=freshet$/m);
+      expect(text).toMatch(/^ReadWritePaths=\/var\/lib\/freshet$/m);
+    }
+    const env = readFileSync(join(ROOT, 'deploy/systemd/freshet.env'), 'utf8');
+    for (const name of ['FRESHET_SERVICE_KEY', 'FRESHET_SECRET', 'FRESHET_DATABASE_URL', 'HOST'])
+      expect(env).toMatch(new RegExp(`^${name}=`, 'm'));
   });
 });
 
