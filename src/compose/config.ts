@@ -80,10 +80,9 @@ const EnvSchema = z.object({
   FRESHET_SEEN_DAYS: int(1, 60, 7),
   FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 100_000_000_000, 1_000_000),
   FRESHET_SEEN_FPR: num(0.00001, 0.5, 0.01),
-  // unset: 16 shards at least, and the day keys written before 0.2.0 had 1 (see seenSettings)
+  // unset: 16 shards at least (see seenSettings)
   FRESHET_SEEN_SHARDS: z.coerce.number().int().min(1).max(MAX_SEEN_SHARDS).optional(),
   FRESHET_SEEN_SHARD_CAPACITY: int(1000, 10_000_000, 1_000_000),
-  FRESHET_SEEN_LEGACY_SHARDS: z.coerce.number().int().min(0).max(1024).optional(),
   FRESHET_SEEN_CACHE_MB: int(0, 65_536, 256),
   FRESHET_SEEN_CHECKPOINT_S: int(0, 3600, 60),
   FRESHET_HOT_ALPHA: num(HOT_PARAM_RANGES.alpha[0], HOT_PARAM_RANGES.alpha[1], DEFAULT_HOT_PARAMS.alpha),
@@ -375,8 +374,7 @@ function forYouSettings(e: Env): ForYouSettings {
 
 /**
  * Note 1's rolling seen filters. A day has the shards its capacity needs, and up to FRESHET_SEEN_SHARDS
- * to spread it (src/seen/layout.ts `shardCount`); FRESHET_SEEN_SHARDS, when set, is also the shard count of the day keys
- * written before 0.2.0 (when it set the count), unless FRESHET_SEEN_LEGACY_SHARDS says otherwise.
+ * to spread it (src/seen/layout.ts `shardCount`).
  * @throws Error when a day would need more than MAX_SEEN_SHARDS shards.
  */
 function seenSettings(e: Env): SeenSettings {
@@ -401,10 +399,6 @@ function seenSettings(e: Env): SeenSettings {
     windowRate: e.FRESHET_SEEN_FPR,
     shards,
     shardCapacity: e.FRESHET_SEEN_SHARD_CAPACITY,
-    // FRESHET_SEEN_SHARDS set the shard count before 0.2.0 (at most 1,024 then)
-    legacyShards:
-      e.FRESHET_SEEN_LEGACY_SHARDS ??
-      (e.FRESHET_SEEN_SHARDS !== undefined && e.FRESHET_SEEN_SHARDS <= 1024 ? e.FRESHET_SEEN_SHARDS : 1),
     cacheBytes: e.FRESHET_SEEN_CACHE_MB * 1024 * 1024,
     checkpointMs: e.FRESHET_SEEN_CHECKPOINT_S * 1000,
   };

@@ -31,7 +31,7 @@
  * - `now` going backwards never shortens the life of a filter (the last-activity time only grows).
  * - empty batches are no-ops and touch nothing.
  * - a filter keeps the geometry it was started with (`ReaderFilterState.signature`): filters written
- *   under other settings, or before 0.2.0, are read and marked under their own until they are gone.
+ *   under other settings are read and marked under their own until they are gone.
  *
  * Delivery (note 3 marks "after the response", fire-and-forget, which leaves a window in which the
  * reader's next request can be served the same items): feeds write impressions while the page is

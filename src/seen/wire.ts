@@ -9,7 +9,7 @@
 import { waitAtMost } from '../kernel/wait.js';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { legacyLayout, seenLayout, type SeenLayout } from './layout.js';
+import { seenLayout, type SeenLayout } from './layout.js';
 import { DayLayouts } from './day-layouts.js';
 import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { ReaderSeenFilter, ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';
@@ -38,11 +38,6 @@ export interface SeenSettings {
   shards: number;
   /** Most impressions one shard of one day is sized for (`FRESHET_SEEN_SHARD_CAPACITY`). */
   shardCapacity: number;
-  /**
-   * Shards of the day keys written before 0.2.0 (`FRESHET_SEEN_LEGACY_SHARDS`; 0 = none): read, with
-   * their checkpoints, until they leave the window; never written.
-   */
-  legacyShards: number;
   cacheBytes: number;
   /**
    * How often the Redis seen filters are checkpointed to PostgreSQL, ms (`FRESHET_SEEN_CHECKPOINT_S`,
@@ -98,11 +93,6 @@ export function seenSettingsLayout(s: SeenSettings): SeenLayout {
   return seenLayout({ ...s, minShards: s.shards });
 }
 
-/** The layout of the day keys written before 0.2.0 under these settings, or null (none). */
-export function seenLegacyLayout(s: SeenSettings): SeenLayout | null {
-  return legacyLayout(s, s.legacyShards);
-}
-
 /**
  * Opens both seen filters over the stores: on Redis with their PostgreSQL checkpoints (every shard
  * Redis has lost is restored before this returns, and the checkpoint timer starts), else in process
@@ -115,11 +105,10 @@ export async function wireSeen(
   stores: Stores,
 ): Promise<SeenWiring> {
   const layout = seenSettingsLayout(s);
-  const legacy = seenLegacyLayout(s);
   if (stores.redis) {
     const { redis, keys } = stores.redis;
     const checkpointMs = s.checkpointMs ?? DEFAULT_SEEN_CHECKPOINT_MS;
-    const dayLayouts = new DayLayouts(redis, keys, layout, legacy, s.days);
+    const dayLayouts = new DayLayouts(redis, keys, layout, s.days);
     // checkpoints and restores move whole bitmaps: the job clients, never cut by the request deadline
     const checkpointer =
       checkpointMs > 0

@@ -79,7 +79,7 @@ export function shardOf(id: string, shards: number): number {
  * The hash tag of shard `shard` of a rolling seen-filter layout of `shards` shards: aimed like
  * {@link shardTag}'s `global` family (evenly spaced slots from the seen phase), but named
  * `s<shards>.<shard>` (or `s<shards>.<shard>-<k>`, the nearest of 256 candidates), so two layouts
- * of different shard counts, or the keys written before 0.2.0 (`global…`), never share a key.
+ * of different shard counts never share a key.
  */
 export function seenTag(shard: number, shards: number): string {
   const id = `seen/${shard}/${shards}`;
@@ -105,7 +105,7 @@ export class Keys {
     readonly prefix: string,
     /**
      * Unused by the seen filters since 0.2.0: each day's layout carries its own shard count
-     * (src/seen/layout.ts) and {@link seenDays} / {@link legacySeenDays} take it. Kept so callers
+     * (src/seen/layout.ts) and {@link seenDays} takes it. Kept so callers
      * that pass the hot shard count third keep working.
      */
     readonly seenShards = 1,
@@ -139,15 +139,6 @@ export class Keys {
    */
   seenDays(shards: number, shard: number): SeenShardKeys {
     return new SeenShardKeys(`${this.prefix}bf:{${seenTag(shard, shards)}}:`);
-  }
-
-  /**
-   * The keys of shard `shard` of the day keys written before 0.2.0, with `shards` shards then
-   * (`FRESHET_SEEN_LEGACY_SHARDS`; one shard is note 1's `bf:{global-121}:YYYYMMDD`): read, never
-   * written, until they leave the window.
-   */
-  legacySeenDays(shards: number, shard: number): SeenShardKeys {
-    return new SeenShardKeys(`${this.prefix}bf:{${shardTag('global', shard, shards)}}:`);
   }
 
   /**
@@ -198,14 +189,13 @@ export class Keys {
   }
 
   /**
-   * The reader's scalable seen filter of note 3: sub-filter 0 (a filter written before 0.2.0, of
-   * signature `<n0>:<P>:s2:r0.5`: every sub-filter, one after the other in this one string).
+   * The reader's scalable seen filter of note 3: sub-filter 0 (the others: {@link readerSeenLevel}).
    */
   readerSeen(readerId: string): string {
     return `${this.prefix}rsf:{u:${readerId}}`;
   }
 
-  /** Sub-filter `level` ≥ 1 of the reader's scalable seen filter (one string per sub-filter since 0.2.0). */
+  /** Sub-filter `level` ≥ 1 of the reader's scalable seen filter (one string per sub-filter). */
   readerSeenLevel(readerId: string, level: number): string {
     return `${this.prefix}rsf:{u:${readerId}}:${level}`;
   }
@@ -236,26 +226,20 @@ export class Keys {
   /**
    * Readers whose journal was started since the last checkpoint took the set, in
    * {@link READER_DIRTY_SHARDS} sets (a SET of reader ids each, under the tag of shard `shard` of
-   * that many seen shards; the reader TTL). `shard` = `shardOf(reader, READER_DIRTY_SHARDS)`. With
-   * `legacyShards`: the set of shard `shard` written before 0.2.0 (one per shard of
-   * `FRESHET_SEEN_LEGACY_SHARDS`, under the old day keys' tags), drained by the checkpoints.
+   * that many seen shards; the reader TTL). `shard` = `shardOf(reader, READER_DIRTY_SHARDS)`.
    */
-  readerSeenDirty(shard: number, legacyShards?: number): string {
-    const base =
-      legacyShards === undefined
-        ? this.seenDays(READER_DIRTY_SHARDS, shard).base
-        : this.legacySeenDays(legacyShards, shard).base;
-    return `${base}rsf-dirty`;
+  readerSeenDirty(shard: number): string {
+    return `${this.seenDays(READER_DIRTY_SHARDS, shard).base}rsf-dirty`;
   }
 
   /** A dirty-reader set taken by a checkpoint and not yet acknowledged. */
-  readerSeenDirtyTaken(shard: number, legacyShards?: number): string {
-    return `${this.readerSeenDirty(shard, legacyShards)}:taken`;
+  readerSeenDirtyTaken(shard: number): string {
+    return `${this.readerSeenDirty(shard)}:taken`;
   }
 
   /** The lease of the checkpoint holding {@link readerSeenDirtyTaken}. */
-  readerSeenDirtyLease(shard: number, legacyShards?: number): string {
-    return `${this.readerSeenDirty(shard, legacyShards)}:lease`;
+  readerSeenDirtyLease(shard: number): string {
+    return `${this.readerSeenDirty(shard)}:lease`;
   }
 
   /** The reader's recent views (note 5's `user:views:topic:{userId}`): a LIST of item ids, newest first. */
@@ -420,7 +404,7 @@ export class HotShardKeys {
 
 /**
  * The keys of one shard of the rolling seen filters (note 1), all under one hash tag `<base>` =
- * `<prefix>bf:{<tag>}:` ({@link Keys.seenDays}, {@link Keys.legacySeenDays}), so every script on
+ * `<prefix>bf:{<tag>}:` ({@link Keys.seenDays}), so every script on
  * them touches one Cluster slot: a UTC day's bitmap `<base>YYYYMMDD` (note 1's `bf:global:YYYYMMDD`
  * under the shard's tag) and beside it its version, journal and restore scratch, plus the shard's
  * journal index and epoch.
