@@ -50,6 +50,18 @@ export interface InboxSlice {
   tids: number[];
 }
 
+/** What the inboxes hold, for reports ({@link TimelineStore.inboxStats}). */
+export interface InboxStats {
+  /** Inboxes held. */
+  count: number;
+  /** Timeline ids in them, all inboxes together. */
+  entries: number;
+  /** Bytes the store holds for them (Redis `MEMORY USAGE`); null in process. */
+  bytes: number | null;
+  /** Inboxes without a time to live (Redis; each should have one); null in process. */
+  withoutTtl: number | null;
+}
+
 /** What an outbox read answers. */
 export interface OutboxSlice {
   floor: number;
@@ -102,5 +114,10 @@ export interface TimelineStore {
   forget(userId: string): Promise<void>;
   /** Refreshes the time to live of the reader's inbox and state (Redis; a no-op in memory). */
   touch(readerId: string, ttlMs: number): Promise<void>;
+  /**
+   * What every inbox holds, for reports (`freshet simulate following`). Visits every inbox (on Redis a
+   * SCAN of each master and a few commands per inbox): a tool's call, never a request's.
+   */
+  inboxStats(): Promise<InboxStats>;
   close(): Promise<void>;
 }

@@ -35,10 +35,6 @@ import { cliLogger } from '../log.js';
 import { Progress } from '../progress.js';
 import { refuseBesideServer } from '../server.js';
 import type { Sql } from '../../kernel/sql/sql.js';
-import { MemoryTimelineStore } from '../../following/adapters/memory-timeline-store.js';
-import { TID_BYTES } from '../../following/adapters/redis-timeline-store.js';
-import { createRedis, closeRedis } from '../../kernel/redis/client.js';
-import { Keys } from '../../kernel/redis/keys.js';
 import { parseHn } from '../import-hn.js';
 import { FollowingStats, formatFollowingReport, type FollowingReport } from './simulate-report.js';
 import { prng } from '../../kernel/prng.js';
@@ -337,31 +333,7 @@ async function checkTimelines(
   };
 }
 
-/** Inboxes, their memory (`MEMORY USAGE` of every inbox key on standalone Redis) and those without a time to live; counts in process. */
+/** Inboxes, their memory (`MEMORY USAGE` of every inbox key on Redis) and those without a time to live; counts in process. */
 async function inboxMemory(f: Freshet): Promise<FollowingReport['inboxes']> {
-  const store = f.following.store;
-  if (store instanceof MemoryTimelineStore) {
-    const s = store.inboxStats();
-    return { count: s.inboxes, entries: s.entries, bytes: null, withoutTtl: null };
-  }
-  if (!f.config.redisUrl) return { count: 0, entries: 0, bytes: null, withoutTtl: null };
-  const redis = createRedis({ url: f.config.redisUrl });
-  try {
-    const keys = new Keys(f.config.keyPrefix);
-    let cursor = '0';
-    const r = { count: 0, entries: 0, bytes: 0, withoutTtl: 0 };
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', keys.inboxPattern(), 'COUNT', 1000);
-      cursor = next;
-      for (const key of found) {
-        r.count++;
-        r.entries += (await redis.strlen(key)) / TID_BYTES; // packed tids (redis-timeline-store.ts)
-        r.bytes += Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
-        if ((await redis.pttl(key)) === -1) r.withoutTtl++;
-      }
-    } while (cursor !== '0');
-    return r;
-  } finally {
-    await closeRedis(redis);
-  }
+  return f.following.store.inboxStats();
 }
