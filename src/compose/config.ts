@@ -19,7 +19,7 @@ import type { NotificationWiring } from '../notifications/wire.js';
 import type { FollowingSettings } from '../following/wire.js';
 import type { DiscoverSettings } from '../discover/wire.js';
 import type { ItemCacheSettings } from '../content/cached-content-store.js';
-import type { EdgeSettings } from '../server/limits.js';
+import type { EdgeSettings } from '../kernel/http/edge-settings.js';
 
 // the service key and token secret of the data folder (src/compose/secrets.ts), read with the configuration
 export { ensureSecrets, readSecrets, secretsPath } from './secrets.js';

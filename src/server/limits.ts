@@ -30,24 +30,12 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { fail } from '../kernel/errors.js';
 import { ErrorEnvelope } from '../kernel/http/schemas.js';
+import type { EdgeSettings } from '../kernel/http/edge-settings.js';
 import type { RedisHandle } from '../kernel/stores.js';
 import { memoryRateStore, redisRateStore } from './rate-stores.js';
 
-/** The edge's limits (`FRESHET_REQUEST_TIMEOUT_S`, `FRESHET_HEADERS_TIMEOUT_S`, `FRESHET_RATE_*`, …); durations in ms. */
-export interface EdgeSettings {
-  /** The whole request (headers and body) must arrive within this (`FRESHET_REQUEST_TIMEOUT_S`, 30 s). */
-  requestTimeoutMs: number;
-  /** The headers must arrive within this (`FRESHET_HEADERS_TIMEOUT_S`, 10 s; ≤ the request timeout). */
-  headersTimeoutMs: number;
-  /** The rate limit's window (`FRESHET_RATE_WINDOW_S`, 10 s). */
-  rateWindowMs: number;
-  /** Requests per window of one reader on the limited routes (`FRESHET_RATE_READER`, 30; 0 = no limit). */
-  readerRequests: number;
-  /** Requests per window of the service key on the limited routes (`FRESHET_RATE_SERVICE`, 0 = no limit). */
-  serviceRequests: number;
-  /** Feed pages of one reader in flight in one process (`FRESHET_READER_CONCURRENCY`, 2; 0 = no limit). */
-  readerConcurrency: number;
-}
+/** The edge's limits (src/kernel/http/edge-settings.ts: the composition parses them, below the server). */
+export type { EdgeSettings } from '../kernel/http/edge-settings.js';
 
 /** Callers the in-process rate counts remember (an LRU; ~100 B each): a forgotten caller starts a new window. */
 export const RATE_CALLERS = 100_000;
