@@ -29,7 +29,16 @@ import { catalogSize } from '../content/catalog-size.js';
 import type { DayFill } from '../seen/day-fill.js';
 import { MemoryActiveReaders, RedisActiveReaders, type ActiveReaders } from './active-readers.js';
 import type { Stores } from '../kernel/stores.js';
-import type { UseCaseDeps } from '../use-cases/verbs.js';
+
+/**
+ * What the verbs tell the Overview's metrics (src/use-cases/verbs.ts `UseCaseDeps.observe`): new items
+ * published, and a reader active (a view's visitor) at `nowMs`, the clock's time. Declared here, below
+ * the verbs, so the observation room imports no use case.
+ */
+export interface VerbObserver {
+  published(newItems: number): void;
+  active(readerId: string, nowMs: number): void;
+}
 
 /** Longest a scrape waits for one store reading (ms). */
 export const STORE_READ_WAIT_MS = 1_000;
@@ -169,7 +178,7 @@ export function registerOverviewMetrics(s: OverviewSources): void {
 export function wireOverview(
   stores: Stores,
   o: Pick<OverviewSources, 'seenFill' | 'maxAgeMs'> & { published(n: number): void },
-): { active: ActiveReaders; observe: NonNullable<UseCaseDeps['observe']> } {
+): { active: ActiveReaders; observe: VerbObserver } {
   const { redis, log } = stores;
   const active = redis
     ? new RedisActiveReaders(redis.redis, redis.keys, (err) => log.debug({ err }, 'active-reader mark failed'))

@@ -47,6 +47,7 @@ import { applyPreferencesPatch } from '../exclusions/preferences-patch.js';
 import { languagesOf } from '../kernel/items/lang.js';
 import type { Notifications, NotifyInput } from '../notifications/service.js';
 import { eraseUser, exportUser, type Erasure, type ItemsChoice, type PersonalDataDeps } from './personal-data.js';
+import type { VerbObserver } from '../observe/overview-metrics.js';
 
 export type { PublishInput } from '../kernel/items/validate.js';
 
@@ -75,10 +76,7 @@ export interface UseCaseDeps {
    * Told of what the Overview's metrics count (src/observe/metrics.ts, src/observe/active-readers.ts): new items
    * published, and readers active (a view's visitor, at the clock's time). Absent: nothing counted.
    */
-  observe?: {
-    published(newItems: number): void;
-    active(readerId: string, nowMs: number): void;
-  };
+  observe?: VerbObserver;
 }
 
 /** Runs of a step after the commit point before it is left to the sweeps (1 = no retry). */
