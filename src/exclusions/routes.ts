@@ -17,7 +17,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type RequestAccess, readerRequest, readerOfRequest } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok, ReaderHeaders } from '../kernel/http/schemas.js';
+import { FeedHeaders, IdParams, NowHeaders, ok, ReaderHeaders, LOOKUP_ERRORS } from '../kernel/http/schemas.js';
 import type { EngagementKind, FeedbackKind } from './domain.js';
 import {
   EngagementBody,
@@ -65,8 +65,6 @@ export interface ExclusionRouteDeps {
   patchPreferences(readerId: string, body: unknown, nowMs: number): Promise<PreferencesJson>;
 }
 
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
-
 /** Registers the exclusion routes (under `/v1`). */
 export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -80,7 +78,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         summary: 'Record a reply, like or share',
         body: EngagementBody,
         headers: FeedHeaders,
-        response: { 200: EngagementResult, ...errors },
+        response: { 200: EngagementResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -99,7 +97,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         summary: 'Not interested in an item, or show less like it',
         body: FeedbackBody,
         headers: FeedHeaders,
-        response: { 200: FeedbackResult, ...errors },
+        response: { 200: FeedbackResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -127,7 +125,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         params: EngagementParams,
         querystring: EngagementQuery,
         headers: FeedHeaders,
-        response: { 200: EngagementDeleteResult, ...errors },
+        response: { 200: EngagementDeleteResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -147,7 +145,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         params: FeedbackParams,
         querystring: FeedbackQuery,
         headers: ReaderHeaders,
-        response: { 200: FeedbackDeleteResult, ...errors },
+        response: { 200: FeedbackDeleteResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -165,7 +163,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         tags: ['exclusions'],
         summary: "The reader's exclusions: recent views, engaged, not interested, blocks",
         headers: FeedHeaders,
-        response: { 200: ExclusionListResult, ...errors },
+        response: { 200: ExclusionListResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -193,7 +191,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         summary: "A reader's preferences: muted words and authors, languages, max per author",
         params: IdParams,
         headers: NowHeaders,
-        response: { 200: PreferencesResult, ...errors },
+        response: { 200: PreferencesResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -211,7 +209,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         params: IdParams,
         headers: NowHeaders,
         body: PreferencesDoc,
-        response: { 200: PreferencesResult, ...errors },
+        response: { 200: PreferencesResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -229,7 +227,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         params: IdParams,
         headers: NowHeaders,
         body: PreferencesPatch,
-        response: { 200: PreferencesResult, ...errors },
+        response: { 200: PreferencesResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {

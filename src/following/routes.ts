@@ -18,7 +18,7 @@ import {
   requireServiceKey,
   serviceRequest,
 } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok } from '../kernel/http/schemas.js';
+import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok, LOOKUP_ERRORS } from '../kernel/http/schemas.js';
 import type { SocialGraph } from './social-graph.js';
 import type { FollowingTimeline } from './service.js';
 import {
@@ -39,8 +39,6 @@ import {
   timelineMarkerJson,
 } from './schemas.js';
 import type { StreamHub } from './stream-hub.js';
-
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
 /** Parses an optional timeline id (the schema checked its digits; this checks < 2^53). @throws FreshetError INVALID_INPUT. */
 function tidParam(value: string | undefined, name: string): number | undefined {
@@ -114,7 +112,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         summary: 'Follow edges in bulk (service key): new edges only, edges across a block skipped',
         body: FollowsBody,
         headers: NowHeaders,
-        response: { 200: FollowsResult, ...errors, 413: ErrorEnvelope },
+        response: { 200: FollowsResult, ...LOOKUP_ERRORS, 413: ErrorEnvelope },
       },
     },
     async (req) => {
@@ -131,7 +129,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         tags: ['graph'],
         summary: 'Register a user (service key)',
         params: IdParams,
-        response: { 200: UserResult, ...errors },
+        response: { 200: UserResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -148,7 +146,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         ...pair,
         headers: NowHeaders,
         summary: 'Follow (idempotent; backfills the inbox)',
-        response: { 200: FollowResult, ...errors },
+        response: { 200: FollowResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -165,7 +163,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         ...pair,
         summary: 'Unfollow (idempotent)',
         headers: NowHeaders,
-        response: { 200: FollowResult, ...errors },
+        response: { 200: FollowResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -182,7 +180,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         ...pair,
         headers: NowHeaders,
         summary: 'Block (removes follows both ways)',
-        response: { 200: BlockResult, ...errors },
+        response: { 200: BlockResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -194,7 +192,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
 
   r.delete(
     '/users/:id/blocks/:author_id',
-    { schema: { ...pair, summary: 'Unblock (idempotent)', response: { 200: BlockResult, ...errors } } },
+    { schema: { ...pair, summary: 'Unblock (idempotent)', response: { 200: BlockResult, ...LOOKUP_ERRORS } } },
     async (req) => {
       const userId = readerOfRequest(req, req.params.id);
       const res = await deps.unblock(userId, req.params.author_id);
@@ -211,7 +209,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
           summary: `A user's ${list}, newest first`,
           params: IdParams,
           querystring: ListQuery,
-          response: { 200: ListResult, ...errors },
+          response: { 200: ListResult, ...LOOKUP_ERRORS },
         },
       },
       async (req) => {
@@ -231,7 +229,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         summary: 'Following timeline, newest first',
         querystring: TimelineQuery,
         headers: FeedHeaders,
-        response: { 200: TimelineResult, ...errors },
+        response: { 200: TimelineResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -272,7 +270,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         params: IdParams,
         body: TimelineMarkerBody,
         headers: NowHeaders,
-        response: { 200: TimelineMarkerResult, ...errors },
+        response: { 200: TimelineMarkerResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -287,7 +285,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
   // text/event-stream answer; docs/api.md describes it).
   r.get(
     '/feeds/following/stream',
-    { schema: { hide: true, querystring: StreamQuery, headers: StreamHeaders, response: errors } },
+    { schema: { hide: true, querystring: StreamQuery, headers: StreamHeaders, response: LOOKUP_ERRORS } },
     async (req, reply) => {
       // the client may drop the socket while the cursor is read: listen before the first await (issue 21.2)
       const dropped = droppedSignal(reply.raw);

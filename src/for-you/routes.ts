@@ -13,7 +13,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { itemToJson } from '../kernel/items/item.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import { type RequestAccess, readerRequest, readerOfRequest, requireServiceKey } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, IdParams, ok } from '../kernel/http/schemas.js';
+import { ErrorEnvelope, FeedHeaders, IdParams, ok, ROUTE_ERRORS } from '../kernel/http/schemas.js';
 import type { ForYouFeed } from './service.js';
 import { FeedResult, ForYouBody, InterestsBody, InterestsResult, PeekResult } from './schemas.js';
 
@@ -25,8 +25,6 @@ export interface ForYouRouteDeps {
   /** The `setInterests` use case (src/use-cases/verbs.ts): replaces the terms, returns them as stored. */
   setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<string[]>;
 }
-
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope };
 
 /** Registers the for-you routes (see the module doc). */
 export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async (app, { deps }) => {
@@ -41,7 +39,7 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
         summary: 'For-you feed: refresh or load_more',
         body: ForYouBody,
         headers: FeedHeaders,
-        response: { 200: FeedResult, ...errors },
+        response: { 200: FeedResult, ...ROUTE_ERRORS },
       },
     },
     async (req, reply) => {
@@ -59,7 +57,7 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
         tags: ['feeds'],
         summary: 'For-you: how many fresh unseen items a refresh would bring (writes nothing)',
         headers: FeedHeaders,
-        response: { 200: PeekResult, ...errors },
+        response: { 200: PeekResult, ...ROUTE_ERRORS },
       },
     },
     async (req) => {
@@ -77,7 +75,7 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
         summary: 'Set interest terms (service key)',
         params: IdParams,
         body: InterestsBody,
-        response: { 200: InterestsResult, ...errors, 413: ErrorEnvelope },
+        response: { 200: InterestsResult, ...ROUTE_ERRORS, 413: ErrorEnvelope },
       },
     },
     async (req) => {
@@ -96,7 +94,7 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
         tags: ['users'],
         summary: 'Read interest terms',
         params: IdParams,
-        response: { 200: InterestsResult, ...errors },
+        response: { 200: InterestsResult, ...ROUTE_ERRORS },
       },
     },
     async (req) => {

@@ -29,7 +29,7 @@ import {
   type RequestAccess,
   requireServiceKey,
 } from '../kernel/http/access.js';
-import { ErrorEnvelope, IdParams, ok } from '../kernel/http/schemas.js';
+import { ErrorEnvelope, IdParams, ok, LOOKUP_ERRORS } from '../kernel/http/schemas.js';
 import type { HotCounters } from './hot-counters.js';
 import type { HotRanking } from './service.js';
 import type { HotSettings } from './wire.js';
@@ -45,8 +45,6 @@ import {
   ViewsResult,
   type ViewInJson,
 } from './schemas.js';
-
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
 /** What the routes call: views go to the app's `recordViews` use case (src/use-cases/verbs.ts). */
 export interface HotRouteDeps {
@@ -73,7 +71,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
         summary: 'Record a view (or a batch, service key)',
         body: ViewsBody,
         headers: HotHeaders,
-        response: { 200: { anyOf: [ViewResult, ViewsResult] }, ...errors, 413: ErrorEnvelope },
+        response: { 200: { anyOf: [ViewResult, ViewsResult] }, ...LOOKUP_ERRORS, 413: ErrorEnvelope },
       },
     },
     async (req) => {
@@ -108,7 +106,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
         summary: 'Hot items published within range',
         querystring: HotQuery,
         headers: FeedHeaders,
-        response: { 200: HotResult, ...errors },
+        response: { 200: HotResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -133,7 +131,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
         tags: ['hot'],
         summary: "One item's counters (service key)",
         params: IdParams,
-        response: { 200: HotItemResult, ...errors },
+        response: { 200: HotItemResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {

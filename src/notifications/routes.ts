@@ -11,7 +11,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { readerRequest, serviceRequest, type RequestAccess } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok } from '../kernel/http/schemas.js';
+import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok, ROUTE_ERRORS } from '../kernel/http/schemas.js';
 import {
   groupJson,
   HookBody,
@@ -30,8 +30,6 @@ export interface NotificationRouteDeps {
   notifications: Pick<Notifications, 'page' | 'hook' | 'setMarker'>;
 }
 
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope };
-
 /** Registers the notification routes (see the module doc). */
 export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -45,7 +43,7 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
         summary: 'Grouped notifications, newest group first',
         querystring: NotificationsQuery,
         headers: FeedHeaders,
-        response: { 200: NotificationsResult, ...errors },
+        response: { 200: NotificationsResult, ...ROUTE_ERRORS },
       },
     },
     async (req) => {
@@ -72,7 +70,7 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
         summary: "Send a notification Freshet cannot see (service key): a mention, or the application's own type",
         body: HookBody,
         headers: NowHeaders,
-        response: { 200: HookResult, ...errors, 413: ErrorEnvelope },
+        response: { 200: HookResult, ...ROUTE_ERRORS, 413: ErrorEnvelope },
       },
     },
     async (req) => {
@@ -101,7 +99,7 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
         params: IdParams,
         body: MarkerBody,
         headers: NowHeaders,
-        response: { 200: MarkerResult, ...errors },
+        response: { 200: MarkerResult, ...ROUTE_ERRORS },
       },
     },
     async (req) => {

@@ -27,10 +27,9 @@ import {
   ok,
   UpsertResult,
   type ItemInJson,
+  LOOKUP_ERRORS,
 } from '../../kernel/http/schemas.js';
 import type { UseCases } from '../../use-cases/verbs.js';
-
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
 /**
  * Converts a schema-valid request item to the use case's input (times in ms).
@@ -94,7 +93,7 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
         summary: 'Upsert items (service key)',
         body: ItemsBody,
         headers: NowHeaders,
-        response: { 200: UpsertResult, ...errors, 409: ErrorEnvelope, 413: ErrorEnvelope },
+        response: { 200: UpsertResult, ...LOOKUP_ERRORS, 409: ErrorEnvelope, 413: ErrorEnvelope },
       },
     },
     async (req) => {
@@ -111,7 +110,12 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
   r.get(
     '/items/:id',
     {
-      schema: { tags: ['items'], summary: 'One live item', params: IdParams, response: { 200: ItemResult, ...errors } },
+      schema: {
+        tags: ['items'],
+        summary: 'One live item',
+        params: IdParams,
+        response: { 200: ItemResult, ...LOOKUP_ERRORS },
+      },
     },
     async (req) => {
       principalOf(req); // any valid token may read an item
@@ -128,7 +132,7 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
         tags: ['items'],
         summary: 'Soft-delete an item (service key)',
         params: IdParams,
-        response: { 200: DeleteResult, ...errors },
+        response: { 200: DeleteResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {

@@ -12,7 +12,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { readerOfRequest, serviceRequest, type RequestAccess } from '../../kernel/http/access.js';
-import { Envelope, ErrorEnvelope, IdParams, NowHeaders, ok } from '../../kernel/http/schemas.js';
+import { Envelope, IdParams, NowHeaders, ok, LOOKUP_ERRORS } from '../../kernel/http/schemas.js';
 import type { Erasure, ItemsChoice } from '../../use-cases/personal-data.js';
 import { UserExport } from '../../use-cases/schemas.js';
 
@@ -44,8 +44,6 @@ export interface PersonalDataRouteDeps {
   exportUser(userId: string, nowMs: number): AsyncGenerator<string>;
 }
 
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
-
 /** Registers the erase and export routes (see the module doc). */
 export const personalDataRoutes: FastifyPluginAsync<{ deps: PersonalDataRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -60,7 +58,7 @@ export const personalDataRoutes: FastifyPluginAsync<{ deps: PersonalDataRouteDep
         params: IdParams,
         querystring: EraseQuery,
         headers: NowHeaders,
-        response: { 200: EraseResult, ...errors },
+        response: { 200: EraseResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -77,7 +75,7 @@ export const personalDataRoutes: FastifyPluginAsync<{ deps: PersonalDataRouteDep
         tags: ['users'],
         summary: 'Everything Freshet holds about a user, as one JSON document (streamed)',
         params: IdParams,
-        response: { 200: Envelope(UserExport), ...errors },
+        response: { 200: Envelope(UserExport), ...LOOKUP_ERRORS },
       },
     },
     async (req, reply) => {
