@@ -130,12 +130,7 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
           timeline: f.following.timeline,
           graph: f.following.graph,
           stream: f.following.stream,
-          registerUsers: u.registerUsers.bind(u),
-          importFollows: u.importFollows.bind(u),
-          follow: u.follow.bind(u),
-          unfollow: u.unfollow.bind(u),
-          block: u.block.bind(u),
-          unblock: u.unblock.bind(u),
+          verbs: u,
         },
       });
       await v1.register(hotRoutes, {
