@@ -17,7 +17,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type RequestAccess, readerRequest, readerOfRequest } from '../kernel/http/access.js';
-import { FeedHeaders, IdParams, NowHeaders, ok, ReaderHeaders, LOOKUP_ERRORS } from '../kernel/http/schemas.js';
+import {
+  FeedHeaders,
+  IdParams,
+  NowHeaders,
+  ok,
+  ReaderHeaders,
+  LOOKUP_ERRORS,
+  type TypedApp,
+} from '../kernel/http/schemas.js';
 import type { EngagementKind, FeedbackKind } from './domain.js';
 import {
   EngagementBody,
@@ -39,8 +47,8 @@ import type { PreferencesJson } from './preferences.js';
 import type { ExclusionList } from './service.js';
 
 /** What the routes call: the app's use cases (src/use-cases/verbs.ts), which also reach other capabilities. */
-export interface ExclusionRouteDeps {
-  access: RequestAccess;
+/** The verbs the routes write through (src/use-cases/verbs.ts `UseCases` has them: they also reach other capabilities). */
+export interface ExclusionVerbs {
   recordEngagement(
     readerId: string,
     itemId: string,
@@ -55,8 +63,6 @@ export interface ExclusionRouteDeps {
   ): Promise<{ created: boolean; authorId: string; authorPenaltyUntilMs: number }>;
   undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }>;
   undoEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ removed: boolean }>;
-  /** The reader's exclusions, for inspection (Exclusions.list). */
-  list(readerId: string, nowMs: number): Promise<ExclusionList>;
   /** The reader's preferences (use case `preferences`). */
   preferences(readerId: string, nowMs: number): Promise<PreferencesJson>;
   /** Replaces them (use case `setPreferences`, the one check of the document). */
@@ -65,11 +71,26 @@ export interface ExclusionRouteDeps {
   patchPreferences(readerId: string, body: unknown, nowMs: number): Promise<PreferencesJson>;
 }
 
+/** What the routes call: the app's use cases for writes and preferences, the exclusions for the list. */
+export interface ExclusionRouteDeps {
+  access: RequestAccess;
+  verbs: ExclusionVerbs;
+  /** The reader's exclusions, for inspection (`Exclusions.list`). */
+  exclusions: { list(readerId: string, nowMs: number): Promise<ExclusionList> };
+}
+
 /** Registers the exclusion routes (under `/v1`). */
 export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access } = deps;
+  recordRoutes(r, deps);
+  undoRoutes(r, deps);
+  listRoute(r, deps);
+  preferenceRoutes(r, deps);
+};
 
+/** `POST /v1/engagements` and `POST /v1/feedback`. */
+function recordRoutes(r: TypedApp, deps: ExclusionRouteDeps): void {
+  const { access } = deps;
   r.post(
     '/engagements',
     {
@@ -84,7 +105,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
       const { item_id, kind } = req.body;
-      const { created } = await deps.recordEngagement(readerId, item_id, kind, nowMs);
+      const { created } = await deps.verbs.recordEngagement(readerId, item_id, kind, nowMs);
       return ok({ reader_id: readerId, item_id, kind, created });
     },
   );
@@ -103,7 +124,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
       const { item_id, kind } = req.body;
-      const res = await deps.recordFeedback(readerId, item_id, kind, nowMs);
+      const res = await deps.verbs.recordFeedback(readerId, item_id, kind, nowMs);
       const until = Math.floor(res.authorPenaltyUntilMs / 1000);
       return ok({
         reader_id: readerId,
@@ -115,7 +136,11 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
       });
     },
   );
+}
 
+/** `DELETE /v1/engagements/:item_id` and `DELETE /v1/feedback/:item_id`. */
+function undoRoutes(r: TypedApp, deps: ExclusionRouteDeps): void {
+  const { access } = deps;
   r.delete(
     '/engagements/:item_id',
     {
@@ -131,7 +156,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
       const { kind } = req.query;
-      const { removed } = await deps.undoEngagement(readerId, req.params.item_id, kind, nowMs);
+      const { removed } = await deps.verbs.undoEngagement(readerId, req.params.item_id, kind, nowMs);
       return ok({ reader_id: readerId, item_id: req.params.item_id, kind, removed });
     },
   );
@@ -151,11 +176,15 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     async (req) => {
       const readerId = readerOfRequest(req);
       const kind = req.query.kind ?? 'not_interested';
-      const { removed } = await deps.undoFeedback(readerId, req.params.item_id, kind);
+      const { removed } = await deps.verbs.undoFeedback(readerId, req.params.item_id, kind);
       return ok({ reader_id: readerId, item_id: req.params.item_id, kind, removed });
     },
   );
+}
 
+/** `GET /v1/exclusions`. */
+function listRoute(r: TypedApp, deps: ExclusionRouteDeps): void {
+  const { access } = deps;
   r.get(
     '/exclusions',
     {
@@ -168,7 +197,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
-      const l = await deps.list(readerId, nowMs);
+      const l = await deps.exclusions.list(readerId, nowMs);
       return ok({
         reader_id: readerId,
         recently_viewed: l.recentViews,
@@ -182,7 +211,11 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
       });
     },
   );
+}
 
+/** `GET`, `PUT` and `PATCH /v1/users/:id/preferences`. */
+function preferenceRoutes(r: TypedApp, deps: ExclusionRouteDeps): void {
+  const { access } = deps;
   r.get(
     '/users/:id/preferences',
     {
@@ -196,7 +229,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access, req.params.id);
-      return ok({ reader_id: readerId, ...(await deps.preferences(readerId, nowMs)) });
+      return ok({ reader_id: readerId, ...(await deps.verbs.preferences(readerId, nowMs)) });
     },
   );
 
@@ -214,7 +247,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access, req.params.id);
-      return ok({ reader_id: readerId, ...(await deps.setPreferences(readerId, req.body, nowMs)) });
+      return ok({ reader_id: readerId, ...(await deps.verbs.setPreferences(readerId, req.body, nowMs)) });
     },
   );
 
@@ -232,7 +265,7 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access, req.params.id);
-      return ok({ reader_id: readerId, ...(await deps.patchPreferences(readerId, req.body, nowMs)) });
+      return ok({ reader_id: readerId, ...(await deps.verbs.patchPreferences(readerId, req.body, nowMs)) });
     },
   );
-};
+}

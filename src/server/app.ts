@@ -111,19 +111,7 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
         deps: { access, feed: f.forYou, content: f.content, setInterests: u.setInterests.bind(u) },
       });
       await v1.register(discoverRoutes, { deps: { access, feed: f.discover.feed } });
-      await v1.register(exclusionRoutes, {
-        deps: {
-          access,
-          recordEngagement: u.recordEngagement.bind(u),
-          recordFeedback: u.recordFeedback.bind(u),
-          undoFeedback: u.undoFeedback.bind(u),
-          undoEngagement: u.undoEngagement.bind(u),
-          list: f.exclusions.list.bind(f.exclusions),
-          preferences: u.preferences.bind(u),
-          setPreferences: u.setPreferences.bind(u),
-          patchPreferences: u.patchPreferences.bind(u),
-        },
-      });
+      await v1.register(exclusionRoutes, { deps: { access, verbs: u, exclusions: f.exclusions } });
       await v1.register(followingRoutes, {
         deps: {
           access,
