@@ -13,24 +13,34 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { itemToJson } from '../kernel/items/item.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import { type RequestAccess, readerRequest, readerOfRequest, requireServiceKey } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, IdParams, ok, ROUTE_ERRORS } from '../kernel/http/schemas.js';
+import { ErrorEnvelope, FeedHeaders, IdParams, ok, ROUTE_ERRORS, type TypedApp } from '../kernel/http/schemas.js';
 import type { ForYouFeed } from './service.js';
 import { FeedResult, ForYouBody, InterestsBody, InterestsResult, PeekResult } from './schemas.js';
+
+/** The verb the routes write interests through (src/use-cases/verbs.ts `UseCases` has it). */
+export interface ForYouVerbs {
+  /** Replaces the reader's interest terms; returns them as stored. */
+  setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<string[]>;
+}
 
 /** What the routes call. */
 export interface ForYouRouteDeps {
   access: RequestAccess;
   feed: ForYouFeed;
   content: ContentStore;
-  /** The `setInterests` use case (src/use-cases/verbs.ts): replaces the terms, returns them as stored. */
-  setInterests(readerId: string, terms: readonly string[], nowMs: number): Promise<string[]>;
+  verbs: ForYouVerbs;
 }
 
 /** Registers the for-you routes (see the module doc). */
 export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access, feed, content } = deps;
+  feedRoutes(r, deps);
+  interestRoutes(r, deps);
+};
 
+/** `POST /v1/feeds/for-you` and `GET /v1/feeds/for-you/peek`. */
+function feedRoutes(r: TypedApp, deps: ForYouRouteDeps): void {
+  const { access, feed } = deps;
   r.post(
     '/feeds/for-you',
     {
@@ -66,7 +76,11 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
       return ok({ count: peek.count, capped: peek.capped });
     },
   );
+}
 
+/** `PUT` (service key) and `GET /v1/users/:id/interests`. */
+function interestRoutes(r: TypedApp, deps: ForYouRouteDeps): void {
+  const { access, content } = deps;
   r.put(
     '/users/:id/interests',
     {
@@ -82,7 +96,7 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
       requireServiceKey(req);
       return ok({
         reader_id: req.params.id,
-        terms: await deps.setInterests(req.params.id, req.body.terms, access.clock.now()),
+        terms: await deps.verbs.setInterests(req.params.id, req.body.terms, access.clock.now()),
       });
     },
   );
@@ -102,4 +116,4 @@ export const forYouRoutes: FastifyPluginAsync<{ deps: ForYouRouteDeps }> = async
       return ok({ reader_id: readerId, terms: await content.getInterests(readerId) });
     },
   );
-};
+}

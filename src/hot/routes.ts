@@ -29,7 +29,7 @@ import {
   type RequestAccess,
   requireServiceKey,
 } from '../kernel/http/access.js';
-import { ErrorEnvelope, IdParams, ok, LOOKUP_ERRORS } from '../kernel/http/schemas.js';
+import { ErrorEnvelope, IdParams, ok, LOOKUP_ERRORS, type TypedApp } from '../kernel/http/schemas.js';
 import type { HotCounters } from './hot-counters.js';
 import type { HotRanking } from './service.js';
 import type { HotSettings } from './wire.js';
@@ -46,14 +46,19 @@ import {
   type ViewInJson,
 } from './schemas.js';
 
-/** What the routes call: views go to the app's `recordViews` use case (src/use-cases/verbs.ts). */
+/** The verb the routes write views through (src/use-cases/verbs.ts `UseCases` has it). */
+export interface HotVerbs {
+  recordViews(views: readonly ViewInput[]): Promise<Outcome[]>;
+}
+
+/** What the routes call: views go to the app's `recordViews` use case. */
 export interface HotRouteDeps {
   access: RequestAccess;
   ranking: HotRanking;
   counters: HotCounters;
   content: ContentStore;
   settings: Pick<HotSettings, 'cacheRefreshMs' | 'params'>;
-  recordViews(views: readonly ViewInput[]): Promise<Outcome[]>;
+  verbs: HotVerbs;
   /** The readers' preferences (the exclusions snapshot); absent: the list is the same for everyone. */
   exclusions?: ExclusionSource;
 }
@@ -61,8 +66,13 @@ export interface HotRouteDeps {
 /** Registers the hot-ranking routes under `/v1` (see the module doc for who may call what). */
 export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access } = deps;
+  viewRoute(r, deps);
+  rankingRoutes(r, deps);
+};
 
+/** `POST /v1/views`: one view, or a batch with the service key. */
+function viewRoute(r: TypedApp, deps: HotRouteDeps): void {
+  const { access } = deps;
   r.post(
     '/views',
     {
@@ -79,12 +89,12 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
       const nowMs = nowOf(p, req, access);
       if (!Array.isArray(req.body)) {
         const view = toView(p, req.body, nowMs, access);
-        const [outcome] = await deps.recordViews([view]);
+        const [outcome] = await deps.verbs.recordViews([view]);
         return ok(viewJson(view, outcome!));
       }
       requireService(p);
       const views = req.body.map((v, i) => toView(p, v, nowMs, access, `body/${i}`));
-      const outcomes = await deps.recordViews(views);
+      const outcomes = await deps.verbs.recordViews(views);
       const summary: Record<ViewVerdict, number> = {
         counted: 0,
         repeat: 0,
@@ -97,7 +107,11 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
       return ok({ results: outcomes.map((o, i) => viewJson(views[i]!, o)), summary });
     },
   );
+}
 
+/** `GET /v1/hot` (the cached ranking, as a reader sees it) and `GET /v1/hot/items/:id` (service key). */
+function rankingRoutes(r: TypedApp, deps: HotRouteDeps): void {
+  const { access } = deps;
   r.get(
     '/hot',
     {
@@ -142,7 +156,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
       return ok({ item: itemToJson(item), pv: c!.pv, uv: c!.uv, score: c!.score, suspicious: c!.suspicious });
     },
   );
-};
+}
 
 /**
  * The hot list as `readerId` sees it: the snapshot's entries in range without the items the reader's

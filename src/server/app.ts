@@ -108,7 +108,7 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
       const u = f.useCases;
       await v1.register(itemRoutes, { deps: { access, content: f.content, useCases: u } });
       await v1.register(forYouRoutes, {
-        deps: { access, feed: f.forYou, content: f.content, setInterests: u.setInterests.bind(u) },
+        deps: { access, feed: f.forYou, content: f.content, verbs: u },
       });
       await v1.register(discoverRoutes, { deps: { access, feed: f.discover.feed } });
       await v1.register(exclusionRoutes, { deps: { access, verbs: u, exclusions: f.exclusions } });
@@ -128,13 +128,13 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
           counters: f.hotCounters,
           content: f.content,
           settings: f.config.hot,
-          recordViews: u.recordViews.bind(u),
+          verbs: u,
           exclusions: f.exclusions,
         },
       });
       await v1.register(notificationRoutes, { deps: { access, notifications: f.notifications.notifications } });
       await v1.register(personalDataRoutes, {
-        deps: { access, eraseUser: u.eraseUser.bind(u), exportUser: u.exportUser.bind(u) },
+        deps: { access, verbs: u },
       });
       await v1.register(explainRoutes, { deps: { access, explain: f.explain } });
       await v1.register(markerRoutes, {
