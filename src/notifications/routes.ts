@@ -11,7 +11,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { readerRequest, serviceRequest, type RequestAccess } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok, ROUTE_ERRORS } from '../kernel/http/schemas.js';
+import {
+  ErrorEnvelope,
+  FeedHeaders,
+  IdParams,
+  NowHeaders,
+  ok,
+  ROUTE_ERRORS,
+  type TypedApp,
+} from '../kernel/http/schemas.js';
 import {
   groupJson,
   HookBody,
@@ -33,8 +41,13 @@ export interface NotificationRouteDeps {
 /** Registers the notification routes (see the module doc). */
 export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access, notifications } = deps;
+  feedRoute(r, deps);
+  hookRoute(r, deps);
+  markerRoute(r, deps);
+};
 
+/** `GET /v1/feeds/notifications`. */
+function feedRoute(r: TypedApp, { access, notifications }: NotificationRouteDeps): void {
   r.get(
     '/feeds/notifications',
     {
@@ -61,7 +74,10 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
       });
     },
   );
+}
 
+/** `POST /v1/notifications` (service key). */
+function hookRoute(r: TypedApp, { access, notifications }: NotificationRouteDeps): void {
   r.post(
     '/notifications',
     {
@@ -89,7 +105,10 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
       return ok({ delivered: e !== null, id: e ? String(e.id) : null, group_key: e?.groupKey ?? null });
     },
   );
+}
 
+/** `PUT /v1/users/:id/markers/notifications`. */
+function markerRoute(r: TypedApp, { access, notifications }: NotificationRouteDeps): void {
   r.put(
     '/users/:id/markers/notifications',
     {
@@ -108,4 +127,4 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
       return ok({ moved: m.moved, ...markerJson(m) });
     },
   );
-};
+}
