@@ -28,6 +28,7 @@ import {
   UpsertResult,
   type ItemInJson,
   LOOKUP_ERRORS,
+  type TypedApp,
 } from '../../kernel/http/schemas.js';
 import type { UseCases } from '../../use-cases/verbs.js';
 
@@ -83,8 +84,12 @@ export interface ItemRouteDeps {
 /** Registers the items routes (see the module doc). */
 export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access, content, useCases } = deps;
+  publishRoute(r, deps);
+  itemRoute(r, deps);
+};
 
+/** `POST /v1/items` (service key). */
+function publishRoute(r: TypedApp, { access, useCases }: ItemRouteDeps): void {
   r.post(
     '/items',
     {
@@ -106,7 +111,10 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
       }
     },
   );
+}
 
+/** `GET /v1/items/:id` and `DELETE /v1/items/:id` (service key). */
+function itemRoute(r: TypedApp, { access, content, useCases }: ItemRouteDeps): void {
   r.get(
     '/items/:id',
     {
@@ -142,4 +150,4 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
       return ok({ id: req.params.id, deleted });
     },
   );
-};
+}
