@@ -32,7 +32,7 @@ import { UseCases } from '../use-cases/verbs.js';
 import type { PersonalDataDeps } from '../use-cases/personal-data.js';
 import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { wireAnnouncements } from '../use-cases/announcements.js';
-import { wireOverview } from '../observe/overview-metrics.js';
+import { wireOverview, type VerbObserver } from '../observe/overview-metrics.js';
 import type { ActiveReaders } from '../observe/active-readers.js';
 import { wireExplain, type ExplainQuery } from '../use-cases/explain.js';
 import { openRedis, openSqlPair, probeStores } from './open-stores.js';
@@ -175,6 +175,112 @@ export async function openFreshet(
   if (opts.sql) await migrate(sqlJobs);
   const redis = openRedis(config, log);
   const stores: Stores = { sql, sqlJobs, redis, dataDir: config.dataDir, log, registry: metrics.registry, clock };
+  const c = await wireCapabilities(config, stores, metrics, opts);
+  const { seen, forYou, following, discover, notifications } = c;
+  const retention = retentionOf(config, sqlJobs, stores);
+  const overview = wireOverview(stores, {
+    seenFill: (nowMs) => seen.dayFill(nowMs),
+    maxAgeMs: config.metricsStoreReadMs,
+    published: (n) => metrics.published(n),
+  });
+  const useCases = useCasesOf(config, stores, c, overview.observe);
+  const announcements = wireAnnouncements(stores, following, notifications, () => clock.now(), log);
+  // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
+  c.changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
+  const tokens = new TokenVerifier(config.serviceKey, config.secret, undefined, undefined, config.tokenMaxTtlS);
+  const held = { sql, sqlJobs, redis, metrics, tokens, clock, log, ownJobs: !opts.sql };
+  const freshet = instanceOf(config, held, c, {
+    useCases,
+    overview,
+    retention,
+    announcements,
+  });
+  // the vector index starts in the background; FRESHET_DISCOVER_INDEX=pgvector without pgvector fails here
+  if (opts.warmDiscover !== false) {
+    await discover.warm().catch(async (err: unknown) => {
+      await freshet.close().catch(() => undefined);
+      throw err;
+    });
+  }
+  return freshet;
+}
+
+/** What an instance holds beside its capabilities: the stores it closes, and the edges' pieces. */
+interface Held {
+  sql: Sql;
+  sqlJobs: Sql;
+  redis: RedisHandle | null;
+  metrics: PromMetrics;
+  tokens: TokenVerifier;
+  clock: Clock;
+  log: Pino;
+  /** Whether the jobs' SQL store was opened here (closed with the instance). */
+  ownJobs: boolean;
+}
+
+/** The {@link Freshet} of wired capabilities: what it exposes, its workers and its close. */
+function instanceOf(
+  config: Config,
+  s: Held,
+  c: Capabilities,
+  edges: {
+    useCases: UseCases;
+    overview: ReturnType<typeof wireOverview>;
+    retention: RetentionSweeper;
+    announcements: { close(): Promise<void> };
+  },
+): Freshet {
+  const { content, seen, exclusions, forYou, hot, following, discover, notifications } = c;
+  const { clock, log } = s;
+  const { useCases, overview, retention, announcements } = edges;
+  let retentionWorker: { stop(): Promise<void> } | undefined;
+  let closed: Promise<void> | undefined;
+  return {
+    config,
+    clock,
+    log,
+    useCases,
+    content,
+    recall: forYou.recall,
+    seen: seen.rolling,
+    cache: forYou.cache,
+    forYou: forYou.feed,
+    forYouPool: forYou.pool,
+    hot: hot.ranking,
+    hotMaintenance: hot.maintenance,
+    hotCounters: hot.counters,
+    hotArchive: hot.archive,
+    tokens: s.tokens,
+    redis: s.redis,
+    metrics: s.metrics,
+    following,
+    explain: wireExplain({ forYou, hot, discover, following, content, exclusions }, () => clock.now()),
+    exclusions,
+    readerSeen: seen.readerSeen,
+    seenCheckpointer: seen.checkpointer,
+    discover,
+    notifications,
+    activeReaders: overview.active,
+    retention,
+    startWorkers: (opts) => {
+      hot.startWorkers(opts);
+      if (opts?.maintenance !== false) retentionWorker ??= retention.start(clock, config.retentionSweepMs);
+    },
+    ready: () => probeStores(s.sql, s.redis, config.deadlines.redisMs),
+    close: () =>
+      (closed ??= (async () => {
+        await retentionWorker?.stop();
+        await announcements.close();
+        await closeAll(c, s, s.ownJobs);
+      })()),
+  };
+}
+
+/** The capabilities of one instance, wired over its stores. */
+type Capabilities = Awaited<ReturnType<typeof wireCapabilities>>;
+
+/** Wires every capability over the stores, in the order their dependencies need. */
+async function wireCapabilities(config: Config, stores: Stores, metrics: PromMetrics, opts: OpenOptions) {
   const { content, changes, close: closeContent } = wireContent(config.itemCache, stores, metrics);
   const seen = await wireSeen(config.seen, config.readerSeen, stores);
   const exclusions = wireExclusions(config.exclusions, stores);
@@ -193,23 +299,33 @@ export async function openFreshet(
     seen: seen.seenFor(config.seenStrategy.discover),
     exclusions,
     metrics,
-    secret: config.secret,
+    secret: config.secret!, // checked by openFreshet
   });
   const notifications = wireNotifications(config.notifications, stores, {
     exclusions,
     liveItems: async (ids) => new Set((await content.getItems(ids)).map((i) => i.id)),
   });
-  const retention = new RetentionSweeper(
+  return { content, changes, closeContent, seen, exclusions, forYou, hot, following, discover, notifications };
+}
+
+/** The retention sweeps of every table that grows with readers × time (docs/operations.md "Retention"). */
+function retentionOf(config: Config, sqlJobs: Sql, stores: Stores): RetentionSweeper {
+  return new RetentionSweeper(
     [
       signalRetention(config.discover, sqlJobs),
       ...exclusionRetention(config.exclusions, sqlJobs, config.discover.signalLimit),
       followingUpkeep(sqlJobs),
       notificationRetention(config.notifications, sqlJobs),
     ],
-    log,
-    metrics.registry,
+    stores.log,
+    stores.registry,
   );
-  let retentionWorker: { stop(): Promise<void> } | undefined;
+}
+
+/** The cross-capability verbs, with every room's part of an erase or an export. */
+function useCasesOf(config: Config, stores: Stores, c: Capabilities, observe: VerbObserver): UseCases {
+  const { content, following, exclusions, notifications, seen, forYou, discover, hot } = c;
+  const { redis, log } = stores;
   // every room's part of an erase or an export; the reader's preferences come from the use cases below
   const personal: PersonalDataDeps = {
     content,
@@ -227,11 +343,6 @@ export async function openFreshet(
     forgetCaller: async (userId) => (redis ? await redis.redis.del(redis.keys.edgeRate({ readerId: userId })) : 0),
     log,
   };
-  const overview = wireOverview(stores, {
-    seenFill: (nowMs) => seen.dayFill(nowMs),
-    maxAgeMs: config.metricsStoreReadMs,
-    published: (n) => metrics.published(n),
-  });
   const useCases: UseCases = new UseCases({
     content,
     personal,
@@ -241,69 +352,29 @@ export async function openFreshet(
     timeline: following.timeline,
     exclusions,
     log,
-    clock,
+    clock: stores.clock,
     futureSkewMs: config.futureSkewMs,
     itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
-    observe: overview.observe,
+    observe,
   });
-  const announcements = wireAnnouncements(stores, following, notifications, () => clock.now(), log);
-  // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
-  changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
-  let closed: Promise<void> | undefined;
-  const freshet: Freshet = {
-    config,
-    clock,
-    log,
-    useCases,
-    content,
-    recall: forYou.recall,
-    seen: seen.rolling,
-    cache: forYou.cache,
-    forYou: forYou.feed,
-    forYouPool: forYou.pool,
-    hot: hot.ranking,
-    hotMaintenance: hot.maintenance,
-    hotCounters: hot.counters,
-    hotArchive: hot.archive,
-    tokens: new TokenVerifier(config.serviceKey, config.secret, undefined, undefined, config.tokenMaxTtlS),
-    redis,
-    metrics,
-    following,
-    explain: wireExplain({ forYou, hot, discover, following, content, exclusions }, () => clock.now()),
-    exclusions,
-    readerSeen: seen.readerSeen,
-    seenCheckpointer: seen.checkpointer,
-    discover,
-    notifications,
-    activeReaders: overview.active,
-    retention,
-    startWorkers: (opts) => {
-      hot.startWorkers(opts);
-      if (opts?.maintenance !== false) retentionWorker ??= retention.start(clock, config.retentionSweepMs);
-    },
-    ready: () => probeStores(sql, redis, config.deadlines.redisMs),
-    close: () =>
-      (closed ??= (async () => {
-        await retentionWorker?.stop();
-        await announcements.close();
-        await notifications.close();
-        await hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
-        await following.close();
-        await discover.close(); // stops the vector index's background work and snapshots it
-        await seen.close();
-        await closeContent();
-        redis?.redis.disconnect();
-        if (redis?.jobs && redis.jobs !== redis.redis) redis.jobs.disconnect();
-        await sql.close();
-        if (!opts.sql && sqlJobs !== sql) await sqlJobs.close();
-      })()),
-  };
-  // the vector index starts in the background; FRESHET_DISCOVER_INDEX=pgvector without pgvector fails here
-  if (opts.warmDiscover !== false) {
-    await discover.warm().catch(async (err: unknown) => {
-      await freshet.close().catch(() => undefined);
-      throw err;
-    });
-  }
-  return freshet;
+  return useCases;
+}
+
+/** Closes the capabilities and then the stores, in order (`ownJobs`: the jobs' SQL store was opened here). */
+async function closeAll(
+  c: Capabilities,
+  stores: { sql: Sql; sqlJobs: Sql; redis: RedisHandle | null },
+  ownJobs: boolean,
+): Promise<void> {
+  await c.notifications.close();
+  await c.hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
+  await c.following.close();
+  await c.discover.close(); // stops the vector index's background work and snapshots it
+  await c.seen.close();
+  await c.closeContent();
+  const { redis, sql, sqlJobs } = stores;
+  redis?.redis.disconnect();
+  if (redis?.jobs && redis.jobs !== redis.redis) redis.jobs.disconnect();
+  await sql.close();
+  if (ownJobs && sqlJobs !== sql) await sqlJobs.close();
 }
