@@ -17,7 +17,7 @@ import { MemorySeenFilter } from './memory-seen-filter.js';
 import { RedisSeenFilter } from './redis-seen-filter.js';
 import { MemoryReaderSeenFilter } from './memory-reader-seen-filter.js';
 import { RedisReaderSeenFilter } from './redis-reader-seen-filter.js';
-import type { Stores } from '../kernel/stores.js';
+import type { RedisHandle, Stores } from '../kernel/stores.js';
 import { SeenCheckpointer } from './seen-checkpointer.js';
 import { PostgresSeenCheckpoints } from './postgres-seen-checkpoints.js';
 import type { DayFill } from './day-fill.js';
@@ -105,45 +105,65 @@ export async function wireSeen(
   stores: Stores,
 ): Promise<SeenWiring> {
   const layout = seenSettingsLayout(s);
-  if (stores.redis) {
-    const { redis, keys } = stores.redis;
-    const checkpointMs = s.checkpointMs ?? DEFAULT_SEEN_CHECKPOINT_MS;
-    const dayLayouts = new DayLayouts(redis, keys, layout, s.days);
-    // checkpoints and restores move whole bitmaps: the job clients, never cut by the request deadline
-    const checkpointer =
-      checkpointMs > 0
-        ? new SeenCheckpointer({
-            redis: stores.redis.jobs ?? redis,
-            keys,
-            dayLayouts,
-            reader: readerSettings,
-            store: new PostgresSeenCheckpoints(stores.sqlJobs ?? stores.sql),
-            clock: stores.clock,
-            log: stores.log,
-            registry: stores.registry,
-          })
-        : null;
-    const checkpoints = checkpointer ?? undefined;
-    const rolling = new RedisSeenFilter(redis, keys, layout, {
-      days: s.days,
-      cacheBytes: s.cacheBytes,
-      checkpoints,
-      dayLayouts,
-    });
-    const readerSeen = new RedisReaderSeenFilter(redis, keys, readerSettings, { checkpoints });
-    if (checkpointer) {
-      await startRestore(checkpointer, stores);
-      checkpointer.start(checkpointMs);
-    }
-    return {
-      rolling,
-      readerSeen,
-      checkpointer,
-      dayFill: (nowMs) => rolling.dayFill(nowMs),
-      seenFor: (st) => (st === 'per_reader' ? readerSeen : rolling),
-      close: async () => checkpointer?.close(),
-    };
+  return stores.redis
+    ? wireRedisSeen(s, layout, readerSettings, stores, stores.redis)
+    : wireMemorySeen(s, layout, readerSettings, stores);
+}
+
+/** Both filters on Redis, with their PostgreSQL checkpoints (restored at start, then on a timer). */
+async function wireRedisSeen(
+  s: SeenSettings,
+  layout: SeenLayout,
+  readerSettings: ReaderSeenSettings,
+  stores: Stores,
+  hot: RedisHandle,
+): Promise<SeenWiring> {
+  const { redis, keys } = hot;
+  const checkpointMs = s.checkpointMs ?? DEFAULT_SEEN_CHECKPOINT_MS;
+  const dayLayouts = new DayLayouts(redis, keys, layout, s.days);
+  // checkpoints and restores move whole bitmaps: the job clients, never cut by the request deadline
+  const checkpointer =
+    checkpointMs > 0
+      ? new SeenCheckpointer({
+          redis: hot.jobs ?? redis,
+          keys,
+          dayLayouts,
+          reader: readerSettings,
+          store: new PostgresSeenCheckpoints(stores.sqlJobs ?? stores.sql),
+          clock: stores.clock,
+          log: stores.log,
+          registry: stores.registry,
+        })
+      : null;
+  const checkpoints = checkpointer ?? undefined;
+  const rolling = new RedisSeenFilter(redis, keys, layout, {
+    days: s.days,
+    cacheBytes: s.cacheBytes,
+    checkpoints,
+    dayLayouts,
+  });
+  const readerSeen = new RedisReaderSeenFilter(redis, keys, readerSettings, { checkpoints });
+  if (checkpointer) {
+    await startRestore(checkpointer, stores);
+    checkpointer.start(checkpointMs);
   }
+  return {
+    rolling,
+    readerSeen,
+    checkpointer,
+    dayFill: (nowMs) => rolling.dayFill(nowMs),
+    seenFor: (st) => (st === 'per_reader' ? readerSeen : rolling),
+    close: async () => checkpointer?.close(),
+  };
+}
+
+/** Both filters in process, restored from their snapshots in the data folder and snapshotted every minute and on close. */
+async function wireMemorySeen(
+  s: SeenSettings,
+  layout: SeenLayout,
+  readerSettings: ReaderSeenSettings,
+  stores: Stores,
+): Promise<SeenWiring> {
   mkdirSync(stores.dataDir, { recursive: true });
   const rollingPath = join(stores.dataDir, 'seen-filters.bin');
   const readerPath = join(stores.dataDir, 'reader-seen-filters.bin');
