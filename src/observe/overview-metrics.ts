@@ -140,21 +140,7 @@ export function registerOverviewMetrics(s: OverviewSources): void {
         : [];
     },
   );
-  g(
-    'freshet_seen_filter_fill_ratio',
-    "Fraction of the bits set in today's rolling seen filter (all shards)",
-    [],
-    async () => {
-      const f = await fill.get();
-      return one(f && f.bits > 0 ? f.bitsSet / f.bits : undefined);
-    },
-  );
-  g(
-    'freshet_seen_filter_false_positive_rate',
-    "Estimated false-positive rate of a check against today's rolling seen filter (mean of fill^k over its shards)",
-    [],
-    async () => one((await fill.get())?.falsePositiveRate),
-  );
+  seenFillGauges(s.registry, fill);
   g('freshet_database_size_bytes', 'Size of the SQL database (pg_database_size)', ['engine'], async () => {
     const v = await dbSize.get();
     return v === undefined ? [] : [{ labels: { engine: s.sql.kind }, value: v }];
@@ -169,6 +155,27 @@ export function registerOverviewMetrics(s: OverviewSources): void {
       async () => one(await bytes.get()),
     );
   }
+}
+
+/** The gauges of today's rolling seen filter: the fraction of its bits set, and its estimated rate. */
+function seenFillGauges(registry: Registry, fill: CachedReading<DayFill>): void {
+  scrapeGauge(
+    registry,
+    'freshet_seen_filter_fill_ratio',
+    "Fraction of the bits set in today's rolling seen filter (all shards)",
+    [],
+    async () => {
+      const f = await fill.get();
+      return one(f && f.bits > 0 ? f.bitsSet / f.bits : undefined);
+    },
+  );
+  scrapeGauge(
+    registry,
+    'freshet_seen_filter_false_positive_rate',
+    "Estimated false-positive rate of a check against today's rolling seen filter (mean of fill^k over its shards)",
+    [],
+    async () => one((await fill.get())?.falsePositiveRate),
+  );
 }
 
 /**
