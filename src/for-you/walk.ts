@@ -157,16 +157,9 @@ export async function walk(deps: WalkDeps, w: WalkInput): Promise<WalkResult> {
     dropped += fresh.length - kept.length;
     let weight = (c: Candidate) => ex.authorWeight(c.authorId);
     if (needsItems && kept.length > 0) {
-      // the preferences that read the item (muted words, languages): a hidden candidate is not marked
-      // seen and leaves no trace, so it comes back when the mute ends
-      const items = new Map((await deps.hydrate!(kept.map((c) => c.id))).map((i) => [i.id, i]));
-      const visible = kept.filter((c) => {
-        const item = items.get(c.id);
-        return item !== undefined && ex.itemReason(item, 'for-you') === null;
-      });
-      hidden += kept.length - visible.length;
-      kept = visible;
-      weight = (c) => ex.itemWeight(items.get(c.id)!);
+      const visible = await itemVisible(deps, ex, kept);
+      hidden += kept.length - visible.kept.length;
+      ({ kept, weight } = visible);
     }
     // a "not interested" or "show less" author (or tag) weighs less: its items move down inside the round (stable)
     clean.push(...(ex.authorWeights.size > 0 || needsItems ? stableByWeight(kept, weight) : kept));
@@ -190,6 +183,20 @@ export async function walk(deps: WalkDeps, w: WalkInput): Promise<WalkResult> {
   // a walk from the top that stopped above the stored cursor keeps the deeper one
   const cursor = here && (!stored || !s.behind(here, stored)) ? here : null;
   return { clean, examined, dropped, hidden, cursor, exhausted: s.done };
+}
+
+/**
+ * The candidates the preferences that read the item (muted words, languages) leave visible, and their
+ * weight by item (author and tags). A hidden candidate is not marked seen and leaves no trace, so it
+ * comes back when the mute ends.
+ */
+async function itemVisible(deps: WalkDeps, ex: ReaderExclusions, kept: readonly Candidate[]) {
+  const items = new Map((await deps.hydrate!(kept.map((c) => c.id))).map((i) => [i.id, i]));
+  const visible = kept.filter((c) => {
+    const item = items.get(c.id);
+    return item !== undefined && ex.itemReason(item, 'for-you') === null;
+  });
+  return { kept: visible, weight: (c: Candidate) => ex.itemWeight(items.get(c.id)!) };
 }
 
 /** Seen flags for `batch`: the seen filter, and for items older than the window `olderSeen` too. */
