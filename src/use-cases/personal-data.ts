@@ -195,20 +195,7 @@ export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: nu
       following: profile.following,
     },
   )}`;
-  for (const list of ['following', 'followers', 'blocks'] as const) {
-    yield `,"${list}":[`;
-    let cursor: string | undefined;
-    let first = true;
-    do {
-      const page = await f.graph[list](userId, PAGE, cursor);
-      for (const e of page.entries) {
-        yield `${first ? '' : ','}${JSON.stringify({ id: e.userId, since: s(e.sinceMs) })}`;
-        first = false;
-      }
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
-    yield ']';
-  }
+  yield* graphLists(f, userId, s);
   yield `,"engagements":${JSON.stringify(history.engagements.map((e) => ({ item_id: e.itemId, kind: e.kind, at: s(e.atMs) })))}`;
   yield `,"feedback":${JSON.stringify(history.feedback.map((e) => ({ item_id: e.itemId, kind: e.kind, author_id: e.authorId, at: s(e.atMs) })))}`;
   yield `,"views":${JSON.stringify(views.map((v) => ({ item_id: v.itemId, at: s(v.atMs), weight: v.weight })))}`;
@@ -231,6 +218,28 @@ export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: nu
   )}`;
   yield* authoredItems(f.content as Content, userId, s);
   yield '}';
+}
+
+/** The user's following, followers and blocks, newest first, page by page. */
+async function* graphLists(
+  f: PersonalDataDeps,
+  userId: string,
+  s: (ms: number) => number | null,
+): AsyncGenerator<string> {
+  for (const list of ['following', 'followers', 'blocks'] as const) {
+    yield `,"${list}":[`;
+    let cursor: string | undefined;
+    let first = true;
+    do {
+      const page = await f.graph[list](userId, PAGE, cursor);
+      for (const e of page.entries) {
+        yield `${first ? '' : ','}${JSON.stringify({ id: e.userId, since: s(e.sinceMs) })}`;
+        first = false;
+      }
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    yield ']';
+  }
 }
 
 /** The user's items, live and deleted, newest first, page by page. */
