@@ -2,7 +2,7 @@
  * ContentStore on PostgreSQL (PGlite or a server, through `Sql`): items with a full-text vector and
  * reader interests. The for-you recall over the same table is src/for-you/adapters/postgres-recall.ts.
  *
- * Schema: see migrations.ts (`items`, `reader_interests`). Times are epoch ms (`bigint`).
+ * Schema: see src/kernel/sql/migrations.ts (`items`, `reader_interests`). Times are epoch ms (`bigint`).
  */
 import type { Item } from '../kernel/items/item.js';
 import { ERASED_AUTHOR, type ContentStore, type ItemInput, type UpsertOptions } from '../kernel/items/content-store.js';

@@ -74,7 +74,7 @@ export function rankedAfter(c: { key: number; id: string }, after: After | null)
 /** An embedding to store. */
 export interface EmbeddingRecord {
   itemId: string;
-  /** int8 codes (see domain/embedding.ts `quantize`). */
+  /** int8 codes (see embedding.ts `quantize`). */
   vector: Int8Array;
   /** Who made it: the application ('client') or the built-in text embedder ('text'). */
   source: 'client' | 'text';

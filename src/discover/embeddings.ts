@@ -2,7 +2,7 @@
  * DiscoverEmbeddings: item embeddings and reader embeddings for the discover feed's phase 2 (note 3).
  *
  * - Items: an item written through `POST /v1/items` may carry its own `embedding` (length = the
- *   configured dimension); otherwise the built-in text embedder computes one (domain/embedding.ts).
+ *   configured dimension); otherwise the built-in text embedder computes one (embedding.ts).
  *   Published items' embeddings are written in the same transaction as the items (`storeWithin`, issue
  *   21.3: a refused batch writes no vector; rows orphaned by older versions are swept at open), and items written by other paths
  *   (replays, direct SQL) are caught up by `embedMissing` (`freshet discover embed`; `serve` runs no

@@ -2,7 +2,7 @@
  * DiscoverFeed: note 3's multi-phase discover feed, `GET /v1/feeds/discover?limit&cursor`.
  *
  * A session starts at `t0` (the first request's time) and walks three phases; one signed cursor
- * (discover-cursor.ts) carries the phase and every phase's position:
+ * (cursor.ts) carries the phase and every phase's position:
  *   1. **followed creators**, newest first; every 5th slot of a page is a **trending** item (the hot
  *      ranking's top list, when it has entries), seen-checked like the rest;
  *   2. **discovery**: the items nearest to the reader's embedding (embeddings.ts) by exact cosine,
@@ -110,7 +110,7 @@ export interface DiscoverDeps {
   cursors: CursorCodec;
   log: Logger;
   metrics: DiscoverMetrics;
-  /** The ranked phase-2 pool per session (discover-pool-cache.ts); absent: every page searches. */
+  /** The ranked phase-2 pool per session (pool-cache.ts); absent: every page searches. */
   pool?: DiscoverPoolCache;
 }
 

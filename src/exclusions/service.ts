@@ -5,7 +5,7 @@
  * and its cached durable exclusions; only when those are not cached, ONE SQL query loads them
  * (engagements, "not interested", blocks either way) and they are cached for the next request (a
  * compare-and-set on a generation, so a load that raced a write never caches the old state). The
- * result is an immutable snapshot (domain/exclusions.ts) the feed applies with guard clauses.
+ * result is an immutable snapshot (domain.ts) the feed applies with guard clauses.
  *
  * Writes: counted views go to the recent-views LIST (note 5's LPUSH + LTRIM + EXPIRE); engagements and
  * feedback go to PostgreSQL first (the truth), then the reader's cached durable part is invalidated.
@@ -27,7 +27,7 @@ import { DEFAULT_PREFERENCES, type Preferences } from './preferences.js';
 import type { ExclusionCache, ExclusionSource, ExclusionStore, ReaderHistory } from './ports.js';
 import type { Logger } from '../kernel/observability.js';
 
-/** Tunables (config.ts `exclusions`). */
+/** Tunables (src/compose/config.ts `exclusions`). */
 export interface ExclusionSettings {
   penalty: AuthorPenalty;
   /** How "show less" weighs an item's author and tags (absent: it does not). */

@@ -39,7 +39,7 @@ import { mergeSlices, nextMaxId, outboxFloor, overFetch } from './domain.js';
 import { publishToTimeline } from './publish.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
 
-/** Tunables; durations in ms (config.ts has their defaults and sources). */
+/** Tunables; durations in ms (src/compose/config.ts has their defaults and sources). */
 export interface TimelineSettings {
   /**
    * A reader who has not read for longer is cold: its inbox is rebuilt on the next read, and on Redis it

@@ -4,7 +4,7 @@
  * (regeneration, deep pages beyond the Redis floors, the correctness check of the simulation).
  *
  * Contract (test/contracts/timeline-index.contract.ts, against PGlite and a PostgreSQL server):
- * - `publish` gives every live item of the batch that has no tid yet a fresh tid (domain/timeline.ts
+ * - `publish` gives every live item of the batch that has no tid yet a fresh tid (domain.ts
  *   `nextTids`: strictly increasing in commit order, ≥ now × 2^11), registers its author, and records a
  *   pending fan-out — all in one transaction. Items already published are left alone (idempotent).
  *   Within a batch tids follow `published_at`, then id.

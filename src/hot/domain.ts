@@ -108,7 +108,7 @@ export const KEEP_FOREVER = 0;
 /**
  * The publication time before which items are past the retention at `nowMs` (epoch ms), or null when
  * `retentionMs` is {@link KEEP_FOREVER}. An item published at p is past it when p < cutoff, i.e. when
- * `nowMs − p > retentionMs` (the test hotView-9.lua makes).
+ * `nowMs − p > retentionMs` (the test lua/hotView-9.lua makes).
  */
 export function retentionCutoff(nowMs: number, retentionMs: number): number | null {
   return retentionMs === KEEP_FOREVER ? null : nowMs - retentionMs;

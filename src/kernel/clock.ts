@@ -1,5 +1,5 @@
 /**
- * The injected clock (DESIGN.md "Time"): scoring, day keys and windows read `now` from here,
+ * The injected clock (docs/architecture.md "Time"): scoring, day keys and windows read `now` from here,
  * never from `Date.now()` directly, so tests and replays of historical data run on virtual time.
  */
 

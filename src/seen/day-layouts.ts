@@ -1,7 +1,7 @@
 /**
  * Which layout (layout.ts) each day of the Redis rolling seen filter is written and read under, as
  * one process knows it: the day's layout key in Redis (`Keys.seenLayout`, set once by the first process
- * that touches the day, lua/seenLayout-1.lua), cached here for the day's life — a day's layout never
+ * that touches the day, lua/seenLayout-N.lua), cached here for the day's life — a day's layout never
  * changes, so the cache is never stale.
  *
  * - A day no process has touched gets this process's layout — or, when Redis lost the day's key, the
@@ -40,7 +40,7 @@ export interface DayReads {
 }
 
 /**
- * Whether Redis refused a write but serves reads (errors.ts's reasons: out of memory under
+ * Whether Redis refused a write but serves reads (src/kernel/redis/errors.ts's reasons: out of memory under
  * `noeviction`, a read-only replica, writes stopped after a failed save, too few replicas).
  */
 function writeRefused(err: unknown): boolean {

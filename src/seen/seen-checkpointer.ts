@@ -3,8 +3,8 @@
  * (issue 10: "PostgreSQL is the truth; the seen state must be too, within a bounded loss").
  *
  * What is written: not bitmaps but JOURNALS. Each mark script appends the packed hash pairs (8 bytes)
- * of the members it added — for a rolling day, those that set a new bit (seenMark-4.lua); for a
- * reader, those added to its scalable filter, in order (readerSeen-3+N.lua) — to a journal key beside
+ * of the members it added — for a rolling day, those that set a new bit (lua/seenMark-4.lua); for a
+ * reader, those added to its scalable filter, in order (lua/readerSeen-3+N.lua) — to a journal key beside
  * the filter. Every `FRESHET_SEEN_CHECKPOINT_S` a checkpoint takes every journal (found through each
  * shard's index of days with a journal, and the sets of readers whose journal was started:
  * seen-journals.ts), appends them as rows in one PostgreSQL transaction, then acknowledges them in
@@ -17,7 +17,7 @@
  * bench/README.md "Seen checkpoints".
  *
  * Concurrency (N processes, each with its own timer): a take moves a journal to a `taken` key under
- * a lease (includes/take.lua); another process skips it while the lease lives and takes it over (with
+ * a lease (lua/includes/take.lua); another process skips it while the lease lives and takes it over (with
  * what was journalled since) once it expires; an acknowledgement deletes `taken` only under its own
  * lease. So a journal is written at least once, sometimes twice — harmless: folding ORs bits, and a
  * reader's replay skips members present. A checkpoint that fails (PostgreSQL down) leaves its takes

@@ -2,7 +2,7 @@
  * Folding checkpoints (postgres-seen-checkpoints.ts) back into filters, bit for bit as Redis held them:
  * - a rolling day: the base bitmap OR the k bits of every journalled member (order is irrelevant; a
  *   journal holds exactly the members that set a new bit, so the result is the day's bitmap as of the
- *   checkpoint — seenMark-4.lua);
+ *   checkpoint — lua/seenMark-4.lua);
  * - a reader's scalable filter: the base, then every journalled member replayed IN ORDER through the
  *   in-process adapter (memory-reader-seen-filter.ts: a member present is skipped, a full sub-filter
  *   opens the next), at the activity time of its row — so a gap of the TTL between two rows starts

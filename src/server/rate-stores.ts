@@ -4,7 +4,7 @@
  *
  * - In process (the embedded default): the library's LRU store, shared.
  * - Redis: `@fastify/rate-limit`'s store interface over our client, keys (`rl:{u:<r>}`, `rl:service`: src/kernel/redis/keys.ts) and Lua
- * (`edgeRate-1.lua`, loaded with LuaScripts). The library's own Redis store builds keys of its own and
+ * (`lua/edgeRate-1.lua`, loaded with LuaScripts). The library's own Redis store builds keys of its own and
  * runs inline Lua; this one keeps every key in the key families and every failure classified:
  * a Redis that fails or stalls answers `STORE_UNAVAILABLE` (503) within the request deadline, like
  * every other Redis call of a request; a Redis that answers but refuses writes (out of memory) lets the

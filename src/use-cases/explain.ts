@@ -1,8 +1,8 @@
 /**
  * The explain API's one entry (docs/explain.md): `explain({feed, readerId, itemId})` checks its input
  * and hands it to the feed's own explain (src/for-you/explain.ts, src/hot/explain.ts,
- * src/discover/explain.ts, src/following/explain.ts). The route (routes/explain.ts) and the library
- * (`freshet.explain`, open.ts) both call it. Reads only.
+ * src/discover/explain.ts, src/following/explain.ts). The route (src/server/routes/explain.ts) and the library
+ * (`freshet.explain`, src/compose/open.ts) both call it. Reads only.
  */
 import { fail } from '../kernel/errors.js';
 import { deletedExplanation, EXPLAIN_FEEDS, type ExplainFeed, type Explanation } from '../kernel/explain.js';
@@ -107,7 +107,7 @@ export interface ExplainParts {
   exclusions: ExclusionSource;
 }
 
-/** `freshet.explain` over the wired feeds (open.ts); `now` is the instance's clock. */
+/** `freshet.explain` over the wired feeds (src/compose/open.ts); `now` is the instance's clock. */
 export function wireExplain(p: ExplainParts, now: () => number): (q: ExplainQuery) => Promise<Explanation> {
   const { content, exclusions } = p;
   const hot = new HotExplain({ ranking: p.hot.ranking, counters: p.hot.counters, exclusions });

@@ -1,6 +1,6 @@
 /**
  * ExclusionStore on PostgreSQL (PGlite or a server, through `Sql`): the durable part of note 5's
- * exclusions — engagements and "not interested" feedback (migration 4, exclusions-schema.ts) and the
+ * exclusions — engagements and "not interested" feedback (migration 4, adapters/schema.ts) and the
  * blocks of the note 4 graph (migration 3). Times are epoch ms (`bigint`).
  */
 import { fail } from '../../kernel/errors.js';

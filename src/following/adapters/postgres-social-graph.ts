@@ -1,7 +1,7 @@
 /**
  * SocialGraph on PostgreSQL (PGlite or a server, one SQL path): users with their last-active time,
  * follows and blocks (note 4's 关注关系表), exact follower counts, and the pull tids of celebrities.
- * Schema: migration 3 (timeline-schema.ts). Times are epoch ms (`bigint`).
+ * Schema: migration 3 (adapters/schema.ts). Times are epoch ms (`bigint`).
  *
  * Graph edits (follow, unfollow, block, unblock) lock the two users' rows in id order first, so edits of
  * one pair are serialized (a follow can never slip past a concurrent block) and never deadlock; the

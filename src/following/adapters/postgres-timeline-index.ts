@@ -1,10 +1,10 @@
 /**
  * TimelineIndex on PostgreSQL (PGlite or a server): timeline ids of published items, the pending
  * fan-outs (visibility watermark, crash sweep) and the SQL definition of a reader's timeline.
- * Schema: migration 3 (timeline-schema.ts).
+ * Schema: migration 3 (adapters/schema.ts).
  *
  * `publish` takes the one `timeline_clock` row lock inside its transaction: tids are therefore handed out
- * in commit order (domain/timeline.ts explains why the late-arrival guard needs that).
+ * in commit order (domain.ts explains why the late-arrival guard needs that).
  */
 import { MAX_TID, nextTids } from '../domain.js';
 import type {

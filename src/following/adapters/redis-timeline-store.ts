@@ -1,7 +1,7 @@
 /**
  * The following timeline's inboxes and outboxes on Redis (note 4): `tl:in:{u:<reader>}` and
  * `tl:out:{u:<author>}` are strings of packed tids — 7 bytes each, big-endian, ascending
- * (src/following/lua/includes/packed.lua; 800 tids = 5,600 bytes, MEMORY USAGE ≈ 6.2 KB where the
+ * (src/following/lua/includes/ring.lua; 800 tids = 5,600 bytes, MEMORY USAGE ≈ 6.2 KB where the
  * skiplist ZSET of earlier versions took ≈ 97 KB) — each with a state HASH (`…:meta:{u:<id>}`:
  * `state`, `floor`). Every step is one Lua script (src/following/lua/), one round trip; reads find
  * their range by binary search and return it as one packed string ({@link decodeTids}).

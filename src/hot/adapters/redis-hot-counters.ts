@@ -27,7 +27,7 @@ import { deleteMatching, type RedisClient } from '../../kernel/redis/client.js';
 import { redisCall } from '../../kernel/redis/errors.js';
 import { LuaScripts, type ScriptArg } from '../../kernel/redis/lua.js';
 
-/** The hot ranking's scripts (src/hot/lua/; note 2's score is includes/hot-score.lua, once). */
+/** The hot ranking's scripts (src/hot/lua/; note 2's score is lua/includes/hot-score.lua, once). */
 export const HOT_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.url), [
   'hotView-9',
   'hotRescore-1+3N',

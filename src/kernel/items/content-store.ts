@@ -1,6 +1,6 @@
 /**
- * ContentStore port: items and reader interests (PostgreSQL is the truth, DESIGN.md "Where state
- * lives"). The for-you feed's candidate recall over the same items is src/for-you/recall.ts.
+ * ContentStore port: items and reader interests (PostgreSQL is the truth, docs/architecture.md
+ * "Where state lives"). The for-you feed's candidate recall over the same items is src/for-you/recall.ts.
  */
 import type { Item } from './item.js';
 import type { SqlTx } from '../sql/sql.js';
@@ -30,7 +30,7 @@ export interface UpsertOptions {
 /** How `getItems` reads. */
 export interface GetItemsOptions {
   /**
-   * Read the store of record even when an item cache is in front of it (cached-content-store.ts): for
+   * Read the store of record even when an item cache is in front of it (src/content/cached-content-store.ts): for
    * an application's read of one item, which must see every write acknowledged before it in any
    * process. Feeds hydrate without it.
    */

@@ -1,7 +1,6 @@
 /**
- * Redis failures classified where they happen (STYLE.md: "errors are classified where they happen,
- * answered in one place"): the one module that decides whether a Redis error means "the store
- * cannot serve us now" or "our code is wrong". Every Redis adapter's calls go through it — script
+ * Redis failures classified where they happen (and answered in one place, the HTTP edge): the one
+ * module that decides whether a Redis error means "the store cannot serve us now" or "our code is wrong". Every Redis adapter's calls go through it — script
  * runs through the Lua runner (lua.ts), plain commands through {@link redisCall} — so the HTTP edge
  * only maps FreshetError codes and never reads a store's message.
  *

@@ -1,5 +1,5 @@
 /**
- * Every Redis key Freshet builds comes from this module (DESIGN.md "Keys"); docs/operations.md "Redis
+ * Every Redis key Freshet builds comes from this module (docs/architecture.md "Keys"); docs/operations.md "Redis
  * keys" lists the families, with their time to live or bound (src/kernel/redis/key-families.ts).
  *
  * - A reader's keys share the hash tag `{u:<reader>}` so multi-key scripts on them stay in one slot.

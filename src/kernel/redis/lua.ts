@@ -1,5 +1,5 @@
 /**
- * Lua scripts as `.lua` files, in BullMQ's layout (DESIGN.md "Anchors"; BullMQ `src/commands/*.lua`),
+ * Lua scripts as `.lua` files, in BullMQ's layout (its `src/commands/*.lua`: one script per file, the key count in the name),
  * and the one runner every Redis adapter calls them through.
  *
  * Files:

@@ -1,6 +1,6 @@
 /**
  * One tiny SQL interface over two engines, so the PostgreSQL adapters have a single code path
- * (DESIGN.md "Layers"): PGlite (PostgreSQL compiled to WebAssembly, in process — the embedded
+ * (docs/architecture.md "Layout"): PGlite (PostgreSQL compiled to WebAssembly, in process — the embedded
  * default) and a PostgreSQL server through a `pg` pool.
  *
  * Differences the callers must not rely on, and how they are papered over:
