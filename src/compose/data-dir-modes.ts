@@ -1,5 +1,5 @@
 /**
- * The embedded data folder is private to the user running Freshet (issue 21.6): folders 0700, files
+ * The embedded data folder is private to the user running Freshet: folders 0700, files
  * 0600. PGlite (Emscripten's file system over Node's) creates its files 0666 whatever the process umask
  * (measured: 968 of 973 files of a fresh database), so after PGlite opens and again after it closes every
  * file and folder under the data folder is narrowed; the data folder itself is created 0700 first, so

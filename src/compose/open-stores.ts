@@ -31,7 +31,7 @@ export async function openSql(config: Config, timeoutMs = config.deadlines.jobMs
   let sql: Sql;
   if (config.databaseUrl) sql = await openPostgres(config.databaseUrl, { timeoutMs });
   else {
-    privateDir(config.dataDir); // 0700: the data folder is the running user's only (issue 21.6)
+    privateDir(config.dataDir); // 0700: the data folder is the running user's only
     const lock = lockDataDir(config.dataDir);
     try {
       sql = releasingOnClose(await openPglite(join(config.dataDir, 'pgdata')), lock, config.dataDir);

@@ -73,7 +73,7 @@ export class PostgresContentStore implements ContentStore {
    * Inserts or updates items by id in one transaction (multi-row `INSERT … ON CONFLICT (id) DO
    * UPDATE`, {@link UPSERT_CHUNK_ROWS} rows per statement); every written row gets
    * `update_time = nowMs`. A batch naming an id twice is refused (the one batch rule of
-   * src/kernel/items/validate.ts, which the use case has applied already). A soft-deleted id is never reused: the batch is refused (issue 14.5; restoring would
+   * src/kernel/items/validate.ts, which the use case has applied already). A soft-deleted id is never reused: the batch is refused (restoring would
    * bring back an item its readers saw removed, with counters and feed entries already dropped).
    * `opts.alongside` runs in the same transaction once every row is written (see {@link UpsertOptions}).
    * @throws FreshetError `ITEM_DELETED` naming the deleted ids, `INVALID_INPUT` when any row is

@@ -120,7 +120,7 @@ export interface DiscoverIndex {
   putEmbeddings(records: readonly EmbeddingRecord[], nowMs: number): Promise<void>;
   /**
    * Upserts embeddings as {@link putEmbeddings} does, inside `tx` — the transaction that writes their
-   * items (issue 21.3: a refused or failed publish writes no vector). Call {@link embeddingsCommitted}
+   * items (a refused or failed publish writes no vector). Call {@link embeddingsCommitted}
    * once `tx` committed. @throws FreshetError `INVALID_INPUT` as putEmbeddings (before any statement).
    */
   writeEmbeddings(tx: SqlTx, records: readonly EmbeddingRecord[], nowMs: number): Promise<void>;

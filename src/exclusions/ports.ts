@@ -99,7 +99,7 @@ export interface ExclusionCache {
  *   Both refuse unknown and deleted items (FreshetError `NOT_FOUND`) and write nothing then.
  * - `deleteFeedback` removes it; `removed` false when there was none.
  * - `load` is ONE query; lists are most recent first, at most `cap` entries each; it carries the reader's
- *   preferences (null when none were set), so preferences cost no read of their own (issue 22).
+ *   preferences (null when none were set), so preferences cost no read of their own.
  * - `setPreferences` replaces the reader's document; `updatePreferences` edits it atomically (two concurrent
  *   edits both land); an update that throws stores nothing.
  */

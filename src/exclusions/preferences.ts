@@ -1,5 +1,5 @@
 /**
- * A reader's preferences (issue 22, docs/preferences.md): muted words, muted authors, languages and the
+ * A reader's preferences (docs/preferences.md): muted words, muted authors, languages and the
  * author cap of the ranked feeds — one document per reader, replaced whole by `PUT
  * /v1/users/:id/preferences`. This module is the one check of that document (every edge: HTTP, library)
  * and its JSON form. Pure: no I/O.

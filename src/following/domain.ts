@@ -11,7 +11,7 @@
  * of the clock). Mastodon's FeedManager scores by 64-bit snowflake ids, which doubles cannot hold; this
  * layout is the 53-bit variant. Tids are unique, so ties never happen and a cursor is one number.
  *
- * **Never exhausted (issue 10.5).** The time a tid is built from is clamped to the accepted time range
+ * **Never exhausted.** The time a tid is built from is clamped to the accepted time range
  * (src/kernel/time-range.ts: 1970 … 2100-01-01, which the HTTP edge enforces on `X-Freshet-Now`), so
  * the counter can only run ahead of the clock, never off the end: above the tid of 2100-01-01 lie
  * (2^42 ms − 2100-01-01) × 2^11 = {@link TID_HEADROOM} ≈ 6.05 × 10^14 tids — 19 years of publishing

@@ -338,7 +338,7 @@ function streamRoute(r: TypedApp, deps: FollowingRouteDeps): void {
     '/feeds/following/stream',
     { schema: { hide: true, querystring: StreamQuery, headers: StreamHeaders, response: LOOKUP_ERRORS } },
     async (req, reply) => {
-      // the client may drop the socket while the cursor is read: listen before the first await (issue 21.2)
+      // the client may drop the socket while the cursor is read: listen before the first await
       const dropped = watchDrop(reply.raw);
       const { readerId, nowMs } = readerRequest(req, access);
       const [startNow, clockAtStart] = [nowMs, access.clock.now()];

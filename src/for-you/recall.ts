@@ -18,7 +18,7 @@ import type { GaussDecay } from './decay.js';
 
 /**
  * Words the reader's recent views and engagements lend to its interests: the most frequent stemmed words
- * of their titles and tags, at most this many (issue 2; an arbitrary bound on one reader's query, the
+ * of their titles and tags, at most this many (an arbitrary bound on one reader's query, the
  * size of a long list of interest terms).
  */
 export const INTEREST_ITEM_WORDS = 64;
@@ -36,8 +36,8 @@ export interface RecallQuery {
   /** Interest terms; empty (and no `interestItemIds`) → freshness × popularity. */
   interests: readonly string[];
   /**
-   * Items whose words count as interests too: the reader's recent views and engagements (issue 2:
-   * "terms from items the reader viewed or engaged with"). The stemmed words of their titles and tags,
+   * Items whose words count as interests too: the reader's recent views and engagements (terms
+   * from items the reader viewed or engaged with). The stemmed words of their titles and tags,
    * the `INTEREST_ITEM_WORDS` most frequent, are OR-ed with `interests`. Absent or empty: `interests` alone.
    */
   interestItemIds?: readonly string[];

@@ -4,7 +4,7 @@
  *   (or `X-Freshet-Reader` with the service key), never a body field. A `load_more` that silently fell
  *   back to a refresh answers with header `X-Freshet-Refreshed: 1`.
  * - `GET /feeds/for-you/peek` — `{count, capped}`: fresh unseen candidates a refresh would now bring
- *   (issue 13's "new" badge); bounded work, writes nothing; same auth as the feed.
+ *   (the "new" badge); bounded work, writes nothing; same auth as the feed.
  * - `PUT|GET /users/:id/interests` — explicit interest terms that drive recall relevance. Writing needs
  *   the service key; a reader token may read its own.
  */

@@ -26,7 +26,7 @@ export const FeedResult = Envelope(
   }),
 );
 
-/** `GET /v1/feeds/for-you/peek` (issue 13's "new" badge): fresh unseen candidates a refresh would bring. */
+/** `GET /v1/feeds/for-you/peek` (the "new" badge): fresh unseen candidates a refresh would bring. */
 export const PeekResult = Envelope(
   Type.Object({
     count: Type.Integer({

@@ -284,7 +284,7 @@ export class ForYouFeed {
   }
 
   /**
-   * Issue 13's "new" badge: how many fresh (inside the decay window) unseen candidates a refresh would
+   * The "new" badge: how many fresh (inside the decay window) unseen candidates a refresh would
    * now bring, counted over the first round of a refresh's walk only — the interest matches and the
    * first N entries of the shared pool, one seen check — so the work is bounded. Writes nothing: no
    * impression, no lease, the page cache and the cursor untouched.

@@ -12,7 +12,7 @@
  * shards), reads their counters, hydrates them from the content store (deleted items drop out), and
  * evaluates note 2's score for each at the snapshot's time, so every score in a response can be
  * checked by hand from the pv, uv and published_at next to it. Requests filter the snapshot to the
- * items published in `[now − range, now]` of the request's time (issue 14.2: a replay at a 2016
+ * items published in `[now − range, now]` of the request's time (a replay at a 2016
  * `X-Freshet-Now` sees its 2016 items, not items "published" after its now) and cut it to `limit`.
  */
 import type { Item } from '../kernel/items/item.js';

@@ -2,7 +2,7 @@
  * How a day of note 1's rolling seen filter is laid out: how many shard bitmaps, each of which Bloom
  * geometry — the capacity of a shard rather than of a day, so no key grows with the deployment.
  *
- * Derivation (issue 20): a day of `capacityPerDay` impressions is split over
+ * Derivation: a day of `capacityPerDay` impressions is split over
  * N = max(⌈capacityPerDay / C⌉, min(minShards, ⌊capacityPerDay / 10,000⌋)) shards (readers hashed to
  * them, `shardOf`: {@link shardCount}), each sized by
  * {@link sizeWindow} for ⌈capacityPerDay / N⌉ members at the window rate, where C is the shard

@@ -1,6 +1,6 @@
 /**
  * Checkpoints of the Redis seen filters into PostgreSQL, and their restore into Redis after a loss
- * (issue 10: "PostgreSQL is the truth; the seen state must be too, within a bounded loss").
+ * (PostgreSQL is the truth; the seen state must be too, within a bounded loss).
  *
  * What is written: not bitmaps but JOURNALS. Each mark script appends the packed hash pairs (8 bytes)
  * of the members it added — for a rolling day, those that set a new bit (lua/seenMark-4.lua); for a

@@ -119,7 +119,7 @@ async function registerDocsAndOps(app: FastifyInstance, f: Freshet, opts: AppOpt
  * with what they call (the use cases as their verbs).
  */
 async function registerV1(v1: FastifyInstance, f: Freshet): Promise<void> {
-  // authenticate before the body is parsed or validated (issue 14.1); document what every route can answer
+  // authenticate before the body is parsed or validated; document what every route can answer
   v1.decorateRequest('principal', null);
   v1.addHook('onRequest', authenticate(f.tokens));
   // rate and concurrency limits on feed pages and views, keyed by the caller (after authentication)

@@ -1,5 +1,5 @@
 /**
- * The HTTP edge's limits on slow, greedy and noisy clients (issue 21.4, 21.5): request and header
+ * The HTTP edge's limits on slow, greedy and noisy clients: request and header
  * timeouts, and per-caller rate and concurrency limits on the routes that cost the stores most.
  *
  * - **Timeouts** (Node's HTTP server, set through Fastify): a request whose headers have not all arrived

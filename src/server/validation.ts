@@ -1,6 +1,6 @@
 /**
  * Request validation at the edge: the Ajv compilers (query strings coerced by their schema, bodies,
- * params and headers strict) and the messages a person can act on (issue 14.7).
+ * params and headers strict) and the messages a person can act on.
  *
  * Compilers: Fastify lets the validator differ per part of the request (`httpPart`). A query string
  * is all text, so `?limit=20` is coerced to the schema's integer and range-checked there (fastify/demo

@@ -114,7 +114,7 @@ export class UseCases {
     const langs = await languagesOf(items);
     const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }, i) => ({ ...item, lang: langs[i] }));
     // the commit point: items and their embeddings (note 3) in one transaction — a refused or failed
-    // batch writes nothing anywhere (issue 21.3)
+    // batch writes nothing anywhere
     const result = await content.upsertItems(rows, nowMs, {
       alongside: (tx) => embeddings.storeWithin(tx, records, nowMs),
     });

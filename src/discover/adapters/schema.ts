@@ -45,7 +45,7 @@ export const DISCOVER_MIGRATION: Migration = {
 };
 
 /**
- * The SQL of migration 7: the nearest-neighbour index replaces the sketch (issue 12).
+ * The SQL of migration 7: the nearest-neighbour index replaces the sketch.
  *
  * - The sketch, its bucket and their covering index go: phase 2 searches pgvector or the in-process
  *   usearch index instead (adapters/pgvector-search.ts, adapters/in-process-search.ts).

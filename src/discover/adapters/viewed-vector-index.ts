@@ -1,6 +1,6 @@
 /**
  * ViewedVectorIndex: the in-process vector index of a process that shares its host's copy of the HNSW
- * graph instead of holding its own (issue 20: one private copy per worker process cost ~1 KB an item
+ * graph instead of holding its own (one private copy per worker process cost ~1 KB an item
  * each — 10.6 GB per worker at 10M items).
  *
  * - **Base**: a snapshot generation on disk (vector-snapshot.ts), its `graph.usearch` opened with

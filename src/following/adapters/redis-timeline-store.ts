@@ -17,7 +17,7 @@
  * Time to live (wall clock): an inbox's state lives `ttlMs` after the last read or rebuild, an outbox's
  * state `ttlMs` after its author's last publish, and each box of tids {@link INBOX_EXTRA_LIFE_MS} longer,
  * so a box is never seen without its state. A box created after its state (a push into an inbox that
- * its rebuild found empty) inherits the state's time to live in the same script (issue 10.7).
+ * its rebuild found empty) inherits the state's time to live in the same script.
  */
 import { Cluster } from 'ioredis';
 import { assertId } from '../../kernel/ids.js';

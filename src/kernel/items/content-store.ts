@@ -21,7 +21,7 @@ export type ItemInput = Omit<Item, 'updateTime'>;
 export interface UpsertOptions {
   /**
    * Another write that commits with the items, in the same PostgreSQL transaction (the batch's discover
-   * embeddings, issue 21.3): it runs after the items are written and the batch was not refused; when it
+   * embeddings): it runs after the items are written and the batch was not refused; when it
    * throws, nothing of the batch is written anywhere. Runs once per call.
    */
   alongside?: (tx: SqlTx) => Promise<void>;

@@ -24,7 +24,7 @@
  * syntax error): a script's error becomes a {@link LuaScriptError} naming the script, a plain
  * command's error is left as it is; both answer 500/50001. Errors are never modified: ioredis
  * rejects every command queued on a dropped connection with one shared error object, so a new error
- * wraps it each time (issue 10, "shared error objects get renamed by each script").
+ * wraps it each time (a shared error object would be renamed by every script that threw it).
  */
 import { FreshetError, fail } from '../errors.js';
 

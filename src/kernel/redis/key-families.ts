@@ -1,7 +1,7 @@
 /**
  * Every family of Redis keys Freshet writes (all built by src/kernel/redis/keys.ts, plus BullMQ's keys
  * under the fan-out queue prefix), with how each is bounded: a time to live, or — for the few that have
- * none — a documented hard bound (issue 10.7: no key may grow or linger without one).
+ * none — a documented hard bound (no key may grow or linger without one).
  *
  * This list is the one place that says so: test/kernel/key-bounds.test.ts drives every capability against a
  * real Redis under its own prefix, SCANs every key and fails on a key that matches no family, or has no
