@@ -84,7 +84,7 @@ program
           'import graph writes into the database directly (no HTTP route takes a graph in bulk): drop --url',
         );
       const { runGraphImport } = await import('./following/import-graph.js');
-      return void (await runGraphImport(file, loadConfig(), { prefix: opts.prefix })); // follow edges (note 4)
+      return void (await runGraphImport(file, loadConfig(), { prefix: opts.prefix })); // follow edges (docs/following.md)
     }
     if (!importers[format])
       throw new InvalidArgumentError(

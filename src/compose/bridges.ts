@@ -6,7 +6,7 @@ import { DEFAULT_RANGE, parseRange } from '../hot/domain.js';
 import type { HotRanking } from '../hot/service.js';
 import type { TrendingSource } from '../discover/service.js';
 
-/** The discover feed's trending source: the hot ranking's cached top list over note 2's default range (72 h). */
+/** The discover feed's trending source: the hot ranking's cached top list over the hot-ranking design's default range (72 h). */
 export function hotTrending(hot: HotRanking): TrendingSource {
   const rangeMs = parseRange(DEFAULT_RANGE)!;
   return {

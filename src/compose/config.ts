@@ -228,21 +228,21 @@ export interface Config {
   metricsStoreReadMs: number;
   /** The in-process cache of hydrated items (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
   itemCache: ItemCacheSettings;
-  /** The for-you feed (note 1). */
+  /** The for-you feed (docs/for-you.md). */
   forYou: ForYouSettings;
-  /** Note 1's rolling seen filters. */
+  /** The for-you design's rolling seen filters. */
   seen: SeenSettings;
-  /** The hot ranking (note 2). */
+  /** The hot ranking (docs/hot.md). */
   hot: HotSettings;
-  /** Which seen filter each feed uses (docs/for-you.md "Seen strategy"): note 1's rolling or note 3's per-reader. */
+  /** Which seen filter each feed uses (docs/for-you.md "Seen strategy"): the for-you design's rolling or the discover design's per-reader. */
   seenStrategy: { forYou: SeenStrategy; discover: SeenStrategy };
-  /** Note 3's per-reader scalable seen filter. */
+  /** The discover design's per-reader scalable seen filter. */
   readerSeen: ReaderSeenSettings;
-  /** Note 5's exclusions. */
+  /** The exclusions (docs/exclusions.md). */
   exclusions: ExclusionSettings;
-  /** The following timeline (note 4). */
+  /** The following timeline (docs/following.md). */
   following: FollowingSettings;
-  /** The discover feed (note 3). */
+  /** The discover feed (docs/discover.md). */
   discover: DiscoverSettings;
   /** The grouped notifications. */
   notifications: NotificationWiring;
@@ -343,7 +343,7 @@ function edgeSettings(e: Env): EdgeSettings {
 }
 
 /**
- * Note 1's for-you feed.
+ * The for-you feed (docs/for-you.md).
  * @throws Error when the recall horizon exceeds the seen window (see below).
  */
 function forYouSettings(e: Env): ForYouSettings {
@@ -373,7 +373,7 @@ function forYouSettings(e: Env): ForYouSettings {
 }
 
 /**
- * Note 1's rolling seen filters. A day has the shards its capacity needs, and up to FRESHET_SEEN_SHARDS
+ * The for-you design's rolling seen filters. A day has the shards its capacity needs, and up to FRESHET_SEEN_SHARDS
  * to spread it (src/seen/layout.ts `shardCount`).
  * @throws Error when a day would need more than MAX_SEEN_SHARDS shards.
  */
@@ -408,11 +408,11 @@ function seenSettings(e: Env): SeenSettings {
  * Hot shards of `FRESHET_HOT_SHARDS=auto` on a Redis Cluster: 12 evenly spaced shard tags put the same
  * number of shards on every master of a Cluster of 2, 3, 4, 6 or 12 masters that split the slots evenly
  * (5 masters: 3/3/2/2/2), so no master holds the whole hot ranking (bench/memory.ts: per-master memory
- * and commands). A standalone server gets 1 (note 2's `{hot}` keys): there is nothing to spread.
+ * and commands). A standalone server gets 1 (the hot-ranking design's `{hot}` keys): there is nothing to spread.
  */
 export const HOT_SHARDS_ON_CLUSTER = 12;
 
-/** Note 2's hot ranking (retention 0 = keep forever); `cluster`: Redis is a Cluster (for `auto` shards). */
+/** The hot-ranking design's hot ranking (retention 0 = keep forever); `cluster`: Redis is a Cluster (for `auto` shards). */
 function hotSettings(e: Env, cluster: boolean): HotSettings {
   return {
     params: hotParams(e.FRESHET_HOT_ALPHA, e.FRESHET_HOT_BETA, e.FRESHET_HOT_BASE, e.FRESHET_HOT_GAMMA),
@@ -427,7 +427,7 @@ function hotSettings(e: Env, cluster: boolean): HotSettings {
   };
 }
 
-/** Note 3's per-reader scalable seen filter. */
+/** The discover design's per-reader scalable seen filter. */
 function readerSeenSettings(e: Env): ReaderSeenSettings {
   return {
     initialCapacity: e.FRESHET_READER_SEEN_CAPACITY,
@@ -446,7 +446,7 @@ function notificationSettings(e: Env): NotificationWiring {
   };
 }
 
-/** Note 5's exclusions. */
+/** The exclusions (docs/exclusions.md). */
 function exclusionSettings(e: Env): ExclusionSettings {
   return {
     recentViews: e.FRESHET_RECENT_VIEWS,
@@ -467,7 +467,7 @@ function exclusionSettings(e: Env): ExclusionSettings {
   };
 }
 
-/** Note 4's following timeline and its realtime stream. */
+/** The following design's following timeline and its realtime stream. */
 function followingSettings(e: Env): FollowingSettings {
   return {
     activeWindowMs: Math.round(e.FRESHET_ACTIVE_DAYS * DAY_MS),
@@ -492,7 +492,7 @@ function followingSettings(e: Env): FollowingSettings {
   };
 }
 
-/** Note 3's discover feed. */
+/** The discover design's discover feed. */
 function discoverSettings(e: Env): DiscoverSettings {
   return {
     dim: e.FRESHET_EMBEDDING_DIM,
@@ -515,7 +515,7 @@ function discoverSettings(e: Env): DiscoverSettings {
   };
 }
 
-/** Note 2's score parameters. @throws Error when α and β are both 0 (every score would be 0). */
+/** The hot-ranking design's score parameters. @throws Error when α and β are both 0 (every score would be 0). */
 function hotParams(alpha: number, beta: number, base: number, gamma: number): HotParams {
   try {
     return assertHotParams({ alpha, beta, base, gamma });

@@ -48,16 +48,16 @@ export interface Freshet {
   /** The verbs that span capabilities (publish, delete, views, follow/block, engagements, feedback). */
   useCases: UseCases;
   content: ContentStore;
-  /** The for-you feed's candidate recall (note 1) over the content store's items. */
+  /** The for-you feed's candidate recall (docs/for-you.md) over the content store's items. */
   recall: CandidateRecall;
-  /** Note 1's rolling seen filters. */
+  /** The for-you design's rolling seen filters. */
   seen: SeenFilter;
   /** The for-you page cache. */
   cache: FeedCache;
   forYou: ForYouFeed;
   /** The for-you feed's shared fill pool (rebuilt per interval; invalidated on publish and delete). */
   forYouPool: FillPool;
-  /** The hot ranking (note 2): views, the cached ranking; and its maintenance tasks. */
+  /** The hot ranking (docs/hot.md): views, the cached ranking; and its maintenance tasks. */
   hot: HotRanking;
   hotMaintenance: HotMaintenance;
   hotCounters: HotCounters;
@@ -72,15 +72,15 @@ export interface Freshet {
    * @throws FreshetError `INVALID_INPUT` (unknown feed), `INVALID_ID`, `NOT_FOUND` (unknown item).
    */
   explain(q: ExplainQuery): Promise<Explanation>;
-  /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
+  /** The following timeline (docs/following.md): graph, timeline store, fan-out queue and worker. */
   following: Following;
-  /** Note 5's exclusions, one service for every feed (docs/exclusions.md). */
+  /** The exclusions (docs/exclusions.md), one service for every feed (docs/exclusions.md). */
   exclusions: Exclusions;
-  /** Note 3's per-reader scalable seen filter (used by the feeds whose strategy is `per_reader`). */
+  /** The discover design's per-reader scalable seen filter (used by the feeds whose strategy is `per_reader`). */
   readerSeen: ReaderSeenFilter;
   /** The seen filters' PostgreSQL checkpoints (null: embedded default, or checkpoints off); `checkpoint()` runs one now. */
   seenCheckpointer: SeenCheckpointer | null;
-  /** The discover feed (note 3) and its embeddings. */
+  /** The discover feed (docs/discover.md) and its embeddings. */
   discover: Discover;
   /** The grouped notifications and their read markers (docs/notifications.md). */
   notifications: WiredNotifications;

@@ -132,7 +132,7 @@ export class PostgresContentStore implements ContentStore {
               chunk.map((it) => it.id),
             );
         }
-        await opts.alongside?.(tx); // e.g. the batch's embeddings: committed with the items or not at all
+        await opts.alongside?.(tx); // e.g. The batch's embeddings: committed with the items or not at all
         return { inserted, updated };
       })
       .then(async (counts) => {

@@ -1,5 +1,5 @@
 /**
- * DiscoverIndex port: what the discover feed (note 3) reads — the three phases' candidate streams,
+ * DiscoverIndex port: what the discover feed (docs/discover.md) reads — the three phases' candidate streams,
  * item embeddings, and the reader signals its embedding is built from. One implementation,
  * PostgresDiscoverIndex (adapters/postgres-discover-index.ts: SQL on PGlite or a server), over a
  * VectorSearch (vector-search.ts: pgvector, or the in-process usearch index) for phase 2.
@@ -144,6 +144,6 @@ export interface DiscoverIndex {
   signals(readerId: string, untilMs: number, limit: number): Promise<SignalRow[]>;
   /** Deletes a reader's signals (erase). @returns rows removed. */
   forgetReader(readerId: string): Promise<number>;
-  /** A reader's retained signals (its views, as note 3 weighs them), newest first, at most `limit` (export). */
+  /** A reader's retained signals (its views, as the discover design weighs them), newest first, at most `limit` (export). */
   signalsOf(readerId: string, limit: number): Promise<{ itemId: string; atMs: number; weight: number }[]>;
 }

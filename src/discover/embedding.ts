@@ -1,5 +1,5 @@
 /**
- * Embeddings for the discover feed (note 3, phase 2): the built-in text embedder, int8 storage,
+ * Embeddings for the discover feed (the discover design, phase 2): the built-in text embedder, int8 storage,
  * cosine similarity, and the reader embedding (a decayed mean). Pure (no I/O). The nearest-neighbour
  * search over them is a VectorSearch (vector-search.ts).
  *

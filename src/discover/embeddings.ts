@@ -1,5 +1,5 @@
 /**
- * DiscoverEmbeddings: item embeddings and reader embeddings for the discover feed's phase 2 (note 3).
+ * DiscoverEmbeddings: item embeddings and reader embeddings for the discover feed's phase 2 (docs/discover.md).
  *
  * - Items: an item written through `POST /v1/items` may carry its own `embedding` (length = the
  *   configured dimension); otherwise the built-in text embedder computes one (embedding.ts).
@@ -159,7 +159,7 @@ export class DiscoverEmbeddings {
   }
 }
 
-/** View verdicts that are a reader really looking at an item (note 2's suspicious kinds are not). */
+/** View verdicts that are a reader really looking at an item (the hot-ranking design's suspicious kinds are not). */
 const SIGNAL_VERDICTS = new Set(['counted', 'repeat', 'expired']);
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Discover feed route (note 3): `GET /v1/feeds/discover?limit=20&cursor=…` → `{items, sources,
+ * Discover feed route (docs/discover.md): `GET /v1/feeds/discover?limit=20&cursor=…` → `{items, sources,
  * next_cursor, restarted}`. The reader is the token's subject (or `X-Freshet-Reader` with the service
  * key); a forged, edited or foreign cursor is 400 / 40005, a stale one starts afresh (`restarted`).
  */

@@ -1,5 +1,5 @@
 /**
- * JSON schemas of the discover feed (note 3): `GET /v1/feeds/discover?limit=20&cursor=…`.
+ * JSON schemas of the discover feed (docs/discover.md): `GET /v1/feeds/discover?limit=20&cursor=…`.
  */
 import { Type } from 'typebox';
 import { Envelope, FeedItemOut } from '../kernel/http/schemas.js';

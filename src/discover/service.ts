@@ -1,5 +1,5 @@
 /**
- * DiscoverFeed: note 3's multi-phase discover feed, `GET /v1/feeds/discover?limit&cursor`.
+ * DiscoverFeed: the discover design's multi-phase discover feed, `GET /v1/feeds/discover?limit&cursor`.
  *
  * A session starts at `t0` (the first request's time) and walks three phases; one signed cursor
  * (cursor.ts) carries the phase and every phase's position:
@@ -20,7 +20,7 @@
  *
  * Every phase over-fetches `factor × remaining need` candidates per round (3 to start; then
  * 1.25 / (1 − observed drop rate), clamped to [1.5, cap]), drops what the reader has seen (the seen
- * filter, one round trip per round) and what the exclusions forbid (note 5), and keeps going until
+ * filter, one round trip per round) and what the exclusions forbid (docs/exclusions.md), and keeps going until
  * the page is full or the phase is dry. Impressions are written while the page is hydrated and
  * acknowledged before the response (no window in which the next request could repeat an item); a
  * failed write is logged and counted, never an error (the reader already has the page).
@@ -55,11 +55,11 @@ export interface TrendingSource {
 
 /** Tunables (config `FRESHET_DISCOVER_*`). */
 export interface DiscoverFeedSettings {
-  /** Initial over-fetch factor (note 3: 3). */
+  /** Initial over-fetch factor (the discover design: 3). */
   overFetch: number;
   /** Upper bound of the adapted factor. */
   overFetchCap: number;
-  /** Every n-th slot of a phase-1 page is trending (note 3: 5). */
+  /** Every n-th slot of a phase-1 page is trending (the discover design: 5). */
   trendingEvery: number;
   /** Trending entries considered per session (depth of the hot list read). */
   trendingDepth: number;

@@ -1,5 +1,5 @@
 /**
- * VectorSearch port: the nearest-neighbour search behind the discover feed's phase 2 (note 3) — given
+ * VectorSearch port: the nearest-neighbour search behind the discover feed's phase 2 (docs/discover.md) — given
  * a query direction, the stored item embeddings closest to it by cosine. PostgreSQL's
  * `item_embeddings` table is the truth; an implementation is an index over it:
  * - `PgvectorSearch` (adapters/pgvector-search.ts): HNSW inside PostgreSQL when the server has the

@@ -1,5 +1,5 @@
 /**
- * Wiring of the discover feed (note 3), called by src/compose/open.ts: vector search (pgvector or in
+ * Wiring of the discover feed (docs/discover.md), called by src/compose/open.ts: vector search (pgvector or in
  * process, chosen when warmed at open or on first use) → the PostgreSQL discover index → embeddings →
  * feed, over the seen filter, exclusions, trending source and feed metrics the app hands it (trending
  * is the hot ranking's top list, bridged in src/compose/bridges.ts: discover never imports hot).
@@ -27,7 +27,7 @@ import { DiscoverFeed, type TrendingSource } from './service.js';
 export interface DiscoverSettings {
   /** Embedding dimension (`FRESHET_EMBEDDING_DIM`). */
   dim: number;
-  /** Initial over-fetch factor of each phase (note 3: 3) and its adaptive cap. */
+  /** Initial over-fetch factor of each phase (the discover design: 3) and its adaptive cap. */
   overFetch: number;
   overFetchCap: number;
   /** Candidates one phase-2 search adds to a session's pool. */
@@ -60,7 +60,7 @@ export interface DiscoverSettings {
   minSimilarity: number;
 }
 
-/** Trending items in every Nth slot of phase 1 (note 3: every 5th). */
+/** Trending items in every Nth slot of phase 1 (the discover design: every 5th). */
 export const TRENDING_EVERY = 5;
 /** Most rows one phase fetches per round, however far the adaptive over-fetch grows. */
 export const MAX_FETCH_ROWS = 1000;

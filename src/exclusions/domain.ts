@@ -1,5 +1,5 @@
 /**
- * A reader's exclusions as one immutable snapshot (design note 5): built once per feed request from
+ * A reader's exclusions as one immutable snapshot (docs/exclusions.md): built once per feed request from
  * the hot state (recent views) and the durable state (engagements, "not interested", "show less", blocks,
  * the reader's preferences), then applied to every candidate with plain guard clauses. Pure: no I/O.
  *
@@ -47,7 +47,7 @@ export interface DurableExclusions {
   engaged: string[];
   /** The reader's "not interested" items, most recent first, at most the configured cap. */
   notInterested: NotInterested[];
-  /** Authors the reader blocks or who block the reader (note 4 graph; [] without one). */
+  /** Authors the reader blocks or who block the reader (the following graph; [] without one). */
   blockedAuthors: string[];
   /** The reader's "show less" signals, most recent first, at most the configured cap (absent in old caches). */
   showLess?: ShowLess[];
@@ -122,7 +122,7 @@ function authorWeightsOf(
  * Builds the snapshot of `readerId` at `nowMs` (expired mutes left out; the preferences compiled once per
  * document and stretch of time, compiled-preferences.ts). Its guard clauses and its findings read one
  * ordered rule table (rules.ts).
- * @param recentViews newest first (duplicates allowed; they are dropped here, note 5's de-duplication on read).
+ * @param recentViews newest first (duplicates allowed; they are dropped here, the exclusions design's de-duplication on read).
  * @param defaultMaxPerAuthor the author cap of a reader who did not set one (`FRESHET_MAX_PER_AUTHOR`).
  */
 export function buildReaderExclusions(

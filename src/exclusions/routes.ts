@@ -1,5 +1,5 @@
 /**
- * Exclusion routes (note 5). The reader is the token's subject (or `X-Freshet-Reader` with the
+ * Exclusion routes (docs/exclusions.md). The reader is the token's subject (or `X-Freshet-Reader` with the
  * service key), never a body field; `X-Freshet-Now` (service key) sets the virtual time.
  * - `POST /v1/engagements` `{item_id, kind: reply|like|share}` — the item leaves the reader's feeds.
  * - `DELETE /v1/engagements/:item_id?kind=like` — undoes it (an unlike; its notification is taken back

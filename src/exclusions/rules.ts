@@ -1,5 +1,5 @@
 /**
- * The exclusion rules of a reader's snapshot (design note 5), as ONE ordered table: the feeds' filter
+ * The exclusion rules of a reader's snapshot (docs/exclusions.md), as ONE ordered table: the feeds' filter
  * (`reason`, `itemReason` of domain.ts: the first rule that matches is the reason) and the explain API's
  * findings (every rule that matches, in this order) both read it, so what explain says can never drift
  * from what the feeds filter (docs/explain.md).

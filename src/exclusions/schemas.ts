@@ -1,5 +1,5 @@
 /**
- * JSON schemas of the exclusion routes (note 5): engagements and "not interested" feedback.
+ * JSON schemas of the exclusion routes (docs/exclusions.md): engagements and "not interested" feedback.
  */
 import { Type, type TLiteral } from 'typebox';
 import { ENGAGEMENT_KINDS, FEEDBACK_KINDS } from './domain.js';

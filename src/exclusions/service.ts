@@ -1,5 +1,5 @@
 /**
- * Exclusions: design note 5's rules, one service for every feed (README "Exclusions").
+ * Exclusions: the exclusions design's rules, one service for every feed (README "Exclusions").
  *
  * Read (`forReader`, once per feed request): ONE script on the reader's slot returns its recent views
  * and its cached durable exclusions; only when those are not cached, ONE SQL query loads them
@@ -7,7 +7,7 @@
  * compare-and-set on a generation, so a load that raced a write never caches the old state). The
  * result is an immutable snapshot (domain.ts) the feed applies with guard clauses.
  *
- * Writes: counted views go to the recent-views LIST (note 5's LPUSH + LTRIM + EXPIRE); engagements and
+ * Writes: counted views go to the recent-views LIST (the exclusions design's LPUSH + LTRIM + EXPIRE); engagements and
  * feedback go to PostgreSQL first (the truth), then the reader's cached durable part is invalidated.
  * A write is acknowledged only after both, so the next `forReader` sees it; when the invalidation
  * fails the client gets 503 and its retry (the writes are idempotent) completes it. Blocks invalidate
@@ -98,7 +98,7 @@ export class Exclusions implements ExclusionSource {
   }
 
   /**
-   * Records counted views in the viewers' recent-views LISTs (note 5). Ids must be valid.
+   * Records counted views in the viewers' recent-views LISTs (docs/exclusions.md). Ids must be valid.
    * @throws store errors (the caller decides whether they fail its request).
    */
   recordViews(views: readonly { readerId: string; itemId: string }[], nowMs: number): Promise<void> {

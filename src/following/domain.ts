@@ -1,10 +1,10 @@
 /**
- * The following timeline's pure rules (design note 4): timeline ids, the merge of a reader's inbox
+ * The following timeline's pure rules (docs/following.md): timeline ids, the merge of a reader's inbox
  * with the outboxes of the authors it pulls, and the paging guard. No I/O.
  *
  * **Timeline ids (tid).** Every published item gets one integer, assigned by PostgreSQL when it is
  * published: `tid = max(last tid + 1, now_ms × 2^11)`. It is both the id and the order of every inbox and
- * outbox entry (note 4 keeps only ids in the inbox; the order is "time", made exact here). JavaScript
+ * outbox entry (the following design keeps only ids in the inbox; the order is "time", made exact here). JavaScript
  * numbers and Lua's are IEEE doubles, exact only up to 2^53, so the tid is kept below it (and fits the
  * 7 bytes an entry takes on Redis, src/following/lua/includes/ring.lua): 42 bits of milliseconds
  * (until the year 2109) and 11 bits of sequence (2,048 tids per ms before the counter simply runs ahead

@@ -1,5 +1,5 @@
 /**
- * Following-timeline routes (note 4): the graph — `PUT /v1/users/:id` (register a user),
+ * Following-timeline routes (docs/following.md): the graph — `PUT /v1/users/:id` (register a user),
  * `PUT|DELETE /v1/users/:id/following/:author_id`, `PUT|DELETE /v1/users/:id/blocks/:author_id`,
  * `GET /v1/users/:id/{following,followers,blocks}` — and `GET /v1/feeds/following`, with its realtime
  * form `GET /v1/feeds/following/stream` (Server-Sent Events, ./stream-hub.ts).

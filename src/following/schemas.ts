@@ -1,5 +1,5 @@
 /**
- * JSON schemas (TypeBox) of the following timeline's HTTP API (note 4): the graph routes and
+ * JSON schemas (TypeBox) of the following timeline's HTTP API (docs/following.md): the graph routes and
  * `GET /v1/feeds/following`. `limit` is an integer coerced from the query string; cursors (`max_id`,
  * `since_id`, `cursor`) are strings checked in the handlers (a tid below 2^53, a cursor this API
  * returned), so a bad one is INVALID_INPUT (40001), not INVALID_ID.

@@ -1,17 +1,17 @@
 /**
- * FollowingTimeline: the following timeline of design note 4 as domain verbs (Mastodon FeedManager's
+ * FollowingTimeline: the following timeline (docs/following.md) as domain verbs (Mastodon FeedManager's
  * `push_to_home` / `unmerge_from_home` / `populate_home`; here `publish`, `follow` (+ backfill),
  * `unmergeFromInbox`, `populateInbox`, `read`). Depends on ports only.
  *
- * Read (note 4's 读取Feed流流程, merged with pull): one PostgreSQL round trip for the reader's state
+ * Read (the following design's 读取Feed流流程, merged with pull): one PostgreSQL round trip for the reader's state
  * (last-active time, followed authors with a pull tid) and the visibility watermark; a reader inactive
  * for longer than the active window — or whose inbox is missing — gets it rebuilt from PostgreSQL first;
  * then rounds of: read the inbox and the pulled outboxes below the cursor (over-fetching 2× + 8),
  * merge by tid (domain `mergeSlices`), hydrate and filter in one SQL query (deleted, unfollowed, blocked
- * are dropped and removed from the inbox lazily, note 4's 软删除 + 懒删除), until the page is full; below
+ * are dropped and removed from the inbox lazily, the following design's 软删除 + 懒删除), until the page is full; below
  * the highest floor the page is finished from PostgreSQL (Misskey's database fallback).
  *
- * Exclusions (note 5, README "Exclusions"): this timeline applies `blocked_author` and `deleted` (its
+ * Exclusions (the exclusions design, README "Exclusions"): this timeline applies `blocked_author` and `deleted` (its
  * own SQL reads the same `blocks` and `items` rows as the Exclusions service; `own` cannot occur, one
  * cannot follow oneself) and deliberately NOT `recently_viewed`, `engaged` or `not_interested`: it is
  * the complete, chronological record of what followed authors published, paged by `max_id`, and an
@@ -50,7 +50,7 @@ export interface TimelineSettings {
   inboxLength: number;
   /** Entries kept per outbox (800). */
   outboxLength: number;
-  /** Items of an author pushed into the inbox on follow (200, note 4: 关注时写扩散+刷新). */
+  /** Items of an author pushed into the inbox on follow (200, the following design: 关注时写扩散+刷新). */
   followBackfill: number;
 }
 

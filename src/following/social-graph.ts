@@ -1,6 +1,6 @@
 /**
  * SocialGraph port: users (with their last-active time), follows and blocks — PostgreSQL is the truth
- * (docs/architecture.md "Where state lives"). Design note 4's 关注关系表 and its hot/cold (冷热) split.
+ * (docs/architecture.md "Where state lives"). The following design's 关注关系表 and its hot/cold (冷热) split.
  *
  * Contract (test/contracts/social-graph.contract.ts, against PGlite and a PostgreSQL server):
  * - Users are known once registered (`ensureUsers`), by authoring a published item, by following, or by

@@ -1,5 +1,5 @@
 /**
- * TimelineStore port: the hot state of the following timeline (design note 4) — one **outbox** per
+ * TimelineStore port: the hot state of the following timeline (docs/following.md) — one **outbox** per
  * author and one **inbox** per reader, each an ordered set of tids (src/following/domain.ts; on Redis a
  * packed ring of 7-byte tids, src/following/lua/includes/ring.lua), plus a small per-reader state:
  * whether the inbox is being built or ready, and its **floor** (entries at or below it may be missing:

@@ -1,5 +1,5 @@
 /**
- * Wiring of the following timeline (note 4), called by src/compose/open.ts: PostgreSQL graph and timeline
+ * Wiring of the following timeline (docs/following.md), called by src/compose/open.ts: PostgreSQL graph and timeline
  * index, the timeline store (Redis when configured, else in process), the fan-out queue (BullMQ on the
  * same Redis, else in process) and the services.
  *
@@ -59,14 +59,14 @@ export type FanoutListener = (job: FanoutJob, outcome: FanoutOutcome, lagMs: num
 /** Settings of the following timeline (`FRESHET_ACTIVE_DAYS`, `FRESHET_INBOX_LENGTH`, … `FRESHET_SERVE_FANOUT`); durations in ms. */
 export interface FollowingSettings {
   /**
-   * Note 4's active window: a reader who has not read for longer gets its inbox rebuilt on the next read,
+   * The following design's active window: a reader who has not read for longer gets its inbox rebuilt on the next read,
    * and inboxes (and outboxes) expire this long after their last read (publish) on Redis, so a cold
    * reader's inbox gets no pushes.
    */
   activeWindowMs: number;
   inboxLength: number;
   outboxLength: number;
-  /** Authors with at least this many followers are pulled on read instead of pushed (note 4). */
+  /** Authors with at least this many followers are pulled on read instead of pushed (docs/following.md). */
   celebrityThreshold: number;
   /** Items of a newly followed author copied into the reader's inbox. */
   followBackfill: number;

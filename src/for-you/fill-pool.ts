@@ -1,5 +1,5 @@
 /**
- * FillPool: the reader-independent part of the for-you recall (note 1's freshness × popularity fill),
+ * FillPool: the reader-independent part of the for-you recall (the for-you design's freshness × popularity fill),
  * computed once per interval per process and shared by every reader — so a refresh does not rescan the
  * decay window, and its cost does not grow with the catalog (docs/for-you.md "Recall").
  *

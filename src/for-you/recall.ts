@@ -1,5 +1,5 @@
 /**
- * CandidateRecall port: candidate recall for the for-you feed (note 1) — text relevance to the
+ * CandidateRecall port: candidate recall for the for-you feed (docs/for-you.md) — text relevance to the
  * reader's interests × Gaussian time decay, over the live items of the content store.
  *
  * The feed (service.ts) recalls in three parts (docs/for-you.md "Recall"):
@@ -49,14 +49,14 @@ export interface RecallQuery {
   /** Items older than this (ms) are not candidates (see `gaussHorizonMs`). */
   horizonMs: number;
   /**
-   * The reader's exclusions (note 5) pushed into the recall: items of `authorIds` and the ids in
+   * The reader's exclusions (docs/exclusions.md) pushed into the recall: items of `authorIds` and the ids in
    * `itemIds` are never candidates; an author in `authorWeights` has its items' scores multiplied by
    * its weight (the "not interested" penalty). Absent: none.
    */
   exclusions?: RecallExclusions;
 }
 
-/** Note 5's exclusions of one reader, as the recall statements take them. */
+/** The exclusions (docs/exclusions.md) of one reader, as the recall statements take them. */
 export interface RecallExclusions {
   authorIds: Iterable<string>;
   itemIds: Iterable<string>;

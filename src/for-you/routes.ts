@@ -1,5 +1,5 @@
 /**
- * The for-you feed's routes (note 1), a Fastify plugin registered under `/v1`:
+ * The for-you feed's routes (docs/for-you.md), a Fastify plugin registered under `/v1`:
  * - `POST /feeds/for-you` — `{action, limit}` → `{items, has_more}`. The reader is the token's subject
  *   (or `X-Freshet-Reader` with the service key), never a body field. A `load_more` that silently fell
  *   back to a refresh answers with header `X-Freshet-Refreshed: 1`.

@@ -1,10 +1,10 @@
 /**
- * ForYouFeed: the for-you feed of note 1 — a stateless client sends `{action, limit}`, the server
+ * ForYouFeed: the for-you feed (docs/for-you.md) — a stateless client sends `{action, limit}`, the server
  * recalls, drops what the reader has seen, delivers a page and keeps the rest in a per-reader cache.
  *
  * refresh:   lease → recall N clean candidates (walk.ts: interest matches, the shared fill pool, older
  *            items; rounds of N, each one seen check; a load_more's fallback resumes at the reader's
- *            cursor) → first `limit` delivered, the rest replaces the cache atomically (note 1's `DEL`
+ *            cursor) → first `limit` delivered, the rest replaces the cache atomically (the for-you design's `DEL`
  *            is folded into that replace) → impressions written while the page is hydrated.
  * peek:      how many fresh unseen candidates a refresh would bring (first round only; writes nothing).
  * load_more: `LPOP key limit` (+ how many remain) → impressions written while hydrating; nothing
@@ -12,7 +12,7 @@
  * Both top a page up from the cache when hydration dropped items deleted meanwhile (by another process:
  *            this one's deletes leave the pool at once), so pages stay full while candidates remain.
  *
- * Exclusions (note 5, `ExclusionSource`): read once per request in parallel with the lease and the
+ * Exclusions (the exclusions design, `ExclusionSource`): read once per request in parallel with the lease and the
  * interests (refresh) or with the pop (load_more); applied to every round of the walk, and every delivered
  * page passes them again, so an item excluded after the refresh that cached it is dropped on delivery.
  * The reader's preferences come in the same snapshot: rules that read the item (muted words, languages,
@@ -52,14 +52,14 @@ export interface PeekResult {
   capped: boolean;
 }
 
-/** The two actions of note 1. */
+/** The two actions of the for-you design. */
 export type FeedAction = 'refresh' | 'load_more';
 
 /** One delivered page. */
 export interface FeedPage {
   /** Hydrated, live items in delivery order (with `filtered` where they hold the reader's `warn` phrases). */
   items: ServedItem[];
-  /** Whether the reader's delivery buffer still holds items (note 1's `has_more`). */
+  /** Whether the reader's delivery buffer still holds items (the for-you design's `has_more`). */
   hasMore: boolean;
   /** True when a `load_more` found nothing cached and silently refreshed. */
   refreshed: boolean;
@@ -76,7 +76,7 @@ export interface ForYouFeedSettings {
    * `MATCH_SCAN_FACTOR × limit` rows read). Both are bounded whatever the catalog (docs/for-you.md).
    */
   interests: 'pool' | 'index';
-  /** Lifetime of a reader's page cache (note 1: 30 minutes). */
+  /** Lifetime of a reader's page cache (the for-you design: 30 minutes). */
   cacheTtlMs: number;
   /** How long a refresh may hold the reader's lease before it lapses by itself. */
   leaseMs: number;
@@ -90,7 +90,7 @@ export interface ForYouDeps {
   recall: CandidateRecall;
   seen: SeenFilter;
   /**
-   * Note 3's per-reader filter, when `seen` is note 1's rolling one: delivered items older than the
+   * The discover design's per-reader filter, when `seen` is the for-you design's rolling one: delivered items older than the
    * decay window are marked in it too, and candidates older than the window are checked against it
    * (walk.ts). Absent: only `seen` (items served more than its window ago may come back).
    */
@@ -98,7 +98,7 @@ export interface ForYouDeps {
   /** The shared fill (fill-pool.ts). */
   pool: FillPool;
   cache: FeedCache;
-  /** Note 5's exclusions, fetched once per request in parallel with the first reads. */
+  /** The exclusions (docs/exclusions.md), fetched once per request in parallel with the first reads. */
   exclusions: ExclusionSource;
   metrics: FeedMetrics;
   log: Logger;

@@ -16,7 +16,7 @@
  * stays the stream's (fresh first, then by age): a round is the bound on what one seen check reads, so
  * a match a few rounds down does not overtake the non-matching items of the rounds above it.
  *
- * Candidates older than the decay window are also checked against `olderSeen` (note 3's per-reader
+ * Candidates older than the decay window are also checked against `olderSeen` (the discover design's per-reader
  * filter) when the feed has one: the rolling filters forget an impression after 7 days, and an old
  * item stays recallable for ever, so without it an item served more than 7 days ago could come back.
  */

@@ -1,5 +1,5 @@
 /**
- * Hot-ranking routes (note 2):
+ * Hot-ranking routes (docs/hot.md):
  * - `POST /v1/views` — one view `{item_id}` with a reader token (the visitor is the token's subject),
  *   or with the service key `{item_id, visitor_id, flagged?, at?}` or a batch (array) of them for
  *   backfills. Always 200 when accepted: `data.counted` says whether the view counted, `data.verdict`

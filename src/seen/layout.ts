@@ -1,5 +1,5 @@
 /**
- * How a day of note 1's rolling seen filter is laid out: how many shard bitmaps, each of which Bloom
+ * How a day of the for-you design's rolling seen filter is laid out: how many shard bitmaps, each of which Bloom
  * geometry — the capacity of a shard rather than of a day, so no key grows with the deployment.
  *
  * Derivation: a day of `capacityPerDay` impressions is split over

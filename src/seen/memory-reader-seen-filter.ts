@@ -1,5 +1,5 @@
 /**
- * The per-reader scalable seen filter of note 3 in process (the embedded default, and the executable
+ * The per-reader scalable seen filter of the discover design in process (the embedded default, and the executable
  * spec the Redis adapter is tested against).
  *
  * Same bits as Redis: one bitmap per reader holding every open sub-filter at its offset

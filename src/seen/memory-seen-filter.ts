@@ -1,5 +1,5 @@
 /**
- * The seen filter of note 1 in process (the embedded default, and the executable spec the Redis
+ * The rolling seen filter (docs/for-you.md) in process (the embedded default, and the executable spec the Redis
  * adapter is property-tested against).
  *
  * Same layout as Redis, bit for bit: each day has a layout (layout.ts: N shard bitmaps of one

@@ -1,6 +1,6 @@
 /**
  * The in-process copies of past days' seen bitmaps that the Redis seen filter (redis-seen-filter.ts,
- * note 1) tests instead of asking Redis for their bits.
+ * the for-you design) tests instead of asking Redis for their bits.
  *
  * Why: in steady state only today's bitmap is written, so the D − 1 past days of a window do not
  * change; reading their bits in Lua costs ~3 ms a check (500 candidates × 6 days of BITFIELD_RO

@@ -1,5 +1,5 @@
 /**
- * Restoring per-reader seen filters (note 3) from their PostgreSQL checkpoints into Redis, for
+ * Restoring per-reader seen filters (docs/discover.md) from their PostgreSQL checkpoints into Redis, for
  * seen-checkpointer.ts: a reader with no state in Redis (new, idle past the TTL, or lost with Redis)
  * gets back its live filter — folded from its checkpoint under whichever geometry (signature) it was
  * written — or an empty state of the settings' geometry.

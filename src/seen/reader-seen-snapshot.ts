@@ -1,5 +1,5 @@
 /**
- * Snapshot file of the in-process per-reader seen filters (note 3), so a restart of the embedded
+ * Snapshot file of the in-process per-reader seen filters (docs/discover.md), so a restart of the embedded
  * server does not forget impressions (the Redis adapter needs none: Redis keeps them).
  *
  * Format 3 (little-endian): "FSRS" magic u32, version u32 = 3, reader count u32; then per

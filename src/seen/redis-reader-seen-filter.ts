@@ -1,5 +1,5 @@
 /**
- * The per-reader scalable seen filter of note 3 on stock Redis (standalone or Cluster): one string per
+ * The per-reader scalable seen filter of the discover design on stock Redis (standalone or Cluster): one string per
  * sub-filter and one state HASH per reader, all under the reader's hash tag `{u:<reader>}` (src/kernel/redis/keys.ts),
  * so every call is ONE `EVALSHA` of `readerSeen-3+N` (lua/readerSeen-3+N.lua) on one slot. A filter
  * starts with a first sub-filter of `initialCapacity` members (100 by default: 149 bytes at 1 %) and

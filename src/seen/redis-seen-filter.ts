@@ -1,10 +1,10 @@
 /**
- * The seen filter of note 1 on stock Redis: rolling daily Bloom filters as plain bitmaps.
+ * The rolling seen filter (docs/for-you.md) on stock Redis: rolling daily Bloom filters as plain bitmaps.
  *
  * Layout: each UTC day is split into the shards its layout names (layout.ts; the layout is the day's
  * for good, day-layouts.ts): one bitmap per day and shard, `fs:bf:{<tag>}:20260306`
  * (`Keys.seenDays(shards, shard).day`), and beside it its version (`…:20260306:v`); a member is
- * `{reader}:{item}` (note 1), a reader's shard is MurmurHash3(reader) mod the layout's shards. A
+ * `{reader}:{item}` (docs/for-you.md), a reader's shard is MurmurHash3(reader) mod the layout's shards. A
  * reader's day keys of one layout share one hash tag, so each script touches a single Cluster slot.
  * Each bitmap is sized by its layout's {@link BloomGeometry} (m bits, k hashes), positions by
  * Kirsch–Mitzenmacher double hashing of a MurmurHash3 pair computed here, in the engine

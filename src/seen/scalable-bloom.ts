@@ -1,5 +1,5 @@
 /**
- * Geometry of the per-reader scalable Bloom filter (design note 3's "what I'd improve"): pure maths,
+ * Geometry of the per-reader scalable Bloom filter (the discover design's "what I'd improve"): pure maths,
  * shared by the in-process and the Redis adapters so both set the same bits for the same member.
  *
  * Almeida, Baquero, Preguiça & Hutchison 2007, "Scalable Bloom Filters": sub-filter i holds

@@ -1,5 +1,5 @@
 /**
- * Wiring of the seen filters every feed shares: note 1's rolling daily filters and note 3's
+ * Wiring of the seen filters every feed shares: the for-you design's rolling daily filters and the discover design's
  * per-reader scalable filters — on Redis when configured, checkpointed to PostgreSQL every
  * `checkpointMs` and on close and restored after a Redis loss (seen-checkpointer.ts), else in process
  * (the embedded default), where each is restored from a snapshot in the data folder on start and
@@ -22,9 +22,9 @@ import { SeenCheckpointer } from './seen-checkpointer.js';
 import { PostgresSeenCheckpoints } from './postgres-seen-checkpoints.js';
 import type { DayFill } from './day-fill.js';
 
-/** Settings of note 1's rolling filters (`FRESHET_SEEN_*`); `cacheBytes`: the Redis adapter's past-day cache. */
+/** Settings of the for-you design's rolling filters (`FRESHET_SEEN_*`); `cacheBytes`: the Redis adapter's past-day cache. */
 export interface SeenSettings {
-  /** Daily filters in the window (note 1: 7). */
+  /** Daily filters in the window (the for-you design: 7). */
   days: number;
   /** Impressions per day the filters are sized for (over all shards). */
   capacityPerDay: number;
@@ -55,11 +55,11 @@ export const SEEN_SNAPSHOT_MS = 60_000;
 
 /** The seen filters of one instance. */
 export interface SeenWiring {
-  /** Note 1's rolling daily filters. */
+  /** The for-you design's rolling daily filters. */
   rolling: SeenFilter;
-  /** Note 3's per-reader scalable filter (whether or not a feed uses it). */
+  /** The discover design's per-reader scalable filter (whether or not a feed uses it). */
   readerSeen: ReaderSeenFilter;
-  /** The filter of a strategy: `rolling` → note 1's, `per_reader` → note 3's. */
+  /** The filter of a strategy: `rolling` → the for-you design's, `per_reader` → the discover design's. */
   seenFor(strategy: SeenStrategy): SeenFilter;
   /** The PostgreSQL checkpoints of the Redis filters (null: embedded default, or checkpoints off). */
   checkpointer: SeenCheckpointer | null;

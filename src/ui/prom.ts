@@ -50,7 +50,7 @@ export function valueWhere(s: Scrape, name: string, where: Record<string, string
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/;
 
 /**
- * Parses a scrape; `keep` (given a sample's raw label text) leaves samples out, e.g. the histogram
+ * Parses a scrape; `keep` (given a sample's raw label text) leaves samples out, e.g. The histogram
  * series of some routes.
  */
 export function parseProm(text: string, keep: (labels: string) => boolean = () => true): Scrape {

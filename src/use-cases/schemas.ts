@@ -39,7 +39,9 @@ export const UserExport = Type.Object(
     views: Type.Array(Type.Object({ item_id: Type.String(), at: Stamp, weight: Type.Number() }), {
       description: 'the views retained as discover signals (FRESHET_READER_SIGNALS_*), newest first',
     }),
-    recent_views: Type.Array(Type.String(), { description: 'the recent views the exclusions keep (note 5)' }),
+    recent_views: Type.Array(Type.String(), {
+      description: 'the recent views the exclusions keep (docs/exclusions.md)',
+    }),
     interests: Type.Array(Type.String()),
     preferences: Type.Unknown({ description: 'the preferences document as GET /v1/users/:id/preferences answers it' }),
     markers: Type.Object({

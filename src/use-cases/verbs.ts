@@ -113,7 +113,7 @@ export class UseCases {
     // an item sent without a language gets the detector's (src/kernel/items/lang.ts), `und` when unsure
     const langs = await languagesOf(items);
     const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }, i) => ({ ...item, lang: langs[i] }));
-    // the commit point: items and their embeddings (note 3) in one transaction — a refused or failed
+    // the commit point: items and their embeddings (docs/discover.md) in one transaction — a refused or failed
     // batch writes nothing anywhere
     const result = await content.upsertItems(rows, nowMs, {
       alongside: (tx) => embeddings.storeWithin(tx, records, nowMs),
@@ -127,7 +127,7 @@ export class UseCases {
           rows.map((i) => i.id),
           nowMs,
         ),
-      ), // note 4
+      ), // the following timeline (docs/following.md)
     ]);
     this.deps.itemsChanged?.(
       rows.map((r) => r.id),
@@ -152,7 +152,7 @@ export class UseCases {
 
   /**
    * Records views (one or a batch): the hot counters decide each verdict; views that looked at the
-   * item feed the reader embedding (note 3), counted ones the reader's recent views (note 5), a batch
+   * item feed the reader embedding (docs/discover.md), counted ones the reader's recent views (docs/exclusions.md), a batch
    * at its latest view time.
    * @returns one outcome per view, in order.
    */
@@ -232,7 +232,7 @@ export class UseCases {
   async block(readerId: string, authorId: string, nowMs: number): Promise<{ created: boolean }> {
     notSelf(readerId, authorId, 'block');
     const res = await this.deps.timeline.block(readerId, authorId, nowMs);
-    await this.deps.exclusions.blocksChanged([readerId, authorId]); // note 5: blocked authors, both ways
+    await this.deps.exclusions.blocksChanged([readerId, authorId]); // the exclusions design: blocked authors, both ways
     return { created: res.created };
   }
 

@@ -1,5 +1,5 @@
 /**
- * `freshet simulate discover`: replays reader sessions against the discover feed (note 3) in process,
+ * `freshet simulate discover`: replays reader sessions against the discover feed (docs/discover.md) in process,
  * on virtual time, over real data, and reports duplicates, phase mix, exclusions and latency.
  *
  * - Content: the HN posts (`hn_<id>`, text-embedded by the built-in embedder).

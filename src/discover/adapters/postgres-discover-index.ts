@@ -300,7 +300,7 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
   }
 
   /**
-   * The reader's newest `limit` signals and newest `limit` engagements (note 5's `engagements` table,
+   * The reader's newest `limit` signals and newest `limit` engagements (the exclusions design's `engagements` table,
    * weight `engagementWeight`) at or before `untilMs`, joined with their items' embeddings.
    */
   async signals(readerId: string, untilMs: number, limit: number, engagementWeight = 3): Promise<SignalRow[]> {

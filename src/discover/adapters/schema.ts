@@ -1,5 +1,5 @@
 /**
- * The SQL of migration 5 (discover feed, design note 3), listed by src/compose/migrations.ts.
+ * The SQL of migration 5 (discover feed, docs/discover.md), listed by src/compose/migrations.ts.
  * Never edit it once released: append a new migration instead.
  *
  * - `item_embeddings`: one row per item (no foreign key: an embedding is written before its item's

@@ -1,6 +1,6 @@
 /**
  * The exclusions' hot state in process (the embedded default, and the spec the Redis adapter is
- * tested against): each reader's recent views (note 5: newest first, trimmed to N, gone `ttl` after the
+ * tested against): each reader's recent views (the exclusions design: newest first, trimmed to N, gone `ttl` after the
  * last view in virtual time) and a cache of its durable exclusions with a generation counter.
  */
 import { assertId } from '../../kernel/ids.js';

@@ -1,7 +1,7 @@
 /**
- * ExclusionStore on PostgreSQL (PGlite or a server, through `Sql`): the durable part of note 5's
+ * ExclusionStore on PostgreSQL (PGlite or a server, through `Sql`): the durable part of the exclusions design's
  * exclusions — engagements and "not interested" feedback (migration 4, adapters/schema.ts) and the
- * blocks of the note 4 graph (migration 3). Times are epoch ms (`bigint`).
+ * blocks of the following graph (migration 3). Times are epoch ms (`bigint`).
  */
 import { fail } from '../../kernel/errors.js';
 import { compareIds } from '../../kernel/ids.js';

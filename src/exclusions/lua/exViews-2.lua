@@ -1,4 +1,4 @@
---[[ exViews-2: record counted views of one reader (note 5)
+--[[ exViews-2: record counted views of one reader (docs/exclusions.md)
   KEYS[1]   the reader's recent views LIST (newest first)
   KEYS[2]   virtual ms of the reader's last view (string)
   ARGV[1]   now, virtual epoch ms;  ARGV[2] N (kept entries);  ARGV[3] ttl ms

@@ -1,6 +1,6 @@
 /**
  * SocialGraph on PostgreSQL (PGlite or a server, one SQL path): users with their last-active time,
- * follows and blocks (note 4's 关注关系表), exact follower counts, and the pull tids of celebrities.
+ * follows and blocks (the following design's 关注关系表), exact follower counts, and the pull tids of celebrities.
  * Schema: migration 3 (adapters/schema.ts). Times are epoch ms (`bigint`).
  *
  * Graph edits (follow, unfollow, block, unblock) lock the two users' rows in id order first, so edits of

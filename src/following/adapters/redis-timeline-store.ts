@@ -1,5 +1,5 @@
 /**
- * The following timeline's inboxes and outboxes on Redis (note 4): `tl:in:{u:<reader>}` and
+ * The following timeline's inboxes and outboxes on Redis (docs/following.md): `tl:in:{u:<reader>}` and
  * `tl:out:{u:<author>}` are strings of packed tids — 7 bytes each, big-endian, ascending
  * (src/following/lua/includes/ring.lua; 800 tids = 5,600 bytes, MEMORY USAGE ≈ 6.2 KB where the
  * skiplist ZSET of earlier versions took ≈ 97 KB) — each with a state HASH (`…:meta:{u:<id>}`:

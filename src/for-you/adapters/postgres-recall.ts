@@ -1,5 +1,5 @@
 /**
- * CandidateRecall on PostgreSQL (PGlite or a server, through `Sql`): the for-you recall of note 1 —
+ * CandidateRecall on PostgreSQL (PGlite or a server, through `Sql`): the for-you recall (docs/for-you.md) —
  * text relevance × Gaussian time decay, filled by decay × log popularity — over the `items` table of
  * the content store (src/content/postgres-content-store.ts) and the for-you indexes on it
  * (adapters/schema.ts: the keyset index, migration 9; the banded lexeme index, migration 10). Times are
@@ -93,7 +93,7 @@ function itemWordsSql(ids: string): string {
 }
 
 /**
- * Note 5's excluded authors and ids as `AND …` clauses on the `author_id` and `id` columns ('' when
+ * The exclusions design's excluded authors and ids as `AND …` clauses on the `author_id` and `id` columns ('' when
  * none: an empty anti-join still costs as much as the scan).
  */
 function excludedSql(ex: RecallExclusions | undefined, p: Params): string {
@@ -119,7 +119,7 @@ export class PostgresRecall implements CandidateRecall {
   constructor(private readonly sql: Sql) {}
 
   /**
-   * Top-`limit` candidate ids for a reader (note 1's "engine recall"). Candidates are live items
+   * Top-`limit` candidate ids for a reader (the for-you design's "engine recall"). Candidates are live items
    * with `published_at` in [now − horizonMs, now] (future items never) and `author_id` ≠ reader.
    *
    * With usable interest words (see `normalizeTerms`; tsquery syntax in terms is dropped), the items

@@ -26,7 +26,7 @@ import {
 /** An id: 1–64 of `[A-Za-z0-9_.-]`, not `.` or `..`. */
 export const Id = Type.String({ pattern: ID_PATTERN, description: ID_RULE });
 
-/** The success envelope of note 1 around `data`. */
+/** The success envelope (docs/api.md) around `data`. */
 export function Envelope<T extends TSchema>(data: T) {
   return Type.Object({ code: Type.Literal(0), msg: Type.Literal('success'), data });
 }
@@ -207,7 +207,7 @@ export const NotReadyResult = Type.Object({
   data: Type.Object({ status: Type.Literal('unavailable'), stores: Stores }),
 });
 
-/** The success envelope around `data` (note 1: `{code: 0, msg: "success", data}`). */
+/** The success envelope around `data` (`{code: 0, msg: "success", data}`, docs/api.md). */
 export function ok<T>(data: T): { code: 0; msg: 'success'; data: T } {
   return { code: 0, msg: 'success', data };
 }

@@ -3,7 +3,7 @@
  * keys" lists the families, with their time to live or bound (src/kernel/redis/key-families.ts).
  *
  * - A reader's keys share the hash tag `{u:<reader>}` so multi-key scripts on them stay in one slot.
- * - The global daily seen filters of note 1 (`bf:global:YYYYMMDD`) are split into shards by a hash of
+ * - The global daily seen filters of the for-you design (`bf:global:YYYYMMDD`) are split into shards by a hash of
  *   the reader ({@link shardOf}), as many as the day's layout names (src/seen/layout.ts); a reader's
  *   day keys of one layout share one hash tag, so the check is one script on one slot:
  *   `<prefix>bf:{<tag>}:20260306`.
@@ -22,7 +22,7 @@ const TAG_CANDIDATES = 256;
 
 /**
  * Where each sharded family starts on the slot space, as a fraction of it: the hot ranking at the slot
- * of note 2's `{hot}` (so one hot shard keeps note 2's keys exactly), the seen filters a third further,
+ * of the hot-ranking design's `{hot}` (so one hot shard keeps the hot-ranking design's keys exactly), the seen filters a third further,
  * the fan-out queue two thirds — on a Cluster whose masters split the slots evenly, the three families
  * with one shard each land on three different masters (on 3 masters: hot on the 2nd, seen on the 3rd,
  * the queue on the 1st).
@@ -125,7 +125,7 @@ export class Keys {
 
   /**
    * The hot ranking's layout: a string holding the shard count whose shards hold the counters (set
-   * once they are restored; absent before, which means note 2's one `{hot}` shard when its keys
+   * once they are restored; absent before, which means the hot-ranking design's one `{hot}` shard when its keys
    * exist). One key, no time to live.
    */
   hotLayout(): string {
@@ -150,7 +150,7 @@ export class Keys {
     return `${this.prefix}bf:{seen-layout}:${day}`;
   }
 
-  /** The reader's for-you page cache (note 1's `feed:cache:{agent_id}`), a LIST of item ids. */
+  /** The reader's for-you page cache (the for-you design's `feed:cache:{agent_id}`), a LIST of item ids. */
   feedCache(readerId: string): string {
     return `${this.prefix}feed:cache:{u:${readerId}}`;
   }
@@ -166,7 +166,7 @@ export class Keys {
   }
 
   /**
-   * The reader's following-timeline inbox (note 4's 收件箱): a string of packed 7-byte tids in a ring
+   * The reader's following-timeline inbox (the following design's 收件箱): a string of packed 7-byte tids in a ring
    * (src/following/lua/includes/ring.lua; a ZSET of tids in versions before 0.2, converted on first touch).
    */
   inbox(readerId: string): string {
@@ -178,7 +178,7 @@ export class Keys {
     return `${this.prefix}tl:in:meta:{u:${readerId}}`;
   }
 
-  /** The author's outbox (note 4's 发件箱): packed tids, like {@link inbox}. */
+  /** The author's outbox (the following design's 发件箱): packed tids, like {@link inbox}. */
   outbox(authorId: string): string {
     return `${this.prefix}tl:out:{u:${authorId}}`;
   }
@@ -189,7 +189,7 @@ export class Keys {
   }
 
   /**
-   * The reader's scalable seen filter of note 3: sub-filter 0 (the others: {@link readerSeenLevel}).
+   * The reader's scalable seen filter of the discover design: sub-filter 0 (the others: {@link readerSeenLevel}).
    */
   readerSeen(readerId: string): string {
     return `${this.prefix}rsf:{u:${readerId}}`;
@@ -242,7 +242,7 @@ export class Keys {
     return `${this.readerSeenDirty(shard)}:lease`;
   }
 
-  /** The reader's recent views (note 5's `user:views:topic:{userId}`): a LIST of item ids, newest first. */
+  /** The reader's recent views (the exclusions design's `user:views:topic:{userId}`): a LIST of item ids, newest first. */
   recentViews(readerId: string): string {
     return `${this.prefix}rv:{u:${readerId}}`;
   }
@@ -339,10 +339,10 @@ export class Keys {
 }
 
 /**
- * The keys of one hot-ranking shard (note 2). Every key of shard s lives under `<prefix>{hot}:` (1
+ * The keys of one hot-ranking shard (docs/hot.md). Every key of shard s lives under `<prefix>{hot}:` (1
  * shard) or `<prefix>{<shardTag('hot', s, N)>}:` (`hot<N>.<s>` or `hot<N>.<s>-<k>`) — one hash tag, so each
  * script touches one Cluster slot — and beneath
- * it is note 2's layout exactly: `counter:views:<id>`, `hll:uv:<id>`, `hot:score`, `meta:article:<id>`
+ * it is the hot-ranking design's layout exactly: `counter:views:<id>`, `hll:uv:<id>`, `hot:score`, `meta:article:<id>`
  * (e.g. `fs:{hot}:counter:views:12345`). The rest is Freshet's: rate-limit marks, per-minute budgets,
  * suspicious counters, checkpoint marks and the shard's epoch.
  */
@@ -403,9 +403,9 @@ export class HotShardKeys {
 }
 
 /**
- * The keys of one shard of the rolling seen filters (note 1), all under one hash tag `<base>` =
+ * The keys of one shard of the rolling seen filters (docs/for-you.md), all under one hash tag `<base>` =
  * `<prefix>bf:{<tag>}:` ({@link Keys.seenDays}), so every script on
- * them touches one Cluster slot: a UTC day's bitmap `<base>YYYYMMDD` (note 1's `bf:global:YYYYMMDD`
+ * them touches one Cluster slot: a UTC day's bitmap `<base>YYYYMMDD` (the for-you design's `bf:global:YYYYMMDD`
  * under the shard's tag) and beside it its version, journal and restore scratch, plus the shard's
  * journal index and epoch.
  */

@@ -1,4 +1,4 @@
---[[ readerSeen-3+N: the per-reader scalable Bloom filter of note 3 (check, mark or describe one reader)
+--[[ readerSeen-3+N: the per-reader scalable Bloom filter of the discover design (check, mark or describe one reader)
   KEYS[1]     sub-filter 0
   KEYS[2]     the state HASH: t = virtual ms of the last activity, g = geometry signature,
               c = members per open sub-filter, comma-separated ('100,200,37')
