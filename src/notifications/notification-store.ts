@@ -9,7 +9,11 @@
  *   and returns it, or null.
  * - `groups` aggregates a recipient's events by group, newest group first (by its newest event id), only
  *   groups whose newest event id is below `beforeId` (null: all), at most `limit`; actor counts exact.
- * - `markers` only move forward unless forced; a marker above the recipient's newest event id is refused.
+ * - `markers` only move forward unless forced (a marker above the recipient's newest event id is refused
+ *   before the store is asked: `Notifications.setMarker`, service.ts).
+ * - `forgetUser` deletes the events a user received and caused and their marker, naming the recipients they
+ *   notified; `received` lists a reader's events newest first with their data; `prune` deletes the oldest
+ *   events before a time, a batch at a time.
  */
 import type { NotificationEvent, NotificationGroup, NotificationType } from './domain.js';
 
