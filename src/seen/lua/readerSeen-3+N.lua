@@ -32,8 +32,9 @@
   it answers '0' for all, and its first mark allocates sub-filter 0.
   Check: the smallest sub-filters (the oldest) are shipped to the engine, which tests them in JS
   (their bytes cost less to copy than the Lua loop over every member costs); the others are tested
-  here, newest first, a sub-filter at a time, all still-open members together. A small sub-filter (<= 256 bytes per open member) is read whole
-  into Lua (one GET) and tested with string.byte -- ~0.1 us a bit, ~1.7 us per KB copied; a large one
+  here, newest first, a sub-filter at a time, all still-open members together. A small sub-filter (at most
+  WHOLE_BYTES = 1024 bytes per open member) is read whole into Lua (one GET) and tested with string.byte --
+  ~0.1 us a bit, ~1.7 us per KB copied; a large one
   by BITFIELD_RO rounds as in seenCheck-1+2D (~0.45 us a bit) -- measured, Redis 7.0 on the 2-core
   test VM. An unseen member leaves a full sub-filter after ~2 bits.
   Mark: exactly the in-process adapter's sequence (src/seen/memory-reader-seen-filter.ts): each
