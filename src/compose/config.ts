@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { DAY_MS, HOUR_MS } from '../kernel/clock.js';
-import { configError, intVar, numVar, parseEnv } from '../kernel/env.js';
+import { configError, intVar, numVar, parseEnv } from './env.js';
 import { gaussHorizonMs, type GaussDecay } from '../for-you/decay.js';
 import { DEFAULT_FUTURE_SKEW_MS } from '../kernel/time-range.js';
 import type { ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';

@@ -11,7 +11,7 @@ import type { Freshet } from '../compose/open.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { authenticate, serviceKeyHook } from '../kernel/http/access.js';
 import { checkIntervalMs, installEdgeLimits } from './limits.js';
-import { installJsonBodyParser } from '../kernel/http/json-body.js';
+import { installJsonBodyParser } from './json-body.js';
 import { documentEdgeErrors } from '../kernel/http/schemas.js';
 import { schemaController } from './validation.js';
 import { forYouRoutes } from '../for-you/routes.js';

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
-import { fail } from '../errors.js';
+import { fail } from '../kernel/errors.js';
 
 /** Replaces the JSON parser of `app` and drops the text one (a text/plain body is MALFORMED_BODY). */
 export function installJsonBodyParser(app: FastifyInstance): void {
