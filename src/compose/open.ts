@@ -26,7 +26,10 @@ import type { Exclusions } from '../exclusions/service.js';
 import { exclusionRetention, wireExclusions } from '../exclusions/wire.js';
 import { signalRetention, wireDiscover, type Discover } from '../discover/wire.js';
 import { RetentionSweeper } from '../use-cases/retention.js';
-import { hotTrending } from './bridges.js';
+import { enginePopularity, hotTrending, learnedSimilar, learnedSource, learnedTrending } from './bridges.js';
+import { learnRetention, wireLearn, type Learn } from '../learn/wire.js';
+import type { RecallSource, ReRank } from '../for-you/sources.js';
+import type { DiscoverReRank } from '../discover/service.js';
 import { migrate } from './migrations.js';
 import { UseCases } from '../use-cases/verbs.js';
 import type { PersonalDataDeps } from '../use-cases/personal-data.js';
@@ -88,6 +91,8 @@ export interface Freshet {
   activeReaders: ActiveReaders;
   /** The retention sweeps of the tables that grow with readers × time (docs/operations.md "Retention"). */
   retention: RetentionSweeper;
+  /** The learning room: interactions, co-engagement neighbours, popularity, the factor model (docs/learning.md). */
+  learn: Learn;
   /**
    * Starts the background workers (hot rescoring, checkpoints, snapshot refresh, retention sweeps);
    * `close` stops them. `maintenance: false` (a `serve --workers N` worker other than the first) starts
@@ -118,6 +123,15 @@ export interface OpenOptions {
    * would otherwise read every embedding and index each one they write.
    */
   warmDiscover?: boolean;
+  /**
+   * Ranking hooks (docs/library.md "Ranking hooks"): extra recall sources of the for-you feed (fused with
+   * the learned recall and walked first) and a re-rank function per feed (clean candidates in, their
+   * order out, before the page is marked seen).
+   */
+  ranking?: {
+    forYou?: { sources?: readonly RecallSource[]; rerank?: ReRank };
+    discover?: { rerank?: DiscoverReRank };
+  };
 }
 
 /**
@@ -178,22 +192,28 @@ export async function openFreshet(
   const { content, changes, close: closeContent } = wireContent(config.itemCache, stores, metrics);
   const seen = await wireSeen(config.seen, config.readerSeen, stores);
   const exclusions = wireExclusions(config.exclusions, stores);
+  const learn = wireLearn(config.learn, stores);
   const forYou = wireForYou(config.forYou, stores, {
     content,
     seen: seen.seenFor(config.seenStrategy.forYou),
     olderSeen: seen.readerSeen,
     exclusions,
     metrics,
+    popularity: enginePopularity(learn, config.learn.builder.popularityHalfLifeMs),
+    sources: [learnedSource(learn), ...(opts.ranking?.forYou?.sources ?? [])],
+    rerank: opts.ranking?.forYou?.rerank,
   });
   const hot = await wireHot(config.hot, stores, content, opts.recoverHot !== false);
   const following = wireFollowing(config.following, stores, {}, exclusions);
   const discover = wireDiscover(config.discover, stores, {
     content,
-    trending: hotTrending(hot.ranking),
+    trending: learnedTrending(learn, content, hotTrending(hot.ranking)),
     seen: seen.seenFor(config.seenStrategy.discover),
     exclusions,
     metrics,
     secret: config.secret,
+    similar: learnedSimilar(learn, content),
+    rerank: opts.ranking?.discover?.rerank,
   });
   const notifications = wireNotifications(config.notifications, stores, {
     exclusions,
@@ -205,6 +225,7 @@ export async function openFreshet(
       ...exclusionRetention(config.exclusions, sqlJobs, config.discover.signalLimit),
       followingUpkeep(sqlJobs),
       notificationRetention(config.notifications, sqlJobs),
+      learnRetention(config.learn, sqlJobs),
     ],
     log,
     metrics.registry,
@@ -221,6 +242,11 @@ export async function openFreshet(
     forYouCache: forYou.cache,
     forYouPool: forYou.pool,
     embeddings: discover.embeddings,
+    learn: {
+      eraseReader: (id) => learn.interactions.eraseReader(id),
+      eraseItems: (ids) => learn.models.eraseItems(ids),
+      exportReader: (id, limit) => learn.interactions.exportReader(id, limit),
+    },
     hotCounters: hot.counters,
     hot: hot.ranking,
     preferences: (readerId, nowMs) => useCases.preferences(readerId, nowMs),
@@ -245,6 +271,7 @@ export async function openFreshet(
     futureSkewMs: config.futureSkewMs,
     itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
     observe: overview.observe,
+    learn: learn.interactions,
   });
   const announcements = wireAnnouncements(stores, following, notifications, () => clock.now(), log);
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
@@ -277,14 +304,18 @@ export async function openFreshet(
     notifications,
     activeReaders: overview.active,
     retention,
+    learn,
     startWorkers: (opts) => {
       hot.startWorkers(opts);
-      if (opts?.maintenance !== false) retentionWorker ??= retention.start(clock, config.retentionSweepMs);
+      if (opts?.maintenance === false) return;
+      retentionWorker ??= retention.start(clock, config.retentionSweepMs);
+      learn.startWorkers();
     },
     ready: () => probeStores(sql, redis, config.deadlines.redisMs),
     close: () =>
       (closed ??= (async () => {
         await retentionWorker?.stop();
+        await learn.close(); // stops the builder's ticks and the training
         await announcements.close();
         await notifications.close();
         await hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown

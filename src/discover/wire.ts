@@ -21,7 +21,7 @@ import { DiscoverPoolCache } from './pool-cache.js';
 import { CursorCodec } from './cursor.js';
 import { DiscoverEmbeddings } from './embeddings.js';
 import { DiscoverExplain } from './explain.js';
-import { DiscoverFeed, type TrendingSource } from './service.js';
+import { DiscoverFeed, type DiscoverReRank, type SimilarSource, type TrendingSource } from './service.js';
 
 /** Settings of the discover feed (`FRESHET_EMBEDDING_DIM`, `FRESHET_DISCOVER_*`); durations in ms. */
 export interface DiscoverSettings {
@@ -58,6 +58,8 @@ export interface DiscoverSettings {
   trendingDepth: number;
   /** Phase-2 candidates below this cosine are not served. */
   minSimilarity: number;
+  /** Learned candidates a session's phase 2 starts with (`FRESHET_DISCOVER_LEARNED`; 0: none). */
+  learnedPool: number;
 }
 
 /** Trending items in every Nth slot of phase 1 (note 3: every 5th). */
@@ -147,6 +149,10 @@ export function wireDiscover(
     exclusions: ExclusionSource;
     metrics: FeedMetrics;
     secret: string;
+    /** The learned part of phase 2 (bridged from the learning room); absent: the vector search alone. */
+    similar?: SimilarSource;
+    /** The library's re-rank hook. */
+    rerank?: DiscoverReRank;
   },
 ): Discover {
   const sqlJobs = stores.sqlJobs ?? stores.sql;
@@ -170,6 +176,8 @@ export function wireDiscover(
       () => vectors.stats(),
     ),
     pool: new DiscoverPoolCache(),
+    similar: d.learnedPool > 0 ? deps.similar : undefined,
+    rerank: deps.rerank,
   };
   const feedSettings = {
     overFetch: d.overFetch,
@@ -179,6 +187,7 @@ export function wireDiscover(
     pool: d.pool,
     minSimilarity: d.minSimilarity,
     maxFetch: MAX_FETCH_ROWS,
+    learnedPool: d.learnedPool,
   };
   const feed = new DiscoverFeed(feedDeps, feedSettings);
   const explain = new DiscoverExplain(feedDeps, feedSettings);

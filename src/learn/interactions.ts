@@ -86,8 +86,9 @@ export interface InteractionStore {
   /** A reader's pairs for an export, newest first. */
   exportReader(readerId: string, limit: number): Promise<InteractionRow[]>;
   /**
-   * Retention: pairs whose last signal is older than `beforeMs` become tombstones; tombstones older than
-   * `tombstonesBeforeMs` are deleted. @returns [tombstoned, deleted].
+   * One bounded retention step: at most `limit` pairs whose last signal is older than `beforeMs` become
+   * tombstones, and at most `limit` tombstones older than `tombstonesBeforeMs` are deleted (default 5,000).
+   * @returns [tombstoned, deleted]: the pass is over when both are below `limit`.
    */
-  expire(beforeMs: number, tombstonesBeforeMs: number): Promise<[number, number]>;
+  expire(beforeMs: number, tombstonesBeforeMs: number, limit?: number): Promise<[number, number]>;
 }

@@ -17,6 +17,7 @@ import { LRUCache } from 'lru-cache';
 import { interactionWeight, type InteractionStore } from './interactions.js';
 import type { ModelStore } from './model-store.js';
 import type { Neighbour } from './neighbours.js';
+import type { FactorIndex } from './factor-model.js';
 
 /** One collaborative candidate. */
 export interface LearnedCandidate {
@@ -25,6 +26,19 @@ export interface LearnedCandidate {
   score: number;
   /** The reader's items that contributed most (up to 3), best first, with their share of the score. */
   because: { itemId: string; similarity: number; shared: number }[];
+}
+
+/** One candidate of {@link LearnedRecall.recommend}: both learners' evidence, fused. */
+export interface Recommendation {
+  itemId: string;
+  /** The fused score: neighbour score / the best neighbour score + factor score / the best factor score. */
+  score: number;
+  /** Σ weight · similarity over the reader's items (0: not a neighbour of any). */
+  neighbourScore: number;
+  /** The dot product of the reader's folded-in vector and the item's (null: not among the factor candidates). */
+  factorScore: number | null;
+  /** The reader's items that contributed most to the neighbour score. */
+  because: LearnedCandidate['because'];
 }
 
 /** Tunables of the recall; durations in ms. */
@@ -45,6 +59,7 @@ export class LearnedRecall {
     private readonly interactions: InteractionStore,
     private readonly models: ModelStore,
     private readonly settings: LearnedRecallSettings,
+    private readonly factors: FactorIndex | null = null,
   ) {
     this.rows = new LRUCache({ max: settings.rowCacheRows, ttl: settings.rowCacheTtlMs });
   }
@@ -80,6 +95,42 @@ export class LearnedRecall {
         kept.get(n.itemId)?.because.push({ itemId, similarity: n.score, shared: n.shared });
     for (const c of top) c.because = c.because.sort((a, b) => b.similarity - a.similarity).slice(0, 3);
     return top;
+  }
+
+  /**
+   * The reader's best `limit` items by both learners, best first: the co-engagement candidates and the
+   * factor model's, each score divided by its list's best and summed (a candidate only one learner found
+   * gets that learner's part alone). Normalised-score fusion (Fox & Shaw 1994, "Combination of multiple
+   * searches", CombSUM over max-normalised scores): measured beside reciprocal-rank fusion on
+   * ml-latest-small in docs/learning.md. [] for a reader with no history.
+   */
+  async recommend(readerId: string, limit: number): Promise<Recommendation[]> {
+    const history = await this.history(readerId);
+    if (history.size === 0) return [];
+    const [near, factor] = await Promise.all([
+      this.candidates(readerId, limit, history),
+      this.factors ? this.factors.candidates(history, limit) : Promise.resolve([]),
+    ]);
+    const out = new Map<string, Recommendation>();
+    const nMax = near[0]?.score ?? 1;
+    for (const c of near)
+      out.set(c.itemId, {
+        itemId: c.itemId,
+        score: c.score / nMax,
+        neighbourScore: c.score,
+        factorScore: null,
+        because: c.because,
+      });
+    const fMax = factor[0]?.score ?? 1;
+    for (const c of factor) {
+      const part = fMax > 0 ? Math.max(0, c.score) / fMax : 0;
+      const r = out.get(c.itemId);
+      if (r) {
+        r.score += part;
+        r.factorScore = c.score;
+      } else out.set(c.itemId, { itemId: c.itemId, score: part, neighbourScore: 0, factorScore: c.score, because: [] });
+    }
+    return [...out.values()].sort((a, b) => b.score - a.score || (a.itemId < b.itemId ? -1 : 1)).slice(0, limit);
   }
 
   /** Neighbour rows of `itemIds`: the cache, then one store read for the misses. */

@@ -27,6 +27,10 @@ import type { DiscoverEmbeddings } from '../discover/embeddings.js';
 import type { HotCounters } from '../hot/hot-counters.js';
 import type { HotRanking } from '../hot/service.js';
 import type { PreferencesJson } from '../exclusions/preferences.js';
+import { SIGNAL_KINDS, type InteractionRow } from '../learn/interactions.js';
+
+/** The kinds of a pair's `kinds` bits, by name. */
+const kindsOf = (bits: number): string[] => SIGNAL_KINDS.filter((_, b) => bits & (1 << b));
 
 /** What erase and export reach: every room's part, as src/compose/open.ts wires them. */
 export interface PersonalDataDeps {
@@ -40,6 +44,12 @@ export interface PersonalDataDeps {
   /** The for-you feed's fill pool: told when items leave. */
   forYouPool: { invalidate(published: readonly string[], deleted: readonly string[]): void };
   embeddings: DiscoverEmbeddings;
+  /** The learning room: the reader's interactions; the learned rows of erased items. */
+  learn: {
+    eraseReader(readerId: string): Promise<number>;
+    eraseItems(itemIds: readonly string[]): Promise<number>;
+    exportReader(readerId: string, limit: number): Promise<InteractionRow[]>;
+  };
   hotCounters: HotCounters;
   hot: HotRanking;
   /**
@@ -75,6 +85,7 @@ export const ERASE_STEPS = [
   'seen',
   'forYou',
   'discover',
+  'learn',
   'content',
   'hot',
   'edge',
@@ -126,6 +137,8 @@ export async function eraseUser(
   done('forYou');
   removed.discover = { signals: await f.embeddings.forgetReader(userId) };
   done('discover');
+  removed.learn = { interactions: await f.learn.eraseReader(userId) };
+  done('learn');
   removed.content = { interests: await f.content.forgetReader(userId) };
   done('content');
   removed.hot = { visitorMarks: await f.hotCounters.forgetVisitor(userId) };
@@ -142,6 +155,7 @@ async function eraseItems(f: PersonalDataDeps, userId: string, nowMs: number): P
   for (;;) {
     const ids = await f.content.eraseAuthor(userId, nowMs, ITEM_BATCH);
     for (const id of ids) await f.hot.itemDeleted(id);
+    await f.learn.eraseItems(ids);
     f.forYouPool.invalidate([], ids);
     count += ids.length;
     if (ids.length < ITEM_BATCH) return { items: count };
@@ -175,11 +189,18 @@ export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: nu
     f.notifications.store.received(userId, 10_000),
   ]);
   const views = await f.embeddings.signalsOf(userId, 10_000);
+  const interactions = await f.learn.exportReader(userId, 10_000);
   const followingMarker = await f.timeline.marker(userId, nowMs);
   const firstItems = await (f.content as Content).itemsOf(userId, 1);
   const known =
     profile !== null ||
-    history.engagements.length + history.feedback.length + views.length + interests.length + received.length > 0 ||
+    history.engagements.length +
+      history.feedback.length +
+      views.length +
+      interactions.length +
+      interests.length +
+      received.length >
+      0 ||
     exclusions.recentViews.length > 0 ||
     firstItems.length > 0 ||
     marker.updatedAt !== null ||
@@ -212,6 +233,7 @@ export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: nu
   yield `,"engagements":${JSON.stringify(history.engagements.map((e) => ({ item_id: e.itemId, kind: e.kind, at: s(e.atMs) })))}`;
   yield `,"feedback":${JSON.stringify(history.feedback.map((e) => ({ item_id: e.itemId, kind: e.kind, author_id: e.authorId, at: s(e.atMs) })))}`;
   yield `,"views":${JSON.stringify(views.map((v) => ({ item_id: v.itemId, at: s(v.atMs), weight: v.weight })))}`;
+  yield `,"interactions":${JSON.stringify(interactions.map((i) => ({ item_id: i.itemId, kinds: kindsOf(i.kinds), at: s(i.atMs) })))}`;
   yield `,"recent_views":${JSON.stringify(exclusions.recentViews)}`;
   yield `,"interests":${JSON.stringify(interests)}`;
   yield `,"preferences":${JSON.stringify(prefs)}`;

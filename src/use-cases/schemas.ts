@@ -39,6 +39,10 @@ export const UserExport = Type.Object(
     views: Type.Array(Type.Object({ item_id: Type.String(), at: Stamp, weight: Type.Number() }), {
       description: 'the views retained as discover signals (FRESHET_READER_SIGNALS_*), newest first',
     }),
+    interactions: Type.Array(Type.Object({ item_id: Type.String(), kinds: Type.Array(Type.String()), at: Stamp }), {
+      description:
+        'what the learning room keeps of them: per item, the kinds of positive signal and the last one’s time',
+    }),
     recent_views: Type.Array(Type.String(), { description: 'the recent views the exclusions keep (note 5)' }),
     interests: Type.Array(Type.String()),
     preferences: Type.Unknown({ description: 'the preferences document as GET /v1/users/:id/preferences answers it' }),

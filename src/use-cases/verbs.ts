@@ -46,6 +46,10 @@ import {
 import { applyPreferencesPatch } from '../exclusions/preferences-patch.js';
 import { languagesOf } from '../kernel/items/lang.js';
 import type { Notifications, NotifyInput } from '../notifications/service.js';
+import { kindBit, SIGNAL_KINDS, type InteractionStore } from '../learn/interactions.js';
+
+/** Every kind of positive signal, as `kinds` bits. */
+const ALL_KINDS = SIGNAL_KINDS.reduce((bits, k) => bits | kindBit(k), 0);
 import { eraseUser, exportUser, type Erasure, type ItemsChoice, type PersonalDataDeps } from './personal-data.js';
 
 export type { PublishInput } from '../kernel/items/validate.js';
@@ -61,6 +65,11 @@ export interface UseCaseDeps {
   notifications: Notifications;
   /** Every room's part of an erase or an export (src/use-cases/personal-data.ts). */
   personal: PersonalDataDeps;
+  /**
+   * The learning room's interactions (src/learn/interactions.ts): every positive signal is recorded after
+   * the capability that owns it, and taken back with it. Absent: nothing learned.
+   */
+  learn?: Pick<InteractionStore, 'add' | 'remove'>;
   log: Logger;
   /** The clock: a published item's time may be at most `futureSkewMs` past the later of it and the publish time. */
   clock: Clock;
@@ -164,8 +173,12 @@ export class UseCases {
     const counted = views.filter((_, i) => outcomes[i]!.verdict === 'counted');
     // active now, in the server's time (the frame /metrics reads in), whatever time a replayed view carries
     for (const v of views) this.deps.observe?.active(v.visitorId, this.deps.clock.now());
+    const signals = viewSignals(views, outcomes);
     await Promise.all([
-      this.deps.embeddings.addSignals(viewSignals(views, outcomes)),
+      this.deps.embeddings.addSignals(signals),
+      this.deps.learn?.add(
+        signals.map((v) => ({ readerId: v.readerId, itemId: v.itemId, kind: 'view', atMs: v.atMs })),
+      ),
       counted.length === 0
         ? undefined
         : this.deps.exclusions.recordViews(
@@ -256,6 +269,7 @@ export class UseCases {
     nowMs: number,
   ): Promise<{ created: boolean }> {
     const r = await this.deps.exclusions.recordEngagement(readerId, itemId, kind, nowMs);
+    await this.deps.learn?.add([{ readerId, itemId, kind, atMs: nowMs }]);
     if (r.created) {
       const [item] = await this.deps.content.getItems([itemId]);
       if (item) await this.notify({ recipientId: item.authorId, type: kind, actorId: readerId, itemId }, nowMs);
@@ -274,6 +288,7 @@ export class UseCases {
     nowMs: number,
   ): Promise<{ removed: boolean }> {
     const r = await this.deps.exclusions.undoEngagement(readerId, itemId, kind);
+    await this.deps.learn?.remove(readerId, itemId, kindBit(kind));
     if (r.removed) {
       const [item] = await this.deps.content.getItems([itemId], { fresh: true });
       if (item) await this.retract(item.authorId, kind, readerId, itemId, nowMs);
@@ -285,8 +300,13 @@ export class UseCases {
    * Records feedback: "not interested" (the item leaves the reader's feeds, its author is down-weighted) or
    * "show less" (its author and tags are down-weighted, compounding; docs/preferences.md).
    */
-  recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
-    if (kind === 'not_interested') return this.deps.exclusions.notInterested(readerId, itemId, nowMs);
+  async recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
+    if (kind === 'not_interested') {
+      const r = await this.deps.exclusions.notInterested(readerId, itemId, nowMs);
+      // "not interested" takes back every positive signal the reader gave the item
+      await this.deps.learn?.remove(readerId, itemId, ALL_KINDS);
+      return r;
+    }
     if (kind === 'show_less') return this.deps.exclusions.showLess(readerId, itemId, nowMs);
     throw fail('INVALID_INPUT', `unknown feedback kind ${preview(kind)}`);
   }

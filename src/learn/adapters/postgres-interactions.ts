@@ -132,14 +132,17 @@ export class PostgresInteractionStore implements InteractionStore {
     return rows.map(toRow);
   }
 
-  async expire(beforeMs: number, tombstonesBeforeMs: number): Promise<[number, number]> {
+  async expire(beforeMs: number, tombstonesBeforeMs: number, limit = 5000): Promise<[number, number]> {
     const tombstoned = await this.sql.query(
-      `UPDATE interactions SET kinds = 0, changed = pg_current_xact_id() WHERE at < $1 AND kinds <> 0 RETURNING 1`,
-      [beforeMs],
+      `UPDATE interactions SET kinds = 0, changed = pg_current_xact_id()
+       WHERE ctid = ANY(ARRAY(SELECT ctid FROM interactions WHERE at < $1 AND kinds <> 0 LIMIT $2)) RETURNING 1`,
+      [beforeMs, limit],
     );
-    const deleted = await this.sql.query(`DELETE FROM interactions WHERE kinds = 0 AND at < $1 RETURNING 1`, [
-      tombstonesBeforeMs,
-    ]);
+    const deleted = await this.sql.query(
+      `DELETE FROM interactions
+       WHERE ctid = ANY(ARRAY(SELECT ctid FROM interactions WHERE kinds = 0 AND at < $1 LIMIT $2)) RETURNING 1`,
+      [tombstonesBeforeMs, limit],
+    );
     return [tombstoned.length, deleted.length];
   }
 }
