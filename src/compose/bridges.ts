@@ -10,6 +10,7 @@ import type { RecallSource } from '../for-you/sources.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import { popularityAt } from '../learn/popularity.js';
 import type { Learn } from '../learn/wire.js';
+import type { Recommendation } from '../learn/recall.js';
 
 /** The discover feed's trending source: the hot ranking's cached top list over note 2's default range (72 h). */
 export function hotTrending(hot: HotRanking): TrendingSource {
@@ -25,16 +26,37 @@ export function hotTrending(hot: HotRanking): TrendingSource {
 
 /**
  * The for-you feed's learned recall source: the learning room's recommendations (co-engagement
- * neighbours and the factor model, fused: src/learn/recall.ts).
+ * neighbours and the factor model, fused: src/learn/recall.ts), with their evidence for explain — the
+ * neighbour and factor scores, and the reader's items that made it a neighbour, by title.
  */
-export function learnedSource(learn: Pick<Learn, 'recall'>): RecallSource {
+export function learnedSource(learn: Pick<Learn, 'recall'>, content: Pick<ContentStore, 'getItems'>): RecallSource {
   return {
     name: 'learned',
     async candidates(q) {
       const recs = await learn.recall.recommend(q.readerId, q.limit);
-      return recs.map((r) => ({ itemId: r.itemId, score: r.score }));
+      return recs.map((r) => ({ itemId: r.itemId, score: r.score, evidence: evidenceOf(r) }));
+    },
+    async explain(readerId, itemId, limit) {
+      const recs = await learn.recall.recommend(readerId, limit);
+      const r = recs.find((x) => x.itemId === itemId);
+      if (!r) return null;
+      const evidence = evidenceOf(r);
+      if (r.because.length === 0) return evidence;
+      const titles = new Map((await content.getItems(r.because.map((b) => b.itemId))).map((i) => [i.id, i.title]));
+      const named = r.because.map((b) => `“${titles.get(b.itemId) ?? b.itemId}”`);
+      const shared = r.because.map((b) => b.shared).join(', ');
+      evidence.because = `readers who engaged with ${named.join(' and ')} also engaged with this (${shared} readers in common)`;
+      return evidence;
     },
   };
+}
+
+/** The numbers of a recommendation explain shows (src/learn/recall.ts `Recommendation`). */
+function evidenceOf(r: Recommendation): Record<string, number | string> {
+  const e: Record<string, number | string> = { neighbour_score: r.neighbourScore };
+  if (r.factorScore !== null) e.factor_score = r.factorScore;
+  if (r.because.length > 0) e.because_items = r.because.map((b) => b.itemId).join(',');
+  return e;
 }
 
 /**

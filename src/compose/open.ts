@@ -200,7 +200,7 @@ export async function openFreshet(
     exclusions,
     metrics,
     popularity: enginePopularity(learn, config.learn.builder.popularityHalfLifeMs),
-    sources: [learnedSource(learn), ...(opts.ranking?.forYou?.sources ?? [])],
+    sources: [learnedSource(learn, content), ...(opts.ranking?.forYou?.sources ?? [])],
     rerank: opts.ranking?.forYou?.rerank,
   });
   const hot = await wireHot(config.hot, stores, content, opts.recoverHot !== false);

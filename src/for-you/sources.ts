@@ -24,6 +24,11 @@ export interface SourceCandidate {
   itemId: string;
   /** > 0; compared only with the same source's other scores. */
   score: number;
+  /**
+   * Why the source found it, for explain's score parts (e.g. the learned source's neighbour and factor
+   * scores and its "readers who engaged with … also engaged with this"); read only by explain.
+   */
+  evidence?: Record<string, number | string>;
 }
 
 /** What a source is asked. */
@@ -43,6 +48,11 @@ export interface RecallSource {
   readonly weight?: number;
   /** The reader's candidates, best first. */
   candidates(q: SourceQuery): Promise<readonly SourceCandidate[]>;
+  /**
+   * Optional: the evidence of one item for explain, in plain words where it can (null: not a candidate
+   * of the reader's among its best `limit`). Without it, explain shows the `evidence` of `candidates`.
+   */
+  explain?(readerId: string, itemId: string, limit: number): Promise<Record<string, number | string> | null>;
 }
 
 /** A fused candidate: the walk's candidate, its fused score × decay in `score`, and each source's part. */
@@ -50,6 +60,8 @@ export interface SourcedCandidate extends Candidate {
   score: number;
   /** Per source name: its max-normalised, weighted part of the fused score (before the decay). */
   parts: Record<string, number>;
+  /** The sources' evidence, merged (see {@link SourceCandidate.evidence}). */
+  evidence: Record<string, number | string>;
 }
 
 /** What {@link sourcedCandidates} needs. */
@@ -80,6 +92,7 @@ export async function sourcedCandidates(
     ),
   );
   const parts = new Map<string, Record<string, number>>();
+  const evidence = new Map<string, Record<string, number | string>>();
   lists.forEach((list, k) => {
     const s = deps.sources[k]!;
     let best = 0;
@@ -90,6 +103,7 @@ export async function sourcedCandidates(
       const p = parts.get(c.itemId) ?? {};
       p[s.name] = (p[s.name] ?? 0) + ((s.weight ?? 1) * c.score) / best;
       parts.set(c.itemId, p);
+      if (c.evidence) evidence.set(c.itemId, { ...evidence.get(c.itemId), ...c.evidence });
     }
   });
   if (parts.size === 0) return [];
@@ -101,7 +115,14 @@ export async function sourcedCandidates(
     const p = parts.get(item.id)!;
     const fused = Object.values(p).reduce((a, b) => a + b, 0);
     const score = fused * gaussDecay(q.decay, q.nowMs, item.publishedAt);
-    out.push({ id: item.id, authorId: item.authorId, publishedAt: item.publishedAt, score, parts: p });
+    out.push({
+      id: item.id,
+      authorId: item.authorId,
+      publishedAt: item.publishedAt,
+      score,
+      parts: p,
+      evidence: evidence.get(item.id) ?? {},
+    });
   }
   out.sort((a, b) => b.score - a.score || b.publishedAt - a.publishedAt || (a.id < b.id ? -1 : 1));
   return out;

@@ -95,7 +95,7 @@ export function wireForYou(
     : new MemoryFeedCache(stores.clock);
   const recallSettings = { limit: s.recall.limit, decay: s.recall.decay, horizonMs: s.recall.horizonMs };
   const explain = new ForYouExplain(
-    { ...deps, olderSeen, recall, pool, cache },
+    { ...deps, olderSeen, recall, pool, cache, log: stores.log },
     { recall: recallSettings, interests: s.interests },
   );
   const feed = new ForYouFeed(
