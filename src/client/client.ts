@@ -60,6 +60,8 @@ import type {
   ViewBatchData,
   ViewInput,
   ViewOutcome,
+  ReaderEmbeddingData,
+  ReaderEmbeddingRemovedData,
 } from './types.js';
 import { followingStream, type StreamEvent, type StreamOptions } from './stream.js';
 
@@ -253,6 +255,18 @@ function contentApi(data: DataOf) {
       /** `GET /v1/users/:id/interests` (service key, or that reader). */
       interests: (id: string, o?: CallOptions) =>
         data<InterestsData>({ method: 'GET', path: `/v1/users/${seg(id)}/interests` }, o),
+      /**
+       * `PUT /v1/users/:id/embedding` (service key): the reader's embedding in the space of the items' own
+       * (`FRESHET_EMBEDDING_DIM` numbers); the discover feed's similar phase searches with it.
+       */
+      setEmbedding: (id: string, embedding: number[], o?: CallOptions) =>
+        data<ReaderEmbeddingData>(
+          { method: 'PUT', path: `/v1/users/${seg(id)}/embedding`, body: { embedding }, now: true },
+          o,
+        ),
+      /** `DELETE /v1/users/:id/embedding` (service key): removes the given embedding. */
+      removeEmbedding: (id: string, o?: CallOptions) =>
+        data<ReaderEmbeddingRemovedData>({ method: 'DELETE', path: `/v1/users/${seg(id)}/embedding`, now: true }, o),
       /** `GET /v1/users/:id/preferences`: muted words and authors, languages, max per author (service key, or that reader). */
       preferences: (id: string, o?: CallOptions) =>
         data<PreferencesData>({ method: 'GET', path: `/v1/users/${seg(id)}/preferences`, now: true }, o),

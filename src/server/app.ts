@@ -110,7 +110,9 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
       await v1.register(forYouRoutes, {
         deps: { access, feed: f.forYou, content: f.content, setInterests: u.setInterests.bind(u) },
       });
-      await v1.register(discoverRoutes, { deps: { access, feed: f.discover.feed } });
+      await v1.register(discoverRoutes, {
+        deps: { access, feed: f.discover.feed, setReaderEmbedding: u.setReaderEmbedding.bind(u) },
+      });
       await v1.register(exclusionRoutes, {
         deps: {
           access,

@@ -190,6 +190,7 @@ export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: nu
   ]);
   const views = await f.embeddings.signalsOf(userId, 10_000);
   const interactions = await f.learn.exportReader(userId, 10_000);
+  const embedding = await f.embeddings.readerEmbedding(userId);
   const followingMarker = await f.timeline.marker(userId, nowMs);
   const firstItems = await (f.content as Content).itemsOf(userId, 1);
   const known =
@@ -198,6 +199,7 @@ export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: nu
       history.feedback.length +
       views.length +
       interactions.length +
+      (embedding ? 1 : 0) +
       interests.length +
       received.length >
       0 ||
@@ -234,6 +236,7 @@ export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: nu
   yield `,"feedback":${JSON.stringify(history.feedback.map((e) => ({ item_id: e.itemId, kind: e.kind, author_id: e.authorId, at: s(e.atMs) })))}`;
   yield `,"views":${JSON.stringify(views.map((v) => ({ item_id: v.itemId, at: s(v.atMs), weight: v.weight })))}`;
   yield `,"interactions":${JSON.stringify(interactions.map((i) => ({ item_id: i.itemId, kinds: kindsOf(i.kinds), at: s(i.atMs) })))}`;
+  yield `,"embedding":${JSON.stringify(embedding ? [...embedding] : null)}`;
   yield `,"recent_views":${JSON.stringify(exclusions.recentViews)}`;
   yield `,"interests":${JSON.stringify(interests)}`;
   yield `,"preferences":${JSON.stringify(prefs)}`;

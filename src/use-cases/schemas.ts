@@ -43,6 +43,9 @@ export const UserExport = Type.Object(
       description:
         'what the learning room keeps of them: per item, the kinds of positive signal and the last one’s time',
     }),
+    embedding: Type.Union([Type.Array(Type.Number()), Type.Null()], {
+      description: 'the embedding the application gave them (PUT /v1/users/:id/embedding), unit length; null: none',
+    }),
     recent_views: Type.Array(Type.String(), { description: 'the recent views the exclusions keep (note 5)' }),
     interests: Type.Array(Type.String()),
     preferences: Type.Unknown({ description: 'the preferences document as GET /v1/users/:id/preferences answers it' }),

@@ -26,6 +26,7 @@
  */
 import { FreshetError, fail } from '../kernel/errors.js';
 import { preview } from '../kernel/preview.js';
+import { assertId } from '../kernel/ids.js';
 import type { Logger } from '../kernel/observability.js';
 import type { ContentStore, ItemInput } from '../kernel/items/content-store.js';
 import { validateItems, type PublishInput } from '../kernel/items/validate.js';
@@ -187,6 +188,17 @@ export class UseCases {
           ),
     ]);
     return outcomes;
+  }
+
+  /**
+   * Gives a reader an embedding of the application's own (`FRESHET_EMBEDDING_DIM` numbers, the space of the
+   * items' app embeddings): the discover feed's similar phase searches with it from the reader's next
+   * session; null removes it. @returns whether one was removed.
+   * @throws FreshetError INVALID_ID, INVALID_INPUT (length, non-finite, all zeros) — nothing written.
+   */
+  setReaderEmbedding(readerId: string, vector: readonly number[] | null, nowMs: number): Promise<boolean> {
+    assertId(readerId, 'reader id');
+    return this.deps.embeddings.setReaderEmbedding(readerId, vector, nowMs);
   }
 
   /**
