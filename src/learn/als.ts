@@ -237,12 +237,13 @@ export function foldIn(
     const c = s.alpha * weight;
     const o = row * f;
     for (let p = 0; p < f; p++) {
-      const yp = items[o + p]!;
-      b[p]! += (1 + c) * yp;
+      const cyp = c * items[o + p]!;
+      b[p]! += items[o + p]! + cyp;
       const ap = p * f;
-      for (let q = 0; q < f; q++) a[ap + q]! += c * yp * items[o + q]!;
+      for (let q = p; q < f; q++) a[ap + q]! += cyp * items[o + q]!; // the upper half: A is symmetric
     }
   }
+  for (let p = 0; p < f; p++) for (let q = 0; q < p; q++) a[p * f + q] = a[q * f + p]!;
   return Float32Array.from(choleskySolve(a, b, f));
 }
 

@@ -16,7 +16,7 @@
 import { LRUCache } from 'lru-cache';
 import { interactionWeight, type InteractionStore } from './interactions.js';
 import type { ModelStore } from './model-store.js';
-import type { Neighbour } from './neighbours.js';
+import { TopK, type Neighbour } from './neighbours.js';
 import type { FactorIndex } from './factor-model.js';
 
 /** One collaborative candidate. */
@@ -79,22 +79,34 @@ export class LearnedRecall {
     const h = history ?? (await this.history(readerId));
     if (h.size === 0) return [];
     const rows = await this.neighbourRows([...h.keys()]);
-    const scores = new Map<string, number>();
+    // candidates numbered as met: a dense score array and one top-k selection, not a sort of every candidate
+    const slot = new Map<string, number>();
+    const ids: string[] = [];
+    let scores: Float64Array = new Float64Array(1024);
     for (const [itemId, weight] of h)
       for (const n of rows.get(itemId) ?? []) {
-        if (!h.has(n.itemId)) scores.set(n.itemId, (scores.get(n.itemId) ?? 0) + weight * n.score);
+        if (h.has(n.itemId)) continue;
+        let k = slot.get(n.itemId);
+        if (k === undefined) {
+          k = ids.length;
+          slot.set(n.itemId, k);
+          ids.push(n.itemId);
+          if (k >= scores.length) scores = grown(scores);
+        }
+        scores[k]! += weight * n.score;
       }
-    const top = [...scores]
-      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-      .slice(0, limit)
-      .map(([itemId, score]) => ({ itemId, score, because: [] as LearnedCandidate['because'] }));
+    const top = new TopK(limit, ids);
+    for (let k = 0; k < ids.length; k++) if (scores[k]! >= top.floor) top.offer(k, scores[k]!, 0);
+    const out = top
+      .sorted()
+      .map((c) => ({ itemId: c.itemId, score: c.score, because: [] as LearnedCandidate['because'] }));
     // the evidence of the kept ones only: a second pass over the same rows
-    const kept = new Map(top.map((c) => [c.itemId, c]));
+    const kept = new Map(out.map((c) => [c.itemId, c]));
     for (const itemId of h.keys())
       for (const n of rows.get(itemId) ?? [])
         kept.get(n.itemId)?.because.push({ itemId, similarity: n.score, shared: n.shared });
-    for (const c of top) c.because = c.because.sort((a, b) => b.similarity - a.similarity).slice(0, 3);
-    return top;
+    for (const c of out) c.because = c.because.sort((a, b) => b.similarity - a.similarity).slice(0, 3);
+    return out;
   }
 
   /**
@@ -156,4 +168,11 @@ export class LearnedRecall {
   clear(): void {
     this.rows.clear();
   }
+}
+
+/** A copy of `a` twice as long. */
+function grown(a: Float64Array): Float64Array {
+  const b = new Float64Array(a.length * 2);
+  b.set(a);
+  return b;
 }
