@@ -7,8 +7,9 @@
  * - {@link FactorTrainer} (the builder's process): trains when the graph moved since the last training,
  *   yielding to the event loop between alternations; saves the model as the new current one.
  * - {@link FactorIndex} (every process): loads the current model when its version changes (polled), and
- *   answers a reader's best items by dot product — an exact scan of the item vectors (n · f
- *   multiply-adds: 9.7k items × 64 ≈ 0.6 M, ~0.5 ms; bench/README.md "Learned recall" measures it).
+ *   answers a reader's best items by dot product — an exact scan of the item vectors by usearch's native
+ *   (SIMD) `exactSearch` with the inner-product metric: n · f multiply-adds, 200k items × 64 ≈ 13 M, a
+ *   few ms (bench/learn.ts measures it).
  *
  * Items without engagements have no learned vector: they stay reachable through their text or app
  * embedding (the discover feed's vector index), the interest matches and the fill pool — the hybrid.
@@ -18,7 +19,7 @@ import { foldIn, gram, trainAls, type AlsSettings, type Csr } from './als.js';
 import type { CompactGraph } from './engagement-graph.js';
 import type { LearnBuilder } from './builder.js';
 import type { ModelStore, StoredModel } from './model-store.js';
-import { TopK } from './neighbours.js';
+import { MetricKind, exactSearch, type Matches } from 'usearch';
 
 /** One item a reader's vector scores. */
 export interface FactorCandidate {
@@ -146,35 +147,14 @@ export class FactorIndex {
     const f = m.stored.factors;
     const x = foldIn(m.vectors, m.yty, entries, { ...this.settings, factors: f });
     if (!x) return [];
-    const scores = new Float64Array(m.itemIds.length);
-    for (let k = 0; k < m.itemIds.length; k++) {
-      let s = 0;
-      const o = k * f;
-      for (let a = 0; a < f; a++) s += x[a]! * m.vectors[o + a]!;
-      scores[k] = s;
+    // usearch's exact scan (native SIMD): inner-product distance 1 − x·y, nearest first
+    const want = Math.min(m.itemIds.length, limit + history.size);
+    const found = exactSearch(m.vectors, x, f, want, MetricKind.IP, 1) as Matches;
+    const out: FactorCandidate[] = [];
+    for (let k = 0; k < found.keys.length && out.length < limit; k++) {
+      const itemId = m.itemIds[Number(found.keys[k])]!;
+      if (!history.has(itemId)) out.push({ itemId, score: 1 - found.distances[k]! });
     }
-    return topByScore(scores, m.itemIds, limit, history);
+    return out;
   }
-}
-
-/** The best `limit` of `scores` (by row) whose item is not in `skip`, best first, ties by item id. */
-function topByScore(
-  scores: Float64Array,
-  itemIds: readonly string[],
-  limit: number,
-  skip: ReadonlyMap<string, unknown>,
-): FactorCandidate[] {
-  // dot products may be ≤ 0: shift them positive for the heap (it keeps scores > 0 only)
-  let min = 0;
-  for (const s of scores) if (s < min) min = s;
-  const top = new TopK(limit + skip.size, itemIds);
-  for (let k = 0; k < scores.length; k++) {
-    const v = scores[k]! - min + 1;
-    if (v >= top.floor) top.offer(k, v, 0);
-  }
-  return top
-    .sorted()
-    .filter((c) => !skip.has(c.itemId))
-    .slice(0, limit)
-    .map((c) => ({ itemId: c.itemId, score: c.score + min - 1 }));
 }
