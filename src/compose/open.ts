@@ -270,7 +270,11 @@ export async function openFreshet(
     clock,
     futureSkewMs: config.futureSkewMs,
     itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
-    observe: overview.observe,
+    observe: {
+      ...overview.observe,
+      clicked: (feed, n) => metrics.clicks(feed, n),
+      engaged: (feed, kind) => metrics.engaged(feed, kind),
+    },
     learn: learn.interactions,
   });
   const announcements = wireAnnouncements(stores, following, notifications, () => clock.now(), log);

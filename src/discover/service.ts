@@ -239,6 +239,7 @@ export class DiscoverFeed {
     const pickOf = new Map(run.picked.map((p) => [p.id, p]));
     const hydrated = await this.hydrateAndMark(run, pickOf);
     const items = hydrated.map((i) => exclusions.serve(i, 'discover')); // `filtered`: the reader's warn phrases
+    this.deps.metrics.impressions(items.length);
     return {
       items,
       sources: items.map((i) => pickOf.get(i.id)!.source),

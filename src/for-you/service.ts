@@ -129,8 +129,12 @@ export class ForYouFeed {
    *   for longer than twice the lease time; store errors propagate.
    */
   async page(readerId: string, action: FeedAction, limit: number, nowMs: number): Promise<FeedPage> {
-    if (action === 'refresh') return this.refresh(readerId, limit, nowMs, false);
-    return this.loadMore(readerId, limit, nowMs);
+    const page =
+      action === 'refresh'
+        ? await this.refresh(readerId, limit, nowMs, false)
+        : await this.loadMore(readerId, limit, nowMs);
+    this.deps.metrics.impressions(FEED, page.items.length);
+    return page;
   }
 
   private async loadMore(readerId: string, limit: number, nowMs: number): Promise<FeedPage> {

@@ -88,6 +88,10 @@ export interface UseCaseDeps {
   observe?: {
     published(newItems: number): void;
     active(readerId: string, nowMs: number): void;
+    /** Counted views the client attributed to a feed (its clicks; src/observe/metrics.ts). */
+    clicked?(feed: string, n: number): void;
+    /** An engagement the client attributed to a feed. */
+    engaged?(feed: string, kind: string): void;
   };
 }
 
@@ -172,6 +176,7 @@ export class UseCases {
     const outcomes =
       views.length === 1 ? [await this.deps.hot.recordView(views[0]!)] : await this.deps.hot.recordViews(views);
     const counted = views.filter((_, i) => outcomes[i]!.verdict === 'counted');
+    for (const v of counted) if (v.feed) this.deps.observe?.clicked?.(v.feed, 1);
     // active now, in the server's time (the frame /metrics reads in), whatever time a replayed view carries
     for (const v of views) this.deps.observe?.active(v.visitorId, this.deps.clock.now());
     const signals = viewSignals(views, outcomes);
