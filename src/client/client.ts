@@ -22,6 +22,7 @@ import type {
   FollowsData,
   DeleteData,
   DiscoverPage,
+  EngagementBatchData,
   EngagementData,
   EngagementInput,
   EngagementUndoData,
@@ -478,6 +479,9 @@ function exclusionApi(data: DataOf) {
       /** `POST /v1/engagements`: a reply, like or share (idempotent); the item leaves the reader's feeds. */
       record: (e: EngagementInput, o?: CallOptions) =>
         data<EngagementData>({ method: 'POST', path: '/v1/engagements', body: e, reader: true, now: true }, o),
+      /** `POST /v1/engagements` with a batch of 1..1000 of the reader's, checked whole and written all or nothing. */
+      recordBatch: (batch: EngagementInput[], o?: CallOptions) =>
+        data<EngagementBatchData>({ method: 'POST', path: '/v1/engagements', body: batch, reader: true, now: true }, o),
       /** `DELETE /v1/engagements/:item_id?kind=`: undoes it (an unlike takes its notification back within the window). */
       undo: (itemId: string, kind: EngagementInput['kind'], o?: CallOptions) =>
         data<EngagementUndoData>(

@@ -33,6 +33,7 @@ import type {
   EngagementBody,
   EngagementDeleteResult,
   EngagementResult,
+  EngagementsResult,
   ExclusionListResult,
   FeedbackBody,
   FeedbackDeleteResult,
@@ -108,6 +109,8 @@ export type HotItemData = DataOf<Static<typeof HotItemResult>>;
 /** `POST /v1/engagements` body. */
 export type EngagementInput = Static<typeof EngagementBody>;
 export type EngagementData = DataOf<Static<typeof EngagementResult>>;
+/** The outcome of a batch of engagements: `{results, summary: {created, existing}}`. */
+export type EngagementBatchData = DataOf<Static<typeof EngagementsResult>>;
 /** `POST /v1/feedback` body. */
 export type FeedbackInput = Static<typeof FeedbackBody>;
 export type FeedbackData = DataOf<Static<typeof FeedbackResult>>;

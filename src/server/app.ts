@@ -117,6 +117,7 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
         deps: {
           access,
           recordEngagement: u.recordEngagement.bind(u),
+          recordEngagements: u.recordEngagements.bind(u),
           recordFeedback: u.recordFeedback.bind(u),
           undoFeedback: u.undoFeedback.bind(u),
           undoEngagement: u.undoEngagement.bind(u),

@@ -11,7 +11,7 @@
  * | `follow` / `unfollow` | following (graph, inbox backfill / unmerge) → notifications (the author: a follow; taken back within the window) |
  * | `importFollows` | following (graph in bulk, then the followers' inboxes dropped: rebuilt on read) |
  * | `block` / `unblock` | following (graph, both inboxes) → exclusions (cached blocked authors, both users) |
- * | `recordEngagement` / `undoEngagement` | exclusions (PostgreSQL + hot state) → notifications (the item's author: a grouped like, reply or share; taken back within the window) |
+ * | `recordEngagement(s)` / `undoEngagement` | exclusions (PostgreSQL + hot state; a batch in one statement) → notifications (the item's author: a grouped like, reply or share, a batch in bulk; taken back within the window) |
  * | `recordFeedback` / `undoFeedback` | exclusions (PostgreSQL + hot state) |
  * | `setPreferences` / `patchPreferences` | exclusions (the reader's preferences in PostgreSQL — a patch in one transaction with the row locked — then its cached snapshot invalidated) |
  * | `eraseUser` / `exportUser` | every room, in a fixed order (src/use-cases/personal-data.ts) |
@@ -37,7 +37,8 @@ import type { DiscoverEmbeddings } from '../discover/embeddings.js';
 import { viewSignals } from '../discover/embeddings.js';
 import type { FollowingTimeline } from '../following/service.js';
 import type { Exclusions } from '../exclusions/service.js';
-import { FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
+import { ENGAGEMENT_KINDS, FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
+import type { EngagementRecord } from '../exclusions/ports.js';
 import {
   DEFAULT_PREFERENCES,
   parsePreferences,
@@ -292,6 +293,33 @@ export class UseCases {
       if (item) await this.notify({ recipientId: item.authorId, type: kind, actorId: readerId, itemId }, nowMs);
     }
     return r;
+  }
+
+  /**
+   * {@link recordEngagement} for a batch (`POST /v1/engagements` with an array, replays): every element is
+   * checked before anything is written, the engagements are written in one statement (all or nothing), then
+   * the items' authors are notified in bulk.
+   * @returns per engagement, in order: whether it is new (false: recorded before, or earlier in the batch).
+   * @throws FreshetError INVALID_INPUT / INVALID_ID naming the element (`engagements[3].kind`), NOT_FOUND
+   *   (an unknown or deleted item; nothing written), STORE_UNAVAILABLE.
+   */
+  async recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]> {
+    batch.forEach((e, i) => {
+      if (!ENGAGEMENT_KINDS.includes(e.kind))
+        throw fail('INVALID_INPUT', `engagements[${i}].kind ${preview(e.kind)} is not one of reply, like, share`);
+      if (!Number.isSafeInteger(e.nowMs)) throw fail('INVALID_INPUT', `engagements[${i}].nowMs must be epoch ms`);
+    });
+    const created = await this.deps.exclusions.recordEngagements(batch);
+    const fresh = batch.filter((_, i) => created[i]);
+    const items = fresh.length ? await this.deps.content.getItems([...new Set(fresh.map((e) => e.itemId))]) : [];
+    const authorOf = new Map(items.map((i) => [i.id, i.authorId]));
+    const notices = fresh.flatMap(({ readerId, itemId, kind, nowMs }) => {
+      const recipientId = authorOf.get(itemId);
+      return recipientId ? [{ input: { recipientId, type: kind, actorId: readerId, itemId }, nowMs }] : [];
+    });
+    // retried whole: events already recorded are not recorded (nor counted) twice
+    if (notices.length) await this.afterCommit('notifications', () => this.deps.notifications.notifyMany(notices));
+    return created;
   }
 
   /**
