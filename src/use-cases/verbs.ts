@@ -310,6 +310,9 @@ export class UseCases {
       if (!Number.isSafeInteger(e.nowMs)) throw fail('INVALID_INPUT', `engagements[${i}].nowMs must be epoch ms`);
     });
     const created = await this.deps.exclusions.recordEngagements(batch);
+    await this.deps.learn?.add(
+      batch.map((e) => ({ readerId: e.readerId, itemId: e.itemId, kind: e.kind, atMs: e.nowMs })),
+    );
     const fresh = batch.filter((_, i) => created[i]);
     const items = fresh.length ? await this.deps.content.getItems([...new Set(fresh.map((e) => e.itemId))]) : [];
     const authorOf = new Map(items.map((i) => [i.id, i.authorId]));

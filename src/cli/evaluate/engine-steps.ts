@@ -7,7 +7,8 @@
  *   every reader at `replayFrom + i × spacing`, the spacing being what keeps a visitor within the hot
  *   ranking's per-minute budget — every view's verdict is counted, so refused ones are reported;
  * - **settle**: what a running server's background work would have done by the read time (text embeddings
- *   caught up, the discover index caught up, the hot ranking rescored, the for-you fill pool built);
+ *   caught up, the discover index caught up, the hot ranking rescored, the learning room's neighbours,
+ *   popularity and factor model built, the for-you fill pool built);
  * - **read pages**: each evaluated reader's first page of `k` of each feed at the read time.
  */
 import { MINUTE_MS } from '../../kernel/clock.js';
@@ -163,6 +164,10 @@ export const settle: EvalStep = {
     clock.set(at);
     const embedded = await f.discover.embeddings.embedMissing(at);
     const rescored = await f.hotMaintenance.rescore(at);
+    // the learning room's background work: neighbours built, popularity, factors trained (docs/learning.md)
+    const learnT0 = performance.now();
+    await f.learn.settle(at);
+    s.counts.learnMs = Math.round(performance.now() - learnT0);
     await f.forYouPool.get(at);
     // started, and caught up with every embedding committed (its timed catch-up waits for an idle loop)
     await f.discover.vectors.sync();
