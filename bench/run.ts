@@ -20,6 +20,7 @@ const BENCHMARKS: [string, () => Promise<void>][] = [
   ['notifications', async () => (await import('./notifications.js')).run()],
   ['http', async () => (await import('./http.js')).run([1, 2])],
   ['memory', async () => (await import('./memory.js')).run()],
+  ['learn', async () => (await import('./learn.js')).run([['100k', 100_000]])],
 ];
 
 await runMain(async () => {

@@ -1,5 +1,6 @@
 /**
- * The `freshet` command line: serve, token, migrate, import, simulate (and simulate live), replay views, hot rebuild.
+ * The `freshet` command line: serve, token, migrate, import, simulate (and simulate live), replay views, hot rebuild,
+ * evaluate.
  * Configuration comes from the environment (README "Configuration").
  *
  * A command loads the stores and capabilities it runs (PGlite, usearch, BullMQ, Fastify) only once it is
@@ -14,6 +15,7 @@ import { DEFAULT_START } from './for-you/simulate.js';
 import { registerFollowingCommands } from './following/commands.js';
 import { registerDiscoverCommands } from './discover/commands.js';
 import { registerLiveCommand } from './live/commands.js';
+import { registerEvaluateCommand } from './evaluate/commands.js';
 import type { ReplayCliOptions } from './hot/commands.js';
 import { intArg, limitArg, rangeArg, readerArg, ttlArg, MAX_TOKEN_TTL_S } from './args.js';
 import { findServer, refuseBesideServer, serverKey, serviceKeySource } from './server.js';
@@ -200,6 +202,7 @@ program
 registerFollowingCommands(program);
 registerDiscoverCommands(program);
 registerLiveCommand(program);
+registerEvaluateCommand(program);
 
 /**
  * Every error is one line `freshet: <what> — <what to do>` (docs/operations.md "Command line"): a usage

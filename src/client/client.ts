@@ -22,6 +22,7 @@ import type {
   FollowsData,
   DeleteData,
   DiscoverPage,
+  EngagementBatchData,
   EngagementData,
   EngagementInput,
   EngagementUndoData,
@@ -60,6 +61,8 @@ import type {
   ViewBatchData,
   ViewInput,
   ViewOutcome,
+  ReaderEmbeddingData,
+  ReaderEmbeddingRemovedData,
 } from './types.js';
 import { followingStream, type StreamEvent, type StreamOptions } from './stream.js';
 
@@ -265,6 +268,18 @@ function usersApi(data: DataOf) {
     /** `GET /v1/users/:id/interests` (service key, or that reader). */
     interests: (id: string, o?: CallOptions) =>
       data<InterestsData>({ method: 'GET', path: `/v1/users/${seg(id)}/interests` }, o),
+    /**
+     * `PUT /v1/users/:id/embedding` (service key): the reader's embedding in the space of the items' own
+     * (`FRESHET_EMBEDDING_DIM` numbers); the discover feed's similar phase searches with it.
+     */
+    setEmbedding: (id: string, embedding: number[], o?: CallOptions) =>
+      data<ReaderEmbeddingData>(
+        { method: 'PUT', path: `/v1/users/${seg(id)}/embedding`, body: { embedding }, now: true },
+        o,
+      ),
+    /** `DELETE /v1/users/:id/embedding` (service key): removes the given embedding. */
+    removeEmbedding: (id: string, o?: CallOptions) =>
+      data<ReaderEmbeddingRemovedData>({ method: 'DELETE', path: `/v1/users/${seg(id)}/embedding`, now: true }, o),
   };
 }
 
@@ -498,6 +513,9 @@ function exclusionApi(data: DataOf) {
       /** `POST /v1/engagements`: a reply, like or share (idempotent); the item leaves the reader's feeds. */
       record: (e: EngagementInput, o?: CallOptions) =>
         data<EngagementData>({ method: 'POST', path: '/v1/engagements', body: e, reader: true, now: true }, o),
+      /** `POST /v1/engagements` with a batch of 1..1000 of the reader's, checked whole and written all or nothing. */
+      recordBatch: (batch: EngagementInput[], o?: CallOptions) =>
+        data<EngagementBatchData>({ method: 'POST', path: '/v1/engagements', body: batch, reader: true, now: true }, o),
       /** `DELETE /v1/engagements/:item_id?kind=`: undoes it (an unlike takes its notification back within the window). */
       undo: (itemId: string, kind: EngagementInput['kind'], o?: CallOptions) =>
         data<EngagementUndoData>(

@@ -20,6 +20,8 @@ import type { FollowingSettings } from '../following/wire.js';
 import type { DiscoverSettings } from '../discover/wire.js';
 import type { ItemCacheSettings } from '../content/cached-content-store.js';
 import type { EdgeSettings } from '../kernel/http/edge-settings.js';
+import type { LearnSettings } from '../learn/wire.js';
+import { LEARN_ENV, learnSettings } from './config-learn.js';
 
 // the service key and token secret of the data folder (src/compose/secrets.ts), read with the configuration
 export { ensureSecrets, readSecrets, secretsPath } from './secrets.js';
@@ -32,6 +34,7 @@ const MAX_SEEN_SHARDS = 16_384;
 const num = numVar;
 
 const EnvSchema = z.object({
+  ...LEARN_ENV,
   PORT: int(0, 65535, 8080),
   HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -122,6 +125,8 @@ const EnvSchema = z.object({
   // 40, was 100: a first page's search asks for what the page needs (20 × over-fetch 3 = 60), not five pages' worth
   // (bench/README "Discover: the first page's pool": 200k, 10.7 / 18.7 → 9.32 / 16.5 ms, recall@20 unchanged)
   FRESHET_DISCOVER_POOL: int(10, 5000, 40),
+  // the learned candidates a session's phase 2 starts with (docs/discover.md "Discovery"; 0: none)
+  FRESHET_DISCOVER_LEARNED: int(0, 5000, 200),
   FRESHET_DISCOVER_INDEX: z.enum(['auto', 'pgvector', 'memory']).default('auto'),
   FRESHET_DISCOVER_EXACT_MAX: int(0, 1_000_000_000, 50_000),
   FRESHET_DISCOVER_HNSW_M: int(4, 64, 32),
@@ -246,6 +251,8 @@ export interface Config {
   discover: DiscoverSettings;
   /** The grouped notifications. */
   notifications: NotificationWiring;
+  /** The learning room: neighbours, popularity, factor model (docs/learning.md). */
+  learn: LearnSettings;
 }
 
 /** The parsed environment: every variable of `EnvSchema`, typed, with its default. */
@@ -270,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     following: followingSettings(e),
     discover: discoverSettings(e),
     notifications: notificationSettings(e),
+    learn: learnSettings(e),
   };
 }
 
@@ -278,7 +286,16 @@ function processSettings(
   e: Env,
 ): Omit<
   Config,
-  'forYou' | 'seen' | 'hot' | 'seenStrategy' | 'readerSeen' | 'exclusions' | 'following' | 'discover' | 'notifications'
+  | 'forYou'
+  | 'seen'
+  | 'hot'
+  | 'seenStrategy'
+  | 'readerSeen'
+  | 'exclusions'
+  | 'following'
+  | 'discover'
+  | 'notifications'
+  | 'learn'
 > {
   return {
     port: e.PORT,
@@ -499,6 +516,7 @@ function discoverSettings(e: Env): DiscoverSettings {
     overFetch: e.FRESHET_DISCOVER_OVERFETCH,
     overFetchCap: Math.max(e.FRESHET_DISCOVER_OVERFETCH_CAP, e.FRESHET_DISCOVER_OVERFETCH),
     pool: e.FRESHET_DISCOVER_POOL,
+    learnedPool: e.FRESHET_DISCOVER_LEARNED,
     index: e.FRESHET_DISCOVER_INDEX,
     exactMax: e.FRESHET_DISCOVER_EXACT_MAX,
     hnswM: e.FRESHET_DISCOVER_HNSW_M,

@@ -26,7 +26,10 @@ import type { Exclusions } from '../exclusions/service.js';
 import { exclusionRetention, wireExclusions } from '../exclusions/wire.js';
 import { signalRetention, wireDiscover, type Discover } from '../discover/wire.js';
 import { RetentionSweeper } from '../use-cases/retention.js';
-import { hotTrending } from './bridges.js';
+import { enginePopularity, hotTrending, learnedSimilar, learnedSource, learnedTrending } from './bridges.js';
+import { learnRetention, wireLearn, type Learn } from '../learn/wire.js';
+import type { RecallSource, ReRank } from '../for-you/sources.js';
+import type { DiscoverReRank } from '../discover/service.js';
 import { migrate } from './migrations.js';
 import { UseCases } from '../use-cases/verbs.js';
 import type { PersonalDataDeps } from '../use-cases/personal-data.js';
@@ -88,6 +91,8 @@ export interface Freshet {
   activeReaders: ActiveReaders;
   /** The retention sweeps of the tables that grow with readers × time (docs/operations.md "Retention"). */
   retention: RetentionSweeper;
+  /** The learning room: interactions, co-engagement neighbours, popularity, the factor model (docs/learning.md). */
+  learn: Learn;
   /**
    * Starts the background workers (hot rescoring, checkpoints, snapshot refresh, retention sweeps);
    * `close` stops them. `maintenance: false` (a `serve --workers N` worker other than the first) starts
@@ -118,6 +123,15 @@ export interface OpenOptions {
    * would otherwise read every embedding and index each one they write.
    */
   warmDiscover?: boolean;
+  /**
+   * Ranking hooks (docs/library.md "Ranking hooks"): extra recall sources of the for-you feed (fused with
+   * the learned recall and walked first) and a re-rank function per feed (clean candidates in, their
+   * order out, before the page is marked seen).
+   */
+  ranking?: {
+    forYou?: { sources?: readonly RecallSource[]; rerank?: ReRank };
+    discover?: { rerank?: DiscoverReRank };
+  };
 }
 
 /**
@@ -183,7 +197,11 @@ export async function openFreshet(
     maxAgeMs: config.metricsStoreReadMs,
     published: (n) => metrics.published(n),
   });
-  const useCases = useCasesOf(config, stores, c, overview.observe);
+  const useCases = useCasesOf(config, stores, c, {
+    ...overview.observe,
+    clicked: (feed, n) => metrics.clicks(feed, n),
+    engaged: (feed, kind) => metrics.engaged(feed, kind),
+  });
   const announcements = wireAnnouncements(stores, following, notifications, () => clock.now(), log);
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
   c.changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
@@ -230,7 +248,7 @@ function instanceOf(
     announcements: { close(): Promise<void> };
   },
 ): Freshet {
-  const { content, seen, exclusions, forYou, hot, following, discover, notifications } = c;
+  const { content, seen, exclusions, learn, forYou, hot, following, discover, notifications } = c;
   const { clock, log } = s;
   const { useCases, overview, retention, announcements } = edges;
   let retentionWorker: { stop(): Promise<void> } | undefined;
@@ -262,14 +280,18 @@ function instanceOf(
     notifications,
     activeReaders: overview.active,
     retention,
+    learn,
     startWorkers: (opts) => {
       hot.startWorkers(opts);
-      if (opts?.maintenance !== false) retentionWorker ??= retention.start(clock, config.retentionSweepMs);
+      if (opts?.maintenance === false) return;
+      retentionWorker ??= retention.start(clock, config.retentionSweepMs);
+      learn.startWorkers();
     },
     ready: () => probeStores(s.sql, s.redis, config.deadlines.redisMs),
     close: () =>
       (closed ??= (async () => {
         await retentionWorker?.stop();
+        await learn.close(); // stops the builder's ticks and the training
         await announcements.close();
         await closeAll(c, s, s.ownJobs);
       })()),
@@ -284,28 +306,34 @@ async function wireCapabilities(config: Config, stores: Stores, metrics: PromMet
   const { content, changes, close: closeContent } = wireContent(config.itemCache, stores, metrics);
   const seen = await wireSeen(config.seen, config.readerSeen, stores);
   const exclusions = wireExclusions(config.exclusions, stores);
+  const learn = wireLearn(config.learn, stores);
   const forYou = wireForYou(config.forYou, stores, {
     content,
     seen: seen.seenFor(config.seenStrategy.forYou),
     olderSeen: seen.readerSeen,
     exclusions,
     metrics,
+    popularity: enginePopularity(learn, config.learn.builder.popularityHalfLifeMs),
+    sources: [learnedSource(learn, content), ...(opts.ranking?.forYou?.sources ?? [])],
+    rerank: opts.ranking?.forYou?.rerank,
   });
   const hot = await wireHot(config.hot, stores, content, opts.recoverHot !== false);
   const following = wireFollowing(config.following, stores, {}, exclusions);
   const discover = wireDiscover(config.discover, stores, {
     content,
-    trending: hotTrending(hot.ranking),
+    trending: learnedTrending(learn, content, hotTrending(hot.ranking)),
     seen: seen.seenFor(config.seenStrategy.discover),
     exclusions,
     metrics,
     secret: config.secret!, // checked by openFreshet
+    similar: learnedSimilar(learn, content),
+    rerank: opts.ranking?.discover?.rerank,
   });
   const notifications = wireNotifications(config.notifications, stores, {
     exclusions,
     liveItems: async (ids) => new Set((await content.getItems(ids)).map((i) => i.id)),
   });
-  return { content, changes, closeContent, seen, exclusions, forYou, hot, following, discover, notifications };
+  return { content, changes, closeContent, seen, exclusions, learn, forYou, hot, following, discover, notifications };
 }
 
 /** The retention sweeps of every table that grows with readers × time (docs/operations.md "Retention"). */
@@ -316,6 +344,7 @@ function retentionOf(config: Config, sqlJobs: Sql, stores: Stores): RetentionSwe
       ...exclusionRetention(config.exclusions, sqlJobs, config.discover.signalLimit),
       followingUpkeep(sqlJobs),
       notificationRetention(config.notifications, sqlJobs),
+      learnRetention(config.learn, sqlJobs),
     ],
     stores.log,
     stores.registry,
@@ -324,7 +353,7 @@ function retentionOf(config: Config, sqlJobs: Sql, stores: Stores): RetentionSwe
 
 /** The cross-capability verbs, with every room's part of an erase or an export. */
 function useCasesOf(config: Config, stores: Stores, c: Capabilities, observe: VerbObserver): UseCases {
-  const { content, following, exclusions, notifications, seen, forYou, discover, hot } = c;
+  const { content, following, exclusions, notifications, seen, forYou, discover, hot, learn } = c;
   const { redis, log } = stores;
   // every room's part of an erase or an export; the reader's preferences come from the use cases below
   const personal: PersonalDataDeps = {
@@ -337,6 +366,11 @@ function useCasesOf(config: Config, stores: Stores, c: Capabilities, observe: Ve
     forYouCache: forYou.cache,
     forYouPool: forYou.pool,
     embeddings: discover.embeddings,
+    learn: {
+      eraseReader: (id) => learn.interactions.eraseReader(id),
+      eraseItems: (ids) => learn.models.eraseItems(ids),
+      exportReader: (id, limit) => learn.interactions.exportReader(id, limit),
+    },
     hotCounters: hot.counters,
     hot: hot.ranking,
     preferences: (readerId, nowMs) => useCases.preferences(readerId, nowMs),
@@ -356,6 +390,7 @@ function useCasesOf(config: Config, stores: Stores, c: Capabilities, observe: Ve
     futureSkewMs: config.futureSkewMs,
     itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
     observe,
+    learn: learn.interactions,
   });
   return useCases;
 }

@@ -142,8 +142,12 @@ export interface DiscoverIndex {
   addSignals(signals: readonly { readerId: string; itemId: string; atMs: number; weight: number }[]): Promise<void>;
   /** The reader's newest `limit` signals at or before `untilMs` with their items' embeddings. */
   signals(readerId: string, untilMs: number, limit: number): Promise<SignalRow[]>;
-  /** Deletes a reader's signals (erase). @returns rows removed. */
+  /** Deletes a reader's signals and its given embedding (erase). @returns rows removed. */
   forgetReader(readerId: string): Promise<number>;
+  /** The embedding the application gave the reader (unit length), or null. */
+  readerEmbedding(readerId: string): Promise<Float32Array | null>;
+  /** Stores (a vector) or removes (null) the reader's given embedding. @returns whether a row was removed (null). */
+  setReaderEmbedding(readerId: string, vector: Float32Array | null, nowMs: number): Promise<boolean>;
   /** A reader's retained signals (its views, as the discover design weighs them), newest first, at most `limit` (export). */
   signalsOf(readerId: string, limit: number): Promise<{ itemId: string; atMs: number; weight: number }[]>;
 }

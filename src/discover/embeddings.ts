@@ -15,6 +15,7 @@ import { decayedMean, embedText, normalize, quantize } from './embedding.js';
 import type { Item } from '../kernel/items/item.js';
 import type { DiscoverIndex, EmbeddingRecord } from './discover-index.js';
 import type { SqlTx } from '../kernel/sql/sql.js';
+import { checkEmbedding } from '../kernel/items/validate.js';
 
 /** Tunables (config `FRESHET_EMBEDDING_DIM`, `FRESHET_DISCOVER_*`). */
 export interface EmbeddingSettings {
@@ -129,11 +130,35 @@ export class DiscoverEmbeddings {
     const key = `${readerId}\n${t0}`;
     if (this.readers.has(key)) return this.readers.get(key)!;
     const { dim, halfLifeMs, signalLimit } = this.settings;
-    const vector = decayedMean(await this.index.signals(readerId, t0, signalLimit), t0, halfLifeMs, dim);
+    // the application's embedding of the reader, when it gave one, else the mean of its signals
+    const given = await this.index.readerEmbedding(readerId);
+    const vector =
+      given?.length === dim
+        ? given
+        : decayedMean(await this.index.signals(readerId, t0, signalLimit), t0, halfLifeMs, dim);
     const q: ReaderQuery | null = vector ? { vector } : null;
     if (this.readers.size >= CACHE_SIZE) this.readers.delete(this.readers.keys().next().value!);
     this.readers.set(key, q);
     return q;
+  }
+
+  /**
+   * Gives the reader an embedding of the application's (`dim` numbers; null removes it): phase 2 then
+   * searches with it, normalised, instead of the mean of the reader's signals, from its next session.
+   * @throws FreshetError INVALID_INPUT (length, a non-finite component, all zeros) — nothing written.
+   * @returns whether a given embedding was removed (null).
+   */
+  async setReaderEmbedding(readerId: string, vector: readonly number[] | null, nowMs: number): Promise<boolean> {
+    if (vector !== null) checkEmbedding(vector, 'embedding', this.settings.dim);
+    const unit = vector === null ? null : normalize(vector);
+    const removed = await this.index.setReaderEmbedding(readerId, unit, nowMs);
+    for (const key of [...this.readers.keys()]) if (key.startsWith(`${readerId}\n`)) this.readers.delete(key);
+    return removed;
+  }
+
+  /** The reader's given embedding (unit length), or null (export). */
+  readerEmbedding(readerId: string): Promise<Float32Array | null> {
+    return this.index.readerEmbedding(readerId);
   }
 
   /** Erases a reader's signals and its cached queries (src/use-cases/personal-data.ts). @returns rows removed. */

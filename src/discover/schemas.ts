@@ -53,3 +53,26 @@ export const DiscoverResult = Envelope(
     }),
   }),
 );
+
+/** `PUT /v1/users/:id/embedding`: the reader's embedding in the space of the items' app embeddings. */
+export const ReaderEmbeddingBody = Type.Object(
+  {
+    embedding: Type.Array(Type.Number(), {
+      minItems: 1,
+      maxItems: 4096,
+      description: 'FRESHET_EMBEDDING_DIM finite numbers, not all zero (normalised when stored)',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ReaderEmbeddingResult = Envelope(
+  Type.Object({
+    reader_id: Type.String(),
+    dim: Type.Integer({ description: 'components stored' }),
+  }),
+);
+
+export const ReaderEmbeddingRemoved = Envelope(
+  Type.Object({ reader_id: Type.String(), removed: Type.Boolean({ description: 'false: there was none' }) }),
+);

@@ -33,7 +33,7 @@
  * the cap is passed over while other candidates remain (it is not marked seen; a later session serves it).
  */
 import type { ExclusionReason, ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
-import type { ServedItem } from '../kernel/items/item.js';
+import type { Item, ServedItem } from '../kernel/items/item.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import { rankedAfter, type After, type DiscoverIndex, type StreamRow } from './discover-index.js';
 import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
@@ -52,6 +52,25 @@ export interface TrendingSource {
   /** Best first, at most `limit`, as of `nowMs`. */
   trending(nowMs: number, limit: number): Promise<{ id: string; authorId: string }[]>;
 }
+
+/**
+ * The learned part of the similar phase (the learning room's collaborative recall and factor model,
+ * bridged by src/compose/bridges.ts): the reader's candidates, best first.
+ */
+export interface SimilarSource {
+  /** Up to `limit` live items published at or before `untilMs`, best first, each with a score in (0, 1]. */
+  similar(readerId: string, untilMs: number, limit: number): Promise<{ id: string; authorId: string; score: number }[]>;
+}
+
+/**
+ * A re-rank hook (docs/library.md "Ranking hooks"): a page's candidates, already clean, in the feed's
+ * order; returns the ids in the order to serve (unknown ids ignored, so it never brings back a seen or
+ * excluded item). Runs before the page is marked seen.
+ */
+export type DiscoverReRank = (
+  q: { readerId: string; nowMs: number; feed: 'discover' },
+  candidates: readonly { itemId: string; authorId: string; publishedAt: number; score?: number }[],
+) => readonly string[] | Promise<readonly string[]>;
 
 /** Tunables (config `FRESHET_DISCOVER_*`). */
 export interface DiscoverFeedSettings {
@@ -72,6 +91,8 @@ export interface DiscoverFeedSettings {
   minSimilarity: number;
   /** Most candidates fetched in one round. */
   maxFetch: number;
+  /** Learned candidates a session's phase 2 starts with (`FRESHET_DISCOVER_LEARNED`). */
+  learnedPool: number;
 }
 
 /** What a page dropped, for metrics and the simulate report. */
@@ -112,6 +133,10 @@ export interface DiscoverDeps {
   metrics: DiscoverMetrics;
   /** The ranked phase-2 pool per session (pool-cache.ts); absent: every page searches. */
   pool?: DiscoverPoolCache;
+  /** The learned part of phase 2: ranked above the vector search's items (see `phase2`); absent: none. */
+  similar?: SimilarSource;
+  /** The library's re-rank hook, applied to each page before it is marked seen. */
+  rerank?: DiscoverReRank;
 }
 
 interface Candidate {
@@ -211,10 +236,10 @@ export class DiscoverFeed {
     if (run.s.phase === 2) await this.phase2(run, limit);
     if (run.s.phase === 3 || run.deferred) await this.phase3(run, limit);
     const exclusions = await ex; // a failed read fails the page, even one that had nothing to clean
-    const ids = run.picked.map((p) => p.id);
-    const [hydrated] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
-    const items = hydrated.map((i) => exclusions.serve(i, 'discover')); // `filtered`: the reader's warn phrases
     const pickOf = new Map(run.picked.map((p) => [p.id, p]));
+    const hydrated = await this.hydrateAndMark(run, pickOf);
+    const items = hydrated.map((i) => exclusions.serve(i, 'discover')); // `filtered`: the reader's warn phrases
+    this.deps.metrics.impressions(items.length);
     return {
       items,
       sources: items.map((i) => pickOf.get(i.id)!.source),
@@ -253,23 +278,30 @@ export class DiscoverFeed {
   }
 
   /**
-   * Phase 2: the ranked pool nearest to the reader's embedding, by cosine desc then id asc. The pool
-   * comes from the session cache when it has it (its entries' liveness is re-checked before they are
-   * served), else starts empty; whenever a round needs more than the pool holds past the position, a
-   * vector search resumes after its last entry. Cached for the session's next pages.
+   * Phase 2: the learned candidates first (the {@link SimilarSource}: co-engagement neighbours and the
+   * factor model, key 1 + score so they rank above every cosine), then the pool nearest to the reader's
+   * embedding, by cosine desc then id asc. The pool comes from the session cache when it has it (its
+   * entries' liveness is re-checked before they are served), else starts with the learned candidates;
+   * whenever a round needs more than the pool holds past the position, a vector search resumes after its
+   * last entry. Cached for the session's next pages. A cache miss recomputes the learned part from the
+   * reader's current history: an item may then be passed over in that session, never served twice.
    */
   private async phase2(run: Run, limit: number): Promise<void> {
     const need = limit - run.picked.length;
     if (need <= 0) return;
     let pool = run.cachedPool;
     if (!pool) {
-      if (!(await (run.query ?? this.deps.embeddings.readerQuery(run.readerId, run.s.t0)))) {
+      const [query, learned] = await Promise.all([
+        run.query ?? this.deps.embeddings.readerQuery(run.readerId, run.s.t0),
+        this.learned(run),
+      ]);
+      if (!query && learned.length === 0) {
         run.s.phase = 3;
         return;
       }
       if (!this.deps.index.nearestReady()) return this.defer(run);
       this.deferralLogged = false;
-      pool = { entries: [], done: false };
+      pool = { entries: learned, done: !query };
     }
     const ranked = pool;
     /** Entries known live in this request: found by its searches, or re-checked. */
@@ -324,7 +356,7 @@ export class DiscoverFeed {
       readerId: run.readerId,
       limit: n,
       after: last ? { key: last.key, id: last.id } : position,
-      depth: pool.entries.length,
+      depth: pool.entries.filter((c) => c.key <= 1).length, // the vector search's own entries
       minSimilarity: this.settings.minSimilarity,
     });
     const have = new Set(pool.entries.map((c) => c.id));
@@ -333,6 +365,15 @@ export class DiscoverFeed {
       if (!have.has(r.id)) pool.entries.push(r);
     }
     if (rows.length < n) pool.done = true;
+  }
+
+  /** The learned candidates of phase 2 as pool entries (key 1 + score, best first); [] without a source. */
+  private async learned(run: Run): Promise<PoolEntry[]> {
+    if (!this.deps.similar) return [];
+    const rows = await this.deps.similar.similar(run.readerId, run.s.t0, this.settings.learnedPool);
+    return rows
+      .map((r) => ({ id: r.id, authorId: r.authorId, key: 1 + Math.min(1, Math.max(0, r.score)) }))
+      .sort((a, b) => b.key - a.key || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Defers phase 2 while the index starts (see the module doc): phase 3 fills this page. */
@@ -474,6 +515,43 @@ export class DiscoverFeed {
   private pick(run: Run, c: Candidate, source: DiscoverSource): void {
     run.picked.push({ id: c.id, source, key: c.key });
     run.pickedIds.add(c.id);
+  }
+
+  /**
+   * The page's items hydrated, its impressions written meanwhile (both done before this resolves). With a
+   * re-rank hook, the items are hydrated first, ordered by the hook (what it drops is not served, nor
+   * marked seen; ids it adds are ignored), and only then marked.
+   */
+  private async hydrateAndMark(run: Run, pickOf: ReadonlyMap<string, { key: number }>): Promise<Item[]> {
+    const ids = run.picked.map((p) => p.id);
+    const hook = this.deps.rerank;
+    if (!hook || ids.length === 0) {
+      const [items] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(run.readerId, ids, run.nowMs)]);
+      return items;
+    }
+    const hydrated = await this.deps.content.getItems(ids);
+    const byId = new Map(hydrated.map((i) => [i.id, i]));
+    const order = await hook(
+      { readerId: run.readerId, nowMs: run.nowMs, feed: 'discover' },
+      hydrated.map((i) => ({
+        itemId: i.id,
+        authorId: i.authorId,
+        publishedAt: i.publishedAt,
+        score: pickOf.get(i.id)?.key,
+      })),
+    );
+    const items: Item[] = [];
+    for (const id of order) {
+      const item = byId.get(id);
+      if (item) items.push(item);
+      byId.delete(id);
+    }
+    await this.markSeen(
+      run.readerId,
+      items.map((i) => i.id),
+      run.nowMs,
+    );
+    return items;
   }
 
   /** Records impressions; a failure is logged and counted, never thrown (the page is still served). */

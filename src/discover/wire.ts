@@ -21,7 +21,13 @@ import { DiscoverPoolCache } from './pool-cache.js';
 import { CursorCodec } from './cursor.js';
 import { DiscoverEmbeddings } from './embeddings.js';
 import { DiscoverExplain } from './explain.js';
-import { DiscoverFeed, type TrendingSource } from './service.js';
+import {
+  DiscoverFeed,
+  type DiscoverFeedSettings,
+  type DiscoverReRank,
+  type SimilarSource,
+  type TrendingSource,
+} from './service.js';
 
 /** Settings of the discover feed (`FRESHET_EMBEDDING_DIM`, `FRESHET_DISCOVER_*`); durations in ms. */
 export interface DiscoverSettings {
@@ -58,6 +64,8 @@ export interface DiscoverSettings {
   trendingDepth: number;
   /** Phase-2 candidates below this cosine are not served. */
   minSimilarity: number;
+  /** Learned candidates a session's phase 2 starts with (`FRESHET_DISCOVER_LEARNED`; 0: none). */
+  learnedPool: number;
 }
 
 /** Trending items in every Nth slot of phase 1 (the discover design: every 5th). */
@@ -136,6 +144,20 @@ export function signalRetention(d: DiscoverSettings, sql: Sql): RetentionTask {
   return new PostgresSignalRetention(sql, { keep: d.signalLimit, retentionMs: d.signalRetentionMs });
 }
 
+/** The feed's tunables from the discover settings. */
+function feedSettingsOf(d: DiscoverSettings): DiscoverFeedSettings {
+  return {
+    overFetch: d.overFetch,
+    overFetchCap: d.overFetchCap,
+    trendingEvery: TRENDING_EVERY,
+    trendingDepth: d.trendingDepth,
+    pool: d.pool,
+    minSimilarity: d.minSimilarity,
+    maxFetch: MAX_FETCH_ROWS,
+    learnedPool: d.learnedPool,
+  };
+}
+
 /** Wires the discover feed. `secret` signs cursors (FRESHET_SECRET). */
 export function wireDiscover(
   d: DiscoverSettings,
@@ -147,6 +169,10 @@ export function wireDiscover(
     exclusions: ExclusionSource;
     metrics: FeedMetrics;
     secret: string;
+    /** The learned part of phase 2 (bridged from the learning room); absent: the vector search alone. */
+    similar?: SimilarSource;
+    /** The library's re-rank hook. */
+    rerank?: DiscoverReRank;
   },
 ): Discover {
   const sqlJobs = stores.sqlJobs ?? stores.sql;
@@ -170,16 +196,10 @@ export function wireDiscover(
       () => vectors.stats(),
     ),
     pool: new DiscoverPoolCache(),
+    similar: d.learnedPool > 0 ? deps.similar : undefined,
+    rerank: deps.rerank,
   };
-  const feedSettings = {
-    overFetch: d.overFetch,
-    overFetchCap: d.overFetchCap,
-    trendingEvery: TRENDING_EVERY,
-    trendingDepth: d.trendingDepth,
-    pool: d.pool,
-    minSimilarity: d.minSimilarity,
-    maxFetch: MAX_FETCH_ROWS,
-  };
+  const feedSettings = feedSettingsOf(d);
   const feed = new DiscoverFeed(feedDeps, feedSettings);
   const explain = new DiscoverExplain(feedDeps, feedSettings);
   const warm = async () => {

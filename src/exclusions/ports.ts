@@ -111,6 +111,13 @@ export interface ExclusionStore {
     kind: EngagementKind,
     nowMs: number,
   ): Promise<{ created: boolean }>;
+  /**
+   * Records a batch in ONE statement, all or nothing: when an item is unknown or deleted nothing is written
+   * (NOT_FOUND naming the first such element, `engagements[3]`). Idempotent per (reader, item, kind) like
+   * `recordEngagement`, a repeat inside the batch included (the first one is kept).
+   * @returns one flag per engagement, in order: whether it was recorded now (false: it existed already).
+   */
+  recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]>;
   /** @throws FreshetError NOT_FOUND for an unknown or deleted item. @returns the item's author. */
   setFeedback(
     readerId: string,
@@ -146,6 +153,14 @@ export interface ExclusionStore {
     nowMs: number,
   ): Promise<Preferences>;
   close(): Promise<void>;
+}
+
+/** One engagement of a batch: `readerId` replied to, liked or shared `itemId` at `nowMs` (epoch ms). */
+export interface EngagementRecord {
+  readerId: string;
+  itemId: string;
+  kind: EngagementKind;
+  nowMs: number;
 }
 
 /** What a reader did that the exclusions keep, as an export lists it (times epoch ms). */

@@ -1,7 +1,8 @@
 /**
  * Exclusion routes (docs/exclusions.md). The reader is the token's subject (or `X-Freshet-Reader` with the
  * service key), never a body field; `X-Freshet-Now` (service key) sets the virtual time.
- * - `POST /v1/engagements` `{item_id, kind: reply|like|share}` — the item leaves the reader's feeds.
+ * - `POST /v1/engagements` `{item_id, kind: reply|like|share}` — the item leaves the reader's feeds; or a
+ *   batch (an array of 1..1000 of them, the request's reader's), checked whole and written all or nothing.
  * - `DELETE /v1/engagements/:item_id?kind=like` — undoes it (an unlike; its notification is taken back
  *   within the grouping window).
  * - `POST /v1/feedback` `{item_id, kind: "not_interested"}` — the item leaves the reader's feeds for
@@ -27,12 +28,14 @@ import {
   type TypedApp,
 } from '../kernel/http/schemas.js';
 import type { EngagementKind, FeedbackKind } from './domain.js';
+import type { EngagementRecord } from './ports.js';
 import {
-  EngagementBody,
   EngagementDeleteResult,
   EngagementParams,
   EngagementQuery,
   EngagementResult,
+  EngagementsBody,
+  EngagementsResult,
   FeedbackBody,
   FeedbackDeleteResult,
   FeedbackParams,
@@ -55,6 +58,8 @@ export interface ExclusionVerbs {
     kind: EngagementKind,
     nowMs: number,
   ): Promise<{ created: boolean }>;
+  /** A batch, all or nothing (use case `recordEngagements`): per engagement, whether it is new. */
+  recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]>;
   recordFeedback(
     readerId: string,
     itemId: string,
@@ -96,17 +101,24 @@ function recordRoutes(r: TypedApp, deps: ExclusionRouteDeps): void {
     {
       schema: {
         tags: ['exclusions'],
-        summary: 'Record a reply, like or share',
-        body: EngagementBody,
+        summary: "Record a reply, like or share (or a batch of the reader's)",
+        body: EngagementsBody,
         headers: FeedHeaders,
-        response: { 200: EngagementResult, ...LOOKUP_ERRORS },
+        response: { 200: { anyOf: [EngagementResult, EngagementsResult] }, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
-      const { item_id, kind } = req.body;
-      const { created } = await deps.verbs.recordEngagement(readerId, item_id, kind, nowMs);
-      return ok({ reader_id: readerId, item_id, kind, created });
+      if (!Array.isArray(req.body)) {
+        const { item_id, kind } = req.body;
+        const { created } = await deps.verbs.recordEngagement(readerId, item_id, kind, nowMs);
+        return ok({ reader_id: readerId, item_id, kind, created });
+      }
+      const batch = req.body.map((e) => ({ readerId, itemId: e.item_id, kind: e.kind, nowMs }));
+      const created = await deps.verbs.recordEngagements(batch);
+      const results = req.body.map((e, i) => ({ reader_id: readerId, ...e, created: created[i]! }));
+      const n = created.filter(Boolean).length;
+      return ok({ results, summary: { created: n, existing: created.length - n } });
     },
   );
 

@@ -32,8 +32,30 @@ export const EngagementBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const EngagementResult = Envelope(
-  Type.Object({ reader_id: Type.String(), item_id: Type.String(), kind: Type.String(), created: Type.Boolean() }),
+/** Largest batch of `POST /v1/engagements`. */
+export const MAX_ENGAGEMENTS_PER_REQUEST = 1000;
+
+/** `POST /v1/engagements` body: one engagement, or a batch (array) of the request's reader's. */
+export const EngagementsBody = Type.Union([
+  EngagementBody,
+  Type.Array(EngagementBody, { minItems: 1, maxItems: MAX_ENGAGEMENTS_PER_REQUEST }),
+]);
+
+const EngagementOut = Type.Object({
+  reader_id: Type.String(),
+  item_id: Type.String(),
+  kind: Type.String(),
+  created: Type.Boolean(),
+});
+
+export const EngagementResult = Envelope(EngagementOut);
+
+/** The outcome of a batch: one result per element, in order, and how many were new. */
+export const EngagementsResult = Envelope(
+  Type.Object({
+    results: Type.Array(EngagementOut),
+    summary: Type.Object({ created: Type.Integer(), existing: Type.Integer() }),
+  }),
 );
 
 /** `DELETE /v1/engagements/:item_id` path and query (`?kind=like`). */

@@ -24,7 +24,7 @@ import {
   type ShowLessWeight,
 } from './domain.js';
 import { DEFAULT_PREFERENCES, type Preferences } from './preferences.js';
-import type { ExclusionCache, ExclusionSource, ExclusionStore, ReaderHistory } from './ports.js';
+import type { EngagementRecord, ExclusionCache, ExclusionSource, ExclusionStore, ReaderHistory } from './ports.js';
 import type { Logger } from '../kernel/observability.js';
 
 /** Tunables (src/compose/config.ts `exclusions`). */
@@ -121,6 +121,23 @@ export class Exclusions implements ExclusionSource {
     const r = await this.deps.store.recordEngagement(readerId, itemId, kind, nowMs);
     await this.deps.cache.invalidate(readerId);
     return r;
+  }
+
+  /**
+   * Records a batch of engagements (one statement, all or nothing; see `ExclusionStore.recordEngagements`),
+   * then drops each reader's cached durable part once.
+   * @returns one flag per engagement, in order: whether it is new.
+   * @throws FreshetError `INVALID_ID` naming the element (`engagements[3].readerId`) before anything is
+   *   written, `NOT_FOUND` (an unknown or deleted item: nothing written), `STORE_UNAVAILABLE`.
+   */
+  async recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]> {
+    batch.forEach((e, i) => {
+      assertId(e.readerId, `engagements[${i}].readerId`);
+      assertId(e.itemId, `engagements[${i}].itemId`);
+    });
+    const created = await this.deps.store.recordEngagements(batch);
+    await Promise.all([...new Set(batch.map((e) => e.readerId))].map((r) => this.deps.cache.invalidate(r)));
+    return created;
   }
 
   /**

@@ -22,6 +22,7 @@ import { interestMatches, type InterestSettings } from './interests.js';
 import type { Candidate } from './recall.js';
 import { fillScore, matchedCount, matchScore, popularityFactor } from './scoring.js';
 import { parseCursor, refreshWalkInput, servingOrder, walk } from './walk.js';
+import { sourcedCandidates, type SourcedCandidate } from './sources.js';
 
 /** The page size a rank is counted in (the for-you route's default `limit`): author diversity arranges pages of it. */
 export const EXPLAIN_PAGE = 20;
@@ -29,7 +30,7 @@ export const EXPLAIN_PAGE = 20;
 /** What the explain reads: the feed's own ports (service.ts), less the metrics and the log. */
 export type ForYouExplainDeps = Pick<
   ForYouDeps,
-  'content' | 'recall' | 'seen' | 'olderSeen' | 'pool' | 'cache' | 'exclusions'
+  'content' | 'recall' | 'seen' | 'olderSeen' | 'pool' | 'cache' | 'exclusions' | 'sources' | 'log'
 >;
 
 /** A seen check that writes nothing: the filter's probe. */
@@ -56,18 +57,25 @@ export class ForYouExplain {
       this.deps.exclusions.forReaderReadOnly(readerId, nowMs),
       this.deps.pool.get(nowMs),
     ]);
-    const { lexemes, matches } = await interestMatches(this.deps.recall, this.settings, {
-      readerId,
-      interests,
-      ex,
-      nowMs,
-      pool,
-    });
+    const r = this.settings.recall;
+    const [{ lexemes, matches: interest }, sourced] = await Promise.all([
+      interestMatches(this.deps.recall, this.settings, { readerId, interests, ex, nowMs, pool }),
+      sourcedCandidates(
+        { sources: this.deps.sources ?? [], content: this.deps.content, log: this.deps.log },
+        { readerId, nowMs, limit: r.limit, decay: r.decay, horizonMs: r.horizonMs },
+      ),
+    ]);
+    const matches = [...sourced, ...interest]; // as a refresh walks them (service.ts `matches`)
     const future = item.publishedAt > nowMs;
     const findings = ex.findings(item, 'for-you');
     const outside = future ? outsideWindow('It is published after now: the recall reads items up to now only.') : null;
     const rules = rankedFeedRules(findings, await this.probe(readerId, item, nowMs), readerId, 'for-you', outside);
-    const score = future ? null : await this.score(item, ex, lexemes, nowMs);
+    const learned = sourced.find((c) => c.id === itemId);
+    const score = future
+      ? null
+      : learned
+        ? await this.sourcedScore(readerId, item, learned, nowMs)
+        : await this.score(item, ex, lexemes, nowMs);
     const eligible = rules.length === 0;
     const rank = eligible ? await this.rank(readerId, itemId, ex, lexemes, matches, pool, nowMs) : null;
     const notes = findings.notes.map((f) => findingRule(f, readerId, 'for-you'));
@@ -105,6 +113,23 @@ export class ForYouExplain {
     const inWindow = item.publishedAt >= nowMs - this.settings.recall.horizonMs;
     const source = !inWindow ? 'older' : relevance > 0 ? 'interest_match' : 'fill';
     return { value, parts: { source, relevance, decay, author_penalty: weight, popularity } };
+  }
+
+  /**
+   * The score of an item a recall source found (sources.ts): its fused score × decay, each source's part,
+   * and the sources' evidence — the learned source says which of the reader's items made it a neighbour
+   * ("readers who engaged with … also engaged with this"), its neighbour and factor scores.
+   */
+  private async sourcedScore(readerId: string, item: Item, c: SourcedCandidate, nowMs: number): Promise<ExplainScore> {
+    const decay = gaussDecay(this.settings.recall.decay, nowMs, item.publishedAt);
+    const parts: Record<string, number | string> = { source: Object.keys(c.parts).join('+'), decay };
+    for (const [name, part] of Object.entries(c.parts)) parts[`${name}_part`] = part;
+    Object.assign(parts, c.evidence);
+    for (const s of this.deps.sources ?? []) {
+      if (!(s.name in c.parts) || !s.explain) continue;
+      Object.assign(parts, (await s.explain(readerId, item.id, this.settings.recall.limit)) ?? {});
+    }
+    return { value: c.score, parts };
   }
 
   /**

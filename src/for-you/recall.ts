@@ -87,8 +87,9 @@ export interface CandidateRecall {
   matches(q: MatchQuery): Promise<Candidate[]>;
   /**
    * The reader-independent fill: up to `size` live items, first those inside [now − horizon, now] by
-   * decay × ln(2 + popularity) (ties: newest, then id), then — when the window holds fewer than `size` —
-   * the newest older items by (`published_at`, id) desc.
+   * decay × ln(2 + popularity) (ties: newest, then a hash of the id — never the id itself, so equal items
+   * do not always favour the same end of the alphabet), each with its `popularity`, then — when the
+   * window holds fewer than `size` — the newest older items by (`published_at`, id) desc.
    */
   fill(q: FillQuery): Promise<FillResult>;
   /**
@@ -123,6 +124,8 @@ export interface Candidate {
   lexemes?: readonly string[];
   /** Fill pool entries inside the window: gauss × ln(2 + popularity) at the build's now. */
   score?: number;
+  /** Fill pool entries inside the window: the publisher's popularity prior (`items.popularity`). */
+  popularity?: number;
   /** Keyset rows read with the reader's lexemes (`older`): how many of them the item holds. */
   matched?: number;
 }

@@ -44,6 +44,7 @@ import type { FeedCache } from './feed-cache.js';
 import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
 import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { FeedMetrics, Logger } from '../kernel/observability.js';
+import { reRanked, sourcedCandidates, type RecallSource, type ReRank } from './sources.js';
 
 /** What `peek` answers: fresh unseen candidates a refresh would now bring (at most `cap`). */
 export interface PeekResult {
@@ -102,6 +103,10 @@ export interface ForYouDeps {
   exclusions: ExclusionSource;
   metrics: FeedMetrics;
   log: Logger;
+  /** Extra recall sources (the learned recall; the library's): fused and walked first (sources.ts). */
+  sources?: readonly RecallSource[];
+  /** The library's re-rank hook, applied to a refresh's clean candidates before they are served (sources.ts). */
+  rerank?: ReRank;
 }
 
 const FEED = 'for_you';
@@ -124,8 +129,12 @@ export class ForYouFeed {
    *   for longer than twice the lease time; store errors propagate.
    */
   async page(readerId: string, action: FeedAction, limit: number, nowMs: number): Promise<FeedPage> {
-    if (action === 'refresh') return this.refresh(readerId, limit, nowMs, false);
-    return this.loadMore(readerId, limit, nowMs);
+    const page =
+      action === 'refresh'
+        ? await this.refresh(readerId, limit, nowMs, false)
+        : await this.loadMore(readerId, limit, nowMs);
+    this.deps.metrics.impressions(FEED, page.items.length);
+    return page;
   }
 
   private async loadMore(readerId: string, limit: number, nowMs: number): Promise<FeedPage> {
@@ -217,7 +226,8 @@ export class ForYouFeed {
       }
       const ex = await exPending;
       const walked = await this.cleanCandidates(readerId, await interests, ex, nowMs, limit, fromLoadMore);
-      const clean = this.diversify(walked.clean, limit, ex, walked.exhausted);
+      const ranked = await reRanked(this.deps.rerank, { readerId, nowMs, feed: 'for-you' }, walked.clean);
+      const clean = this.diversify(ranked, limit, ex, walked.exhausted);
       const pageIds = clean.slice(0, limit);
       const rest = clean.slice(limit);
       const hydrated = this.deps.content.getItems(pageIds);
@@ -272,15 +282,26 @@ export class ForYouFeed {
     return servingOrder(clean, limit, ex.maxPerAuthor, exhausted).map((c) => c.id);
   }
 
-  /** The reader's interest lexemes and matches inside the window (interests.ts). */
-  private matches(
+  /**
+   * The reader's interest lexemes and the candidates walked first: the recall sources' fused candidates
+   * (sources.ts), then the interest matches inside the window (interests.ts), read in parallel.
+   */
+  private async matches(
     readerId: string,
     interests: string[],
     ex: ReaderExclusions,
     nowMs: number,
     pool: Pool,
   ): Promise<{ lexemes: string[]; matches: Candidate[] }> {
-    return interestMatches(this.deps.recall, this.settings, { readerId, interests, ex, nowMs, pool });
+    const r = this.settings.recall;
+    const [interest, sourced] = await Promise.all([
+      interestMatches(this.deps.recall, this.settings, { readerId, interests, ex, nowMs, pool }),
+      sourcedCandidates(
+        { sources: this.deps.sources ?? [], content: this.deps.content, log: this.deps.log },
+        { readerId, nowMs, limit: r.limit, decay: r.decay, horizonMs: r.horizonMs },
+      ),
+    ]);
+    return { lexemes: interest.lexemes, matches: [...sourced, ...interest.matches] };
   }
 
   /**

@@ -16,7 +16,8 @@ import { PostgresRecall } from './adapters/postgres-recall.js';
 import { MemoryFeedCache } from './adapters/memory-feed-cache.js';
 import { RedisFeedCache } from './adapters/redis-feed-cache.js';
 import { ForYouFeed } from './service.js';
-import { FillPool } from './fill-pool.js';
+import { FillPool, type PopularitySource } from './fill-pool.js';
+import type { RecallSource, ReRank } from './sources.js';
 import { ForYouExplain } from './explain.js';
 
 /** Settings of the for-you feed (`FRESHET_RECALL_LIMIT`, `FRESHET_DECAY*`, `FRESHET_FEED_CACHE_TTL_S`, `FRESHET_FOR_YOU_*`); durations in ms. */
@@ -72,6 +73,12 @@ export function wireForYou(
     olderSeen?: SeenFilter;
     exclusions: ExclusionSource;
     metrics: FeedMetrics;
+    /** The engine's own popularity for the fill pool (bridged from the learning room); absent: the prior alone. */
+    popularity?: PopularitySource;
+    /** Extra recall sources, fused and walked first (sources.ts). */
+    sources?: readonly RecallSource[];
+    /** The library's re-rank hook. */
+    rerank?: ReRank;
   },
 ): ForYou {
   const recall = new PostgresRecall(stores.sql);
@@ -80,6 +87,7 @@ export function wireForYou(
     { ...s.pool, decay: s.recall.decay, horizonMs: s.recall.horizonMs },
     stores.clock,
     (err) => stores.log.warn({ err }, 'for-you fill pool rebuild failed'),
+    deps.popularity ?? null,
   );
   const olderSeen = s.olderSeen === 'per_reader' && deps.olderSeen !== deps.seen ? deps.olderSeen : undefined;
   const cache: FeedCache = stores.redis
@@ -87,7 +95,7 @@ export function wireForYou(
     : new MemoryFeedCache(stores.clock);
   const recallSettings = { limit: s.recall.limit, decay: s.recall.decay, horizonMs: s.recall.horizonMs };
   const explain = new ForYouExplain(
-    { ...deps, olderSeen, recall, pool, cache },
+    { ...deps, olderSeen, recall, pool, cache, log: stores.log },
     { recall: recallSettings, interests: s.interests },
   );
   const feed = new ForYouFeed(

@@ -67,7 +67,12 @@ export interface ViewInput {
   nowMs: number;
   /** The caller judged this view suspicious (bot, abuse): counted apart, never in PV/UV/score. */
   flagged?: boolean;
+  /** The feed the reader opened the item from (a click of that feed: `freshet_feed_clicks_total`). */
+  feed?: FeedName;
 }
+
+/** The feeds a view or an engagement may be attributed to (the API's names). */
+export type FeedName = 'for-you' | 'discover' | 'following' | 'hot';
 
 /** What a view did, and the item's counters after it (all 0 for `unknown`). */
 export interface ViewResult {

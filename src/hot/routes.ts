@@ -188,12 +188,18 @@ function toView(p: Principal, v: ViewInJson, nowMs: number, access: RequestAcces
       );
     if (v.flagged !== undefined || v.at !== undefined)
       throw fail('FORBIDDEN', `${field}/flagged and ${field}/at need the service key`);
-    return { itemId: v.item_id, visitorId: p.readerId, nowMs };
+    return { itemId: v.item_id, visitorId: p.readerId, nowMs, ...(v.feed ? { feed: v.feed } : {}) };
   }
   if (v.visitor_id === undefined)
     throw fail('INVALID_INPUT', `${field}/visitor_id is required with the service key: name the visitor of the view`);
   const at = v.at === undefined ? nowMs : timeOf(v.at, `${field}/at`, access);
-  return { itemId: v.item_id, visitorId: v.visitor_id, nowMs: at, flagged: v.flagged === true };
+  return {
+    itemId: v.item_id,
+    visitorId: v.visitor_id,
+    nowMs: at,
+    flagged: v.flagged === true,
+    ...(v.feed ? { feed: v.feed } : {}),
+  };
 }
 
 function viewJson(v: ViewInput, o: Outcome) {

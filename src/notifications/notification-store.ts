@@ -31,6 +31,12 @@ export interface NotificationMarker {
 export interface NotificationStore {
   /** Records an event. @returns it with its id, or null when it was recorded already (own types). */
   record(e: NewNotification): Promise<NotificationEvent | null>;
+  /**
+   * Records a batch in one statement, in batch order (ids increase along it), each as {@link record} would.
+   * @returns per event, in order: it with its id, or null when it was recorded already (an earlier one of
+   *   the batch included).
+   */
+  recordMany(events: readonly NewNotification[]): Promise<(NotificationEvent | null)[]>;
   /** Deletes the newest matching event recorded at or after `sinceMs`. @returns it, or null. */
   retract(
     recipientId: string,

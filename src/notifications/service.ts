@@ -14,7 +14,7 @@
  */
 import { fail } from '../kernel/errors.js';
 import { assertId } from '../kernel/ids.js';
-import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { Logger } from '../kernel/observability.js';
 import {
   groupKey,
@@ -113,6 +113,46 @@ export class Notifications {
     await this.deps.view.add(event);
     this.deps.changed(event.recipientId);
     return event;
+  }
+
+  /**
+   * {@link notify} for a batch (a batch of engagements), with the same rules: each recipient's exclusions
+   * read once per time of the batch, the events recorded in one statement, each counted into its group.
+   * @returns per element, in order: the event, or null as {@link notify} answers it.
+   * @throws FreshetError INVALID_ID naming the element, before anything is written; store errors propagate.
+   */
+  async notifyMany(batch: readonly { input: NotifyInput; nowMs: number }[]): Promise<(NotificationEvent | null)[]> {
+    batch.forEach(({ input }, i) => {
+      assertId(input.recipientId, `notifications[${i}].recipient_id`);
+      assertId(input.actorId, `notifications[${i}].actor_id`);
+    });
+    const reads = new Map<string, Promise<ReaderExclusions>>();
+    const exclusionsOf = (recipientId: string, nowMs: number) => {
+      const key = `${recipientId}\n${nowMs}`;
+      let read = reads.get(key);
+      if (!read) reads.set(key, (read = this.deps.exclusions.forReader(recipientId, nowMs)));
+      return read;
+    };
+    const kept = await Promise.all(
+      batch.map(async ({ input, nowMs }) => {
+        if (input.actorId === input.recipientId) return false;
+        const ex = await exclusionsOf(input.recipientId, nowMs);
+        return !ex.blockedAuthors.has(input.actorId) && !ex.mutedAuthors.has(input.actorId);
+      }),
+    );
+    const chosen = batch.filter((_, i) => kept[i]);
+    const events = await this.deps.store.recordMany(
+      chosen.map(({ input, nowMs }) => ({
+        ...input,
+        atMs: nowMs,
+        groupKey: groupKey(input.type, input.itemId, nowMs, this.settings.windowMs),
+      })),
+    );
+    const recorded = events.filter((e): e is NotificationEvent => e !== null);
+    await Promise.all(recorded.map((e) => this.deps.view.add(e)));
+    for (const r of new Set(recorded.map((e) => e.recipientId))) this.deps.changed(r);
+    let next = 0;
+    return kept.map((k) => (k ? events[next++]! : null));
   }
 
   /**

@@ -38,6 +38,10 @@ import type { Stores } from '../kernel/stores.js';
 export interface VerbObserver {
   published(newItems: number): void;
   active(readerId: string, nowMs: number): void;
+  /** Counted views the client attributed to a feed (its clicks; src/observe/metrics.ts). */
+  clicked?(feed: string, n: number): void;
+  /** An engagement the client attributed to a feed. */
+  engaged?(feed: string, kind: string): void;
 }
 
 /** Longest a scrape waits for one store reading (ms). */

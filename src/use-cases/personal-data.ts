@@ -27,6 +27,10 @@ import type { DiscoverEmbeddings } from '../discover/embeddings.js';
 import type { HotCounters } from '../hot/hot-counters.js';
 import type { HotRanking } from '../hot/service.js';
 import type { PreferencesJson } from '../exclusions/preferences.js';
+import { SIGNAL_KINDS, type InteractionRow } from '../learn/interactions.js';
+
+/** The kinds of a pair's `kinds` bits, by name. */
+const kindsOf = (bits: number): string[] => SIGNAL_KINDS.filter((_, b) => bits & (1 << b));
 
 /** What erase and export reach: every room's part, as src/compose/open.ts wires them. */
 export interface PersonalDataDeps {
@@ -40,6 +44,12 @@ export interface PersonalDataDeps {
   /** The for-you feed's fill pool: told when items leave. */
   forYouPool: { invalidate(published: readonly string[], deleted: readonly string[]): void };
   embeddings: DiscoverEmbeddings;
+  /** The learning room: the reader's interactions; the learned rows of erased items. */
+  learn: {
+    eraseReader(readerId: string): Promise<number>;
+    eraseItems(itemIds: readonly string[]): Promise<number>;
+    exportReader(readerId: string, limit: number): Promise<InteractionRow[]>;
+  };
   hotCounters: HotCounters;
   hot: HotRanking;
   /**
@@ -75,6 +85,7 @@ export const ERASE_STEPS = [
   'seen',
   'forYou',
   'discover',
+  'learn',
   'content',
   'hot',
   'edge',
@@ -126,6 +137,8 @@ export async function eraseUser(
   done('forYou');
   removed.discover = { signals: await f.embeddings.forgetReader(userId) };
   done('discover');
+  removed.learn = { interactions: await f.learn.eraseReader(userId) };
+  done('learn');
   removed.content = { interests: await f.content.forgetReader(userId) };
   done('content');
   removed.hot = { visitorMarks: await f.hotCounters.forgetVisitor(userId) };
@@ -142,6 +155,7 @@ async function eraseItems(f: PersonalDataDeps, userId: string, nowMs: number): P
   for (;;) {
     const ids = await f.content.eraseAuthor(userId, nowMs, ITEM_BATCH);
     for (const id of ids) await f.hot.itemDeleted(id);
+    await f.learn.eraseItems(ids);
     f.forYouPool.invalidate([], ids);
     count += ids.length;
     if (ids.length < ITEM_BATCH) return { items: count };
@@ -154,6 +168,42 @@ type Content = Pick<ContentStore, 'getInterests' | 'itemsOf'>;
 /** Pages of the export's long lists. */
 const PAGE = 1_000;
 
+/** Everything an export reads about a user before its first chunk (the lists of the document). */
+async function exportReads(f: PersonalDataDeps, userId: string, nowMs: number) {
+  const [profile, history, exclusions, interests, prefs, marker, received] = await Promise.all([
+    f.graph.profile(userId),
+    f.exclusions.history(userId),
+    f.exclusions.list(userId, nowMs),
+    f.content.getInterests(userId),
+    f.preferences(userId, nowMs),
+    f.notifications.notifications.marker(userId),
+    f.notifications.store.received(userId, 10_000),
+  ]);
+  const views = await f.embeddings.signalsOf(userId, 10_000);
+  const interactions = await f.learn.exportReader(userId, 10_000);
+  const embedding = await f.embeddings.readerEmbedding(userId);
+  const followingMarker = await f.timeline.marker(userId, nowMs);
+  const firstItems = await (f.content as Content).itemsOf(userId, 1);
+  return {
+    ...{ profile, history, exclusions, interests, prefs, marker, received },
+    ...{ views, interactions, embedding, followingMarker, firstItems },
+  };
+}
+
+/** Whether an export's reads hold anything about the user (else the export is NOT_FOUND). */
+function holdsAnything(r: Awaited<ReturnType<typeof exportReads>>): boolean {
+  const lists = [r.history.engagements, r.history.feedback, r.views, r.interactions, r.interests, r.received];
+  return (
+    r.profile !== null ||
+    lists.some((l) => l.length > 0) ||
+    r.embedding !== null ||
+    r.exclusions.recentViews.length > 0 ||
+    r.firstItems.length > 0 ||
+    r.marker.updatedAt !== null ||
+    r.followingMarker.updatedAt !== null
+  );
+}
+
 /**
  * The export of `userId` as JSON text chunks (docs/api.md "Export"; its schema is `UserExport`,
  * src/server/routes/personal-data.ts): `{user_id, exported_at, profile, following, followers, blocks,
@@ -165,26 +215,10 @@ const PAGE = 1_000;
 export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: number): AsyncGenerator<string> {
   assertId(userId, 'user id');
   const s = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
-  const [profile, history, exclusions, interests, prefs, marker, received] = await Promise.all([
-    f.graph.profile(userId),
-    f.exclusions.history(userId),
-    f.exclusions.list(userId, nowMs),
-    f.content.getInterests(userId),
-    f.preferences(userId, nowMs),
-    f.notifications.notifications.marker(userId),
-    f.notifications.store.received(userId, 10_000),
-  ]);
-  const views = await f.embeddings.signalsOf(userId, 10_000);
-  const followingMarker = await f.timeline.marker(userId, nowMs);
-  const firstItems = await (f.content as Content).itemsOf(userId, 1);
-  const known =
-    profile !== null ||
-    history.engagements.length + history.feedback.length + views.length + interests.length + received.length > 0 ||
-    exclusions.recentViews.length > 0 ||
-    firstItems.length > 0 ||
-    marker.updatedAt !== null ||
-    followingMarker.updatedAt !== null;
-  if (!known) throw fail('NOT_FOUND', `Freshet holds nothing about user ${userId}`);
+  const r = await exportReads(f, userId, nowMs);
+  const { profile, history, exclusions, interests, prefs, marker, received, views, interactions, embedding } = r;
+  const followingMarker = r.followingMarker;
+  if (!holdsAnything(r)) throw fail('NOT_FOUND', `Freshet holds nothing about user ${userId}`);
   yield `{"user_id":${JSON.stringify(userId)},"exported_at":${s(nowMs)}`;
   yield `,"profile":${JSON.stringify(
     profile && {
@@ -199,6 +233,8 @@ export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: nu
   yield `,"engagements":${JSON.stringify(history.engagements.map((e) => ({ item_id: e.itemId, kind: e.kind, at: s(e.atMs) })))}`;
   yield `,"feedback":${JSON.stringify(history.feedback.map((e) => ({ item_id: e.itemId, kind: e.kind, author_id: e.authorId, at: s(e.atMs) })))}`;
   yield `,"views":${JSON.stringify(views.map((v) => ({ item_id: v.itemId, at: s(v.atMs), weight: v.weight })))}`;
+  yield `,"interactions":${JSON.stringify(interactions.map((i) => ({ item_id: i.itemId, kinds: kindsOf(i.kinds), at: s(i.atMs) })))}`;
+  yield `,"embedding":${JSON.stringify(embedding ? [...embedding] : null)}`;
   yield `,"recent_views":${JSON.stringify(exclusions.recentViews)}`;
   yield `,"interests":${JSON.stringify(interests)}`;
   yield `,"preferences":${JSON.stringify(prefs)}`;

@@ -39,6 +39,13 @@ export const UserExport = Type.Object(
     views: Type.Array(Type.Object({ item_id: Type.String(), at: Stamp, weight: Type.Number() }), {
       description: 'the views retained as discover signals (FRESHET_READER_SIGNALS_*), newest first',
     }),
+    interactions: Type.Array(Type.Object({ item_id: Type.String(), kinds: Type.Array(Type.String()), at: Stamp }), {
+      description:
+        'what the learning room keeps of them: per item, the kinds of positive signal and the last one’s time',
+    }),
+    embedding: Type.Union([Type.Array(Type.Number()), Type.Null()], {
+      description: 'the embedding the application gave them (PUT /v1/users/:id/embedding), unit length; null: none',
+    }),
     recent_views: Type.Array(Type.String(), {
       description: 'the recent views the exclusions keep (docs/exclusions.md)',
     }),

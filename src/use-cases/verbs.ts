@@ -11,7 +11,7 @@
  * | `follow` / `unfollow` | following (graph, inbox backfill / unmerge) → notifications (the author: a follow; taken back within the window) |
  * | `importFollows` | following (graph in bulk, then the followers' inboxes dropped: rebuilt on read) |
  * | `block` / `unblock` | following (graph, both inboxes) → exclusions (cached blocked authors, both users) |
- * | `recordEngagement` / `undoEngagement` | exclusions (PostgreSQL + hot state) → notifications (the item's author: a grouped like, reply or share; taken back within the window) |
+ * | `recordEngagement(s)` / `undoEngagement` | exclusions (PostgreSQL + hot state; a batch in one statement) → notifications (the item's author: a grouped like, reply or share, a batch in bulk; taken back within the window) |
  * | `recordFeedback` / `undoFeedback` | exclusions (PostgreSQL + hot state) |
  * | `setPreferences` / `patchPreferences` | exclusions (the reader's preferences in PostgreSQL — a patch in one transaction with the row locked — then its cached snapshot invalidated) |
  * | `eraseUser` / `exportUser` | every room, in a fixed order (src/use-cases/personal-data.ts) |
@@ -26,6 +26,7 @@
  */
 import { FreshetError, fail } from '../kernel/errors.js';
 import { preview } from '../kernel/preview.js';
+import { assertId } from '../kernel/ids.js';
 import type { Logger } from '../kernel/observability.js';
 import type { ContentStore, ItemInput } from '../kernel/items/content-store.js';
 import { validateItems, type PublishInput } from '../kernel/items/validate.js';
@@ -36,7 +37,8 @@ import type { DiscoverEmbeddings } from '../discover/embeddings.js';
 import { viewSignals } from '../discover/embeddings.js';
 import type { FollowingTimeline } from '../following/service.js';
 import type { Exclusions } from '../exclusions/service.js';
-import { FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
+import { ENGAGEMENT_KINDS, FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
+import type { EngagementRecord } from '../exclusions/ports.js';
 import {
   DEFAULT_PREFERENCES,
   parsePreferences,
@@ -46,6 +48,10 @@ import {
 import { applyPreferencesPatch } from '../exclusions/preferences-patch.js';
 import { languagesOf } from '../kernel/items/lang.js';
 import type { Notifications, NotifyInput } from '../notifications/service.js';
+import { kindBit, SIGNAL_KINDS, type InteractionStore } from '../learn/interactions.js';
+
+/** Every kind of positive signal, as `kinds` bits. */
+const ALL_KINDS = SIGNAL_KINDS.reduce((bits, k) => bits | kindBit(k), 0);
 import { eraseUser, exportUser, type Erasure, type ItemsChoice, type PersonalDataDeps } from './personal-data.js';
 import type { VerbObserver } from '../observe/overview-metrics.js';
 
@@ -62,6 +68,11 @@ export interface UseCaseDeps {
   notifications: Notifications;
   /** Every room's part of an erase or an export (src/use-cases/personal-data.ts). */
   personal: PersonalDataDeps;
+  /**
+   * The learning room's interactions (src/learn/interactions.ts): every positive signal is recorded after
+   * the capability that owns it, and taken back with it. Absent: nothing learned.
+   */
+  learn?: Pick<InteractionStore, 'add' | 'remove'>;
   log: Logger;
   /** The clock: a published item's time may be at most `futureSkewMs` past the later of it and the publish time. */
   clock: Clock;
@@ -160,10 +171,15 @@ export class UseCases {
     const outcomes =
       views.length === 1 ? [await this.deps.hot.recordView(views[0]!)] : await this.deps.hot.recordViews(views);
     const counted = views.filter((_, i) => outcomes[i]!.verdict === 'counted');
+    for (const v of counted) if (v.feed) this.deps.observe?.clicked?.(v.feed, 1);
     // active now, in the server's time (the frame /metrics reads in), whatever time a replayed view carries
     for (const v of views) this.deps.observe?.active(v.visitorId, this.deps.clock.now());
+    const signals = viewSignals(views, outcomes);
     await Promise.all([
-      this.deps.embeddings.addSignals(viewSignals(views, outcomes)),
+      this.deps.embeddings.addSignals(signals),
+      this.deps.learn?.add(
+        signals.map((v) => ({ readerId: v.readerId, itemId: v.itemId, kind: 'view', atMs: v.atMs })),
+      ),
       counted.length === 0
         ? undefined
         : this.deps.exclusions.recordViews(
@@ -172,6 +188,17 @@ export class UseCases {
           ),
     ]);
     return outcomes;
+  }
+
+  /**
+   * Gives a reader an embedding of the application's own (`FRESHET_EMBEDDING_DIM` numbers, the space of the
+   * items' app embeddings): the discover feed's similar phase searches with it from the reader's next
+   * session; null removes it. @returns whether one was removed.
+   * @throws FreshetError INVALID_ID, INVALID_INPUT (length, non-finite, all zeros) — nothing written.
+   */
+  setReaderEmbedding(readerId: string, vector: readonly number[] | null, nowMs: number): Promise<boolean> {
+    assertId(readerId, 'reader id');
+    return this.deps.embeddings.setReaderEmbedding(readerId, vector, nowMs);
   }
 
   /**
@@ -254,11 +281,42 @@ export class UseCases {
     nowMs: number,
   ): Promise<{ created: boolean }> {
     const r = await this.deps.exclusions.recordEngagement(readerId, itemId, kind, nowMs);
+    await this.deps.learn?.add([{ readerId, itemId, kind, atMs: nowMs }]);
     if (r.created) {
       const [item] = await this.deps.content.getItems([itemId]);
       if (item) await this.notify({ recipientId: item.authorId, type: kind, actorId: readerId, itemId }, nowMs);
     }
     return r;
+  }
+
+  /**
+   * {@link recordEngagement} for a batch (`POST /v1/engagements` with an array, replays): every element is
+   * checked before anything is written, the engagements are written in one statement (all or nothing), then
+   * the items' authors are notified in bulk.
+   * @returns per engagement, in order: whether it is new (false: recorded before, or earlier in the batch).
+   * @throws FreshetError INVALID_INPUT / INVALID_ID naming the element (`engagements[3].kind`), NOT_FOUND
+   *   (an unknown or deleted item; nothing written), STORE_UNAVAILABLE.
+   */
+  async recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]> {
+    batch.forEach((e, i) => {
+      if (!ENGAGEMENT_KINDS.includes(e.kind))
+        throw fail('INVALID_INPUT', `engagements[${i}].kind ${preview(e.kind)} is not one of reply, like, share`);
+      if (!Number.isSafeInteger(e.nowMs)) throw fail('INVALID_INPUT', `engagements[${i}].nowMs must be epoch ms`);
+    });
+    const created = await this.deps.exclusions.recordEngagements(batch);
+    await this.deps.learn?.add(
+      batch.map((e) => ({ readerId: e.readerId, itemId: e.itemId, kind: e.kind, atMs: e.nowMs })),
+    );
+    const fresh = batch.filter((_, i) => created[i]);
+    const items = fresh.length ? await this.deps.content.getItems([...new Set(fresh.map((e) => e.itemId))]) : [];
+    const authorOf = new Map(items.map((i) => [i.id, i.authorId]));
+    const notices = fresh.flatMap(({ readerId, itemId, kind, nowMs }) => {
+      const recipientId = authorOf.get(itemId);
+      return recipientId ? [{ input: { recipientId, type: kind, actorId: readerId, itemId }, nowMs }] : [];
+    });
+    // retried whole: events already recorded are not recorded (nor counted) twice
+    if (notices.length) await this.afterCommit('notifications', () => this.deps.notifications.notifyMany(notices));
+    return created;
   }
 
   /**
@@ -272,6 +330,7 @@ export class UseCases {
     nowMs: number,
   ): Promise<{ removed: boolean }> {
     const r = await this.deps.exclusions.undoEngagement(readerId, itemId, kind);
+    await this.deps.learn?.remove(readerId, itemId, kindBit(kind));
     if (r.removed) {
       const [item] = await this.deps.content.getItems([itemId], { fresh: true });
       if (item) await this.retract(item.authorId, kind, readerId, itemId, nowMs);
@@ -283,8 +342,13 @@ export class UseCases {
    * Records feedback: "not interested" (the item leaves the reader's feeds, its author is down-weighted) or
    * "show less" (its author and tags are down-weighted, compounding; docs/preferences.md).
    */
-  recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
-    if (kind === 'not_interested') return this.deps.exclusions.notInterested(readerId, itemId, nowMs);
+  async recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
+    if (kind === 'not_interested') {
+      const r = await this.deps.exclusions.notInterested(readerId, itemId, nowMs);
+      // "not interested" takes back every positive signal the reader gave the item
+      await this.deps.learn?.remove(readerId, itemId, ALL_KINDS);
+      return r;
+    }
     if (kind === 'show_less') return this.deps.exclusions.showLess(readerId, itemId, nowMs);
     throw fail('INVALID_INPUT', `unknown feedback kind ${preview(kind)}`);
   }

@@ -19,7 +19,17 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 /** The rooms over the kernel: the feed capabilities and the seen filters. */
-const CAPABILITIES = ['for-you', 'hot', 'discover', 'following', 'exclusions', 'notifications', 'seen', 'content'];
+const CAPABILITIES = [
+  'for-you',
+  'hot',
+  'discover',
+  'following',
+  'exclusions',
+  'notifications',
+  'seen',
+  'content',
+  'learn',
+];
 /** The edges: each its own room over the capabilities. */
 const EDGES = ['server', 'compose', 'use-cases', 'observe', 'cli', 'ui', 'client'];
 /**

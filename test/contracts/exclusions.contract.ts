@@ -152,6 +152,38 @@ export function exclusionStoreContract(name: string, factory: () => Promise<Stor
       });
     });
 
+    it('records a batch in one statement: in order, a repeat not new, nothing written when an item is not live', async () => {
+      await withStore(factory, async ({ store }) => {
+        const e = (readerId: string, itemId: string, nowMs: number, kind: 'like' | 'reply' = 'like') => ({
+          readerId,
+          itemId,
+          kind,
+          nowMs,
+        });
+        expect(await store.recordEngagement('r', 'i1', 'like', T)).toEqual({ created: true });
+        for (const missing of ['nope', 'gone'])
+          await expect(store.recordEngagements([e('r', 'i2', T), e('s', missing, T)])).rejects.toMatchObject({
+            code: 40401,
+            message: expect.stringContaining('engagements[1]'),
+          });
+        expect((await store.load('r', 100)).engaged).toEqual(['i1']); // the refused batches wrote nothing
+        const batch = [
+          e('r', 'i1', T + 1),
+          e('r', 'i2', T + 2),
+          e('s', 'i3', T + 3),
+          e('r', 'i2', T + 9),
+          e('r', 'i2', T + 4, 'reply'),
+        ];
+        expect(await store.recordEngagements(batch)).toEqual([false, true, true, false, true]);
+        expect(await store.recordEngagements(batch)).toEqual([false, false, false, false, false]);
+        expect(await store.recordEngagements([])).toEqual([]);
+        expect((await store.load('r', 100)).engaged).toEqual(['i2', 'i1']); // i2 at T + 4 (its first like T + 2)
+        expect((await store.load('s', 100)).engaged).toEqual(['i3']);
+        const times = await store.history('r', 100);
+        expect(times.engagements.find((x) => x.itemId === 'i2' && x.kind === 'like')?.atMs).toBe(T + 2); // the first kept
+      });
+    });
+
     it('keeps the first time of a "not interested", with the author; delete undoes it', async () => {
       await withStore(factory, async ({ store }) => {
         expect(await store.setFeedback('r', 'i2', 'not_interested', T + 10)).toEqual({

@@ -79,6 +79,28 @@ describe.each(setups)('notifications on $name', ({ hot, db }) => {
     expect(summary(page.groups)).toEqual([['like', post, 1, [`bo${n}`]]]);
   });
 
+  it('a batch of engagements notifies as single ones do: once per liker and group, not of own or blocked likes', async () => {
+    const other = `other${n}`;
+    expect(await svc.items.publish([item(other, 2 * HOUR_MS, { author_id: bob })])).toMatchObject({ inserted: 1 });
+    await feed(); // the grouped view is built: the batch's events are counted into it, not rebuilt from PostgreSQL
+    const batch = (reader: string, ...items: string[]) =>
+      svc.as(reader).engagements.recordBatch(items.map((item_id) => ({ item_id, kind: 'like' as const })));
+    await batch(`al${n}`, post, other, post); // the repeat is not new
+    await batch(`bo${n}`, post);
+    await batch(`al${n}`, post); // idempotent
+    await batch(bob, post, other); // the author's own likes
+    await svc.users.register(`mal${n}`);
+    await svc.blocks.block(bob, `mal${n}`);
+    await batch(`mal${n}`, post, other);
+    const page = await feed();
+    expect(summary(page.groups)).toEqual([
+      ['like', post, 2, [`bo${n}`, `al${n}`]],
+      ['like', other, 1, [`al${n}`]],
+    ]);
+    await t.f.notifications.notifications.forgetView(bob); // rebuilt from PostgreSQL: the same groups
+    expect(summary((await feed()).groups)).toEqual(summary(page.groups));
+  });
+
   it('the grouped view lost is rebuilt from PostgreSQL, equal to the truth, unread count included', async () => {
     for (let i = 0; i < 5; i++) await like(`r${i}_${n}`);
     await svc.follows.follow(`f${n}`, bob);

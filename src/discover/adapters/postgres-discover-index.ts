@@ -318,7 +318,30 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
   }
 
   async forgetReader(readerId: string): Promise<number> {
-    return (await this.sql.query('DELETE FROM reader_signals WHERE reader_id = $1 RETURNING 1', [readerId])).length;
+    const signals = await this.sql.query('DELETE FROM reader_signals WHERE reader_id = $1 RETURNING 1', [readerId]);
+    const given = await this.sql.query('DELETE FROM reader_embeddings WHERE reader_id = $1 RETURNING 1', [readerId]);
+    return signals.length + given.length;
+  }
+
+  async readerEmbedding(readerId: string): Promise<Float32Array | null> {
+    const rows = await this.sql.query<{ vec: Uint8Array }>('SELECT vec FROM reader_embeddings WHERE reader_id = $1', [
+      readerId,
+    ]);
+    const b = rows[0]?.vec;
+    return b ? new Float32Array(Uint8Array.from(b).buffer) : null;
+  }
+
+  async setReaderEmbedding(readerId: string, vector: Float32Array | null, nowMs: number): Promise<boolean> {
+    if (vector === null)
+      return (
+        (await this.sql.query('DELETE FROM reader_embeddings WHERE reader_id = $1 RETURNING 1', [readerId])).length > 0
+      );
+    await this.sql.query(
+      `INSERT INTO reader_embeddings (reader_id, vec, update_time) VALUES ($1, $2, $3)
+       ON CONFLICT (reader_id) DO UPDATE SET vec = excluded.vec, update_time = excluded.update_time`,
+      [readerId, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), nowMs],
+    );
+    return false;
   }
 
   async signalsOf(readerId: string, limit: number): Promise<{ itemId: string; atMs: number; weight: number }[]> {

@@ -82,3 +82,24 @@ export const DISCOVER_INDEX_MIGRATION: Migration = {
   name: 'discover: nearest-neighbour index change feed replaces the sketch',
   sql: DISCOVER_INDEX_SQL,
 };
+
+/**
+ * The SQL of migration 16: a reader's embedding given by the application (`PUT /v1/users/:id/embedding`),
+ * unit length, float32 little-endian (`dim` × 4 bytes). Phase 2 searches with it instead of the mean of
+ * the reader's signals (src/discover/embeddings.ts `readerQuery`). Personal data: erased and exported
+ * with the reader.
+ */
+export const READER_EMBEDDING_SQL = `
+  CREATE TABLE reader_embeddings (
+    reader_id   text PRIMARY KEY CHECK (reader_id ~ '^[A-Za-z0-9_.-]{1,64}$'),
+    vec         bytea NOT NULL,
+    update_time bigint NOT NULL                                   -- epoch ms
+  );
+`;
+
+/** Migration 16, as src/compose/migrations.ts lists it. */
+export const READER_EMBEDDING_MIGRATION: Migration = {
+  version: 16,
+  name: 'discover: reader embeddings given by the application',
+  sql: READER_EMBEDDING_SQL,
+};

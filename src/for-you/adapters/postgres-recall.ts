@@ -43,12 +43,14 @@ interface CandidateRow {
   lexemes?: string[];
   score?: number;
   matched?: number;
+  popularity?: number | string;
 }
 
 const toCandidate = (r: CandidateRow): Candidate => {
   const c: Candidate = { id: r.id, authorId: r.author_id, publishedAt: Number(r.published_at) };
   if (r.lexemes) c.lexemes = r.lexemes;
   if (r.score !== undefined && r.score !== null) c.score = Number(r.score);
+  if (r.popularity !== undefined && r.popularity !== null) c.popularity = Number(r.popularity);
   if (r.matched !== undefined && r.matched !== null) c.matched = Number(r.matched);
   return c;
 };
@@ -233,9 +235,9 @@ export class PostgresRecall implements CandidateRecall {
     if (!(size > 0) || !w) return { entries: [], windowComplete: false, next: null };
     const p = new Params(w.now, w.from, q);
     const rows = await this.sql.query<CandidateRow>(
-      `SELECT id, author_id, published_at, tsvector_to_array(tsv) AS lexemes, ${p.gauss('published_at')} * ln(2 + popularity) AS score FROM items
+      `SELECT id, author_id, published_at, popularity, tsvector_to_array(tsv) AS lexemes, ${p.gauss('published_at')} * ln(2 + popularity) AS score FROM items
        WHERE deleted_at IS NULL AND published_at BETWEEN $2::bigint AND $1::bigint
-       ORDER BY score DESC, published_at DESC, id ASC
+       ORDER BY score DESC, published_at DESC, hashtext(id) ASC
        LIMIT ${p.add(size)}::int`,
       p.values,
     );
