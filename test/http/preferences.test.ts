@@ -278,6 +278,32 @@ describe.each(setups)('reader preferences on $name', ({ hot, db }) => {
     const other = t.client({ token: await t.token('bad2') });
     expect(await failure(other.users.preferences('bad1'))).toMatchObject({ status: 403 });
   });
+  it('an expiry past 2100-01-01 (1e306 s: Infinity once in ms) is 400 through PUT and PATCH, before anything is written', async () => {
+    await svc.users.setPreferences('far1', {
+      muted_words: [{ phrase: 'kept', expires_at: Math.floor(T0 / 1000) + 60 }],
+    });
+    const before = await svc.users.preferences('far1');
+    const svcAuth = { authorization: `Bearer ${SERVICE_KEY}` };
+    const far = [1e306, Math.floor(Date.UTC(2100, 0, 1) / 1000) + 1];
+    for (const expires_at of far) {
+      const bodies: ['PUT' | 'PATCH', object, RegExp][] = [
+        ['PUT', { muted_words: [{ phrase: 'kept', expires_at }] }, /muted_words(\[0\]\.|\/0\/)expires_at/],
+        ['PUT', { muted_authors: [{ author_id: 'a1', expires_at }] }, /muted_authors(\[0\]\.|\/0\/)expires_at/],
+        ['PATCH', { add_muted_words: [{ phrase: 'kept', expires_at }] }, /add_muted_words(\[0\]\.|\/0\/)expires_at/],
+        ['PATCH', { add_muted_authors: [{ author_id: 'a1', expires_at }] }, /add_muted_authors(\[0\]\.|\/0\/)expires_at/],
+      ];
+      for (const [method, payload, field] of bodies) {
+        const res = await t.app.inject({ method, url: '/v1/users/far1/preferences', payload, headers: svcAuth });
+        expect(res.statusCode, `${method} ${JSON.stringify(payload)}: ${res.body}`).toBe(400);
+        expect(res.json()).toMatchObject({ code: 40001, data: null });
+        expect(res.json().msg).toMatch(field);
+        expect(res.json().msg).toMatch(/2100-01-01|4102444800/);
+      }
+    }
+    // nothing was written: the timed mute is still timed, no author was muted
+    expect(await svc.users.preferences('far1')).toEqual(before);
+    expect(before.muted_words[0]!.expires_at).toBe(Math.floor(T0 / 1000) + 60);
+  });
 });
 
 describe.each(setups)('author diversity on $name', ({ hot, db }) => {
