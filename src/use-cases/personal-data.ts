@@ -26,7 +26,7 @@ import type { WiredNotifications } from '../notifications/wire.js';
 import type { DiscoverEmbeddings } from '../discover/embeddings.js';
 import type { HotCounters } from '../hot/hot-counters.js';
 import type { HotRanking } from '../hot/service.js';
-import type { PreferencesJson } from '../exclusions/preferences.js';
+import { DEFAULT_PREFERENCES, type PreferencesJson } from '../exclusions/preferences.js';
 
 /** What erase and export reach: every room's part, as src/compose/open.ts wires them. */
 export interface PersonalDataDeps {
@@ -160,17 +160,20 @@ const PAGE = 1_000;
  * engagements, feedback, views, recent_views, interests, preferences, markers, notifications, items}`.
  * Long lists are read page by page and written as they come, so a large history never sits in memory.
  * Times are epoch seconds, as everywhere in the JSON API.
- * @throws FreshetError NOT_FOUND when Freshet holds nothing about the user (checked before the first chunk).
+ * @throws FreshetError NOT_FOUND when Freshet holds nothing about the user — no profile, history, views,
+ *   interests, preferences, markers, notifications or items (checked before the first chunk).
  */
 export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: number): AsyncGenerator<string> {
   assertId(userId, 'user id');
   const s = (ms: number | null) => (ms === null ? null : Math.floor(ms / 1000));
-  const [profile, history, exclusions, interests, prefs, marker, received] = await Promise.all([
+  const [profile, history, exclusions, interests, prefs, hasPrefs, marker, received] = await Promise.all([
     f.graph.profile(userId),
     f.exclusions.history(userId),
     f.exclusions.list(userId, nowMs),
     f.content.getInterests(userId),
     f.preferences(userId, nowMs),
+    // a stored document (the defaults are the one shared object of a reader who never set any)
+    f.exclusions.preferences(userId, nowMs).then((p) => p !== DEFAULT_PREFERENCES),
     f.notifications.notifications.marker(userId),
     f.notifications.store.received(userId, 10_000),
   ]);
@@ -181,6 +184,7 @@ export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: nu
     profile !== null ||
     history.engagements.length + history.feedback.length + views.length + interests.length + received.length > 0 ||
     exclusions.recentViews.length > 0 ||
+    hasPrefs ||
     firstItems.length > 0 ||
     marker.updatedAt !== null ||
     followingMarker.updatedAt !== null;

@@ -143,6 +143,29 @@ describe.each(setups)('erase and export on $name', ({ hot, db, onCluster }) => {
     expect((await failure(other.users.export(u))).status).toBe(403);
   });
 
+  it('exports a reader who only has preferences (a muted word, a language): not 404', async () => {
+    const u = `zq_prefs_${hot}`;
+    await svc.users.setPreferences(u, { muted_words: [{ phrase: 'kept word' }], languages: ['en'] });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/v1/users/${u}/export`,
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    });
+    expect(res.statusCode, res.body.slice(0, 200)).toBe(200);
+    const doc = res.json().data;
+    expect(doc.preferences.muted_words.map((w: { phrase: string }) => w.phrase)).toEqual(['kept word']);
+    expect(doc.preferences.languages).toEqual(['en']);
+    expect(doc.profile).toBeNull();
+    // once erased, it holds nothing again
+    await svc.users.erase(u);
+    const gone = await t.app.inject({
+      method: 'GET',
+      url: `/v1/users/${u}/export`,
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    });
+    expect([gone.statusCode, gone.json().code]).toEqual([404, 40401]);
+  });
+
   it('erases everything: no row, key, value or file holds the id; follower counts exact; their items leave every feed', async () => {
     const u = `zq_erase_${hot}`;
     const mine = await fullHistory(t, svc, u);
