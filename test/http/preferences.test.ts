@@ -195,6 +195,28 @@ describe.each(setups)('reader preferences on $name', ({ hot, db }) => {
     expect(got.map((i) => i.id).sort()).toEqual([...Array(10).keys()].flatMap((i) => [`de${i}`, `dx${i}`]).sort());
   });
 
+  it('a title of a few words is und, not a guess (no reader with a language list loses it); und passes every list', async () => {
+    await svc.items.publish([
+      item('short_pg', 0, { author_id: 'l_short', title: 'Postgres tuning', text: '' }),
+      item('short_rust', 0, { author_id: 'l_short', title: 'Rust compilers', text: '' }),
+      item('long_en', 0, { author_id: 'l_short', title: 'How we tuned Postgres for a write heavy queue', text: '' }),
+      item('short_zh', 0, { author_id: 'l_short', title: '政府发布新规定', text: '' }),
+    ]);
+    const lang = async (id: string) => (await svc.items.get(id)).lang;
+    expect([await lang('short_pg'), await lang('short_rust')]).toEqual(['und', 'und']); // eld/small said da and nl
+    expect(await lang('long_en')).toBe('en');
+    expect(await lang('short_zh')).toBe('zh'); // a script of its own says enough
+    for (const [reader, languages] of [
+      ['en_short', ['en']],
+      ['de_short', ['de']],
+    ] as const) {
+      await svc.users.setPreferences(reader, { languages: [...languages] });
+      const ids = (await scrollForYou(svc.as(reader), 2000)).map((i) => i.id);
+      expect(ids, reader).toContain('short_pg');
+      expect(ids, reader).toContain('short_rust');
+    }
+  });
+
   it('PATCH edits entry by entry: mutes sent at once all land; removals compare folded; a bad patch stores nothing', async () => {
     await svc.users.setPreferences('pt1', { muted_words: [{ phrase: 'Café' }], languages: ['en'] });
     const rd = t.client({ token: await t.token('pt1') }); // a reader token edits its own
@@ -290,7 +312,11 @@ describe.each(setups)('reader preferences on $name', ({ hot, db }) => {
         ['PUT', { muted_words: [{ phrase: 'kept', expires_at }] }, /muted_words(\[0\]\.|\/0\/)expires_at/],
         ['PUT', { muted_authors: [{ author_id: 'a1', expires_at }] }, /muted_authors(\[0\]\.|\/0\/)expires_at/],
         ['PATCH', { add_muted_words: [{ phrase: 'kept', expires_at }] }, /add_muted_words(\[0\]\.|\/0\/)expires_at/],
-        ['PATCH', { add_muted_authors: [{ author_id: 'a1', expires_at }] }, /add_muted_authors(\[0\]\.|\/0\/)expires_at/],
+        [
+          'PATCH',
+          { add_muted_authors: [{ author_id: 'a1', expires_at }] },
+          /add_muted_authors(\[0\]\.|\/0\/)expires_at/,
+        ],
       ];
       for (const [method, payload, field] of bodies) {
         const res = await t.app.inject({ method, url: '/v1/users/far1/preferences', payload, headers: svcAuth });
