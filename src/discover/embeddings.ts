@@ -163,6 +163,14 @@ export class DiscoverEmbeddings {
 const SIGNAL_VERDICTS = new Set(['counted', 'repeat', 'expired']);
 
 /**
+ * Whether a view's verdict is the reader really looking at the item (`counted`, `repeat`, `expired`): it is
+ * a reader signal and a recent view. `budget` and `flagged` are suspicious traffic; `unknown` a deleted item.
+ */
+export function isLook(verdict: string): boolean {
+  return SIGNAL_VERDICTS.has(verdict);
+}
+
+/**
  * The reader signals of recorded views: one per view whose verdict is `counted`, `repeat` or
  * `expired` (a real look at the item), weight {@link VIEW_WEIGHT}, at the view's time.
  */
@@ -172,7 +180,7 @@ export function viewSignals(
 ): { readerId: string; itemId: string; atMs: number; weight: number }[] {
   const out: { readerId: string; itemId: string; atMs: number; weight: number }[] = [];
   views.forEach((v, i) => {
-    if (SIGNAL_VERDICTS.has(verdicts[i]?.verdict ?? ''))
+    if (isLook(verdicts[i]?.verdict ?? ''))
       out.push({ readerId: v.visitorId, itemId: v.itemId, atMs: v.nowMs, weight: VIEW_WEIGHT });
   });
   return out;
