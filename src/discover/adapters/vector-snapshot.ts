@@ -15,13 +15,17 @@
  * process at a time fold the processes' common changes into a new generation, and `build.lock` one
  * process build a first graph while the others serve the exact scan until its snapshot is there.
  *
+ * The folder and its generations are created 0700 and their files 0600, as the data folder's (the
+ * kernel's data-dir-modes.ts): a snapshot holds vectors derived from the items' text.
+ *
  * A snapshot is used only when it matches: same database identity, same dimension and same HNSW
  * settings (the graph's shape); otherwise the index is rebuilt from PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
 import { readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FILE_MODE, privateDir, restrictModes } from '../../kernel/data-dir-modes.js';
 import { IdTable } from './id-table.js';
 import type { MemoryIndexSettings } from './memory-vector-index.js';
 
@@ -134,8 +138,10 @@ export class VectorSnapshots {
   ): Promise<string> {
     const generation = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
     const at = join(this.dir, generation);
-    mkdirSync(at, { recursive: true });
+    privateDir(this.dir);
+    privateDir(at); // 0700 before any file is written in it: the files are out of other users' reach at once
     await writer.write(filesOf(at)); // begins in this tick: a graph's synchronous save sees the index as captured
+    restrictModes(at); // the writers' files (usearch's graph, the codes, the ids) 0600
     const manifest: Manifest = {
       version: 1,
       generation,
@@ -148,7 +154,7 @@ export class VectorSnapshots {
       savedAtMs: Date.now(),
     };
     const tmp = join(this.dir, `current.json.${generation}`);
-    await writeFile(tmp, JSON.stringify(manifest));
+    await writeFile(tmp, JSON.stringify(manifest), { mode: FILE_MODE });
     await rename(tmp, join(this.dir, 'current.json'));
     await this.prune(generation);
     return generation;
@@ -163,10 +169,10 @@ export class VectorSnapshots {
    */
   tryLock(name: LockName): boolean {
     const path = join(this.dir, `${name}.lock`);
-    mkdirSync(this.dir, { recursive: true });
+    privateDir(this.dir);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        closeSync(openSync(path, 'wx'));
+        closeSync(openSync(path, 'wx', FILE_MODE));
         return true;
       } catch {
         let age = Number.POSITIVE_INFINITY;
