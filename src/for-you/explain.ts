@@ -133,7 +133,7 @@ export class ForYouExplain {
       },
       refreshWalkInput(r, { readerId, nowMs, ex, matches, lexemes, pool, cursor, resume: false, page: EXPLAIN_PAGE }),
     );
-    const at = servingOrder(out.clean, EXPLAIN_PAGE, ex.maxPerAuthor, out.exhausted).findIndex((c) => c.id === itemId);
+    const at = servingOrder(out.clean, EXPLAIN_PAGE, ex.maxPerAuthor).findIndex((c) => c.id === itemId);
     return at < 0 ? null : at + 1;
   }
 }
