@@ -97,6 +97,7 @@ export function explanationJson(e: Explanation) {
     notes: e.notes.map(rule),
     score: e.score,
     rank: e.rank,
+    served: e.served ? { day: e.served.day, rank_if_unseen: e.served.rankIfUnseen } : null,
     at_ms: e.atMs,
   };
 }
