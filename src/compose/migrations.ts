@@ -15,6 +15,7 @@ import { PREFERENCES_MIGRATION } from '../exclusions/adapters/schema-preferences
 import { ITEMS_LANG_MIGRATION } from '../content/schema-lang.js';
 import { NOTIFICATIONS_MIGRATION } from '../notifications/adapters/schema.js';
 import { TIMELINE_MARKERS_MIGRATION } from '../following/adapters/schema-markers.js';
+import { DELETED_VECTORS_MIGRATION } from '../discover/adapters/schema-deleted.js';
 
 export { appliedMigrations } from '../kernel/sql/migrations.js';
 
@@ -34,6 +35,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ITEMS_LANG_MIGRATION,
   NOTIFICATIONS_MIGRATION,
   TIMELINE_MARKERS_MIGRATION,
+  DELETED_VECTORS_MIGRATION,
 ];
 
 /**

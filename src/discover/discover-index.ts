@@ -144,6 +144,8 @@ export interface DiscoverIndex {
   signals(readerId: string, untilMs: number, limit: number): Promise<SignalRow[]>;
   /** Deletes a reader's signals (erase). @returns rows removed. */
   forgetReader(readerId: string): Promise<number>;
+  /** Rewrites the vector search's snapshots without deleted items (erase; `VectorSearch.purge`). @returns generations removed. */
+  purgeSnapshots(): Promise<number>;
   /** A reader's retained signals (its views, as note 3 weighs them), newest first, at most `limit` (export). */
   signalsOf(readerId: string, limit: number): Promise<{ itemId: string; atMs: number; weight: number }[]>;
 }

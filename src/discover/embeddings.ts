@@ -142,6 +142,14 @@ export class DiscoverEmbeddings {
     return this.index.forgetReader(readerId);
   }
 
+  /**
+   * After an erase tombstoned items (their embedding rows emptied in the same statement, migration 15):
+   * rewrites the in-process index's snapshots without them (`VectorSearch.purge`). @returns generations removed.
+   */
+  purgeSnapshots(): Promise<number> {
+    return this.index.purgeSnapshots();
+  }
+
   /** A reader's retained signals, newest first (export). */
   signalsOf(readerId: string, limit: number) {
     return this.index.signalsOf(readerId, limit);

@@ -7,7 +7,8 @@
  * Erase walks the rooms in a fixed order, each step idempotent, so a run stopped at any step (a crash, a
  * kill) and run again ends in the same state: their items (tombstoned or kept), the graph, the timeline's
  * hot state and queued fan-outs, the exclusions, the notifications, the seen filters, the for-you cache,
- * the discover signals, the interests, the hot ranking's per-visitor marks. `src/kernel/redis/key-families.ts`
+ * the discover signals (and, deleting their items, the vector index's snapshots: their rows' vectors were
+ * emptied with the tombstones), the interests, the hot ranking's per-visitor marks. `src/kernel/redis/key-families.ts`
  * is the checklist of the Redis part; test/app/erase.test.ts scans every table and key for a trace.
  *
  * What cannot forget one member is named, and bounded: the rolling daily seen filters (hashed members of
@@ -112,7 +113,7 @@ export async function eraseUser(
   const graph = await f.graph.forgetUser(userId);
   removed.graph = { following: graph.following, followers: graph.followers, blocks: graph.blocks, user: graph.user };
   done('graph');
-  removed.timeline = await f.timeline.forgetUser(userId, graph.pendingFanouts);
+  removed.timeline = await f.timeline.forgetUser(userId);
   done('timeline');
   removed.exclusions = await f.exclusions.forgetUser(userId);
   done('exclusions');
@@ -125,6 +126,8 @@ export async function eraseUser(
   removed.forYou = { cache: 1 };
   done('forYou');
   removed.discover = { signals: await f.embeddings.forgetReader(userId) };
+  // their items' vectors: the rows were emptied with the tombstones; the index's files are rewritten
+  if (items === 'delete') removed.discover.snapshots = await f.embeddings.purgeSnapshots();
   done('discover');
   removed.content = { interests: await f.content.forgetReader(userId) };
   done('content');
@@ -136,14 +139,19 @@ export async function eraseUser(
   return { userId, items, removed, kept: KEPT_TRACES };
 }
 
-/** Tombstones the user's items in batches; each leaves the hot ranking and the for-you pool. */
+/**
+ * Tombstones the user's items in batches. Each batch is listed while its items are still the user's, leaves
+ * the hot ranking (its counters are keyed by item) and the for-you pool, and only then is tombstoned: a
+ * run stopped in between finds the same items again, so no counter is orphaned by an author already
+ * reassigned.
+ */
 async function eraseItems(f: PersonalDataDeps, userId: string, nowMs: number): Promise<Record<string, number>> {
   let count = 0;
   for (;;) {
-    const ids = await f.content.eraseAuthor(userId, nowMs, ITEM_BATCH);
+    const ids = (await (f.content as Content).itemsOf(userId, ITEM_BATCH)).map((i) => i.id);
     for (const id of ids) await f.hot.itemDeleted(id);
     f.forYouPool.invalidate([], ids);
-    count += ids.length;
+    count += (await f.content.eraseAuthor(userId, ids, nowMs)).length;
     if (ids.length < ITEM_BATCH) return { items: count };
   }
 }

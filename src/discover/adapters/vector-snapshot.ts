@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
 import { readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { FILE_MODE, privateDir, restrictModes } from '../../kernel/data-dir-modes.js';
 import { IdTable } from './id-table.js';
 import type { MemoryIndexSettings } from './memory-vector-index.js';
@@ -83,6 +84,24 @@ export const filesOf = (at: string): SnapshotFiles => ({
   ids: join(at, 'ids.json'),
   graph: join(at, 'graph.usearch'),
 });
+
+/**
+ * Runs rebase-worker.mjs with `workerData` (a viewed index's rebase, or a graph built afresh from a
+ * snapshot's codes: `buildOnly`) in a worker thread, so usearch's synchronous load, build and save never
+ * hold the event loop. @throws Error when the worker fails (a file missing or unwritable).
+ */
+export async function runGraphWorker(workerData: Record<string, unknown>): Promise<void> {
+  const worker = new Worker(new URL('./rebase-worker.mjs', import.meta.url), { workerData });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the graph worker exited with ${code} before it finished`)));
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
 
 /** Reads and writes snapshots under `<dataDir>/discover-index`. */
 export class VectorSnapshots {
@@ -195,10 +214,13 @@ export class VectorSnapshots {
 
   /**
    * Removes generations other than `keep` and the current one that are older than a minute (another
-   * process may be writing a newer one), and leftover manifests of crashed writes.
+   * process may be writing a newer one), and leftover manifests of crashed writes; with `all` (an erase's
+   * purge), whatever their age: a generation a process is still writing then fails to write, and never
+   * becomes current. @returns how many were removed.
    */
-  private async prune(keep: string): Promise<void> {
-    const cutoff = Date.now() - 60_000;
+  async prune(keep: string, all = false): Promise<number> {
+    const cutoff = all ? Number.POSITIVE_INFINITY : Date.now() - 60_000;
+    let removed = 0;
     const current = (JSON.parse(await readFile(join(this.dir, 'current.json'), 'utf8')) as Manifest).generation;
     for (const name of await readdir(this.dir)) {
       if (name === 'current.json' || name.endsWith('.lock')) continue;
@@ -206,6 +228,8 @@ export class VectorSnapshots {
       const born = parseInt(gen.split('-')[0] ?? '', 36);
       if (gen === keep || gen === current || !(born < cutoff)) continue;
       await rm(join(this.dir, name), { recursive: true, force: true });
+      removed++;
     }
+    return removed;
   }
 }
