@@ -7,6 +7,7 @@
  * chosen (`await import(…)` in its action), so `freshet token` and `--help` start in ~0.3 s instead of
  * the ~1 s that loading every command's modules takes.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ensureSecrets, loadConfig, readSecrets } from '../compose/config.js';
 import { mintReaderToken } from '../kernel/http/tokens.js';
@@ -20,7 +21,12 @@ import type { ReplayCliOptions } from './hot/commands.js';
 import { intArg, limitArg, rangeArg, readerArg, ttlArg, MAX_TOKEN_TTL_S } from './args.js';
 import { findServer, refuseBesideServer, serverKey, serviceKeySource } from './server.js';
 
-const program = new Command('freshet').description('Freshet feed engine');
+/** The package's version (package.json: two folders up from src/cli/ and from dist/cli/). */
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+const program = new Command('freshet').description('Freshet feed engine').version(VERSION);
 
 program
   .command('serve')
@@ -99,7 +105,10 @@ program
 
 program
   .command('simulate')
-  .description('replay MIND reader sessions against the running service on virtual time, then report')
+  .summary('simulated traffic: MIND reader sessions on virtual time; `simulate live` for demo traffic at wall time')
+  .description(
+    "traffic against the running service. Without a subcommand: replay MIND reader sessions through the for-you feed on virtual time, then report. For demo traffic at wall time (the explorer's Hot, Health and Overview move), run `freshet simulate live`; `following` and `discover` replay their feeds",
+  )
   .option('--url <url>', 'service base URL (default: the server named by <dataDir>/server.json, else http://HOST:PORT)')
   .option('--behaviors <file>', 'MIND behaviors.tsv.gz', '../shared/data/mind/MINDsmall_train_sample_behaviors.tsv.gz')
   .option('--sessions <n>', 'replay only the first n sessions', intArg)

@@ -61,6 +61,7 @@ const EnvSchema = z.object({
   FRESHET_HEADERS_TIMEOUT_S: num(0.1, 3600, 10),
   FRESHET_RATE_WINDOW_S: int(1, 3600, 10),
   FRESHET_RATE_READER: int(0, 1_000_000, 30),
+  FRESHET_RATE_READER_OTHER: int(0, 1_000_000, 60),
   FRESHET_RATE_SERVICE: int(0, 100_000_000, 0),
   FRESHET_READER_CONCURRENCY: int(0, 1000, 2),
   FRESHET_METRICS_ACCESS: z.enum(['auto', 'open', 'service']).default('auto'),
@@ -354,6 +355,7 @@ function edgeSettings(e: Env): EdgeSettings {
     headersTimeoutMs: Math.round(e.FRESHET_HEADERS_TIMEOUT_S * 1000),
     rateWindowMs: e.FRESHET_RATE_WINDOW_S * 1000,
     readerRequests: e.FRESHET_RATE_READER,
+    readerOtherRequests: e.FRESHET_RATE_READER_OTHER,
     serviceRequests: e.FRESHET_RATE_SERVICE,
     readerConcurrency: e.FRESHET_READER_CONCURRENCY,
   };

@@ -20,6 +20,7 @@ import { ITEMS_LANG_MIGRATION } from '../content/schema-lang.js';
 import { NOTIFICATIONS_MIGRATION } from '../notifications/adapters/schema.js';
 import { TIMELINE_MARKERS_MIGRATION } from '../following/adapters/schema-markers.js';
 import { LEARN_MIGRATION } from '../learn/adapters/schema.js';
+import { DELETED_VECTORS_MIGRATION } from '../discover/adapters/schema-deleted.js';
 
 export { appliedMigrations } from '../kernel/sql/migrations.js';
 
@@ -41,6 +42,7 @@ export const MIGRATIONS: readonly Migration[] = [
   TIMELINE_MARKERS_MIGRATION,
   LEARN_MIGRATION,
   READER_EMBEDDING_MIGRATION,
+  DELETED_VECTORS_MIGRATION,
 ];
 
 /**

@@ -14,7 +14,7 @@ import { createRedis, type RedisClient } from '../kernel/redis/client.js';
 import { Keys } from '../kernel/redis/keys.js';
 import { probeRedis } from '../observe/store-health.js';
 import type { RedisHandle } from '../kernel/stores.js';
-import { privateDir, restrictModes } from './data-dir-modes.js';
+import { privateDir, restrictModes } from '../kernel/data-dir-modes.js';
 import { migrate } from './migrations.js';
 
 /**

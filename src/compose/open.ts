@@ -374,7 +374,13 @@ function useCasesOf(config: Config, stores: Stores, c: Capabilities, observe: Ve
     hotCounters: hot.counters,
     hot: hot.ranking,
     preferences: (readerId, nowMs) => useCases.preferences(readerId, nowMs),
-    forgetCaller: async (userId) => (redis ? await redis.redis.del(redis.keys.edgeRate({ readerId: userId })) : 0),
+    forgetCaller: async (userId) =>
+      redis
+        ? await redis.redis.del(
+            redis.keys.edgeRate({ readerId: userId }),
+            redis.keys.edgeRate({ readerId: userId }, 'other'),
+          )
+        : 0,
     log,
   };
   const useCases: UseCases = new UseCases({

@@ -203,12 +203,13 @@ export class PostgresContentStore implements ContentStore {
   }
 
   /** Tombstones up to `limit` of the author's items in one statement (see the port). */
-  async eraseAuthor(authorId: string, nowMs: number, limit: number): Promise<string[]> {
+  async eraseAuthor(authorId: string, ids: readonly string[], nowMs: number): Promise<string[]> {
+    if (ids.length === 0) return [];
     const rows = await this.sql.query<{ id: string }>(
       `UPDATE items SET author_id = $2, title = '', text = '', url = NULL, tags = '{}', tsv = ''::tsvector,
               deleted_at = COALESCE(deleted_at, $3::bigint), update_time = $3::bigint
-       WHERE id IN (SELECT id FROM items WHERE author_id = $1 ORDER BY id LIMIT $4) RETURNING id`,
-      [authorId, ERASED_AUTHOR, Math.floor(nowMs), limit],
+       WHERE author_id = $1 AND id = ANY($4::text[]) RETURNING id`,
+      [authorId, ERASED_AUTHOR, Math.floor(nowMs), ids],
     );
     return rows.map((r) => r.id);
   }

@@ -148,6 +148,8 @@ export interface DiscoverIndex {
   readerEmbedding(readerId: string): Promise<Float32Array | null>;
   /** Stores (a vector) or removes (null) the reader's given embedding. @returns whether a row was removed (null). */
   setReaderEmbedding(readerId: string, vector: Float32Array | null, nowMs: number): Promise<boolean>;
+  /** Rewrites the vector search's snapshots without deleted items (erase; `VectorSearch.purge`). @returns generations removed. */
+  purgeSnapshots(): Promise<number>;
   /** A reader's retained signals (its views, as the discover design weighs them), newest first, at most `limit` (export). */
   signalsOf(readerId: string, limit: number): Promise<{ itemId: string; atMs: number; weight: number }[]>;
 }

@@ -167,6 +167,14 @@ export class DiscoverEmbeddings {
     return this.index.forgetReader(readerId);
   }
 
+  /**
+   * After an erase tombstoned items (their embedding rows emptied in the same statement, migration 17):
+   * rewrites the in-process index's snapshots without them (`VectorSearch.purge`). @returns generations removed.
+   */
+  purgeSnapshots(): Promise<number> {
+    return this.index.purgeSnapshots();
+  }
+
   /** A reader's retained signals, newest first (export). */
   signalsOf(readerId: string, limit: number) {
     return this.index.signalsOf(readerId, limit);
@@ -188,6 +196,14 @@ export class DiscoverEmbeddings {
 const SIGNAL_VERDICTS = new Set(['counted', 'repeat', 'expired']);
 
 /**
+ * Whether a view's verdict is the reader really looking at the item (`counted`, `repeat`, `expired`): it is
+ * a reader signal and a recent view. `budget` and `flagged` are suspicious traffic; `unknown` a deleted item.
+ */
+export function isLook(verdict: string): boolean {
+  return SIGNAL_VERDICTS.has(verdict);
+}
+
+/**
  * The reader signals of recorded views: one per view whose verdict is `counted`, `repeat` or
  * `expired` (a real look at the item), weight {@link VIEW_WEIGHT}, at the view's time.
  */
@@ -197,7 +213,7 @@ export function viewSignals(
 ): { readerId: string; itemId: string; atMs: number; weight: number }[] {
   const out: { readerId: string; itemId: string; atMs: number; weight: number }[] = [];
   views.forEach((v, i) => {
-    if (SIGNAL_VERDICTS.has(verdicts[i]?.verdict ?? ''))
+    if (isLook(verdicts[i]?.verdict ?? ''))
       out.push({ readerId: v.visitorId, itemId: v.itemId, atMs: v.nowMs, weight: VIEW_WEIGHT });
   });
   return out;

@@ -31,6 +31,8 @@
  * never marked seen; an item holding a muted phrase whose action is `warn` is served with `filtered`. Phases 2 and 3 keep author diversity (src/kernel/author-diversity.ts): inside a
  * page, candidates are taken by rank × the home-mixer discount of their author's count, and an author at
  * the cap is passed over while other candidates remain (it is not marked seen; a later session serves it).
+ * When a round offers only capped authors, or the stream runs dry, the passed-over candidates fill the page
+ * and the position goes back to the last one taken: a catalog of one author, or a few, is served to its end.
  */
 import type { ExclusionReason, ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { Item, ServedItem } from '../kernel/items/item.js';
@@ -408,7 +410,7 @@ export class DiscoverFeed {
    * the cursor's position past what was consumed. `done`: the stream is dry and nothing clean was
    * left behind (the phase is over). With `diverse` (phases 2 and 3), each round is taken by
    * {@link pickPage} under the reader's author cap; candidates passed over stay unseen, and fill the page
-   * only when the stream runs dry.
+   * when the stream runs dry or a round offers only capped authors ({@link fillPassed}).
    */
   private async drain(
     run: Run,
@@ -442,15 +444,37 @@ export class DiscoverFeed {
       }
       const last: Position | undefined = use.length === want ? lastUsed : rows[rows.length - 1];
       if (last) run.s[pos] = { key: last.key, id: last.id };
-      if (rows.length < n) {
-        // the stream is dry: what the cap passed over fills the page (no other candidate remains)
-        const fill = passed.slice(0, need - taken.length);
-        taken.push(...fill);
+      // only capped authors in this round (none taken of its candidates): they fill the page, the cap holding
+      // while other authors remain — a catalog of one author, or a few, is served to its end
+      const onlyCapped = diverse && use.length === 0 && clean.length > 0;
+      if (rows.length < n || onlyCapped) {
+        // the stream is dry, or offers only capped authors: what the cap passed over fills the page
+        const left = this.fillPassed(run, pos, taken, passed, need);
         const leftInRound = use.length === want ? clean.length - 1 - lastIndexIn(clean, used) : 0;
-        return { taken, done: fill.length === passed.length && leftInRound === 0 };
+        return { taken, done: rows.length < n && !left && leftInRound === 0 };
       }
     }
     return { taken, done: false };
+  }
+
+  /**
+   * Takes what the cap passed over (in rank order) into `taken` up to `need`. When some are left, the
+   * position goes back to the last one taken, so the next page starts with them instead of losing them.
+   * @returns whether some were left.
+   */
+  private fillPassed(
+    run: Run,
+    pos: 'p1' | 'p2' | 'p3',
+    taken: Candidate[],
+    passed: Candidate[],
+    need: number,
+  ): boolean {
+    const fill = passed.slice(0, need - taken.length);
+    taken.push(...fill);
+    const last = fill[fill.length - 1];
+    const left = fill.length < passed.length;
+    if (left && last) run.s[pos] = { key: last.key, id: last.id };
+    return left;
   }
 
   /** The first `slots` clean trending entries at or after the cursor's trending index, with their index. */

@@ -65,6 +65,12 @@ export interface VectorSearch {
   /** Tells the index about embeddings this process just committed (searchable at once). */
   wrote(records: readonly { itemId: string; vector: Int8Array }[]): void;
   stats(): VectorSearchStats;
+  /**
+   * Rewrites what the index keeps on disk without the embeddings deleted so far (an erase): the in-process
+   * index's snapshots (InProcessSearch.purge). Nothing for pgvector (PostgreSQL holds it). @returns snapshot
+   * generations removed.
+   */
+  purge(): Promise<number>;
   /** Stops background work and writes what a restart should not rebuild. Idempotent. */
   close(): Promise<void>;
 }

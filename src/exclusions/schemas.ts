@@ -10,6 +10,7 @@ import {
   MAX_MUTED_AUTHORS,
   MAX_MUTED_WORDS,
   MAX_PER_AUTHOR_LIMIT,
+  MAX_EXPIRY_S,
   MAX_PHRASE_CHARS,
   MUTE_ACTIONS,
 } from './preferences.js';
@@ -136,7 +137,10 @@ const MuteActionSchema = kindUnion(MUTE_ACTIONS, {
 });
 
 /** Epoch seconds or null (no expiry). */
-const Expiry = Type.Union([Type.Number({ minimum: 0, description: 'epoch seconds, in the future' }), Type.Null()]);
+const Expiry = Type.Union([
+  Type.Number({ minimum: 0, maximum: MAX_EXPIRY_S, description: 'epoch seconds, in the future, at most 2100-01-01' }),
+  Type.Null(),
+]);
 
 /** One muted word as a document or a patch gives it. */
 const MutedWordIn = Type.Object(

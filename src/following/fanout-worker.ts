@@ -26,7 +26,7 @@
  *
  * Idempotent: a retried or duplicated job pushes the same tid again, which changes nothing (ZADD of an
  * existing member); an entry trimmed meanwhile stays out (pushes at or below an inbox's floor are
- * dropped). Crash-safe: the pending row outlives a crash; `sweep()` re-enqueues rows older than
+ * dropped). A job whose pending row is gone — its fan-out done, or its author erased — writes nothing. Crash-safe: the pending row outlives a crash; `sweep()` re-enqueues rows older than
  * `staleMs` (wall clock), and runs at start and every `sweepEveryMs`.
  */
 import type { FanoutConsumer, FanoutJob, JobContext } from './fanout-queue.js';
@@ -87,6 +87,9 @@ export class FanoutWorker {
    */
   async handle(job: FanoutJob, ctx: Pick<JobContext, 'checkpoint'>): Promise<FanoutOutcome> {
     const { graph, store, index } = this.deps;
+    // done already, or its author erased (the row goes with the erase): a job queued again writes nothing,
+    // so it never brings an erased author's outbox back
+    if (!(await index.isPending(job.tid))) return { deliveries: 0, pulled: false };
     await store.appendToOutbox(job.authorId, job.tid, this.settings.outboxLength, this.settings.activeWindowMs);
     const author = await graph.authorInfo(job.authorId);
     const pulled = author.followers > this.settings.celebrityThreshold;

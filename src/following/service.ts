@@ -309,15 +309,19 @@ export class FollowingTimeline {
   }
 
   /**
-   * Erases a user's hot timeline state (src/use-cases/personal-data.ts): their inbox and outbox, the queued
-   * fan-outs of their items (`pendingTids`, as the graph's erase returned them), and their read marker. A
-   * fan-out already running pushes only into prepared inboxes, so it never brings theirs back.
+   * Erases a user's hot timeline state (src/use-cases/personal-data.ts), in an order a run stopped at any
+   * point and run again completes: the queued fan-outs of their items (jobs first, then their pending rows —
+   * a job queued again meanwhile by the sweep, or left by a run that stopped after the rows, finds no row and
+   * writes nothing: FanoutWorker), then their inbox and outbox (after the jobs, which would write the outbox
+   * again), then their read marker. A fan-out already running pushes only into prepared inboxes.
    */
-  async forgetUser(userId: string, pendingTids: readonly number[]): Promise<Record<string, number>> {
-    await this.deps.store.forget(userId);
-    await this.deps.queue.remove(pendingTids);
-    const markers = await this.deps.index.forgetMarker(userId);
-    return { boxes: 1, fanouts: pendingTids.length, markers };
+  async forgetUser(userId: string): Promise<Record<string, number>> {
+    const { index, queue, store } = this.deps;
+    await queue.remove(await index.pendingOf(userId));
+    const fanouts = await index.forgetPending(userId);
+    await store.forget(userId);
+    const markers = await index.forgetMarker(userId);
+    return { boxes: 1, fanouts, markers };
   }
 
   /** Marks the reader active in PostgreSQL and refreshes its inbox's time to live. */

@@ -73,6 +73,15 @@ export interface TimelineIndex {
   /** Marks a fan-out done. */
   completeFanout(tid: number): Promise<void>;
   /**
+   * Whether the fan-out of `tid` is still to do (its pending row exists): a job whose row is gone was done
+   * already, or its author was erased — either way it writes nothing (FanoutWorker).
+   */
+  isPending(tid: number): Promise<boolean>;
+  /** The tids of an author's pending fan-outs, oldest first (erase: their queued jobs are removed first). */
+  pendingOf(authorId: string): Promise<number[]>;
+  /** Deletes an author's pending fan-outs (erase, after their queued jobs). @returns rows removed. */
+  forgetPending(authorId: string): Promise<number>;
+  /**
    * Live items that were never published (no tid): a publish that failed after its items were committed
    * (src/use-cases/verbs.ts `publishItems`). Oldest `update_time` first, at most `limit`; the sweep
    * publishes them with their `update_time` as the publish time.

@@ -20,9 +20,9 @@
  * hydrated and filtered BEFORE its impressions are written, so a hidden item is never marked seen (it comes
  * back when the mute ends); an item holding a muted phrase whose action is `warn` is delivered with
  * `filtered` (`ReaderExclusions.serve`). Author diversity (src/kernel/author-diversity.ts): a refresh arranges its clean
- * candidates into pages of its `limit` with at most `authorCap` items of one author each; when only
- * capped authors are left and the catalog holds more, the rest is not cached (nor marked seen): a later
- * refresh brings it with other authors' items.
+ * candidates into pages of its `limit` with at most `authorCap` items of one author each while other
+ * authors remain among them, then the rest in pages over the cap: all of it is cached, so a catalog of one
+ * author (or a few) scrolls to its end with `has_more` true until the last page.
  *
  * Impressions are written concurrently with hydration (so they add no round trip to the response
  * path) and are acknowledged before the response leaves, so the reader's next request can never
@@ -227,7 +227,7 @@ export class ForYouFeed {
       const ex = await exPending;
       const walked = await this.cleanCandidates(readerId, await interests, ex, nowMs, limit, fromLoadMore);
       const ranked = await reRanked(this.deps.rerank, { readerId, nowMs, feed: 'for-you' }, walked.clean);
-      const clean = this.diversify(ranked, limit, ex, walked.exhausted);
+      const clean = this.diversify(ranked, limit, ex);
       const pageIds = clean.slice(0, limit);
       const rest = clean.slice(limit);
       const hydrated = this.deps.content.getItems(pageIds);
@@ -275,11 +275,10 @@ export class ForYouFeed {
 
   /**
    * The clean candidates in serving order: pages of `limit` with at most the reader's author cap of one
-   * author each (home-mixer's discount inside a page). When only capped authors are left and the walk did
-   * not exhaust the catalog, those are left out of the cache (not seen: a later refresh brings them back).
+   * author each while other authors remain among them, then the rest (walk.ts `servingOrder`).
    */
-  private diversify(clean: readonly Candidate[], limit: number, ex: ReaderExclusions, exhausted: boolean): string[] {
-    return servingOrder(clean, limit, ex.maxPerAuthor, exhausted).map((c) => c.id);
+  private diversify(clean: readonly Candidate[], limit: number, ex: ReaderExclusions): string[] {
+    return servingOrder(clean, limit, ex.maxPerAuthor).map((c) => c.id);
   }
 
   /**

@@ -122,11 +122,13 @@ export function refreshWalkInput(
 
 /**
  * The walk's clean candidates in serving order: pages of `limit` with at most the reader's author cap of
- * one author each (home-mixer's discount inside a page). When only capped authors are left and the walk
- * did not exhaust the catalog, those are left out (a later refresh brings them back).
+ * one author each while the candidates hold other authors (home-mixer's discount inside a page), then the
+ * rest in pages that exceed the cap (the discount still spreads them). Nothing is left out: a catalog
+ * written by one author, or by fewer than a page needs, scrolls to its end; the next walk (a `load_more`
+ * past the cache) brings the items below, where the cap holds again while other authors remain.
  */
-export function servingOrder(clean: readonly Candidate[], limit: number, maxPerAuthor: number, exhausted: boolean) {
-  return arrangePages(clean, limit, authorCap(maxPerAuthor, limit), !exhausted).ordered;
+export function servingOrder(clean: readonly Candidate[], limit: number, maxPerAuthor: number) {
+  return arrangePages(clean, limit, authorCap(maxPerAuthor, limit), false).ordered;
 }
 
 /** Runs one walk (see the module doc). */

@@ -69,6 +69,11 @@ export interface NotificationStore {
    * @returns rows removed, and the other recipients whose events they caused (their views are stale).
    */
   forgetUser(userId: string): Promise<{ received: number; caused: number; markers: number; recipients: string[] }>;
+  /**
+   * The `data` of the recipient's events among `ids` that carry some (an application's notification):
+   * event id → its data. One primary-key lookup per id.
+   */
+  dataOf(recipientId: string, ids: readonly number[]): Promise<Map<number, unknown>>;
   /** The events a reader received, newest first, at most `limit` (export). */
   received(readerId: string, limit: number): Promise<(NotificationEvent & { data: unknown })[]>;
   /** Deletes up to `batch` events recorded before `beforeMs`. @returns how many. */

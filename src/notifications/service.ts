@@ -18,6 +18,7 @@ import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-sour
 import type { Logger } from '../kernel/observability.js';
 import {
   groupKey,
+  isHookType,
   validateHook,
   type HookNotification,
   type NotificationEvent,
@@ -54,6 +55,11 @@ export interface NotificationDeps {
 export interface ReadGroup extends NotificationGroup {
   /** Its newest event is at or below the reader's marker. */
   read: boolean;
+  /**
+   * A group of an application's type (`mention`, `app.<name>`) only: the `data` its newest event was sent
+   * with (null when it had none). Freshet's own groups carry none.
+   */
+  data?: unknown;
 }
 
 /** A page of the grouped feed. */
@@ -207,9 +213,16 @@ export class Notifications {
       this.deps.store.getMarker(readerId),
       this.liveGroups(readerId, q.maxId ?? null, q.limit),
     ]);
-    const unread = await this.unreadAfter(readerId, marker.lastReadId);
+    const [unread, data] = await Promise.all([
+      this.unreadAfter(readerId, marker.lastReadId),
+      this.hookData(readerId, groups),
+    ]);
     return {
-      groups: groups.map((g) => ({ ...g, read: g.latestId <= marker.lastReadId })),
+      groups: groups.map((g) => ({
+        ...g,
+        read: g.latestId <= marker.lastReadId,
+        ...(isHookType(g.type) ? { data: data.get(g.latestId) ?? null } : {}),
+      })),
       nextMaxId: groups.length === q.limit ? groups[groups.length - 1]!.latestId : null,
       unread,
     };
@@ -282,6 +295,12 @@ export class Notifications {
   }
 
   /** Groups below `beforeId` whose item is live (or that have none), filling up to `limit` (a few rounds). */
+  /** The data of the newest events of the groups of an application's type (none: no query). */
+  private hookData(readerId: string, groups: readonly NotificationGroup[]): Promise<Map<number, unknown>> {
+    const ids = groups.filter((g) => isHookType(g.type)).map((g) => g.latestId);
+    return ids.length === 0 ? Promise.resolve(new Map()) : this.deps.store.dataOf(readerId, ids);
+  }
+
   private async liveGroups(readerId: string, beforeId: number | null, limit: number): Promise<NotificationGroup[]> {
     const out: NotificationGroup[] = [];
     let before = beforeId;

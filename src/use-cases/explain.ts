@@ -71,7 +71,11 @@ export function explainer(
     assertId(q.readerId, 'reader id');
     assertId(q.itemId, 'item_id');
     const nowMs = q.nowMs ?? now();
-    // one lookup for the four feeds: the store of record knows a deleted item from one that never was
+    // the live item as the feeds hydrate it: the item cache's shared copy, whose muted-word fold is computed
+    // once (src/exclusions/muted-words.ts), not at every explain
+    const [live] = await content.getItems([q.itemId]);
+    if (live) return feeds[feed](q.readerId, live, nowMs, q.range);
+    // not live: the store of record knows a deleted item from one that never was
     const record = await content.getItemRecord(q.itemId);
     if (!record) throw fail('NOT_FOUND', `no item ${q.itemId}`);
     const { deleted, ...item } = record;
@@ -93,6 +97,7 @@ export function explanationJson(e: Explanation) {
     notes: e.notes.map(rule),
     score: e.score,
     rank: e.rank,
+    served: e.served ? { day: e.served.day, rank_if_unseen: e.served.rankIfUnseen } : null,
     at_ms: e.atMs,
   };
 }

@@ -7,7 +7,8 @@
  * Erase walks the rooms in a fixed order, each step idempotent, so a run stopped at any step (a crash, a
  * kill) and run again ends in the same state: their items (tombstoned or kept), the graph, the timeline's
  * hot state and queued fan-outs, the exclusions, the notifications, the seen filters, the for-you cache,
- * the discover signals, the interests, the hot ranking's per-visitor marks. `src/kernel/redis/key-families.ts`
+ * the discover signals (and, deleting their items, the vector index's snapshots: their rows' vectors were
+ * emptied with the tombstones), the interests, the hot ranking's per-visitor marks. `src/kernel/redis/key-families.ts`
  * is the checklist of the Redis part; test/app/erase.test.ts scans every table and key for a trace.
  *
  * What cannot forget one member is named, and bounded: the rolling daily seen filters (hashed members of
@@ -26,7 +27,7 @@ import type { WiredNotifications } from '../notifications/wire.js';
 import type { DiscoverEmbeddings } from '../discover/embeddings.js';
 import type { HotCounters } from '../hot/hot-counters.js';
 import type { HotRanking } from '../hot/service.js';
-import type { PreferencesJson } from '../exclusions/preferences.js';
+import { DEFAULT_PREFERENCES, type PreferencesJson } from '../exclusions/preferences.js';
 import { SIGNAL_KINDS, type InteractionRow } from '../learn/interactions.js';
 
 /** The kinds of a pair's `kinds` bits, by name. */
@@ -123,7 +124,7 @@ export async function eraseUser(
   const graph = await f.graph.forgetUser(userId);
   removed.graph = { following: graph.following, followers: graph.followers, blocks: graph.blocks, user: graph.user };
   done('graph');
-  removed.timeline = await f.timeline.forgetUser(userId, graph.pendingFanouts);
+  removed.timeline = await f.timeline.forgetUser(userId);
   done('timeline');
   removed.exclusions = await f.exclusions.forgetUser(userId);
   done('exclusions');
@@ -136,6 +137,8 @@ export async function eraseUser(
   removed.forYou = { cache: 1 };
   done('forYou');
   removed.discover = { signals: await f.embeddings.forgetReader(userId) };
+  // their items' vectors: the rows were emptied with the tombstones; the index's files are rewritten
+  if (items === 'delete') removed.discover.snapshots = await f.embeddings.purgeSnapshots();
   done('discover');
   removed.learn = { interactions: await f.learn.eraseReader(userId) };
   done('learn');
@@ -149,15 +152,20 @@ export async function eraseUser(
   return { userId, items, removed, kept: KEPT_TRACES };
 }
 
-/** Tombstones the user's items in batches; each leaves the hot ranking and the for-you pool. */
+/**
+ * Tombstones the user's items in batches. Each batch is listed while its items are still the user's, leaves
+ * the hot ranking (its counters are keyed by item) and the for-you pool, and only then is tombstoned: a
+ * run stopped in between finds the same items again, so no counter is orphaned by an author already
+ * reassigned.
+ */
 async function eraseItems(f: PersonalDataDeps, userId: string, nowMs: number): Promise<Record<string, number>> {
   let count = 0;
   for (;;) {
-    const ids = await f.content.eraseAuthor(userId, nowMs, ITEM_BATCH);
+    const ids = (await (f.content as Content).itemsOf(userId, ITEM_BATCH)).map((i) => i.id);
     for (const id of ids) await f.hot.itemDeleted(id);
     await f.learn.eraseItems(ids);
     f.forYouPool.invalidate([], ids);
-    count += ids.length;
+    count += (await f.content.eraseAuthor(userId, ids, nowMs)).length;
     if (ids.length < ITEM_BATCH) return { items: count };
   }
 }
@@ -170,12 +178,14 @@ const PAGE = 1_000;
 
 /** Everything an export reads about a user before its first chunk (the lists of the document). */
 async function exportReads(f: PersonalDataDeps, userId: string, nowMs: number) {
-  const [profile, history, exclusions, interests, prefs, marker, received] = await Promise.all([
+  const [profile, history, exclusions, interests, prefs, hasPrefs, marker, received] = await Promise.all([
     f.graph.profile(userId),
     f.exclusions.history(userId),
     f.exclusions.list(userId, nowMs),
     f.content.getInterests(userId),
     f.preferences(userId, nowMs),
+    // a stored document (the defaults are the one shared object of a reader who never set any)
+    f.exclusions.preferences(userId, nowMs).then((p) => p !== DEFAULT_PREFERENCES),
     f.notifications.notifications.marker(userId),
     f.notifications.store.received(userId, 10_000),
   ]);
@@ -185,7 +195,7 @@ async function exportReads(f: PersonalDataDeps, userId: string, nowMs: number) {
   const followingMarker = await f.timeline.marker(userId, nowMs);
   const firstItems = await (f.content as Content).itemsOf(userId, 1);
   return {
-    ...{ profile, history, exclusions, interests, prefs, marker, received },
+    ...{ profile, history, exclusions, interests, prefs, hasPrefs, marker, received },
     ...{ views, interactions, embedding, followingMarker, firstItems },
   };
 }
@@ -197,6 +207,7 @@ function holdsAnything(r: Awaited<ReturnType<typeof exportReads>>): boolean {
     r.profile !== null ||
     lists.some((l) => l.length > 0) ||
     r.embedding !== null ||
+    r.hasPrefs ||
     r.exclusions.recentViews.length > 0 ||
     r.firstItems.length > 0 ||
     r.marker.updatedAt !== null ||
@@ -210,7 +221,8 @@ function holdsAnything(r: Awaited<ReturnType<typeof exportReads>>): boolean {
  * engagements, feedback, views, recent_views, interests, preferences, markers, notifications, items}`.
  * Long lists are read page by page and written as they come, so a large history never sits in memory.
  * Times are epoch seconds, as everywhere in the JSON API.
- * @throws FreshetError NOT_FOUND when Freshet holds nothing about the user (checked before the first chunk).
+ * @throws FreshetError NOT_FOUND when Freshet holds nothing about the user — no profile, history, views,
+ *   interests, preferences, markers, notifications or items (checked before the first chunk).
  */
 export async function* exportUser(f: PersonalDataDeps, userId: string, nowMs: number): AsyncGenerator<string> {
   assertId(userId, 'user id');

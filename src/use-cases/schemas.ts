@@ -122,6 +122,22 @@ export const ExplainResult = Envelope(
     rank: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
       description: '1-based rank in a refresh now; null when not eligible or beyond one refresh',
     }),
+    served: Type.Union(
+      [
+        Type.Object({
+          day: Type.Union([Type.String(), Type.Null()], {
+            description:
+              'UTC day (YYYY-MM-DD) of the rolling filter holding it; null: the per-reader filter keeps no day',
+          }),
+          rank_if_unseen: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+            description:
+              'its rank in a refresh now were it alone not served yet; null when another rule removes it too',
+          }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'for-you and discover: the seen filter says it was served (null: not served, or another feed)' },
+    ),
     at_ms: Type.Integer({ description: 'the time explained, epoch ms' }),
   }),
 );

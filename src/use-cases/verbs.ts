@@ -7,7 +7,7 @@
  * |---|---|
  * | `publishItems` | content + discover embeddings (one PostgreSQL transaction, the commit point) → at once: hot (published_at) and following (tid, outbox, fan-out job) |
  * | `deleteItem` | content (soft delete) → hot (leaves the ranking); feeds drop it on read |
- * | `recordViews` | hot (PV/UV/score) → discover (reader signals) + exclusions (recent views) |
+ * | `recordViews` | hot (PV/UV/score) → discover (reader signals) + exclusions (recent views): every view that looked at the item |
  * | `follow` / `unfollow` | following (graph, inbox backfill / unmerge) → notifications (the author: a follow; taken back within the window) |
  * | `importFollows` | following (graph in bulk, then the followers' inboxes dropped: rebuilt on read) |
  * | `block` / `unblock` | following (graph, both inboxes) → exclusions (cached blocked authors, both users) |
@@ -34,7 +34,7 @@ import type { Clock } from '../kernel/clock.js';
 import type { HotRanking } from '../hot/service.js';
 import type { ViewInput, ViewResult } from '../hot/hot-counters.js';
 import type { DiscoverEmbeddings } from '../discover/embeddings.js';
-import { viewSignals } from '../discover/embeddings.js';
+import { isLook, viewSignals } from '../discover/embeddings.js';
 import type { FollowingTimeline } from '../following/service.js';
 import type { Exclusions } from '../exclusions/service.js';
 import { ENGAGEMENT_KINDS, FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
@@ -163,15 +163,17 @@ export class UseCases {
 
   /**
    * Records views (one or a batch): the hot counters decide each verdict; views that looked at the
-   * item feed the reader embedding (docs/discover.md), counted ones the reader's recent views (docs/exclusions.md), a batch
-   * at its latest view time.
+   * item — `counted`, `repeat`, and `expired` (an item older than the hot retention: not counted in the
+   * ranking, but read all the same) — feed the reader embedding (docs/discover.md) and the reader's recent views
+   * (docs/exclusions.md), a batch at its latest view time, so no feed serves the reader an item it just read.
    * @returns one outcome per view, in order.
    */
   async recordViews(views: readonly ViewInput[]): Promise<ViewResult[]> {
     const outcomes =
       views.length === 1 ? [await this.deps.hot.recordView(views[0]!)] : await this.deps.hot.recordViews(views);
-    const counted = views.filter((_, i) => outcomes[i]!.verdict === 'counted');
-    for (const v of counted) if (v.feed) this.deps.observe?.clicked?.(v.feed, 1);
+    const looked = views.filter((_, i) => isLook(outcomes[i]!.verdict));
+    for (const [k, v] of views.entries())
+      if (v.feed && outcomes[k]!.verdict === 'counted') this.deps.observe?.clicked?.(v.feed, 1);
     // active now, in the server's time (the frame /metrics reads in), whatever time a replayed view carries
     for (const v of views) this.deps.observe?.active(v.visitorId, this.deps.clock.now());
     const signals = viewSignals(views, outcomes);
@@ -180,11 +182,11 @@ export class UseCases {
       this.deps.learn?.add(
         signals.map((v) => ({ readerId: v.readerId, itemId: v.itemId, kind: 'view', atMs: v.atMs })),
       ),
-      counted.length === 0
+      looked.length === 0
         ? undefined
         : this.deps.exclusions.recordViews(
-            counted.map((v) => ({ readerId: v.visitorId, itemId: v.itemId })),
-            Math.max(...counted.map((v) => v.nowMs)),
+            looked.map((v) => ({ readerId: v.visitorId, itemId: v.itemId })),
+            Math.max(...looked.map((v) => v.nowMs)),
           ),
     ]);
     return outcomes;

@@ -166,10 +166,12 @@ describe('the layout keeps its arrows', () => {
     ]);
   });
 
-  it('the kernel stays the small shared floor: under 4,500 lines, and nothing in it imports src/seen/', () => {
+  it('the kernel stays the small shared floor: under 4,700 lines, and nothing in it imports src/seen/', () => {
     const lines = kernelLines();
     expect(lines).toBeGreaterThan(1000); // the count really read the kernel
-    expect(lines).toBeLessThan(4500);
+    // 4,500 until the bounded text fold (items/fold.ts) and the data folder's modes (data-dir-modes.ts)
+    // came here: each is used by two rooms, and the kernel is their one shared home
+    expect(lines).toBeLessThan(4700);
     expect(importGraph().filter(([from, to]) => from.startsWith('kernel/') && to.startsWith('seen/'))).toEqual([]);
   });
 

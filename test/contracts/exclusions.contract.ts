@@ -36,7 +36,7 @@ export function exclusionCacheContract(
   factory: (s: ExclusionCacheSettings) => Promise<CacheHarness>,
 ): void {
   describe(`ExclusionCache contract: ${name}`, () => {
-    it('keeps the last N views newest first, de-duplicated on read, per reader', async () => {
+    it('keeps the last N items viewed newest first, each once (a repeat moves to the front), per reader', async () => {
       await withCache(factory, async ({ cache }) => {
         const views = Array.from({ length: 12 }, (_, i) => ({ readerId: 'alice', itemId: `i${i}` }));
         await cache.pushViews(views, T);
@@ -48,8 +48,22 @@ export function exclusionCacheContract(
           T + 1,
         );
         const a = await cache.read('alice', T + 2);
-        // LIST: i11 i11 i10 … i3 (10 entries) → de-duplicated on read: i11, i10, … i3
-        expect(a.recentViews).toEqual(['i11', 'i10', 'i9', 'i8', 'i7', 'i6', 'i5', 'i4', 'i3']);
+        // i11 viewed again moves to the front instead of pushing i2 out: i11, i10, … i2 (10 entries)
+        expect(a.recentViews).toEqual(['i11', 'i10', 'i9', 'i8', 'i7', 'i6', 'i5', 'i4', 'i3', 'i2']);
+        // an older item viewed again comes first, the others keep their order
+        await cache.pushViews([{ readerId: 'alice', itemId: 'i5' }], T + 3);
+        expect((await cache.read('alice', T + 4)).recentViews).toEqual([
+          'i5',
+          'i11',
+          'i10',
+          'i9',
+          'i8',
+          'i7',
+          'i6',
+          'i4',
+          'i3',
+          'i2',
+        ]);
         expect((await cache.read('bob', T + 2)).recentViews).toEqual(['x']);
         expect((await cache.read('carol', T)).recentViews).toEqual([]);
       });

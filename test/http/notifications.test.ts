@@ -194,6 +194,43 @@ describe.each(setups)('notifications on $name', ({ hot, db }) => {
     expect((await svc.markers.get(bob)).notifications.last_read_id).toBe('0');
   });
 
+  it("an application notification's data is in the feed (its group's newest event's), as in the export; Freshet's own groups have none", async () => {
+    await svc.notifications.send({
+      recipient_id: bob,
+      type: 'app.order_shipped',
+      actor_id: 'shop',
+      data: { order: 41 },
+    });
+    t.clock.set(T0 + 60_000);
+    await svc.notifications.send({
+      recipient_id: bob,
+      type: 'app.order_shipped',
+      actor_id: 'shop2',
+      data: { order: 42, lines: ['a', 'b'] },
+    });
+    await svc.notifications.send({
+      recipient_id: bob,
+      type: 'mention',
+      actor_id: `men${n}`,
+      item_id: post,
+      data: 'hi',
+    });
+    await svc.notifications.send({ recipient_id: bob, type: 'app.ping', actor_id: 'shop' });
+    await like(`liker${n}`);
+    const groups = (await feed()).groups;
+    const byType = Object.fromEntries(groups.map((g) => [g.type, g]));
+    expect(byType['app.order_shipped']).toMatchObject({ actor_count: 2, data: { order: 42, lines: ['a', 'b'] } });
+    expect(byType.mention).toMatchObject({ data: 'hi' });
+    expect(byType['app.ping']!.data).toBeNull(); // sent without data
+    expect('data' in byType.like!).toBe(false);
+    // the rebuilt view answers the same
+    await t.f.notifications.notifications.forgetView(bob);
+    expect((await feed()).groups.find((g) => g.type === 'app.order_shipped')?.data).toEqual({
+      order: 42,
+      lines: ['a', 'b'],
+    });
+  });
+
   it('the retention sweep deletes events past FRESHET_NOTIFICATION_RETENTION_DAYS and keeps the newer ones', async () => {
     await like(`old${n}`);
     t.clock.advance(80 * 86_400_000);

@@ -144,6 +144,11 @@ export class LazyVectorSearch implements VectorSearch {
     this.resolved?.wrote(records);
   }
 
+  /** The implementation's purge (deciding on it first: an erase run by a command that never searched). */
+  async purge(): Promise<number> {
+    return (await this.get()).purge();
+  }
+
   stats(): VectorSearchStats {
     return this.resolved?.stats() ?? { kind: 'exact', size: 0, bytes: 0 };
   }

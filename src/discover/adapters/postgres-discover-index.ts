@@ -317,6 +317,10 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
     return rows.map((r) => ({ vector: toInt8(r.vec), atMs: Number(r.at), weight: Number(r.weight) }));
   }
 
+  purgeSnapshots(): Promise<number> {
+    return this.vectors.purge();
+  }
+
   async forgetReader(readerId: string): Promise<number> {
     const signals = await this.sql.query('DELETE FROM reader_signals WHERE reader_id = $1 RETURNING 1', [readerId]);
     const given = await this.sql.query('DELETE FROM reader_embeddings WHERE reader_id = $1 RETURNING 1', [readerId]);

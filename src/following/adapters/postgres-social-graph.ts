@@ -231,17 +231,8 @@ export class PostgresSocialGraph implements SocialGraph {
         userId,
       ]);
       const user = await tx.query('DELETE FROM users WHERE id = $1 RETURNING 1', [userId]);
-      const pending = await tx.query<{ tid: number | string }>(
-        'DELETE FROM fanout_pending WHERE author_id = $1 RETURNING tid',
-        [userId],
-      );
-      return {
-        following: out.length,
-        followers: inn.length,
-        blocks: blocks.length,
-        user: user.length,
-        pendingFanouts: pending.map((r) => Number(r.tid)),
-      };
+      // the user's pending fan-outs are the timeline's step (FollowingTimeline.forgetUser): jobs first, then rows
+      return { following: out.length, followers: inn.length, blocks: blocks.length, user: user.length };
     });
   }
 

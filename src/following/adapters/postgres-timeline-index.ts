@@ -124,6 +124,22 @@ export class PostgresTimelineIndex implements TimelineIndex {
     await this.sql.query(`DELETE FROM fanout_pending WHERE tid = $1::bigint`, [tid]);
   }
 
+  async isPending(tid: number): Promise<boolean> {
+    return (await this.sql.query(`SELECT 1 FROM fanout_pending WHERE tid = $1::bigint`, [tid])).length > 0;
+  }
+
+  async pendingOf(authorId: string): Promise<number[]> {
+    const rows = await this.sql.query<{ tid: string | number }>(
+      `SELECT tid FROM fanout_pending WHERE author_id = $1 ORDER BY tid`,
+      [authorId],
+    );
+    return rows.map((r) => Number(r.tid));
+  }
+
+  async forgetPending(authorId: string): Promise<number> {
+    return (await this.sql.query(`DELETE FROM fanout_pending WHERE author_id = $1 RETURNING 1`, [authorId])).length;
+  }
+
   async unpublished(limit: number): Promise<{ itemId: string; updateTimeMs: number }[]> {
     const rows = await this.sql.query<{ id: string; update_time: string | number }>(
       `SELECT id, update_time FROM items WHERE tid IS NULL AND deleted_at IS NULL ORDER BY update_time, id LIMIT $1::int`,

@@ -14,6 +14,8 @@ export interface EdgeSettings {
   rateWindowMs: number;
   /** Requests per window of one reader on the limited routes (`FRESHET_RATE_READER`, 30; 0 = no limit). */
   readerRequests: number;
+  /** Requests per window of one reader on every other `/v1` route (`FRESHET_RATE_READER_OTHER`, 60; 0 = no limit). */
+  readerOtherRequests: number;
   /** Requests per window of the service key on the limited routes (`FRESHET_RATE_SERVICE`, 0 = no limit). */
   serviceRequests: number;
   /** Feed pages of one reader in flight in one process (`FRESHET_READER_CONCURRENCY`, 2; 0 = no limit). */

@@ -70,13 +70,15 @@ export interface ContentStore {
   /** Deletes a reader's interest terms (erase). @returns rows removed (0 or 1). */
   forgetReader(readerId: string): Promise<number>;
   /**
-   * Erases an author's items (erase with `items=delete`): each becomes a tombstone — deleted (it leaves
-   * every feed; its id is never reused) with its author set to {@link ERASED_AUTHOR} and its title, text,
-   * URL and tags emptied, so no row names the author any more. Idempotent.
-   * @returns the ids of the author's items (live or deleted before), at most `limit` per call: call again
-   *   until fewer come back.
+   * Erases items of an author (erase with `items=delete`): each of `ids` still by `authorId` becomes a
+   * tombstone — deleted (it leaves every feed; its id is never reused; its embedding row is emptied in the
+   * same statement, migration 15) with its author set to {@link ERASED_AUTHOR} and its title, text, URL and
+   * tags emptied, so no row names the author any more. Idempotent. The caller lists the ids first
+   * ({@link itemsOf}) and clears what is keyed by them elsewhere before: once tombstoned, an item is no
+   * longer found by its author.
+   * @returns the ids tombstoned by this call.
    */
-  eraseAuthor(authorId: string, nowMs: number, limit: number): Promise<string[]>;
+  eraseAuthor(authorId: string, ids: readonly string[], nowMs: number): Promise<string[]>;
   /** The author's items, live and deleted (export): newest first, at most `limit`, below `beforeId` in (publishedAt, id) order. */
   itemsOf(
     authorId: string,

@@ -127,6 +127,7 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   ),
   family('ready:{<tag>}', String.raw`ready:\{[^}]+\}`, 'readiness', '10 s'),
   family('rl:{u:<r>}', `rl:${USER}`, 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
+  family('rl:o:{u:<r>}', `rl:o:${USER}`, 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
   family('rl:service', 'rl:service', 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
   family('{<h>}:counter:views:<item>', `${HOT}counter:views:[^:]+`, 'hot', null, HOT_ITEM),
   family('{<h>}:hll:uv:<item>', `${HOT}hll:uv:[^:]+`, 'hot', null, HOT_ITEM),

@@ -316,10 +316,12 @@ export class Keys {
 
   /**
    * A caller's request count of the HTTP edge's rate limit in its current window (src/server/limits.ts):
-   * a reader (`{u:<r>}`, its slot) or the service key as a whole.
+   * a reader (`{u:<r>}`, its slot) or the service key as a whole; `budget` `other`: a reader's count on the
+   * routes outside the feed pages and views (`rl:o:{u:<r>}`, the same slot).
    */
-  edgeRate(caller: { readerId: string } | 'service'): string {
-    return caller === 'service' ? `${this.prefix}rl:service` : `${this.prefix}rl:{u:${caller.readerId}}`;
+  edgeRate(caller: { readerId: string } | 'service', budget: 'pages' | 'other' = 'pages'): string {
+    if (caller === 'service') return `${this.prefix}rl:service`;
+    return `${this.prefix}rl:${budget === 'other' ? 'o:' : ''}{u:${caller.readerId}}`;
   }
 
   /**

@@ -207,6 +207,16 @@ export class PostgresNotificationStore implements NotificationStore {
     });
   }
 
+  async dataOf(recipientId: string, ids: readonly number[]): Promise<Map<number, unknown>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.sql.query<{ id: string | number; data: unknown }>(
+      `SELECT id, data FROM notification_events
+       WHERE id = ANY($1::bigint[]) AND recipient_id = $2 AND data IS NOT NULL`,
+      [ids, recipientId],
+    );
+    return new Map(rows.map((r) => [Number(r.id), r.data]));
+  }
+
   async received(readerId: string, limit: number): Promise<(NotificationEvent & { data: unknown })[]> {
     const rows = await this.sql.query<EventRow & { data: unknown }>(
       `SELECT ${EVENT_COLUMNS}, data FROM notification_events WHERE recipient_id = $1 ORDER BY id DESC LIMIT $2`,
