@@ -3,12 +3,13 @@
  * read, and the call of the run (run.ts), loaded only once the command is chosen (src/cli/main.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig, readSecrets, type Config } from '../../compose/config.js';
 import { limitArg, rangeArg } from '../args.js';
+import type { SignalKind } from './run.js';
 
-/** The signals each train rating can be sent as (run.ts `SIGNAL_KINDS`). */
-const SIGNALS = ['view', 'like', 'reply', 'share'] as const;
+/** The signals each train rating can be sent as (run.ts `SignalKind`; a type import loads nothing). */
+const SIGNALS: readonly SignalKind[] = ['view', 'like', 'reply', 'share'];
 
 /** A fraction strictly between 0 and 1. */
 function fractionArg(value: string): number {
@@ -19,7 +20,7 @@ function fractionArg(value: string): number {
 }
 
 /** A comma-separated list of signal kinds, each once. */
-function signalsArg(value: string): (typeof SIGNALS)[number][] {
+function signalsArg(value: string): SignalKind[] {
   const kinds = value.split(',').map((k) => k.trim());
   for (const k of kinds)
     if (!(SIGNALS as readonly string[]).includes(k))
@@ -27,7 +28,7 @@ function signalsArg(value: string): (typeof SIGNALS)[number][] {
         `unknown signal "${k}": use one or more of ${SIGNALS.join(', ')}, comma-separated`,
       );
   if (new Set(kinds).size !== kinds.length) throw new InvalidArgumentError('each signal at most once');
-  return kinds as (typeof SIGNALS)[number][];
+  return kinds as SignalKind[];
 }
 
 /** The configuration with a service key and secret, generated in memory when none is set (nothing is written). */
@@ -54,10 +55,11 @@ export function registerEvaluateCommand(program: Command): void {
     .option('--seed <n>', 'seed of the random split and the Random baseline', rangeArg(0, 2 ** 32 - 1), 42)
     .option('--min-ratings <n>', 'readers with fewer ratings stay in train only', rangeArg(2, 1_000_000), 2)
     .option('--k <n>', 'cut-off of every metric and size of the page read (1..100)', limitArg, 10)
-    .option('--signals <list>', `what each train rating is sent as: ${SIGNALS.join(', ')}`, signalsArg, [
-      'view',
-      'like',
-    ])
+    .addOption(
+      new Option('--signals <list>', `what each train rating is sent as: ${SIGNALS.join(', ')}, comma-separated`)
+        .argParser(signalsArg)
+        .default(['view', 'like'], 'view,like'),
+    )
     .option('--json <file>', 'also write everything (config, counts, timings, metrics, lists) as JSON')
     .action(
       async (
@@ -69,7 +71,7 @@ export function registerEvaluateCommand(program: Command): void {
           seed: number;
           minRatings: number;
           k: number;
-          signals: (typeof SIGNALS)[number][];
+          signals: SignalKind[];
           json?: string;
         },
       ) => {

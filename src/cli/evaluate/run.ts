@@ -19,7 +19,6 @@ import type { Split, SplitKind } from './split.js';
 
 /** The signals a train rating is sent as: a view (through the hot ranking) and/or engagements. */
 export type SignalKind = 'view' | 'like' | 'reply' | 'share';
-export const SIGNAL_KINDS: readonly SignalKind[] = ['view', 'like', 'reply', 'share'];
 
 /** Options of {@link runEvaluate} (the command's flags). */
 export interface EvaluateOptions {
