@@ -20,7 +20,7 @@ import type { DiscoverFeed } from './service.js';
 import {
   DiscoverQuery,
   DiscoverResult,
-  ReaderEmbeddingBody,
+  readerEmbeddingBody,
   ReaderEmbeddingRemoved,
   ReaderEmbeddingResult,
 } from './schemas.js';
@@ -31,6 +31,8 @@ export interface DiscoverRouteDeps {
   feed: DiscoverFeed;
   /** The verbs the routes write through (src/use-cases/verbs.ts `UseCases` has them). */
   verbs: DiscoverVerbs;
+  /** The embedding dimension (`FRESHET_EMBEDDING_DIM`): a given reader embedding has exactly this length. */
+  embeddingDim: number;
 }
 
 /** The use case giving (or, with null, removing) a reader's embedding. */
@@ -87,7 +89,7 @@ function readerEmbeddingRoutes(r: TypedApp, deps: DiscoverRouteDeps): void {
         summary: "Give a reader's embedding (the discover feed's similar phase searches with it)",
         params: IdParams,
         headers: NowHeaders,
-        body: ReaderEmbeddingBody,
+        body: readerEmbeddingBody(deps.embeddingDim),
         response: { 200: ReaderEmbeddingResult, ...errors },
       },
     },

@@ -54,17 +54,22 @@ export const DiscoverResult = Envelope(
   }),
 );
 
-/** `PUT /v1/users/:id/embedding`: the reader's embedding in the space of the items' app embeddings. */
-export const ReaderEmbeddingBody = Type.Object(
-  {
-    embedding: Type.Array(Type.Number(), {
-      minItems: 1,
-      maxItems: 4096,
-      description: 'FRESHET_EMBEDDING_DIM finite numbers, not all zero (normalised when stored)',
-    }),
-  },
-  { additionalProperties: false },
-);
+/**
+ * `PUT /v1/users/:id/embedding`: the reader's embedding in the space of the items' app embeddings, of the
+ * configured dimension `dim` (`FRESHET_EMBEDDING_DIM`), so the OpenAPI document states its exact length.
+ */
+export function readerEmbeddingBody(dim: number) {
+  return Type.Object(
+    {
+      embedding: Type.Array(Type.Number(), {
+        minItems: dim,
+        maxItems: dim,
+        description: `${dim} finite numbers (FRESHET_EMBEDDING_DIM), not all zero (normalised when stored)`,
+      }),
+    },
+    { additionalProperties: false },
+  );
+}
 
 export const ReaderEmbeddingResult = Envelope(
   Type.Object({

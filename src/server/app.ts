@@ -131,7 +131,9 @@ async function registerV1(v1: FastifyInstance, f: Freshet): Promise<void> {
   const notifications = f.notifications.notifications;
   await v1.register(itemRoutes, { deps: { access, content: f.content, useCases: u } });
   await v1.register(forYouRoutes, { deps: { access, feed: f.forYou, content: f.content, verbs: u } });
-  await v1.register(discoverRoutes, { deps: { access, feed: f.discover.feed, verbs: u } });
+  await v1.register(discoverRoutes, {
+    deps: { access, feed: f.discover.feed, verbs: u, embeddingDim: f.config.discover.dim },
+  });
   await v1.register(exclusionRoutes, { deps: { access, verbs: u, exclusions: f.exclusions } });
   await v1.register(followingRoutes, { deps: { access, timeline, graph, stream, verbs: u } });
   const hot = { ranking: f.hot, counters: f.hotCounters, content: f.content, settings: f.config.hot };

@@ -362,6 +362,8 @@ export async function stateDigest(sql: Sql): Promise<Record<string, string>> {
     'feedback',
     'reader_interests',
     'reader_signals',
+    'interactions',
+    'reader_embeddings',
   ];
   const row = await sql.query<Record<string, string | null>>(
     `SELECT ${tables.map((t) => `(SELECT count(*) || ':' || coalesce(sum(hashtextextended(x::text, 0)), 0) FROM ${t} x) AS ${t}`).join(', ')}`,
