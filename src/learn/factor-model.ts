@@ -50,6 +50,7 @@ export function csrOf(g: CompactGraph): { m: Csr; itemIds: string[] } {
 export class FactorTrainer {
   private trainedGeneration = -1;
   private version = 0;
+  private stopping = false;
 
   constructor(
     private readonly builder: LearnBuilder,
@@ -58,18 +59,33 @@ export class FactorTrainer {
     private readonly log: Logger,
   ) {}
 
+  /** Ends a training in progress at its next alternation (unsaved), and every later one at once (closing). */
+  stop(): void {
+    this.stopping = true;
+  }
+
   /**
    * Trains and saves a model when the graph changed since the last one (no-op otherwise).
    * @returns the saved model, or null when nothing was trained.
    */
   async train(nowMs: number): Promise<StoredModel | null> {
+    if (this.stopping) return null;
     const generation = this.builder.generation;
     const g = this.builder.current.compact();
     if (generation === this.trainedGeneration || g.readerItems.length === 0) return null;
     const { m, itemIds } = csrOf(g);
     const started = Date.now();
-    const factors = await trainAls(m, this.settings, () => new Promise((r) => setImmediate(r)));
-    this.version = Math.max(this.version + 1, nowMs);
+    const factors = await trainAls(m, this.settings, async () => {
+      await new Promise((r) => setImmediate(r));
+      if (this.stopping) throw new TrainingStopped();
+    }).catch((err: unknown) => {
+      if (err instanceof TrainingStopped) return null;
+      throw err;
+    });
+    if (!factors) return null;
+    // versions only grow, whatever the clock did since the stored model (a restart, a replay's virtual time)
+    const stored = await this.models.currentModel();
+    this.version = Math.max(this.version + 1, (stored?.version ?? 0) + 1, nowMs);
     const model: StoredModel = {
       version: this.version,
       factors: this.settings.factors,
@@ -85,6 +101,9 @@ export class FactorTrainer {
     return model;
   }
 }
+
+/** Thrown inside a training that {@link FactorTrainer.stop} ended. */
+class TrainingStopped extends Error {}
 
 /** The current model's item vectors in one process, and a reader's best items by them. */
 export class FactorIndex {

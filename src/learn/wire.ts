@@ -10,7 +10,7 @@ import type { RetentionTask } from '../kernel/sql/retention.js';
 import type { AlsSettings } from './als.js';
 import { LearnBuilder, type BuilderSettings } from './builder.js';
 import { FactorIndex, FactorTrainer } from './factor-model.js';
-import type { InteractionStore, Signal } from './interactions.js';
+import type { InteractionStore } from './interactions.js';
 import type { ModelStore } from './model-store.js';
 import { LearnedRecall } from './recall.js';
 import { PostgresInteractionStore } from './adapters/postgres-interactions.js';
@@ -40,8 +40,6 @@ export interface Learn {
   trainer: FactorTrainer;
   factors: FactorIndex;
   recall: LearnedRecall;
-  /** Records positive signals (the use cases call it after the capability that owns the signal). */
-  record(signals: readonly Signal[]): Promise<void>;
   /** Starts the builder's ticks and the training timer (`startWorkers` of the maintenance process). */
   startWorkers(): void;
   /** Runs the builder until nothing is stale, then trains once (a replay's settle step; tests). */
@@ -89,7 +87,6 @@ export function wireLearn(s: LearnSettings, stores: Stores): Learn {
     trainer,
     factors,
     recall,
-    record: (signals) => (signals.length === 0 ? Promise.resolve() : interactions.add(signals)),
     startWorkers() {
       if (timers.length > 0) return;
       every('learn-builder', s.tickMs, () => builder.tick(stores.clock.now()));
@@ -103,6 +100,7 @@ export function wireLearn(s: LearnSettings, stores: Stores): Learn {
     },
     async close() {
       for (const t of timers) clearInterval(t);
+      trainer.stop(); // a training in progress ends at its next alternation, unsaved
       await Promise.all([...running]);
     },
   };

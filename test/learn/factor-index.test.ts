@@ -7,7 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { prng } from '../../src/kernel/prng.js';
 import { PostgresModelStore } from '../../src/learn/adapters/postgres-model-store.js';
 import { foldIn, gram } from '../../src/learn/als.js';
-import { FactorIndex } from '../../src/learn/factor-model.js';
+import { FactorIndex, FactorTrainer } from '../../src/learn/factor-model.js';
+import { PostgresInteractionStore } from '../../src/learn/adapters/postgres-interactions.js';
+import { LearnBuilder } from '../../src/learn/builder.js';
+import { pino } from 'pino';
 import { pglite } from '../support/contract.js';
 
 const engine = pglite();
@@ -58,5 +61,37 @@ describe('factor index', () => {
     await index.candidates(new Map([['only', 1]]), 5);
     expect(index.current?.version).toBe(2);
     expect(await index.candidates(new Map([['i3', 1]]), 5)).toEqual([]);
+  });
+
+  it('a training saves a newer model whatever the clock did since the stored one, and a stopped one saves nothing', async () => {
+    const { sql } = await engine.place();
+    const models = new PostgresModelStore(sql);
+    const store = new PostgresInteractionStore(sql);
+    const log = pino({ level: 'silent' });
+    const builder = new LearnBuilder(
+      store,
+      models,
+      { k: 5, shrink: 0, historyCap: 50, budget: 1e9, popularityHalfLifeMs: 1e6 },
+      log,
+    );
+    const als = { factors: 2, regularization: 1, alpha: 1, iterations: 2, cgSteps: 2, seed: 1 };
+    await store.add([
+      { readerId: 'a', itemId: 'x', kind: 'like', atMs: 1 },
+      { readerId: 'a', itemId: 'y', kind: 'like', atMs: 1 },
+    ]);
+    await builder.settle(1);
+    // a model of a later clock is stored (another run, a replay's virtual time); this process restarts earlier
+    await models.saveModel(
+      { version: 5_000, factors: 2, trainedAtMs: 5_000, settings: {} },
+      ['x'],
+      Float32Array.from([1, 0]),
+    );
+    const saved = await new FactorTrainer(builder, models, als, log).train(100);
+    expect(saved?.version).toBe(5_001);
+    expect((await models.currentModel())?.version).toBe(5_001);
+    const stopped = new FactorTrainer(builder, models, als, log);
+    stopped.stop();
+    expect(await stopped.train(200)).toBeNull();
+    expect((await models.currentModel())?.version).toBe(5_001);
   });
 });
