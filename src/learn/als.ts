@@ -181,21 +181,34 @@ function dot(a: Float64Array, b: Float64Array): number {
   return s;
 }
 
-/** One half step: every row of `x` solved against the fixed `y` (the rows of `m` index `x`). */
-function halfStep(x: Float32Array, y: Float32Array, m: Csr, s: AlsSettings, t: CgScratch): void {
+/** Rows solved between two yields to the event loop (a few ms of work at 64 factors). */
+const ROWS_PER_SLICE = 256;
+
+/**
+ * One half step: every row of `x` solved against the fixed `y` (the rows of `m` index `x`), yielding to the
+ * event loop (`pause`) every {@link ROWS_PER_SLICE} rows, so a serving process is never held for long.
+ */
+async function halfStep(
+  x: Float32Array,
+  y: Float32Array,
+  m: Csr,
+  s: AlsSettings,
+  t: CgScratch,
+  pause: () => Promise<void>,
+): Promise<void> {
   const yty = gram(y, m.cols, s.factors);
-  for (let row = 0; row < m.rows; row++) solveRow(x, y, yty, m, row, s, t);
+  for (let row = 0; row < m.rows; row++) {
+    solveRow(x, y, yty, m, row, s, t);
+    if (row % ROWS_PER_SLICE === ROWS_PER_SLICE - 1) await pause();
+  }
 }
 
 /**
  * Trains reader and item vectors on `m` (readers × items, values = interaction weights > 0).
- * @param onIteration called after each alternation (progress; the caller may yield there).
+ * @param pause awaited between slices of rows and after each alternation (the caller yields to the event
+ *   loop there, and may throw to stop the training); default: nothing.
  */
-export async function trainAls(
-  m: Csr,
-  s: AlsSettings,
-  onIteration: (done: number) => void | Promise<void> = () => {},
-): Promise<Factors> {
+export async function trainAls(m: Csr, s: AlsSettings, pause: () => Promise<void> = async () => {}): Promise<Factors> {
   const rand = prng(s.seed);
   const f = s.factors;
   const readers = initial(m.rows, f, rand);
@@ -208,12 +221,12 @@ export async function trainAls(
     ap: new Float64Array(f),
   };
   for (let it = 0; it < s.iterations; it++) {
-    halfStep(readers, items, m, s, t);
-    halfStep(items, readers, mt, s, t);
-    await onIteration(it + 1);
+    await halfStep(readers, items, m, s, t, pause);
+    await halfStep(items, readers, mt, s, t, pause);
+    await pause();
   }
   // a last reader step, so the reader vectors answer the final item vectors (as a fold-in would)
-  halfStep(readers, items, m, s, t);
+  await halfStep(readers, items, m, s, t, pause);
   return { f, readers, items };
 }
 

@@ -47,6 +47,9 @@ export interface TickReport {
   work: number;
 }
 
+/** Additions between two yields to the event loop (~5–10 ms of work). */
+const WORK_PER_SLICE = 2_000_000;
+
 const toInteraction = (r: InteractionRow): Interaction => ({
   readerId: r.readerId,
   itemId: r.itemId,
@@ -162,11 +165,17 @@ export class LearnBuilder {
     const rows: { itemId: string; neighbours: ReturnType<typeof neighbourRow> }[] = [];
     const popular: { itemId: string; logScore: number | null }[] = [];
     let work = 0;
+    let sincePause = 0;
     for (const queue of [this.direct, this.indirect]) {
       for (const i of queue) {
         const cost = rowCost(g, i);
         if (work > 0 && work + cost > this.settings.budget) break;
         work += cost;
+        sincePause += cost;
+        if (sincePause > WORK_PER_SLICE) {
+          sincePause = 0;
+          await new Promise((r) => setImmediate(r)); // a serving process is never held for long
+        }
         queue.delete(i);
         rows.push({ itemId: g.itemIds[i]!, neighbours: neighbourRow(ctx, i, this.settings) });
         if (queue === this.direct) popular.push({ itemId: g.itemIds[i]!, logScore: this.popularity(g, i) });

@@ -5,7 +5,7 @@
  * and is current the moment the reader views or engages with something.
  *
  * - {@link FactorTrainer} (the builder's process): trains when the graph moved since the last training,
- *   yielding to the event loop between alternations; saves the model as the new current one.
+ *   yielding to the event loop every 256 rows solved (als.ts); saves the model as the new current one.
  * - {@link FactorIndex} (every process): loads the current model when its version changes (polled), and
  *   answers a reader's best items by dot product — an exact scan of the item vectors by usearch's native
  *   (SIMD) `exactSearch` with the inner-product metric: n · f multiply-adds, 200k items × 64 ≈ 13 M, a
