@@ -7,6 +7,7 @@
 import type { Stores } from '../kernel/stores.js';
 import type { Sql } from '../kernel/sql/sql.js';
 import type { RetentionTask } from '../kernel/sql/retention.js';
+import { IntervalTasks } from '../kernel/interval-tasks.js';
 import type { AlsSettings } from './als.js';
 import { LearnBuilder, type BuilderSettings } from './builder.js';
 import { FactorIndex, FactorTrainer } from './factor-model.js';
@@ -62,24 +63,7 @@ export function wireLearn(s: LearnSettings, stores: Stores): Learn {
     { historyCap: s.builder.historyCap, rowCacheTtlMs: s.cacheMs, rowCacheRows: s.cacheRows },
     factors,
   );
-  const timers: NodeJS.Timeout[] = [];
-  const running = new Set<Promise<unknown>>();
-  const every = (name: string, ms: number, task: () => Promise<unknown>) => {
-    let busy = false;
-    const t = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      const run = task()
-        .catch((err: unknown) => stores.log.warn({ err, worker: name }, 'learn worker tick failed'))
-        .finally(() => {
-          busy = false;
-          running.delete(run);
-        });
-      running.add(run);
-    }, ms);
-    t.unref();
-    timers.push(t);
-  };
+  const tasks = new IntervalTasks(stores.log, 'learn worker');
   return {
     interactions,
     models,
@@ -88,9 +72,9 @@ export function wireLearn(s: LearnSettings, stores: Stores): Learn {
     factors,
     recall,
     startWorkers() {
-      if (timers.length > 0) return;
-      every('learn-builder', s.tickMs, () => builder.tick(stores.clock.now()));
-      if (s.trainMs > 0) every('learn-trainer', s.trainMs, () => trainer.train(stores.clock.now()));
+      if (tasks.started) return;
+      tasks.every('learn-builder', s.tickMs, () => builder.tick(stores.clock.now()));
+      if (s.trainMs > 0) tasks.every('learn-trainer', s.trainMs, () => trainer.train(stores.clock.now()));
     },
     async settle(nowMs) {
       await builder.settle(nowMs);
@@ -99,9 +83,8 @@ export function wireLearn(s: LearnSettings, stores: Stores): Learn {
       await factors.refresh(true);
     },
     async close() {
-      for (const t of timers) clearInterval(t);
-      trainer.stop(); // a training in progress ends at its next alternation, unsaved
-      await Promise.all([...running]);
+      trainer.stop(); // a training in progress ends at its next slice, unsaved
+      await tasks.stop();
     },
   };
 }
