@@ -8,8 +8,10 @@
  * 100,000 rows (a bulk load: the 2M catalog takes minutes through the content store's upserts), with
  * `tsv` computed by the content store's expression, then `ANALYZE items`.
  *
- * At each size, service level, sequential, each reader once: refresh of readers with 3 interest words
- * and of readers without, after warm-up readers (the first builds the shared fill pool); the parts
+ * At each size, service level, sequential, each reader once: refresh of readers with 3 interest words,
+ * of readers without, and of readers with a history of engagements once the learning room has built its
+ * neighbours and trained its factors (docs/learning.md; 2,000 readers × ~50 engagements over a Zipf(1)
+ * popularity), and the learned recall alone; after warm-up readers (the first builds the shared fill pool); the parts
  * alone: the interest lexemes SQL (both modes; the default then matches them against the pool in process),
  * the banded matches SQL of `FRESHET_FOR_YOU_INTERESTS=index` (migration 10's index; readers' 3 words, and
  * one rare word of rank 880–979, held by ~0.5 % of items, so the walk visits many bands), one pool build, one keyset round with
@@ -123,11 +125,35 @@ export async function load(sql: Sql, words: readonly string[], size: number): Pr
   return (performance.now() - t) / 1000;
 }
 
+/** Readers with a history of engagements (the learned recall's readers), and pairs each. */
+const LEARNERS = 2_000;
+const PAIRS_PER_LEARNER = 50;
+
+/**
+ * `LEARNERS` readers `<tag>l<k>` with ~`PAIRS_PER_LEARNER` views and likes each on items drawn from a Zipf(1)
+ * popularity over the catalog (written by PostgreSQL), then the learning room settled (neighbours built,
+ * factors trained), as a running service has them. @returns seconds taken.
+ */
+async function learnOver(f: Freshet, sql: Sql, tag: string, size: number): Promise<number> {
+  const t = performance.now();
+  await sql.query(
+    `INSERT INTO interactions (reader_id, item_id, kinds, at)
+     SELECT $1 || (g % ${LEARNERS}), 'it' || (floor(exp(random() * ln(${size}))) - 1)::int, 3, $2::bigint - (random() * 86400000)::bigint
+     FROM generate_series(1, ${LEARNERS * PAIRS_PER_LEARNER}) g ON CONFLICT DO NOTHING`,
+    [`${tag}l`, NOW],
+  );
+  await f.learn.settle(NOW);
+  return (performance.now() - t) / 1000;
+}
+
 interface Row {
   size: number;
   stack: string;
   interests: Summary;
   none: Summary;
+  learned: Summary;
+  learnedRecall: Summary;
+  learnS: number;
   matches: Summary;
   rareMatches: Summary;
   lexemes: Summary;
@@ -159,6 +185,14 @@ async function measure(
   await refresh(range(WARMUP, (i) => `${tag}w${i}`));
   const interests = await refresh(withInterests);
   const none = await refresh(without);
+  const learnS = await learnOver(f, sql, tag, size);
+  const learners = range(READERS, (i) => `${tag}l${i}`);
+  const learned = await refresh(learners);
+  const learnedRecall = await timeLoop((i) => f.learn.recall.recommend(learners[i % READERS]!, 500), {
+    warmup: 10,
+    iterations: 400,
+    seconds: 3,
+  });
   const r = f.config.forYou.recall;
   const q = (i: number) => ({ ...r, readerId: `${tag}p`, interests: interestsOf(words, i), nowMs: NOW });
   const loop = { warmup: 3, iterations: 200, seconds: 3 };
@@ -181,6 +215,9 @@ async function measure(
     stack,
     interests,
     none,
+    learned,
+    learnedRecall,
+    learnS,
     matches,
     rareMatches,
     lexemes,
@@ -245,6 +282,10 @@ function print(rows: readonly Row[]): void {
         timingRow(`${s}: refresh, interests`, r.interests, REFRESH_TARGETS, r.floor, vs20(r.interests, base.interests)),
       );
       out.push(timingRow(`${s}: refresh, no interests`, r.none, REFRESH_TARGETS, r.floor, vs20(r.none, base.none)));
+      out.push(
+        timingRow(`${s}: refresh, learned history`, r.learned, REFRESH_TARGETS, r.floor, vs20(r.learned, base.learned)),
+      );
+      out.push(timingRow(`${s}:   part: learned recall (neighbours + factors)`, r.learnedRecall, {}, r.floor));
       out.push(timingRow(`${s}:   part: interest lexemes SQL (both modes)`, r.lexemes, {}, r.floor));
       out.push(
         timingRow(
@@ -266,6 +307,10 @@ function print(rows: readonly Row[]): void {
     );
     printNotes(
       ...mine.map((r) => `${stack}: ${fmtInt(r.size)} items bulk-loaded and analyzed in ${r.loadS.toFixed(1)} s`),
+      ...mine.map(
+        (r) =>
+          `${stack}: ${fmtInt(r.size)}: ${fmtInt(LEARNERS)} readers × ~${PAIRS_PER_LEARNER} engagements written, neighbours built and factors trained in ${r.learnS.toFixed(1)} s`,
+      ),
     );
   }
 }

@@ -58,6 +58,7 @@ async function openApp(pair: string, cleanup: Cleanup) {
     FRESHET_EMBEDDING_DIM: String(DIM),
     // the fuzz is one client sending as fast as it can: no rate limit in the way of what it checks
     FRESHET_RATE_READER: '0',
+    FRESHET_RATE_READER_OTHER: '0',
     FRESHET_READER_CONCURRENCY: '0',
   };
   let sql: Sql;

@@ -327,14 +327,14 @@ function viewLoad(url: string, tag: string, per: number): Promise<LoadResult> {
 }
 
 /** A running `freshet serve`. */
-interface Server {
+export interface Server {
   url: string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
 
 /** Starts `freshet serve --workers N` (tsx) and resolves once it logs its URL. */
-async function startServer(env: Record<string, string>, workers: number): Promise<Server> {
+export async function startServer(env: Record<string, string>, workers: number): Promise<Server> {
   const prof = process.env.FRESHET_BENCH_CPU_PROF;
   const execArgv = ['--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])];
   const child = spawn(process.execPath, [...execArgv, MAIN, 'serve', '--workers', String(workers)], {

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark of bench/, one after the other, in one process (about 3–4
- * minutes on 2 cores). Each prints its own tables; nothing asserts. Each file also runs alone
- * (`npx tsx bench/<name>.ts`). Needs Redis and PostgreSQL on loopback (see bench/README.md).
+ * minutes on 2 cores, and 1–2 more for `evaluate`). Each prints its own tables; nothing asserts.
+ * Each file also runs alone (`npx tsx bench/<name>.ts`). Needs Redis and PostgreSQL on loopback (see bench/README.md).
  */
 import { run as bloomAccuracy } from './bloom-accuracy.js';
 import { run as feed } from './feed.js';
@@ -20,6 +20,8 @@ const BENCHMARKS: [string, () => Promise<void>][] = [
   ['notifications', async () => (await import('./notifications.js')).run()],
   ['http', async () => (await import('./http.js')).run([1, 2])],
   ['memory', async () => (await import('./memory.js')).run()],
+  ['learn', async () => (await import('./learn.js')).run([['100k', 100_000]])],
+  ['evaluate', async () => (await import('./evaluate.js')).run(['random'])],
 ];
 
 await runMain(async () => {

@@ -93,7 +93,7 @@ async function rig(sql: Sql, redis: RedisClient, prefix: string): Promise<Rig> {
   const keys = new Keys(prefix);
   const clock = new ManualClock(T0);
   const store = new PostgresSeenCheckpoints(sql);
-  const dayLayouts = new DayLayouts(redis, keys, LAYOUT, null, 7);
+  const dayLayouts = new DayLayouts(redis, keys, LAYOUT, 7);
   const cp = new SeenCheckpointer({ redis, keys, store, dayLayouts, reader: READER, clock, log: silentLogger });
   return {
     sql,

@@ -100,12 +100,10 @@ async function seed(
   const pipe = redis.pipeline();
   const levels = [keys.readerSeen(reader), ...range(14, (i) => keys.readerSeenLevel(reader, i + 1))];
   pipe.del(...levels, keys.readerSeenMeta(reader));
-  if (!g.split) pipe.set(keys.readerSeen(reader), bytes, 'PX', TTL);
-  else
-    for (let i = 0; i < saved.counts.length; i++) {
-      const l = g.levels[i]!;
-      pipe.set(levels[i]!, bytes.subarray(l.offset / 8, l.offset / 8 + Math.ceil(l.bits / 8)), 'PX', TTL);
-    }
+  for (let i = 0; i < saved.counts.length; i++) {
+    const l = g.levels[i]!;
+    pipe.set(levels[i]!, bytes.subarray(l.offset / 8, l.offset / 8 + Math.ceil(l.bits / 8)), 'PX', TTL);
+  }
   pipe.hset(keys.readerSeenMeta(reader), 't', String(NOW), 'g', signature, 'c', saved.counts.join(','));
   pipe.pexpire(keys.readerSeenMeta(reader), TTL);
   await pipe.exec();

@@ -15,7 +15,7 @@ import { join, relative } from 'node:path';
  */
 export function distIsCurrent(root, opts = {}) {
   const src = join(root, 'src');
-  const web = join(src, 'ui') + '/';
+  const web = `${join(src, 'ui')}/`;
   const bundle = join(root, 'dist/ui/app.js');
   const bundleMs = existsSync(bundle) ? statSync(bundle).mtimeMs : -1;
   for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {

@@ -3,7 +3,8 @@
  * in process, on the embedded default (PGlite + in-process stores in a data folder) or on your own
  * PostgreSQL and Redis. Writes go through `freshet.useCases` (publish, delete, views, follow/block,
  * engagements, feedback); feeds are read from `forYou`, `discover.feed`, `following.timeline` and `hot`;
- * `explain` says why an item is or is not in one of them.
+ * `explain` says why an item is or is not in one of them; `ranking` hooks add recall sources and re-rank
+ * the feeds (docs/library.md "Ranking hooks"), over what the learning room learns (docs/learning.md).
  * docs/library.md has a runnable example. The HTTP face is `buildApp(freshet)` (Fastify).
  */
 export { openFreshet, configFromOptions, type Freshet, type FreshetOptions, type OpenOptions } from './compose/open.js';
@@ -15,7 +16,8 @@ export { ManualClock, systemClock, type Clock } from './kernel/clock.js';
 export type { Item, ItemJson } from './kernel/items/item.js';
 export type { ItemInput } from './kernel/items/content-store.js';
 export type { FeedPage } from './for-you/service.js';
-export type { DiscoverPage } from './discover/service.js';
+export type { DiscoverPage, DiscoverReRank } from './discover/service.js';
+export type { RecallSource, SourceCandidate, SourceQuery, ReRank, RankedCandidate } from './for-you/sources.js';
 export type { TimelinePage } from './following/service.js';
 export type { HotPage } from './hot/service.js';
 export type { ViewInput, ViewResult } from './hot/hot-counters.js';

@@ -151,6 +151,38 @@ function itemRefusal(item: ItemInput, rules: ItemRules): string | null {
 }
 
 /**
+ * The CSV parser of an HN posts file: `relax_quotes` keeps a quote inside an unquoted field as a character
+ * (`a "b" c`), as people write titles; `relax_column_count` lets rows with a wrong field count reach us to
+ * be reported. A record it cannot parse goes to `skip` (`lastSkipped`: the line of the last skip).
+ */
+function hnCsvParser(skip: (row: SkippedRow) => void, lastSkipped: () => number | undefined) {
+  const parser = parse({
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+    info: true,
+  });
+  parser.on('skip', (err: Error & { lines?: number }) => {
+    const line = err.lines ?? 0;
+    // csv-parse may report several errors for one broken record: keep the first per line.
+    if (lastSkipped() !== line) skip({ line, reason: `malformed CSV: ${err.message}` });
+  });
+  return parser;
+}
+
+/** The header's column names. @throws InputRefused when it lacks one of {@link HN_COLUMNS}. */
+function headerOf(file: string, record: readonly string[]): string[] {
+  const header = record.map((h) => h.trim());
+  const missing = HN_COLUMNS.filter((c) => !header.includes(c));
+  if (missing.length > 0)
+    throw new InputRefused(
+      `${file} is not an HN posts CSV (its header lacks ${missing.join(', ')}) — pass the posts file, e.g. ../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz`,
+    );
+  return header;
+}
+
+/**
  * Streams `file` (gzip when it ends in `.gz`) and yields batches of mapped items with the rows
  * skipped since the last batch. The last batch may be short, and may carry skips but no items.
  * @throws Error when the file cannot be read, is not gzip, or its header lacks {@link HN_COLUMNS};
@@ -161,21 +193,11 @@ export async function* parseHn(file: string, opts: ParseOptions = {}): AsyncGene
   const rules = opts.rules ?? { embeddingDim: 0, clockMs: Date.now(), futureSkewMs: DEFAULT_FUTURE_SKEW_MS };
   const input = openInput(file);
   const { totalBytes } = input;
-  // relax_quotes: a quote inside an unquoted field is kept as a character (`a "b" c`), as people
-  // write titles; relax_column_count: rows with a wrong field count reach us to be reported.
-  const parser = parse({
-    relax_column_count: true,
-    relax_quotes: true,
-    skip_empty_lines: true,
-    skip_records_with_error: true,
-    info: true,
-  });
   let skipped: SkippedRow[] = [];
-  parser.on('skip', (err: Error & { lines?: number }) => {
-    const line = err.lines ?? 0;
-    // csv-parse may report several errors for one broken record: keep the first per line.
-    if (skipped.at(-1)?.line !== line) skipped.push({ line, reason: `malformed CSV: ${err.message}` });
-  });
+  const parser = hnCsvParser(
+    (row) => skipped.push(row),
+    () => skipped.at(-1)?.line,
+  );
   pipeInto(input, parser);
 
   let header: string[] | null = null;
@@ -192,12 +214,7 @@ export async function* parseHn(file: string, opts: ParseOptions = {}): AsyncGene
     const { record, info } = row;
     lastLine = info.lines;
     if (header === null) {
-      header = record.map((h) => h.trim());
-      const missing = HN_COLUMNS.filter((c) => !header!.includes(c));
-      if (missing.length > 0)
-        throw new InputRefused(
-          `${file} is not an HN posts CSV (its header lacks ${missing.join(', ')}) — pass the posts file, e.g. ../shared/data/hn/hn_posts_2015-09_to_2016-09_sample.csv.gz`,
-        );
+      header = headerOf(file, record);
       continue;
     }
     if (record.length !== header.length) {

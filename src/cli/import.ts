@@ -226,19 +226,11 @@ export async function runImport(
   let committedLine = 1; // the header
   try {
     for await (const batch of importer.parse(file, { batchSize })) {
-      for (const row of batch.skipped) {
-        if (summary.skippedRows.length < maxSkipLines) {
-          summary.skippedRows.push(row);
-          warn(`skipped line ${row.line}: ${row.reason}`);
-        }
-      }
-      summary.skipped += batch.skipped.length;
-      if (batch.items.length > 0) {
-        const r = await sink.write(batch.items);
-        summary.inserted += r.inserted;
-        summary.updated += r.updated;
-        summary.items += batch.items.length;
-      }
+      await importBatch(batch, sink, summary, (row) => {
+        if (summary.skippedRows.length >= maxSkipLines) return;
+        summary.skippedRows.push(row);
+        warn(`skipped line ${row.line}: ${row.reason}`);
+      });
       committedLine = batch.lastLine;
       progress.setTotal(batch.totalBytes);
       progress.update(batch.bytesRead, `${summary.items} items, ${summary.skipped} skipped`);
@@ -257,6 +249,22 @@ export async function runImport(
       `${summary.skipped} skipped) in ${(summary.elapsedMs / 1000).toFixed(1)}s into ${summary.target}`,
   );
   return summary;
+}
+
+/** Writes one parsed batch through `sink` and counts it into `summary`; each skipped row goes to `skipped`. */
+async function importBatch(
+  batch: ParsedBatch,
+  sink: Sink,
+  summary: ImportSummary,
+  skipped: (row: SkippedRow) => void,
+): Promise<void> {
+  for (const row of batch.skipped) skipped(row);
+  summary.skipped += batch.skipped.length;
+  if (batch.items.length === 0) return;
+  const r = await sink.write(batch.items);
+  summary.inserted += r.inserted;
+  summary.updated += r.updated;
+  summary.items += batch.items.length;
 }
 
 /**

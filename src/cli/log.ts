@@ -1,5 +1,5 @@
 /**
- * Loggers of the `freshet` command (issue 14.10, 10.9): people read pretty lines, machines read JSON.
+ * Loggers of the `freshet` command: people read pretty lines, machines read JSON.
  *
  * - `LOG_FORMAT` = `pretty` | `json`; unset → `pretty` when the log's stream is a terminal, else `json`.
  *   Pretty lines are pino-pretty's, one line per entry (`[12:00:01.234] INFO: freshet listening {…}`),

@@ -1,5 +1,6 @@
 /**
- * The `freshet` command line: serve, token, migrate, import, simulate (and simulate live), replay views, hot rebuild.
+ * The `freshet` command line: serve, token, migrate, import, simulate (and simulate live), replay views, hot rebuild,
+ * evaluate.
  * Configuration comes from the environment (README "Configuration").
  *
  * A command loads the stores and capabilities it runs (PGlite, usearch, BullMQ, Fastify) only once it is
@@ -15,6 +16,7 @@ import { DEFAULT_START } from './for-you/simulate.js';
 import { registerFollowingCommands } from './following/commands.js';
 import { registerDiscoverCommands } from './discover/commands.js';
 import { registerLiveCommand } from './live/commands.js';
+import { registerEvaluateCommand } from './evaluate/commands.js';
 import type { ReplayCliOptions } from './hot/commands.js';
 import { intArg, limitArg, rangeArg, readerArg, ttlArg, MAX_TOKEN_TTL_S } from './args.js';
 import { findServer, refuseBesideServer, serverKey, serviceKeySource } from './server.js';
@@ -90,7 +92,7 @@ program
           'import graph writes into the database directly (no HTTP route takes a graph in bulk): drop --url',
         );
       const { runGraphImport } = await import('./following/import-graph.js');
-      return void (await runGraphImport(file, loadConfig(), { prefix: opts.prefix })); // follow edges (note 4)
+      return void (await runGraphImport(file, loadConfig(), { prefix: opts.prefix })); // follow edges (docs/following.md)
     }
     if (!importers[format])
       throw new InvalidArgumentError(
@@ -103,7 +105,10 @@ program
 
 program
   .command('simulate')
-  .description('replay MIND reader sessions against the running service on virtual time, then report')
+  .summary('simulated traffic: MIND reader sessions on virtual time; `simulate live` for demo traffic at wall time')
+  .description(
+    "traffic against the running service. Without a subcommand: replay MIND reader sessions through the for-you feed on virtual time, then report. For demo traffic at wall time (the explorer's Hot, Health and Overview move), run `freshet simulate live`; `following` and `discover` replay their feeds",
+  )
   .option('--url <url>', 'service base URL (default: the server named by <dataDir>/server.json, else http://HOST:PORT)')
   .option('--behaviors <file>', 'MIND behaviors.tsv.gz', '../shared/data/mind/MINDsmall_train_sample_behaviors.tsv.gz')
   .option('--sessions <n>', 'replay only the first n sessions', intArg)
@@ -206,6 +211,7 @@ program
 registerFollowingCommands(program);
 registerDiscoverCommands(program);
 registerLiveCommand(program);
+registerEvaluateCommand(program);
 
 /**
  * Every error is one line `freshet: <what> — <what to do>` (docs/operations.md "Command line"): a usage

@@ -1,5 +1,5 @@
 /**
- * Progress of a long CLI command, on stderr, so stdout keeps only the report (issue 10.9: never minutes
+ * Progress of a long CLI command, on stderr, so stdout keeps only the report (never minutes
  * of silence, also without a terminal):
  * - stderr is a terminal → a cli-progress bar redrawn in place;
  * - otherwise (CI, `| tee`, a log file) → one plain line every `intervalMs` (default 5 s), printed from a

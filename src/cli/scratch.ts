@@ -1,5 +1,5 @@
 /**
- * Scratch stores for the in-process simulations (issue 14.4): `freshet simulate following` and
+ * Scratch stores for the in-process simulations: `freshet simulate following` and
  * `simulate discover` publish, delete, follow, unfollow and block, so by default they run apart from the
  * user's data and say where:
  * - SQL: an in-memory PGlite on the embedded default; with `FRESHET_DATABASE_URL`, a schema of its own

@@ -123,23 +123,31 @@ async function serveOne(config: Config, generatedAt: string | undefined): Promis
       f.log.info({ path: secretsPath(config) }, 'service key and secret read from the data folder');
     await app.listen({ port: config.port, host: config.host });
     startBackgroundWork(f, config, worker);
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    if (embedded) writeFileSync(marker, `${JSON.stringify({ pid: process.pid, host: config.host, port })}\n`);
-    const url = `http://${config.host}:${port}`;
-    f.log.info(
-      {
-        url,
-        explorer: `${url}/ui/`,
-        docs: `${url}/docs`,
-        serviceKey: process.env.FRESHET_SERVICE_KEY ? 'FRESHET_SERVICE_KEY' : secretsPath(config),
-        database: config.databaseUrl ? 'postgres' : 'pglite',
-        hot: config.redisUrl || config.redisClusterNodes ? 'redis' : 'in-process',
-      },
-      'freshet listening',
-    );
+    announceListening(f, app, config, embedded ? marker : null);
   })();
   await starting;
+}
+
+/**
+ * Says where the server listens (its URL, explorer, API document, where the service key is, which
+ * stores), after writing the embedded server's marker file (`marker`; null on PostgreSQL) with its port.
+ */
+function announceListening(f: Freshet, app: FastifyInstance, config: Config, marker: string | null): void {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  if (marker) writeFileSync(marker, `${JSON.stringify({ pid: process.pid, host: config.host, port })}\n`);
+  const url = `http://${config.host}:${port}`;
+  f.log.info(
+    {
+      url,
+      explorer: `${url}/ui/`,
+      docs: `${url}/docs`,
+      serviceKey: process.env.FRESHET_SERVICE_KEY ? 'FRESHET_SERVICE_KEY' : secretsPath(config),
+      database: config.databaseUrl ? 'postgres' : 'pglite',
+      hot: config.redisUrl || config.redisClusterNodes ? 'redis' : 'in-process',
+    },
+    'freshet listening',
+  );
 }
 
 /**

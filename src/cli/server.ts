@@ -1,5 +1,5 @@
 /**
- * How CLI commands find and talk to a running Freshet server — one way for all of them (issue 14.3):
+ * How CLI commands find and talk to a running Freshet server — one way for all of them:
  * 1. `--url` when given (the operator said which server);
  * 2. `<dataDir>/server.json`, written by `freshet serve` on the embedded default, when it names a live
  *    process (a marker left by a crashed server names a dead pid and is ignored);

@@ -22,6 +22,7 @@ import type {
   FollowsData,
   DeleteData,
   DiscoverPage,
+  EngagementBatchData,
   EngagementData,
   EngagementInput,
   EngagementUndoData,
@@ -60,6 +61,8 @@ import type {
   ViewBatchData,
   ViewInput,
   ViewOutcome,
+  ReaderEmbeddingData,
+  ReaderEmbeddingRemovedData,
 } from './types.js';
 import { followingStream, type StreamEvent, type StreamOptions } from './stream.js';
 
@@ -225,115 +228,155 @@ async function* timelineItems(
 /** Items, users, the hot ranking and views. */
 function contentApi(data: DataOf) {
   return {
-    items: {
-      /** `POST /v1/items`: idempotent upsert of 1..1000 items, all or nothing (service key). */
-      publish: (items: ItemInput[], o?: CallOptions) =>
-        data<UpsertData>({ method: 'POST', path: '/v1/items', body: items, now: true }, o),
-      /** `GET /v1/items/:id`: one live item. */
-      get: (id: string, o?: CallOptions) => data<ItemData>({ method: 'GET', path: `/v1/items/${seg(id)}` }, o),
-      /** `DELETE /v1/items/:id`: soft delete (service key); the id is never reused. */
-      delete: (id: string, o?: CallOptions) => data<DeleteData>({ method: 'DELETE', path: `/v1/items/${seg(id)}` }, o),
-    },
+    items: itemsApi(data),
+    users: { ...usersApi(data), ...preferencesApi(data) },
+    hot: hotApi(data),
+    views: viewsApi(data),
+  };
+}
 
-    users: {
-      /** `PUT /v1/users/:id`: registers a user (service key). */
-      register: (id: string, o?: CallOptions) => data<UserData>({ method: 'PUT', path: `/v1/users/${seg(id)}` }, o),
-      /**
-       * `DELETE /v1/users/:id` (service key): erases the user from every store; `items: 'keep'` keeps their
-       * items. Idempotent. @returns what was removed, with counts, and what keeps a hashed trace.
-       */
-      erase: (id: string, o: CallOptions & { items?: 'delete' | 'keep' } = {}) =>
-        data<ErasureData>({ method: 'DELETE', path: `/v1/users/${seg(id)}`, query: { items: o.items }, now: true }, o),
-      /** `GET /v1/users/:id/export`: everything Freshet holds about the user (service key, or that reader's token). */
-      export: (id: string, o?: CallOptions) =>
-        data<UserExportData>({ method: 'GET', path: `/v1/users/${seg(id)}/export` }, o),
-      /** `PUT /v1/users/:id/interests` (service key). */
-      setInterests: (id: string, terms: string[], o?: CallOptions) =>
-        data<InterestsData>({ method: 'PUT', path: `/v1/users/${seg(id)}/interests`, body: { terms } }, o),
-      /** `GET /v1/users/:id/interests` (service key, or that reader). */
-      interests: (id: string, o?: CallOptions) =>
-        data<InterestsData>({ method: 'GET', path: `/v1/users/${seg(id)}/interests` }, o),
-      /** `GET /v1/users/:id/preferences`: muted words and authors, languages, max per author (service key, or that reader). */
-      preferences: (id: string, o?: CallOptions) =>
-        data<PreferencesData>({ method: 'GET', path: `/v1/users/${seg(id)}/preferences`, now: true }, o),
-      /** `PUT /v1/users/:id/preferences`: replaces them whole; applied from the next page of every feed. */
-      setPreferences: (id: string, doc: PreferencesInput, o?: CallOptions) =>
-        data<PreferencesData>({ method: 'PUT', path: `/v1/users/${seg(id)}/preferences`, body: doc, now: true }, o),
-      /**
-       * `PATCH /v1/users/:id/preferences`: edits them entry by entry, atomically (concurrent edits from two
-       * devices both land; a `PUT` built from an earlier read would drop one). Idempotent, so retried on 503.
-       */
-      updatePreferences: (id: string, patch: PreferencesPatchInput, o?: CallOptions) =>
-        data<PreferencesData>({ method: 'PATCH', path: `/v1/users/${seg(id)}/preferences`, body: patch, now: true }, o),
-      /** Mutes an author for reader `id` (hidden from every feed, not blocked), until `expiresAt` (epoch s) or for good. */
-      muteAuthor: (id: string, authorId: string, o: CallOptions & { expiresAt?: number } = {}) =>
-        data<PreferencesData>(
-          {
-            method: 'PATCH',
-            path: `/v1/users/${seg(id)}/preferences`,
-            body: { add_muted_authors: [{ author_id: authorId, expires_at: o.expiresAt ?? null }] },
-            now: true,
-          },
-          o,
-        ),
-      /** Unmutes an author (no error when it was not muted). */
-      unmuteAuthor: (id: string, authorId: string, o?: CallOptions) =>
-        data<PreferencesData>(
-          {
-            method: 'PATCH',
-            path: `/v1/users/${seg(id)}/preferences`,
-            body: { remove_muted_authors: [authorId] },
-            now: true,
-          },
-          o,
-        ),
-      /** Mutes a word or phrase (`action: "warn"` delivers matching items with `filtered` instead of hiding them). */
-      muteWord: (id: string, word: MutedWordInput, o?: CallOptions) =>
-        data<PreferencesData>(
-          { method: 'PATCH', path: `/v1/users/${seg(id)}/preferences`, body: { add_muted_words: [word] }, now: true },
-          o,
-        ),
-      /** Unmutes a phrase (compared folded: case and accents ignored; no error when it was not muted). */
-      unmuteWord: (id: string, phrase: string, o?: CallOptions) =>
-        data<PreferencesData>(
-          {
-            method: 'PATCH',
-            path: `/v1/users/${seg(id)}/preferences`,
-            body: { remove_muted_words: [phrase] },
-            now: true,
-          },
-          o,
-        ),
-    },
+/** `/v1/items`: publish, read, delete. */
+function itemsApi(data: DataOf) {
+  return {
+    /** `POST /v1/items`: idempotent upsert of 1..1000 items, all or nothing (service key). */
+    publish: (items: ItemInput[], o?: CallOptions) =>
+      data<UpsertData>({ method: 'POST', path: '/v1/items', body: items, now: true }, o),
+    /** `GET /v1/items/:id`: one live item. */
+    get: (id: string, o?: CallOptions) => data<ItemData>({ method: 'GET', path: `/v1/items/${seg(id)}` }, o),
+    /** `DELETE /v1/items/:id`: soft delete (service key); the id is never reused. */
+    delete: (id: string, o?: CallOptions) => data<DeleteData>({ method: 'DELETE', path: `/v1/items/${seg(id)}` }, o),
+  };
+}
 
-    hot: {
-      /**
-       * `GET /v1/hot?range=&limit=`: the hot ranking of items published within `range` (`<n>h`/`<n>d`, default
-       * 72h); as seen by the client's reader (a reader token, or `reader` with the service key), whose
-       * preferences (muted authors and words, languages) apply.
-       */
-      top: (opts: { range?: string; limit?: number } & CallOptions = {}) =>
-        data<HotPage>(
-          { method: 'GET', path: '/v1/hot', query: { range: opts.range, limit: opts.limit }, reader: true, now: true },
-          opts,
-        ),
-      /** `GET /v1/hot/items/:id`: one item's counters (service key). */
-      item: (id: string, o?: CallOptions) => data<HotItemData>({ method: 'GET', path: `/v1/hot/items/${seg(id)}` }, o),
-    },
+/** `/v1/users/:id`: register, erase, export, interests. */
+function usersApi(data: DataOf) {
+  return {
+    /** `PUT /v1/users/:id`: registers a user (service key). */
+    register: (id: string, o?: CallOptions) => data<UserData>({ method: 'PUT', path: `/v1/users/${seg(id)}` }, o),
+    /**
+     * `DELETE /v1/users/:id` (service key): erases the user from every store; `items: 'keep'` keeps their
+     * items. Idempotent. @returns what was removed, with counts, and what keeps a hashed trace.
+     */
+    erase: (id: string, o: CallOptions & { items?: 'delete' | 'keep' } = {}) =>
+      data<ErasureData>({ method: 'DELETE', path: `/v1/users/${seg(id)}`, query: { items: o.items }, now: true }, o),
+    /** `GET /v1/users/:id/export`: everything Freshet holds about the user (service key, or that reader's token). */
+    export: (id: string, o?: CallOptions) =>
+      data<UserExportData>({ method: 'GET', path: `/v1/users/${seg(id)}/export` }, o),
+    /** `PUT /v1/users/:id/interests` (service key). */
+    setInterests: (id: string, terms: string[], o?: CallOptions) =>
+      data<InterestsData>({ method: 'PUT', path: `/v1/users/${seg(id)}/interests`, body: { terms } }, o),
+    /** `GET /v1/users/:id/interests` (service key, or that reader). */
+    interests: (id: string, o?: CallOptions) =>
+      data<InterestsData>({ method: 'GET', path: `/v1/users/${seg(id)}/interests` }, o),
+    /**
+     * `PUT /v1/users/:id/embedding` (service key): the reader's embedding in the space of the items' own
+     * (`FRESHET_EMBEDDING_DIM` numbers); the discover feed's similar phase searches with it.
+     */
+    setEmbedding: (id: string, embedding: number[], o?: CallOptions) =>
+      data<ReaderEmbeddingData>(
+        { method: 'PUT', path: `/v1/users/${seg(id)}/embedding`, body: { embedding }, now: true },
+        o,
+      ),
+    /** `DELETE /v1/users/:id/embedding` (service key): removes the given embedding. */
+    removeEmbedding: (id: string, o?: CallOptions) =>
+      data<ReaderEmbeddingRemovedData>({ method: 'DELETE', path: `/v1/users/${seg(id)}/embedding`, now: true }, o),
+  };
+}
 
-    views: {
-      /** `POST /v1/views` with one view. */
-      record: (view: ViewInput, o?: CallOptions) =>
-        data<ViewOutcome>({ method: 'POST', path: '/v1/views', body: view, now: true }, o),
-      /** `POST /v1/views` with a batch of 1..1000 (service key), checked whole before anything is written. */
-      recordBatch: (views: ViewInput[], o?: CallOptions) =>
-        data<ViewBatchData>({ method: 'POST', path: '/v1/views', body: views, now: true }, o),
-    },
+/** `/v1/users/:id/preferences`: read, replace, edit, and the mute and unmute shortcuts. */
+function preferencesApi(data: DataOf) {
+  return {
+    /** `GET /v1/users/:id/preferences`: muted words and authors, languages, max per author (service key, or that reader). */
+    preferences: (id: string, o?: CallOptions) =>
+      data<PreferencesData>({ method: 'GET', path: `/v1/users/${seg(id)}/preferences`, now: true }, o),
+    /** `PUT /v1/users/:id/preferences`: replaces them whole; applied from the next page of every feed. */
+    setPreferences: (id: string, doc: PreferencesInput, o?: CallOptions) =>
+      data<PreferencesData>({ method: 'PUT', path: `/v1/users/${seg(id)}/preferences`, body: doc, now: true }, o),
+    /**
+     * `PATCH /v1/users/:id/preferences`: edits them entry by entry, atomically (concurrent edits from two
+     * devices both land; a `PUT` built from an earlier read would drop one). Idempotent, so retried on 503.
+     */
+    updatePreferences: (id: string, patch: PreferencesPatchInput, o?: CallOptions) =>
+      data<PreferencesData>({ method: 'PATCH', path: `/v1/users/${seg(id)}/preferences`, body: patch, now: true }, o),
+    /** Mutes an author for reader `id` (hidden from every feed, not blocked), until `expiresAt` (epoch s) or for good. */
+    muteAuthor: (id: string, authorId: string, o: CallOptions & { expiresAt?: number } = {}) =>
+      data<PreferencesData>(
+        {
+          method: 'PATCH',
+          path: `/v1/users/${seg(id)}/preferences`,
+          body: { add_muted_authors: [{ author_id: authorId, expires_at: o.expiresAt ?? null }] },
+          now: true,
+        },
+        o,
+      ),
+    /** Unmutes an author (no error when it was not muted). */
+    unmuteAuthor: (id: string, authorId: string, o?: CallOptions) =>
+      data<PreferencesData>(
+        {
+          method: 'PATCH',
+          path: `/v1/users/${seg(id)}/preferences`,
+          body: { remove_muted_authors: [authorId] },
+          now: true,
+        },
+        o,
+      ),
+    /** Mutes a word or phrase (`action: "warn"` delivers matching items with `filtered` instead of hiding them). */
+    muteWord: (id: string, word: MutedWordInput, o?: CallOptions) =>
+      data<PreferencesData>(
+        { method: 'PATCH', path: `/v1/users/${seg(id)}/preferences`, body: { add_muted_words: [word] }, now: true },
+        o,
+      ),
+    /** Unmutes a phrase (compared folded: case and accents ignored; no error when it was not muted). */
+    unmuteWord: (id: string, phrase: string, o?: CallOptions) =>
+      data<PreferencesData>(
+        {
+          method: 'PATCH',
+          path: `/v1/users/${seg(id)}/preferences`,
+          body: { remove_muted_words: [phrase] },
+          now: true,
+        },
+        o,
+      ),
+  };
+}
+
+/** `/v1/hot`: the ranking and one item's counters. */
+function hotApi(data: DataOf) {
+  return {
+    /**
+     * `GET /v1/hot?range=&limit=`: the hot ranking of items published within `range` (`<n>h`/`<n>d`, default
+     * 72h); as seen by the client's reader (a reader token, or `reader` with the service key), whose
+     * preferences (muted authors and words, languages) apply.
+     */
+    top: (opts: { range?: string; limit?: number } & CallOptions = {}) =>
+      data<HotPage>(
+        { method: 'GET', path: '/v1/hot', query: { range: opts.range, limit: opts.limit }, reader: true, now: true },
+        opts,
+      ),
+    /** `GET /v1/hot/items/:id`: one item's counters (service key). */
+    item: (id: string, o?: CallOptions) => data<HotItemData>({ method: 'GET', path: `/v1/hot/items/${seg(id)}` }, o),
+  };
+}
+
+/** `/v1/views`: one view or a batch. */
+function viewsApi(data: DataOf) {
+  return {
+    /** `POST /v1/views` with one view. */
+    record: (view: ViewInput, o?: CallOptions) =>
+      data<ViewOutcome>({ method: 'POST', path: '/v1/views', body: view, now: true }, o),
+    /** `POST /v1/views` with a batch of 1..1000 (service key), checked whole before anything is written. */
+    recordBatch: (views: ViewInput[], o?: CallOptions) =>
+      data<ViewBatchData>({ method: 'POST', path: '/v1/views', body: views, now: true }, o),
   };
 }
 
 /** The reader feeds: for-you, discover, following (pages, iterators, stream). */
 function feedApi(t: Transport, data: DataOf) {
+  return { forYou: forYouApi(t, data), discover: discoverApi(data), following: followingApi(t, data) };
+}
+
+/** `/v1/feeds/for-you`: refresh, load_more, peek. */
+function forYouApi(t: Transport, data: DataOf) {
   const forYou = async (action: ForYouAction, limit: number, o?: CallOptions): Promise<ForYouPage> => {
     const a = await t.request<Omit<ForYouPage, 'refreshed'>>(
       { method: 'POST', path: '/v1/feeds/for-you', body: { action, limit }, reader: true, now: true },
@@ -341,6 +384,37 @@ function feedApi(t: Transport, data: DataOf) {
     );
     return { ...a.data, refreshed: a.headers.get('x-freshet-refreshed') === '1' };
   };
+  return {
+    /** `POST /v1/feeds/for-you` `refresh`: a fresh page (pull-to-refresh, cold start). */
+    refresh: (opts: { limit?: number } & CallOptions = {}) => forYou('refresh', opts.limit ?? 20, opts),
+    /** `POST /v1/feeds/for-you` `load_more`: the next page from the cache (`refreshed` when it had to refresh). */
+    loadMore: (opts: { limit?: number } & CallOptions = {}) => forYou('load_more', opts.limit ?? 20, opts),
+    /** `GET /v1/feeds/for-you/peek`: how many fresh unseen candidates a refresh would bring now; writes nothing. */
+    peek: (o?: CallOptions) =>
+      data<PeekData>({ method: 'GET', path: '/v1/feeds/for-you/peek', reader: true, now: true }, o),
+  };
+}
+
+/** `/v1/feeds/discover`: one page at a time. */
+function discoverApi(data: DataOf) {
+  return {
+    /** `GET /v1/feeds/discover`: one page; pass the previous page's `next_cursor` to continue. */
+    page: (cursor?: string | null, opts: { limit?: number } & CallOptions = {}) =>
+      data<DiscoverPage>(
+        {
+          method: 'GET',
+          path: '/v1/feeds/discover',
+          query: { limit: opts.limit, cursor: cursor ?? undefined },
+          reader: true,
+          now: true,
+        },
+        opts,
+      ),
+  };
+}
+
+/** `/v1/feeds/following`: pages, iterators, catch-up and the stream. */
+function followingApi(t: Transport, data: DataOf) {
   const timelinePage = (opts: TimelineOptions = {}) =>
     data<TimelinePage>(
       {
@@ -353,54 +427,29 @@ function feedApi(t: Transport, data: DataOf) {
       opts,
     );
   return {
-    forYou: {
-      /** `POST /v1/feeds/for-you` `refresh`: a fresh page (pull-to-refresh, cold start). */
-      refresh: (opts: { limit?: number } & CallOptions = {}) => forYou('refresh', opts.limit ?? 20, opts),
-      /** `POST /v1/feeds/for-you` `load_more`: the next page from the cache (`refreshed` when it had to refresh). */
-      loadMore: (opts: { limit?: number } & CallOptions = {}) => forYou('load_more', opts.limit ?? 20, opts),
-      /** `GET /v1/feeds/for-you/peek`: how many fresh unseen candidates a refresh would bring now; writes nothing. */
-      peek: (o?: CallOptions) =>
-        data<PeekData>({ method: 'GET', path: '/v1/feeds/for-you/peek', reader: true, now: true }, o),
-    },
-    discover: {
-      /** `GET /v1/feeds/discover`: one page; pass the previous page's `next_cursor` to continue. */
-      page: (cursor?: string | null, opts: { limit?: number } & CallOptions = {}) =>
-        data<DiscoverPage>(
-          {
-            method: 'GET',
-            path: '/v1/feeds/discover',
-            query: { limit: opts.limit, cursor: cursor ?? undefined },
-            reader: true,
-            now: true,
-          },
-          opts,
-        ),
-    },
-    following: {
-      /** `GET /v1/feeds/following`: one page, newest first. */
-      page: timelinePage,
-      /** Every page from `maxId` (or the newest) down to the end (or `sinceId`), following `next_max_id`. */
-      pages: (opts: TimelineOptions = {}) => pages(timelinePage, opts),
-      /** Every item of the timeline, newest first, paging as it goes. */
-      items: (opts: TimelineOptions = {}) => timelineItems(timelinePage, opts),
-      /**
-       * `GET /v1/feeds/following?min_id=` (or `from=marker` without `minId`): catch-up, one page **oldest first**
-       * above `minId`; continue with `next_min_id` until it is null (caught up, for now).
-       */
-      catchUp: (opts: CallOptions & { minId?: string; limit?: number } = {}) =>
-        data<TimelinePage>(
-          {
-            method: 'GET',
-            path: '/v1/feeds/following',
-            query: { limit: opts.limit, ...(opts.minId !== undefined ? { min_id: opts.minId } : { from: 'marker' }) },
-            reader: true,
-            now: true,
-          },
-          opts,
-        ),
-      /** `GET /v1/feeds/following/stream`: new timeline entries as fan-out delivers them (Server-Sent Events). */
-      stream: (opts: StreamOptions = {}): AsyncIterable<StreamEvent> => followingStream(t, opts),
-    },
+    /** `GET /v1/feeds/following`: one page, newest first. */
+    page: timelinePage,
+    /** Every page from `maxId` (or the newest) down to the end (or `sinceId`), following `next_max_id`. */
+    pages: (opts: TimelineOptions = {}) => pages(timelinePage, opts),
+    /** Every item of the timeline, newest first, paging as it goes. */
+    items: (opts: TimelineOptions = {}) => timelineItems(timelinePage, opts),
+    /**
+     * `GET /v1/feeds/following?min_id=` (or `from=marker` without `minId`): catch-up, one page **oldest first**
+     * above `minId`; continue with `next_min_id` until it is null (caught up, for now).
+     */
+    catchUp: (opts: CallOptions & { minId?: string; limit?: number } = {}) =>
+      data<TimelinePage>(
+        {
+          method: 'GET',
+          path: '/v1/feeds/following',
+          query: { limit: opts.limit, ...(opts.minId !== undefined ? { min_id: opts.minId } : { from: 'marker' }) },
+          reader: true,
+          now: true,
+        },
+        opts,
+      ),
+    /** `GET /v1/feeds/following/stream`: new timeline entries as fan-out delivers them (Server-Sent Events). */
+    stream: (opts: StreamOptions = {}): AsyncIterable<StreamEvent> => followingStream(t, opts),
   };
 }
 
@@ -464,6 +513,9 @@ function exclusionApi(data: DataOf) {
       /** `POST /v1/engagements`: a reply, like or share (idempotent); the item leaves the reader's feeds. */
       record: (e: EngagementInput, o?: CallOptions) =>
         data<EngagementData>({ method: 'POST', path: '/v1/engagements', body: e, reader: true, now: true }, o),
+      /** `POST /v1/engagements` with a batch of 1..1000 of the reader's, checked whole and written all or nothing. */
+      recordBatch: (batch: EngagementInput[], o?: CallOptions) =>
+        data<EngagementBatchData>({ method: 'POST', path: '/v1/engagements', body: batch, reader: true, now: true }, o),
       /** `DELETE /v1/engagements/:item_id?kind=`: undoes it (an unlike takes its notification back within the window). */
       undo: (itemId: string, kind: EngagementInput['kind'], o?: CallOptions) =>
         data<EngagementUndoData>(

@@ -127,10 +127,7 @@ export async function* followingStream(t: Transport, opts: StreamOptions): Async
         yield ev;
       }
     } catch (err) {
-      if (opts.signal?.aborted) throw transportError(err, opts, label, attempt);
-      const e = err instanceof FreshetClientError ? err : transportError(err, {}, label, attempt);
-      if (e.kind === 'http' && e.status !== 503) throw e;
-      if (e.kind === 'bad-response') throw e;
+      const e = retryableFailure(err, opts, label, attempt);
       failedNow = true;
       if (opts.reconnect === false || ++failures > (opts.maxReconnects ?? 5)) throw e;
     } finally {
@@ -142,18 +139,27 @@ export async function* followingStream(t: Transport, opts: StreamOptions): Async
     // a connection the server ended at once without an event counts as a failure (no tight reconnect loop);
     // one that lasted a while (an idle stream ended by a server restart) does not
     if (!delivered && !failedNow && Date.now() - openedAt < STABLE_MS && ++failures > (opts.maxReconnects ?? 5)) {
-      throw new FreshetClientError(
-        'network',
-        0,
-        0,
-        `the stream ended ${failures} times in a row without an event`,
-        null,
-        label,
-        attempt,
-      );
+      throw new FreshetClientError('network', 0, 0, endedMessage(failures), null, label, attempt);
     }
     if (!delivered) await new Promise((r) => setTimeout(r, t.backoff(Math.max(1, failures))));
   }
+}
+
+/** Why the stream gave up after `failures` connections ended at once without an event. */
+function endedMessage(failures: number): string {
+  return `the stream ended ${failures} times in a row without an event`;
+}
+
+/**
+ * A failed connection's error when it is retried (a 503, the network, a timeout).
+ * @throws it when it is not: an abort by the caller, another HTTP error, a bad response.
+ */
+function retryableFailure(err: unknown, opts: StreamOptions, label: string, attempt: number): FreshetClientError {
+  if (opts.signal?.aborted) throw transportError(err, opts, label, attempt);
+  const e = err instanceof FreshetClientError ? err : transportError(err, {}, label, attempt);
+  if (e.kind === 'http' && e.status !== 503) throw e;
+  if (e.kind === 'bad-response') throw e;
+  return e;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Static } from 'typebox';
 import type { ExplainResult, UserExport } from '../use-cases/schemas.js';
 import type { DeleteResult, FeedItemOut, ItemIn, ItemOut, ItemResult, UpsertResult } from '../kernel/http/schemas.js';
 import type { FeedResult, ForYouBody, InterestsResult, PeekResult } from '../for-you/schemas.js';
-import type { DiscoverResult } from '../discover/schemas.js';
+import type { DiscoverResult, ReaderEmbeddingRemoved, ReaderEmbeddingResult } from '../discover/schemas.js';
 import type {
   BlockResult,
   FollowResult,
@@ -33,6 +33,7 @@ import type {
   EngagementBody,
   EngagementDeleteResult,
   EngagementResult,
+  EngagementsResult,
   ExclusionListResult,
   FeedbackBody,
   FeedbackDeleteResult,
@@ -73,6 +74,8 @@ export type ExplainData = DataOf<Static<typeof ExplainResult>>;
 export type ExplainFeedName = ExplainData['feed'];
 /** `PUT|GET /v1/users/:id/interests`. */
 export type InterestsData = DataOf<Static<typeof InterestsResult>>;
+export type ReaderEmbeddingData = DataOf<Static<typeof ReaderEmbeddingResult>>;
+export type ReaderEmbeddingRemovedData = DataOf<Static<typeof ReaderEmbeddingRemoved>>;
 
 /** A discover page: `{items, sources, next_cursor, restarted}`. */
 export type DiscoverPage = DataOf<Static<typeof DiscoverResult>>;
@@ -106,6 +109,8 @@ export type HotItemData = DataOf<Static<typeof HotItemResult>>;
 /** `POST /v1/engagements` body. */
 export type EngagementInput = Static<typeof EngagementBody>;
 export type EngagementData = DataOf<Static<typeof EngagementResult>>;
+/** The outcome of a batch of engagements: `{results, summary: {created, existing}}`. */
+export type EngagementBatchData = DataOf<Static<typeof EngagementsResult>>;
 /** `POST /v1/feedback` body. */
 export type FeedbackInput = Static<typeof FeedbackBody>;
 export type FeedbackData = DataOf<Static<typeof FeedbackResult>>;

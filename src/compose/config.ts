@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { DAY_MS, HOUR_MS } from '../kernel/clock.js';
-import { configError, intVar, numVar, parseEnv } from '../kernel/env.js';
+import { configError, intVar, numVar, parseEnv } from './env.js';
 import { gaussHorizonMs, type GaussDecay } from '../for-you/decay.js';
 import { DEFAULT_FUTURE_SKEW_MS } from '../kernel/time-range.js';
 import type { ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';
@@ -19,7 +19,9 @@ import type { NotificationWiring } from '../notifications/wire.js';
 import type { FollowingSettings } from '../following/wire.js';
 import type { DiscoverSettings } from '../discover/wire.js';
 import type { ItemCacheSettings } from '../content/cached-content-store.js';
-import type { EdgeSettings } from '../server/limits.js';
+import type { EdgeSettings } from '../kernel/http/edge-settings.js';
+import type { LearnSettings } from '../learn/wire.js';
+import { LEARN_ENV, learnSettings } from './config-learn.js';
 
 // the service key and token secret of the data folder (src/compose/secrets.ts), read with the configuration
 export { ensureSecrets, readSecrets, secretsPath } from './secrets.js';
@@ -32,6 +34,7 @@ const MAX_SEEN_SHARDS = 16_384;
 const num = numVar;
 
 const EnvSchema = z.object({
+  ...LEARN_ENV,
   PORT: int(0, 65535, 8080),
   HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -58,6 +61,7 @@ const EnvSchema = z.object({
   FRESHET_HEADERS_TIMEOUT_S: num(0.1, 3600, 10),
   FRESHET_RATE_WINDOW_S: int(1, 3600, 10),
   FRESHET_RATE_READER: int(0, 1_000_000, 30),
+  FRESHET_RATE_READER_OTHER: int(0, 1_000_000, 60),
   FRESHET_RATE_SERVICE: int(0, 100_000_000, 0),
   FRESHET_READER_CONCURRENCY: int(0, 1000, 2),
   FRESHET_METRICS_ACCESS: z.enum(['auto', 'open', 'service']).default('auto'),
@@ -80,10 +84,9 @@ const EnvSchema = z.object({
   FRESHET_SEEN_DAYS: int(1, 60, 7),
   FRESHET_SEEN_CAPACITY_PER_DAY: int(1000, 100_000_000_000, 1_000_000),
   FRESHET_SEEN_FPR: num(0.00001, 0.5, 0.01),
-  // unset: 16 shards at least, and the day keys written before 0.2.0 had 1 (see seenSettings)
+  // unset: 16 shards at least (see seenSettings)
   FRESHET_SEEN_SHARDS: z.coerce.number().int().min(1).max(MAX_SEEN_SHARDS).optional(),
   FRESHET_SEEN_SHARD_CAPACITY: int(1000, 10_000_000, 1_000_000),
-  FRESHET_SEEN_LEGACY_SHARDS: z.coerce.number().int().min(0).max(1024).optional(),
   FRESHET_SEEN_CACHE_MB: int(0, 65_536, 256),
   FRESHET_SEEN_CHECKPOINT_S: int(0, 3600, 60),
   FRESHET_HOT_ALPHA: num(HOT_PARAM_RANGES.alpha[0], HOT_PARAM_RANGES.alpha[1], DEFAULT_HOT_PARAMS.alpha),
@@ -123,6 +126,8 @@ const EnvSchema = z.object({
   // 40, was 100: a first page's search asks for what the page needs (20 × over-fetch 3 = 60), not five pages' worth
   // (bench/README "Discover: the first page's pool": 200k, 10.7 / 18.7 → 9.32 / 16.5 ms, recall@20 unchanged)
   FRESHET_DISCOVER_POOL: int(10, 5000, 40),
+  // the learned candidates a session's phase 2 starts with (docs/discover.md "Discovery"; 0: none)
+  FRESHET_DISCOVER_LEARNED: int(0, 5000, 200),
   FRESHET_DISCOVER_INDEX: z.enum(['auto', 'pgvector', 'memory']).default('auto'),
   FRESHET_DISCOVER_EXACT_MAX: int(0, 1_000_000_000, 50_000),
   FRESHET_DISCOVER_HNSW_M: int(4, 64, 32),
@@ -229,24 +234,26 @@ export interface Config {
   metricsStoreReadMs: number;
   /** The in-process cache of hydrated items (`FRESHET_ITEM_CACHE_SIZE`, `FRESHET_ITEM_CACHE_TTL_S`). */
   itemCache: ItemCacheSettings;
-  /** The for-you feed (note 1). */
+  /** The for-you feed (docs/for-you.md). */
   forYou: ForYouSettings;
-  /** Note 1's rolling seen filters. */
+  /** The for-you design's rolling seen filters. */
   seen: SeenSettings;
-  /** The hot ranking (note 2). */
+  /** The hot ranking (docs/hot.md). */
   hot: HotSettings;
-  /** Which seen filter each feed uses (docs/for-you.md "Seen strategy"): note 1's rolling or note 3's per-reader. */
+  /** Which seen filter each feed uses (docs/for-you.md "Seen strategy"): the for-you design's rolling or the discover design's per-reader. */
   seenStrategy: { forYou: SeenStrategy; discover: SeenStrategy };
-  /** Note 3's per-reader scalable seen filter. */
+  /** The discover design's per-reader scalable seen filter. */
   readerSeen: ReaderSeenSettings;
-  /** Note 5's exclusions. */
+  /** The exclusions (docs/exclusions.md). */
   exclusions: ExclusionSettings;
-  /** The following timeline (note 4). */
+  /** The following timeline (docs/following.md). */
   following: FollowingSettings;
-  /** The discover feed (note 3). */
+  /** The discover feed (docs/discover.md). */
   discover: DiscoverSettings;
   /** The grouped notifications. */
   notifications: NotificationWiring;
+  /** The learning room: neighbours, popularity, factor model (docs/learning.md). */
+  learn: LearnSettings;
 }
 
 /** The parsed environment: every variable of `EnvSchema`, typed, with its default. */
@@ -271,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     following: followingSettings(e),
     discover: discoverSettings(e),
     notifications: notificationSettings(e),
+    learn: learnSettings(e),
   };
 }
 
@@ -279,7 +287,16 @@ function processSettings(
   e: Env,
 ): Omit<
   Config,
-  'forYou' | 'seen' | 'hot' | 'seenStrategy' | 'readerSeen' | 'exclusions' | 'following' | 'discover' | 'notifications'
+  | 'forYou'
+  | 'seen'
+  | 'hot'
+  | 'seenStrategy'
+  | 'readerSeen'
+  | 'exclusions'
+  | 'following'
+  | 'discover'
+  | 'notifications'
+  | 'learn'
 > {
   return {
     port: e.PORT,
@@ -338,13 +355,14 @@ function edgeSettings(e: Env): EdgeSettings {
     headersTimeoutMs: Math.round(e.FRESHET_HEADERS_TIMEOUT_S * 1000),
     rateWindowMs: e.FRESHET_RATE_WINDOW_S * 1000,
     readerRequests: e.FRESHET_RATE_READER,
+    readerOtherRequests: e.FRESHET_RATE_READER_OTHER,
     serviceRequests: e.FRESHET_RATE_SERVICE,
     readerConcurrency: e.FRESHET_READER_CONCURRENCY,
   };
 }
 
 /**
- * Note 1's for-you feed.
+ * The for-you feed (docs/for-you.md).
  * @throws Error when the recall horizon exceeds the seen window (see below).
  */
 function forYouSettings(e: Env): ForYouSettings {
@@ -374,9 +392,8 @@ function forYouSettings(e: Env): ForYouSettings {
 }
 
 /**
- * Note 1's rolling seen filters. A day has the shards its capacity needs, and up to FRESHET_SEEN_SHARDS
- * to spread it (src/seen/layout.ts `shardCount`); FRESHET_SEEN_SHARDS, when set, is also the shard count of the day keys
- * written before 0.2.0 (when it set the count), unless FRESHET_SEEN_LEGACY_SHARDS says otherwise.
+ * The for-you design's rolling seen filters. A day has the shards its capacity needs, and up to FRESHET_SEEN_SHARDS
+ * to spread it (src/seen/layout.ts `shardCount`).
  * @throws Error when a day would need more than MAX_SEEN_SHARDS shards.
  */
 function seenSettings(e: Env): SeenSettings {
@@ -401,10 +418,6 @@ function seenSettings(e: Env): SeenSettings {
     windowRate: e.FRESHET_SEEN_FPR,
     shards,
     shardCapacity: e.FRESHET_SEEN_SHARD_CAPACITY,
-    // FRESHET_SEEN_SHARDS set the shard count before 0.2.0 (at most 1,024 then)
-    legacyShards:
-      e.FRESHET_SEEN_LEGACY_SHARDS ??
-      (e.FRESHET_SEEN_SHARDS !== undefined && e.FRESHET_SEEN_SHARDS <= 1024 ? e.FRESHET_SEEN_SHARDS : 1),
     cacheBytes: e.FRESHET_SEEN_CACHE_MB * 1024 * 1024,
     checkpointMs: e.FRESHET_SEEN_CHECKPOINT_S * 1000,
   };
@@ -414,11 +427,11 @@ function seenSettings(e: Env): SeenSettings {
  * Hot shards of `FRESHET_HOT_SHARDS=auto` on a Redis Cluster: 12 evenly spaced shard tags put the same
  * number of shards on every master of a Cluster of 2, 3, 4, 6 or 12 masters that split the slots evenly
  * (5 masters: 3/3/2/2/2), so no master holds the whole hot ranking (bench/memory.ts: per-master memory
- * and commands). A standalone server gets 1 (note 2's `{hot}` keys): there is nothing to spread.
+ * and commands). A standalone server gets 1 (the hot-ranking design's `{hot}` keys): there is nothing to spread.
  */
 export const HOT_SHARDS_ON_CLUSTER = 12;
 
-/** Note 2's hot ranking (retention 0 = keep forever); `cluster`: Redis is a Cluster (for `auto` shards). */
+/** The hot-ranking design's hot ranking (retention 0 = keep forever); `cluster`: Redis is a Cluster (for `auto` shards). */
 function hotSettings(e: Env, cluster: boolean): HotSettings {
   return {
     params: hotParams(e.FRESHET_HOT_ALPHA, e.FRESHET_HOT_BETA, e.FRESHET_HOT_BASE, e.FRESHET_HOT_GAMMA),
@@ -433,7 +446,7 @@ function hotSettings(e: Env, cluster: boolean): HotSettings {
   };
 }
 
-/** Note 3's per-reader scalable seen filter. */
+/** The discover design's per-reader scalable seen filter. */
 function readerSeenSettings(e: Env): ReaderSeenSettings {
   return {
     initialCapacity: e.FRESHET_READER_SEEN_CAPACITY,
@@ -452,7 +465,7 @@ function notificationSettings(e: Env): NotificationWiring {
   };
 }
 
-/** Note 5's exclusions. */
+/** The exclusions (docs/exclusions.md). */
 function exclusionSettings(e: Env): ExclusionSettings {
   return {
     recentViews: e.FRESHET_RECENT_VIEWS,
@@ -473,7 +486,7 @@ function exclusionSettings(e: Env): ExclusionSettings {
   };
 }
 
-/** Note 4's following timeline and its realtime stream. */
+/** The following design's following timeline and its realtime stream. */
 function followingSettings(e: Env): FollowingSettings {
   return {
     activeWindowMs: Math.round(e.FRESHET_ACTIVE_DAYS * DAY_MS),
@@ -498,13 +511,14 @@ function followingSettings(e: Env): FollowingSettings {
   };
 }
 
-/** Note 3's discover feed. */
+/** The discover design's discover feed. */
 function discoverSettings(e: Env): DiscoverSettings {
   return {
     dim: e.FRESHET_EMBEDDING_DIM,
     overFetch: e.FRESHET_DISCOVER_OVERFETCH,
     overFetchCap: Math.max(e.FRESHET_DISCOVER_OVERFETCH_CAP, e.FRESHET_DISCOVER_OVERFETCH),
     pool: e.FRESHET_DISCOVER_POOL,
+    learnedPool: e.FRESHET_DISCOVER_LEARNED,
     index: e.FRESHET_DISCOVER_INDEX,
     exactMax: e.FRESHET_DISCOVER_EXACT_MAX,
     hnswM: e.FRESHET_DISCOVER_HNSW_M,
@@ -521,7 +535,7 @@ function discoverSettings(e: Env): DiscoverSettings {
   };
 }
 
-/** Note 2's score parameters. @throws Error when α and β are both 0 (every score would be 0). */
+/** The hot-ranking design's score parameters. @throws Error when α and β are both 0 (every score would be 0). */
 function hotParams(alpha: number, beta: number, base: number, gamma: number): HotParams {
   try {
     return assertHotParams({ alpha, beta, base, gamma });

@@ -1,6 +1,6 @@
 /**
  * An OS-level lock on the embedded data folder, so that only one process at a time opens the
- * single-process PGlite database in it (issue 10.1: a CLI command beside a running server destroyed it).
+ * single-process PGlite database in it (a CLI command beside a running server destroyed it).
  *
  * How: `<dataDir>/freshet.lock` is opened and locked with an exclusive, non-blocking record lock
  * (`fs-native-extensions`: `fcntl(F_OFD_SETLK)` on Linux, `flock` on macOS, `LockFileEx` on Windows;

@@ -7,7 +7,11 @@ import { ITEMS_MIGRATION, migrate as runMigrations, type Migration } from '../ke
 import { HOT_MIGRATION } from '../hot/adapters/schema.js';
 import { FOLLOWING_MIGRATION } from '../following/adapters/schema.js';
 import { EXCLUSIONS_MIGRATION } from '../exclusions/adapters/schema.js';
-import { DISCOVER_INDEX_MIGRATION, DISCOVER_MIGRATION } from '../discover/adapters/schema.js';
+import {
+  DISCOVER_INDEX_MIGRATION,
+  DISCOVER_MIGRATION,
+  READER_EMBEDDING_MIGRATION,
+} from '../discover/adapters/schema.js';
 import { UNPUBLISHED_MIGRATION } from '../following/adapters/schema-unpublished.js';
 import { SEEN_CHECKPOINT_MIGRATION } from '../seen/checkpoint-schema.js';
 import { FOR_YOU_BAND_MIGRATION, FOR_YOU_KEYSET_MIGRATION } from '../for-you/adapters/schema.js';
@@ -15,6 +19,8 @@ import { PREFERENCES_MIGRATION } from '../exclusions/adapters/schema-preferences
 import { ITEMS_LANG_MIGRATION } from '../content/schema-lang.js';
 import { NOTIFICATIONS_MIGRATION } from '../notifications/adapters/schema.js';
 import { TIMELINE_MARKERS_MIGRATION } from '../following/adapters/schema-markers.js';
+import { LEARN_MIGRATION } from '../learn/adapters/schema.js';
+import { DELETED_VECTORS_MIGRATION } from '../discover/adapters/schema-deleted.js';
 
 export { appliedMigrations } from '../kernel/sql/migrations.js';
 
@@ -34,6 +40,9 @@ export const MIGRATIONS: readonly Migration[] = [
   ITEMS_LANG_MIGRATION,
   NOTIFICATIONS_MIGRATION,
   TIMELINE_MARKERS_MIGRATION,
+  LEARN_MIGRATION,
+  READER_EMBEDDING_MIGRATION,
+  DELETED_VECTORS_MIGRATION,
 ];
 
 /**

@@ -14,7 +14,7 @@ import { createRedis, type RedisClient } from '../kernel/redis/client.js';
 import { Keys } from '../kernel/redis/keys.js';
 import { probeRedis } from '../observe/store-health.js';
 import type { RedisHandle } from '../kernel/stores.js';
-import { privateDir, restrictModes } from './data-dir-modes.js';
+import { privateDir, restrictModes } from '../kernel/data-dir-modes.js';
 import { migrate } from './migrations.js';
 
 /**
@@ -31,7 +31,7 @@ export async function openSql(config: Config, timeoutMs = config.deadlines.jobMs
   let sql: Sql;
   if (config.databaseUrl) sql = await openPostgres(config.databaseUrl, { timeoutMs });
   else {
-    privateDir(config.dataDir); // 0700: the data folder is the running user's only (issue 21.6)
+    privateDir(config.dataDir); // 0700: the data folder is the running user's only
     const lock = lockDataDir(config.dataDir);
     try {
       sql = releasingOnClose(await openPglite(join(config.dataDir, 'pgdata')), lock, config.dataDir);

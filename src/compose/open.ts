@@ -26,13 +26,16 @@ import type { Exclusions } from '../exclusions/service.js';
 import { exclusionRetention, wireExclusions } from '../exclusions/wire.js';
 import { signalRetention, wireDiscover, type Discover } from '../discover/wire.js';
 import { RetentionSweeper } from '../use-cases/retention.js';
-import { hotTrending } from './bridges.js';
+import { enginePopularity, hotTrending, learnedSimilar, learnedSource, learnedTrending } from './bridges.js';
+import { learnRetention, wireLearn, type Learn } from '../learn/wire.js';
+import type { RecallSource, ReRank } from '../for-you/sources.js';
+import type { DiscoverReRank } from '../discover/service.js';
 import { migrate } from './migrations.js';
 import { UseCases } from '../use-cases/verbs.js';
 import type { PersonalDataDeps } from '../use-cases/personal-data.js';
 import { notificationRetention, wireNotifications, type WiredNotifications } from '../notifications/wire.js';
 import { wireAnnouncements } from '../use-cases/announcements.js';
-import { wireOverview } from '../observe/overview-metrics.js';
+import { wireOverview, type VerbObserver } from '../observe/overview-metrics.js';
 import type { ActiveReaders } from '../observe/active-readers.js';
 import { wireExplain, type ExplainQuery } from '../use-cases/explain.js';
 import { openRedis, openSqlPair, probeStores } from './open-stores.js';
@@ -48,16 +51,16 @@ export interface Freshet {
   /** The verbs that span capabilities (publish, delete, views, follow/block, engagements, feedback). */
   useCases: UseCases;
   content: ContentStore;
-  /** The for-you feed's candidate recall (note 1) over the content store's items. */
+  /** The for-you feed's candidate recall (docs/for-you.md) over the content store's items. */
   recall: CandidateRecall;
-  /** Note 1's rolling seen filters. */
+  /** The for-you design's rolling seen filters. */
   seen: SeenFilter;
   /** The for-you page cache. */
   cache: FeedCache;
   forYou: ForYouFeed;
   /** The for-you feed's shared fill pool (rebuilt per interval; invalidated on publish and delete). */
   forYouPool: FillPool;
-  /** The hot ranking (note 2): views, the cached ranking; and its maintenance tasks. */
+  /** The hot ranking (docs/hot.md): views, the cached ranking; and its maintenance tasks. */
   hot: HotRanking;
   hotMaintenance: HotMaintenance;
   hotCounters: HotCounters;
@@ -72,15 +75,15 @@ export interface Freshet {
    * @throws FreshetError `INVALID_INPUT` (unknown feed), `INVALID_ID`, `NOT_FOUND` (unknown item).
    */
   explain(q: ExplainQuery): Promise<Explanation>;
-  /** The following timeline (note 4): graph, timeline store, fan-out queue and worker. */
+  /** The following timeline (docs/following.md): graph, timeline store, fan-out queue and worker. */
   following: Following;
-  /** Note 5's exclusions, one service for every feed (docs/exclusions.md). */
+  /** The exclusions (docs/exclusions.md), one service for every feed (docs/exclusions.md). */
   exclusions: Exclusions;
-  /** Note 3's per-reader scalable seen filter (used by the feeds whose strategy is `per_reader`). */
+  /** The discover design's per-reader scalable seen filter (used by the feeds whose strategy is `per_reader`). */
   readerSeen: ReaderSeenFilter;
   /** The seen filters' PostgreSQL checkpoints (null: embedded default, or checkpoints off); `checkpoint()` runs one now. */
   seenCheckpointer: SeenCheckpointer | null;
-  /** The discover feed (note 3) and its embeddings. */
+  /** The discover feed (docs/discover.md) and its embeddings. */
   discover: Discover;
   /** The grouped notifications and their read markers (docs/notifications.md). */
   notifications: WiredNotifications;
@@ -88,6 +91,8 @@ export interface Freshet {
   activeReaders: ActiveReaders;
   /** The retention sweeps of the tables that grow with readers × time (docs/operations.md "Retention"). */
   retention: RetentionSweeper;
+  /** The learning room: interactions, co-engagement neighbours, popularity, the factor model (docs/learning.md). */
+  learn: Learn;
   /**
    * Starts the background workers (hot rescoring, checkpoints, snapshot refresh, retention sweeps);
    * `close` stops them. `maintenance: false` (a `serve --workers N` worker other than the first) starts
@@ -118,6 +123,15 @@ export interface OpenOptions {
    * would otherwise read every embedding and index each one they write.
    */
   warmDiscover?: boolean;
+  /**
+   * Ranking hooks (docs/library.md "Ranking hooks"): extra recall sources of the for-you feed (fused with
+   * the learned recall and walked first) and a re-rank function per feed (clean candidates in, their
+   * order out, before the page is marked seen).
+   */
+  ranking?: {
+    forYou?: { sources?: readonly RecallSource[]; rerank?: ReRank };
+    discover?: { rerank?: DiscoverReRank };
+  };
 }
 
 /**
@@ -175,82 +189,71 @@ export async function openFreshet(
   if (opts.sql) await migrate(sqlJobs);
   const redis = openRedis(config, log);
   const stores: Stores = { sql, sqlJobs, redis, dataDir: config.dataDir, log, registry: metrics.registry, clock };
-  const { content, changes, close: closeContent } = wireContent(config.itemCache, stores, metrics);
-  const seen = await wireSeen(config.seen, config.readerSeen, stores);
-  const exclusions = wireExclusions(config.exclusions, stores);
-  const forYou = wireForYou(config.forYou, stores, {
-    content,
-    seen: seen.seenFor(config.seenStrategy.forYou),
-    olderSeen: seen.readerSeen,
-    exclusions,
-    metrics,
-  });
-  const hot = await wireHot(config.hot, stores, content, opts.recoverHot !== false);
-  const following = wireFollowing(config.following, stores, {}, exclusions);
-  const discover = wireDiscover(config.discover, stores, {
-    content,
-    trending: hotTrending(hot.ranking),
-    seen: seen.seenFor(config.seenStrategy.discover),
-    exclusions,
-    metrics,
-    secret: config.secret,
-  });
-  const notifications = wireNotifications(config.notifications, stores, {
-    exclusions,
-    liveItems: async (ids) => new Set((await content.getItems(ids)).map((i) => i.id)),
-  });
-  const retention = new RetentionSweeper(
-    [
-      signalRetention(config.discover, sqlJobs),
-      ...exclusionRetention(config.exclusions, sqlJobs, config.discover.signalLimit),
-      followingUpkeep(sqlJobs),
-      notificationRetention(config.notifications, sqlJobs),
-    ],
-    log,
-    metrics.registry,
-  );
-  let retentionWorker: { stop(): Promise<void> } | undefined;
-  // every room's part of an erase or an export; the reader's preferences come from the use cases below
-  const personal: PersonalDataDeps = {
-    content,
-    graph: following.graph,
-    timeline: following.timeline,
-    exclusions,
-    notifications,
-    readerSeen: seen.readerSeen,
-    forYouCache: forYou.cache,
-    forYouPool: forYou.pool,
-    embeddings: discover.embeddings,
-    hotCounters: hot.counters,
-    hot: hot.ranking,
-    preferences: (readerId, nowMs) => useCases.preferences(readerId, nowMs),
-    forgetCaller: async (userId) => (redis ? await redis.redis.del(redis.keys.edgeRate({ readerId: userId })) : 0),
-    log,
-  };
+  const c = await wireCapabilities(config, stores, metrics, opts);
+  const { seen, forYou, following, discover, notifications } = c;
+  const retention = retentionOf(config, sqlJobs, stores);
   const overview = wireOverview(stores, {
     seenFill: (nowMs) => seen.dayFill(nowMs),
     maxAgeMs: config.metricsStoreReadMs,
     published: (n) => metrics.published(n),
   });
-  const useCases: UseCases = new UseCases({
-    content,
-    personal,
-    notifications: notifications.notifications,
-    hot: hot.ranking,
-    embeddings: discover.embeddings,
-    timeline: following.timeline,
-    exclusions,
-    log,
-    clock,
-    futureSkewMs: config.futureSkewMs,
-    itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
-    observe: overview.observe,
+  const useCases = useCasesOf(config, stores, c, {
+    ...overview.observe,
+    clicked: (feed, n) => metrics.clicks(feed, n),
+    engaged: (feed, kind) => metrics.engaged(feed, kind),
   });
   const announcements = wireAnnouncements(stores, following, notifications, () => clock.now(), log);
   // other processes' writes reach this one's fill pool too (at once, not at the next rebuild)
-  changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
+  c.changes.subscribe({ changed: (written, deleted) => forYou.pool.invalidate(written, deleted), reset: () => {} });
+  const tokens = new TokenVerifier(config.serviceKey, config.secret, undefined, undefined, config.tokenMaxTtlS);
+  const held = { sql, sqlJobs, redis, metrics, tokens, clock, log, ownJobs: !opts.sql };
+  const freshet = instanceOf(config, held, c, {
+    useCases,
+    overview,
+    retention,
+    announcements,
+  });
+  // the vector index starts in the background; FRESHET_DISCOVER_INDEX=pgvector without pgvector fails here
+  if (opts.warmDiscover !== false) {
+    await discover.warm().catch(async (err: unknown) => {
+      await freshet.close().catch(() => undefined);
+      throw err;
+    });
+  }
+  return freshet;
+}
+
+/** What an instance holds beside its capabilities: the stores it closes, and the edges' pieces. */
+interface Held {
+  sql: Sql;
+  sqlJobs: Sql;
+  redis: RedisHandle | null;
+  metrics: PromMetrics;
+  tokens: TokenVerifier;
+  clock: Clock;
+  log: Pino;
+  /** Whether the jobs' SQL store was opened here (closed with the instance). */
+  ownJobs: boolean;
+}
+
+/** The {@link Freshet} of wired capabilities: what it exposes, its workers and its close. */
+function instanceOf(
+  config: Config,
+  s: Held,
+  c: Capabilities,
+  edges: {
+    useCases: UseCases;
+    overview: ReturnType<typeof wireOverview>;
+    retention: RetentionSweeper;
+    announcements: { close(): Promise<void> };
+  },
+): Freshet {
+  const { content, seen, exclusions, learn, forYou, hot, following, discover, notifications } = c;
+  const { clock, log } = s;
+  const { useCases, overview, retention, announcements } = edges;
+  let retentionWorker: { stop(): Promise<void> } | undefined;
   let closed: Promise<void> | undefined;
-  const freshet: Freshet = {
+  return {
     config,
     clock,
     log,
@@ -265,9 +268,9 @@ export async function openFreshet(
     hotMaintenance: hot.maintenance,
     hotCounters: hot.counters,
     hotArchive: hot.archive,
-    tokens: new TokenVerifier(config.serviceKey, config.secret, undefined, undefined, config.tokenMaxTtlS),
-    redis,
-    metrics,
+    tokens: s.tokens,
+    redis: s.redis,
+    metrics: s.metrics,
     following,
     explain: wireExplain({ forYou, hot, discover, following, content, exclusions }, () => clock.now()),
     exclusions,
@@ -277,33 +280,142 @@ export async function openFreshet(
     notifications,
     activeReaders: overview.active,
     retention,
+    learn,
     startWorkers: (opts) => {
       hot.startWorkers(opts);
-      if (opts?.maintenance !== false) retentionWorker ??= retention.start(clock, config.retentionSweepMs);
+      if (opts?.maintenance === false) return;
+      retentionWorker ??= retention.start(clock, config.retentionSweepMs);
+      learn.startWorkers();
     },
-    ready: () => probeStores(sql, redis, config.deadlines.redisMs),
+    ready: () => probeStores(s.sql, s.redis, config.deadlines.redisMs),
     close: () =>
       (closed ??= (async () => {
         await retentionWorker?.stop();
+        await learn.close(); // stops the builder's ticks and the training
         await announcements.close();
-        await notifications.close();
-        await hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
-        await following.close();
-        await discover.close(); // stops the vector index's background work and snapshots it
-        await seen.close();
-        await closeContent();
-        redis?.redis.disconnect();
-        if (redis?.jobs && redis.jobs !== redis.redis) redis.jobs.disconnect();
-        await sql.close();
-        if (!opts.sql && sqlJobs !== sql) await sqlJobs.close();
+        await closeAll(c, s, s.ownJobs);
       })()),
   };
-  // the vector index starts in the background; FRESHET_DISCOVER_INDEX=pgvector without pgvector fails here
-  if (opts.warmDiscover !== false) {
-    await discover.warm().catch(async (err: unknown) => {
-      await freshet.close().catch(() => undefined);
-      throw err;
-    });
-  }
-  return freshet;
+}
+
+/** The capabilities of one instance, wired over its stores. */
+type Capabilities = Awaited<ReturnType<typeof wireCapabilities>>;
+
+/** Wires every capability over the stores, in the order their dependencies need. */
+async function wireCapabilities(config: Config, stores: Stores, metrics: PromMetrics, opts: OpenOptions) {
+  const { content, changes, close: closeContent } = wireContent(config.itemCache, stores, metrics);
+  const seen = await wireSeen(config.seen, config.readerSeen, stores);
+  const exclusions = wireExclusions(config.exclusions, stores);
+  const learn = wireLearn(config.learn, stores);
+  const forYou = wireForYou(config.forYou, stores, {
+    content,
+    seen: seen.seenFor(config.seenStrategy.forYou),
+    olderSeen: seen.readerSeen,
+    exclusions,
+    metrics,
+    popularity: enginePopularity(learn, config.learn.builder.popularityHalfLifeMs),
+    sources: [learnedSource(learn, content), ...(opts.ranking?.forYou?.sources ?? [])],
+    rerank: opts.ranking?.forYou?.rerank,
+  });
+  const hot = await wireHot(config.hot, stores, content, opts.recoverHot !== false);
+  const following = wireFollowing(config.following, stores, {}, exclusions);
+  const discover = wireDiscover(config.discover, stores, {
+    content,
+    trending: learnedTrending(learn, content, hotTrending(hot.ranking)),
+    seen: seen.seenFor(config.seenStrategy.discover),
+    exclusions,
+    metrics,
+    secret: config.secret!, // checked by openFreshet
+    similar: learnedSimilar(learn, content),
+    rerank: opts.ranking?.discover?.rerank,
+  });
+  const notifications = wireNotifications(config.notifications, stores, {
+    exclusions,
+    liveItems: async (ids) => new Set((await content.getItems(ids)).map((i) => i.id)),
+  });
+  return { content, changes, closeContent, seen, exclusions, learn, forYou, hot, following, discover, notifications };
+}
+
+/** The retention sweeps of every table that grows with readers × time (docs/operations.md "Retention"). */
+function retentionOf(config: Config, sqlJobs: Sql, stores: Stores): RetentionSweeper {
+  return new RetentionSweeper(
+    [
+      signalRetention(config.discover, sqlJobs),
+      ...exclusionRetention(config.exclusions, sqlJobs, config.discover.signalLimit),
+      followingUpkeep(sqlJobs),
+      notificationRetention(config.notifications, sqlJobs),
+      learnRetention(config.learn, sqlJobs),
+    ],
+    stores.log,
+    stores.registry,
+  );
+}
+
+/** The cross-capability verbs, with every room's part of an erase or an export. */
+function useCasesOf(config: Config, stores: Stores, c: Capabilities, observe: VerbObserver): UseCases {
+  const { content, following, exclusions, notifications, seen, forYou, discover, hot, learn } = c;
+  const { redis, log } = stores;
+  // every room's part of an erase or an export; the reader's preferences come from the use cases below
+  const personal: PersonalDataDeps = {
+    content,
+    graph: following.graph,
+    timeline: following.timeline,
+    exclusions,
+    notifications,
+    readerSeen: seen.readerSeen,
+    forYouCache: forYou.cache,
+    forYouPool: forYou.pool,
+    embeddings: discover.embeddings,
+    learn: {
+      eraseReader: (id) => learn.interactions.eraseReader(id),
+      eraseItems: (ids) => learn.models.eraseItems(ids),
+      exportReader: (id, limit) => learn.interactions.exportReader(id, limit),
+    },
+    hotCounters: hot.counters,
+    hot: hot.ranking,
+    preferences: (readerId, nowMs) => useCases.preferences(readerId, nowMs),
+    forgetCaller: async (userId) =>
+      redis
+        ? await redis.redis.del(
+            redis.keys.edgeRate({ readerId: userId }),
+            redis.keys.edgeRate({ readerId: userId }, 'other'),
+          )
+        : 0,
+    log,
+  };
+  const useCases: UseCases = new UseCases({
+    content,
+    personal,
+    notifications: notifications.notifications,
+    hot: hot.ranking,
+    embeddings: discover.embeddings,
+    timeline: following.timeline,
+    exclusions,
+    log,
+    clock: stores.clock,
+    futureSkewMs: config.futureSkewMs,
+    itemsChanged: (published, deleted) => forYou.pool.invalidate(published, deleted),
+    observe,
+    learn: learn.interactions,
+  });
+  return useCases;
+}
+
+/** Closes the capabilities and then the stores, in order (`ownJobs`: the jobs' SQL store was opened here). */
+async function closeAll(
+  c: Capabilities,
+  stores: { sql: Sql; sqlJobs: Sql; redis: RedisHandle | null },
+  ownJobs: boolean,
+): Promise<void> {
+  await c.notifications.close();
+  await c.hot.close(); // the final checkpoint: nothing counted is lost on a graceful shutdown
+  await c.following.close();
+  await c.discover.close(); // stops the vector index's background work and snapshots it
+  await c.seen.close();
+  await c.closeContent();
+  const { redis, sql, sqlJobs } = stores;
+  redis?.redis.disconnect();
+  if (redis?.jobs && redis.jobs !== redis.redis) redis.jobs.disconnect();
+  await sql.close();
+  if (ownJobs && sqlJobs !== sql) await sqlJobs.close();
 }

@@ -159,10 +159,10 @@ export class CachedContentStore implements ContentStore {
   }
 
   /** Tombstones through the store, then drops the ids here and sends the change (as `deleteItem`). */
-  async eraseAuthor(authorId: string, nowMs: number, limit: number): Promise<string[]> {
-    const ids = await this.store.eraseAuthor(authorId, nowMs, limit);
-    this.changed([], ids);
-    return ids;
+  async eraseAuthor(authorId: string, ids: readonly string[], nowMs: number): Promise<string[]> {
+    const erased = await this.store.eraseAuthor(authorId, ids, nowMs);
+    this.changed([], erased);
+    return erased;
   }
 
   /** The store of record's (never the cache's). */

@@ -2,7 +2,7 @@
  * ContentStore on PostgreSQL (PGlite or a server, through `Sql`): items with a full-text vector and
  * reader interests. The for-you recall over the same table is src/for-you/adapters/postgres-recall.ts.
  *
- * Schema: see migrations.ts (`items`, `reader_interests`). Times are epoch ms (`bigint`).
+ * Schema: see src/kernel/sql/migrations.ts (`items`, `reader_interests`). Times are epoch ms (`bigint`).
  */
 import type { Item } from '../kernel/items/item.js';
 import { ERASED_AUTHOR, type ContentStore, type ItemInput, type UpsertOptions } from '../kernel/items/content-store.js';
@@ -73,7 +73,7 @@ export class PostgresContentStore implements ContentStore {
    * Inserts or updates items by id in one transaction (multi-row `INSERT … ON CONFLICT (id) DO
    * UPDATE`, {@link UPSERT_CHUNK_ROWS} rows per statement); every written row gets
    * `update_time = nowMs`. A batch naming an id twice is refused (the one batch rule of
-   * src/kernel/items/validate.ts, which the use case has applied already). A soft-deleted id is never reused: the batch is refused (issue 14.5; restoring would
+   * src/kernel/items/validate.ts, which the use case has applied already). A soft-deleted id is never reused: the batch is refused (restoring would
    * bring back an item its readers saw removed, with counters and feed entries already dropped).
    * `opts.alongside` runs in the same transaction once every row is written (see {@link UpsertOptions}).
    * @throws FreshetError `ITEM_DELETED` naming the deleted ids, `INVALID_INPUT` when any row is
@@ -132,7 +132,7 @@ export class PostgresContentStore implements ContentStore {
               chunk.map((it) => it.id),
             );
         }
-        await opts.alongside?.(tx); // e.g. the batch's embeddings: committed with the items or not at all
+        await opts.alongside?.(tx); // e.g. The batch's embeddings: committed with the items or not at all
         return { inserted, updated };
       })
       .then(async (counts) => {
@@ -203,12 +203,13 @@ export class PostgresContentStore implements ContentStore {
   }
 
   /** Tombstones up to `limit` of the author's items in one statement (see the port). */
-  async eraseAuthor(authorId: string, nowMs: number, limit: number): Promise<string[]> {
+  async eraseAuthor(authorId: string, ids: readonly string[], nowMs: number): Promise<string[]> {
+    if (ids.length === 0) return [];
     const rows = await this.sql.query<{ id: string }>(
       `UPDATE items SET author_id = $2, title = '', text = '', url = NULL, tags = '{}', tsv = ''::tsvector,
               deleted_at = COALESCE(deleted_at, $3::bigint), update_time = $3::bigint
-       WHERE id IN (SELECT id FROM items WHERE author_id = $1 ORDER BY id LIMIT $4) RETURNING id`,
-      [authorId, ERASED_AUTHOR, Math.floor(nowMs), limit],
+       WHERE author_id = $1 AND id = ANY($4::text[]) RETURNING id`,
+      [authorId, ERASED_AUTHOR, Math.floor(nowMs), ids],
     );
     return rows.map((r) => r.id);
   }

@@ -1,5 +1,5 @@
 /**
- * The discover feed's cursor (note 3: "one opaque cursor carries the phase"): the phase a session is in
+ * The discover feed's cursor (the discover design: "one opaque cursor carries the phase"): the phase a session is in
  * and each phase's position, signed so a client can neither forge nor edit it, and bound to its reader.
  *
  * Wire form: `d1.<base64url(JSON body)>.<base64url(first 16 bytes of HMAC-SHA256)>`; the MAC covers the

@@ -1,5 +1,5 @@
 /**
- * DiscoverIndex port: what the discover feed (note 3) reads — the three phases' candidate streams,
+ * DiscoverIndex port: what the discover feed (docs/discover.md) reads — the three phases' candidate streams,
  * item embeddings, and the reader signals its embedding is built from. One implementation,
  * PostgresDiscoverIndex (adapters/postgres-discover-index.ts: SQL on PGlite or a server), over a
  * VectorSearch (vector-search.ts: pgvector, or the in-process usearch index) for phase 2.
@@ -74,7 +74,7 @@ export function rankedAfter(c: { key: number; id: string }, after: After | null)
 /** An embedding to store. */
 export interface EmbeddingRecord {
   itemId: string;
-  /** int8 codes (see domain/embedding.ts `quantize`). */
+  /** int8 codes (see embedding.ts `quantize`). */
   vector: Int8Array;
   /** Who made it: the application ('client') or the built-in text embedder ('text'). */
   source: 'client' | 'text';
@@ -120,7 +120,7 @@ export interface DiscoverIndex {
   putEmbeddings(records: readonly EmbeddingRecord[], nowMs: number): Promise<void>;
   /**
    * Upserts embeddings as {@link putEmbeddings} does, inside `tx` — the transaction that writes their
-   * items (issue 21.3: a refused or failed publish writes no vector). Call {@link embeddingsCommitted}
+   * items (a refused or failed publish writes no vector). Call {@link embeddingsCommitted}
    * once `tx` committed. @throws FreshetError `INVALID_INPUT` as putEmbeddings (before any statement).
    */
   writeEmbeddings(tx: SqlTx, records: readonly EmbeddingRecord[], nowMs: number): Promise<void>;
@@ -142,8 +142,14 @@ export interface DiscoverIndex {
   addSignals(signals: readonly { readerId: string; itemId: string; atMs: number; weight: number }[]): Promise<void>;
   /** The reader's newest `limit` signals at or before `untilMs` with their items' embeddings. */
   signals(readerId: string, untilMs: number, limit: number): Promise<SignalRow[]>;
-  /** Deletes a reader's signals (erase). @returns rows removed. */
+  /** Deletes a reader's signals and its given embedding (erase). @returns rows removed. */
   forgetReader(readerId: string): Promise<number>;
-  /** A reader's retained signals (its views, as note 3 weighs them), newest first, at most `limit` (export). */
+  /** The embedding the application gave the reader (unit length), or null. */
+  readerEmbedding(readerId: string): Promise<Float32Array | null>;
+  /** Stores (a vector) or removes (null) the reader's given embedding. @returns whether a row was removed (null). */
+  setReaderEmbedding(readerId: string, vector: Float32Array | null, nowMs: number): Promise<boolean>;
+  /** Rewrites the vector search's snapshots without deleted items (erase; `VectorSearch.purge`). @returns generations removed. */
+  purgeSnapshots(): Promise<number>;
+  /** A reader's retained signals (its views, as the discover design weighs them), newest first, at most `limit` (export). */
   signalsOf(readerId: string, limit: number): Promise<{ itemId: string; atMs: number; weight: number }[]>;
 }

@@ -7,10 +7,13 @@ export interface DiscoverMetrics {
   phase2Deferred(): void;
   /** An impression write that failed (logged, never surfaced to the client). */
   impressionWriteFailed(): void;
+  /** Items delivered in a page (impressions). */
+  impressions(n: number): void;
 }
 
 /** Metrics that record nothing. */
 export const noDiscoverMetrics: DiscoverMetrics = {
   phase2Deferred: () => {},
   impressionWriteFailed: () => {},
+  impressions: () => {},
 };

@@ -1,8 +1,8 @@
 /**
- * DiscoverEmbeddings: item embeddings and reader embeddings for the discover feed's phase 2 (note 3).
+ * DiscoverEmbeddings: item embeddings and reader embeddings for the discover feed's phase 2 (docs/discover.md).
  *
  * - Items: an item written through `POST /v1/items` may carry its own `embedding` (length = the
- *   configured dimension); otherwise the built-in text embedder computes one (domain/embedding.ts).
+ *   configured dimension); otherwise the built-in text embedder computes one (embedding.ts).
  *   Published items' embeddings are written in the same transaction as the items (`storeWithin`, issue
  *   21.3: a refused batch writes no vector; rows orphaned by older versions are swept at open), and items written by other paths
  *   (replays, direct SQL) are caught up by `embedMissing` (`freshet discover embed`; `serve` runs no
@@ -15,6 +15,7 @@ import { decayedMean, embedText, normalize, quantize } from './embedding.js';
 import type { Item } from '../kernel/items/item.js';
 import type { DiscoverIndex, EmbeddingRecord } from './discover-index.js';
 import type { SqlTx } from '../kernel/sql/sql.js';
+import { checkEmbedding } from '../kernel/items/validate.js';
 
 /** Tunables (config `FRESHET_EMBEDDING_DIM`, `FRESHET_DISCOVER_*`). */
 export interface EmbeddingSettings {
@@ -129,17 +130,49 @@ export class DiscoverEmbeddings {
     const key = `${readerId}\n${t0}`;
     if (this.readers.has(key)) return this.readers.get(key)!;
     const { dim, halfLifeMs, signalLimit } = this.settings;
-    const vector = decayedMean(await this.index.signals(readerId, t0, signalLimit), t0, halfLifeMs, dim);
+    // the application's embedding of the reader, when it gave one, else the mean of its signals
+    const given = await this.index.readerEmbedding(readerId);
+    const vector =
+      given?.length === dim
+        ? given
+        : decayedMean(await this.index.signals(readerId, t0, signalLimit), t0, halfLifeMs, dim);
     const q: ReaderQuery | null = vector ? { vector } : null;
     if (this.readers.size >= CACHE_SIZE) this.readers.delete(this.readers.keys().next().value!);
     this.readers.set(key, q);
     return q;
   }
 
+  /**
+   * Gives the reader an embedding of the application's (`dim` numbers; null removes it): phase 2 then
+   * searches with it, normalised, instead of the mean of the reader's signals, from its next session.
+   * @throws FreshetError INVALID_INPUT (length, a non-finite component, all zeros) — nothing written.
+   * @returns whether a given embedding was removed (null).
+   */
+  async setReaderEmbedding(readerId: string, vector: readonly number[] | null, nowMs: number): Promise<boolean> {
+    if (vector !== null) checkEmbedding(vector, 'embedding', this.settings.dim);
+    const unit = vector === null ? null : normalize(vector);
+    const removed = await this.index.setReaderEmbedding(readerId, unit, nowMs);
+    for (const key of [...this.readers.keys()]) if (key.startsWith(`${readerId}\n`)) this.readers.delete(key);
+    return removed;
+  }
+
+  /** The reader's given embedding (unit length), or null (export). */
+  readerEmbedding(readerId: string): Promise<Float32Array | null> {
+    return this.index.readerEmbedding(readerId);
+  }
+
   /** Erases a reader's signals and its cached queries (src/use-cases/personal-data.ts). @returns rows removed. */
   async forgetReader(readerId: string): Promise<number> {
     for (const key of [...this.readers.keys()]) if (key.startsWith(`${readerId}\n`)) this.readers.delete(key);
     return this.index.forgetReader(readerId);
+  }
+
+  /**
+   * After an erase tombstoned items (their embedding rows emptied in the same statement, migration 17):
+   * rewrites the in-process index's snapshots without them (`VectorSearch.purge`). @returns generations removed.
+   */
+  purgeSnapshots(): Promise<number> {
+    return this.index.purgeSnapshots();
   }
 
   /** A reader's retained signals, newest first (export). */
@@ -159,8 +192,16 @@ export class DiscoverEmbeddings {
   }
 }
 
-/** View verdicts that are a reader really looking at an item (note 2's suspicious kinds are not). */
+/** View verdicts that are a reader really looking at an item (the hot-ranking design's suspicious kinds are not). */
 const SIGNAL_VERDICTS = new Set(['counted', 'repeat', 'expired']);
+
+/**
+ * Whether a view's verdict is the reader really looking at the item (`counted`, `repeat`, `expired`): it is
+ * a reader signal and a recent view. `budget` and `flagged` are suspicious traffic; `unknown` a deleted item.
+ */
+export function isLook(verdict: string): boolean {
+  return SIGNAL_VERDICTS.has(verdict);
+}
 
 /**
  * The reader signals of recorded views: one per view whose verdict is `counted`, `repeat` or
@@ -172,7 +213,7 @@ export function viewSignals(
 ): { readerId: string; itemId: string; atMs: number; weight: number }[] {
   const out: { readerId: string; itemId: string; atMs: number; weight: number }[] = [];
   views.forEach((v, i) => {
-    if (SIGNAL_VERDICTS.has(verdicts[i]?.verdict ?? ''))
+    if (isLook(verdicts[i]?.verdict ?? ''))
       out.push({ readerId: v.visitorId, itemId: v.itemId, atMs: v.nowMs, weight: VIEW_WEIGHT });
   });
   return out;

@@ -12,7 +12,9 @@
  * Order of the rules (the feed's `clean`): outside_window (published after now: a session reads up to
  * its start) → own → blocked_author → muted_author → not_interested → engaged → recently_viewed → seen →
  * muted_word → language. A removed item inside the window keeps its phase and similarity: a second pass
- * with the seen check and the exclusions aside says where it would have ranked (its rank stays null).
+ * with the seen check and the exclusions aside says where it would have ranked (its rank stays null). A
+ * served item (seen its only rule) also gets `served.rankIfUnseen`: its position in a pass where only its
+ * own seen check is aside — where the session would put it were it not served yet.
  */
 import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import { findingRule, outsideWindow, rankedFeedRules, type ExplainScore, type Explanation } from '../kernel/explain.js';
@@ -25,11 +27,16 @@ export const EXPLAIN_LIMIT = 100;
 /** Pages of the explain's pass: the rank counts the first 300 items of a session at most. */
 export const EXPLAIN_PAGES = 3;
 
-/** A seen filter that answers from `probe` and writes nothing (`aside`: every item unseen). */
-function readOnlySeen(f: SeenFilter, aside: boolean): SeenFilter {
+/**
+ * A seen filter that answers from `probe` and writes nothing (`aside`: every item unseen; an id: that item
+ * unseen, the others as the filter says).
+ */
+function readOnlySeen(f: SeenFilter, aside: boolean | string): SeenFilter {
   return {
     seen: async (readerId, ids, nowMs) =>
-      aside ? ids.map(() => false) : (await f.probe(readerId, ids, nowMs)).map((p) => p.seen),
+      aside === true
+        ? ids.map(() => false)
+        : (await f.probe(readerId, ids, nowMs)).map((p, i) => p.seen && ids[i] !== aside),
     markSeen: async () => {},
     probe: (readerId, ids, nowMs) => f.probe(readerId, ids, nowMs),
     close: async () => {},
@@ -62,16 +69,18 @@ export class DiscoverExplain {
   private readonly pass: DiscoverFeed;
   /** The same with the seen check and the exclusions aside (where a removed item would rank). */
   private readonly asidePass: DiscoverFeed;
+  /** A pass with one served item's seen check aside (where it would rank were it not served yet). */
+  private readonly unseenPass: (itemId: string) => DiscoverFeed;
 
   constructor(
     private readonly deps: DiscoverDeps,
     settings: DiscoverFeedSettings,
   ) {
-    const pass = (aside: boolean) =>
+    const pass = (aside: boolean | string) =>
       new DiscoverFeed(
         {
           ...deps,
-          exclusions: readOnlyExclusions(deps.exclusions, aside),
+          exclusions: readOnlyExclusions(deps.exclusions, aside === true),
           seen: readOnlySeen(deps.seen, aside),
           pool: undefined,
         },
@@ -79,6 +88,7 @@ export class DiscoverExplain {
       );
     this.pass = pass(false);
     this.asidePass = pass(true);
+    this.unseenPass = (itemId) => pass(itemId);
   }
 
   /**
@@ -102,6 +112,9 @@ export class DiscoverExplain {
     // a removed item inside the window still gets its phase and key, from a pass with the rules aside
     const eligible = rules.length === 0;
     const found = future ? null : await this.find(eligible ? this.pass : this.asidePass, readerId, itemId, nowMs);
+    // a served item: where a fresh session would put it were it alone not served yet (only seen removes it)
+    const onlySeen = rules.length === 1 && rules[0]!.rule === 'seen';
+    const unseen = onlySeen ? await this.find(this.unseenPass(itemId), readerId, itemId, nowMs) : null;
     return {
       feed: 'discover',
       readerId,
@@ -111,6 +124,7 @@ export class DiscoverExplain {
       notes,
       score: found?.score ?? null,
       rank: eligible ? (found?.rank ?? null) : null,
+      served: probe!.seen ? { day: probe!.day, rankIfUnseen: unseen?.rank ?? null } : null,
       atMs: nowMs,
     };
   }

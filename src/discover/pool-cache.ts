@@ -1,6 +1,6 @@
 /**
  * DiscoverPoolCache: the discover feed's ranked phase-2 pool, kept per reader session so the later
- * phase-2 pages of a session page through it instead of re-running the vector search (note 3). A pool
+ * phase-2 pages of a session page through it instead of re-running the vector search (docs/discover.md). A pool
  * grows when a session pages past its end (the next search resumes after its last entry) until the
  * index has nothing more (`done`).
  *

@@ -1,5 +1,5 @@
 /**
- * JSON schemas of the discover feed (note 3): `GET /v1/feeds/discover?limit=20&cursor=…`.
+ * JSON schemas of the discover feed (docs/discover.md): `GET /v1/feeds/discover?limit=20&cursor=…`.
  */
 import { Type } from 'typebox';
 import { Envelope, FeedItemOut } from '../kernel/http/schemas.js';
@@ -52,4 +52,32 @@ export const DiscoverResult = Envelope(
       description: 'the cursor was stale (older than the cursor TTL): this is a fresh first page',
     }),
   }),
+);
+
+/**
+ * `PUT /v1/users/:id/embedding`: the reader's embedding in the space of the items' app embeddings, of the
+ * configured dimension `dim` (`FRESHET_EMBEDDING_DIM`), so the OpenAPI document states its exact length.
+ */
+export function readerEmbeddingBody(dim: number) {
+  return Type.Object(
+    {
+      embedding: Type.Array(Type.Number(), {
+        minItems: dim,
+        maxItems: dim,
+        description: `${dim} finite numbers (FRESHET_EMBEDDING_DIM), not all zero (normalised when stored)`,
+      }),
+    },
+    { additionalProperties: false },
+  );
+}
+
+export const ReaderEmbeddingResult = Envelope(
+  Type.Object({
+    reader_id: Type.String(),
+    dim: Type.Integer({ description: 'components stored' }),
+  }),
+);
+
+export const ReaderEmbeddingRemoved = Envelope(
+  Type.Object({ reader_id: Type.String(), removed: Type.Boolean({ description: 'false: there was none' }) }),
 );

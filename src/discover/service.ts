@@ -1,8 +1,8 @@
 /**
- * DiscoverFeed: note 3's multi-phase discover feed, `GET /v1/feeds/discover?limit&cursor`.
+ * DiscoverFeed: the discover design's multi-phase discover feed, `GET /v1/feeds/discover?limit&cursor`.
  *
  * A session starts at `t0` (the first request's time) and walks three phases; one signed cursor
- * (discover-cursor.ts) carries the phase and every phase's position:
+ * (cursor.ts) carries the phase and every phase's position:
  *   1. **followed creators**, newest first; every 5th slot of a page is a **trending** item (the hot
  *      ranking's top list, when it has entries), seen-checked like the rest;
  *   2. **discovery**: the items nearest to the reader's embedding (embeddings.ts) by exact cosine,
@@ -20,7 +20,7 @@
  *
  * Every phase over-fetches `factor × remaining need` candidates per round (3 to start; then
  * 1.25 / (1 − observed drop rate), clamped to [1.5, cap]), drops what the reader has seen (the seen
- * filter, one round trip per round) and what the exclusions forbid (note 5), and keeps going until
+ * filter, one round trip per round) and what the exclusions forbid (docs/exclusions.md), and keeps going until
  * the page is full or the phase is dry. Impressions are written while the page is hydrated and
  * acknowledged before the response (no window in which the next request could repeat an item); a
  * failed write is logged and counted, never an error (the reader already has the page).
@@ -31,9 +31,11 @@
  * never marked seen; an item holding a muted phrase whose action is `warn` is served with `filtered`. Phases 2 and 3 keep author diversity (src/kernel/author-diversity.ts): inside a
  * page, candidates are taken by rank × the home-mixer discount of their author's count, and an author at
  * the cap is passed over while other candidates remain (it is not marked seen; a later session serves it).
+ * When a round offers only capped authors, or the stream runs dry, the passed-over candidates fill the page
+ * and the position goes back to the last one taken: a catalog of one author, or a few, is served to its end.
  */
 import type { ExclusionReason, ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
-import type { ServedItem } from '../kernel/items/item.js';
+import type { Item, ServedItem } from '../kernel/items/item.js';
 import type { ContentStore } from '../kernel/items/content-store.js';
 import { rankedAfter, type After, type DiscoverIndex, type StreamRow } from './discover-index.js';
 import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
@@ -53,13 +55,32 @@ export interface TrendingSource {
   trending(nowMs: number, limit: number): Promise<{ id: string; authorId: string }[]>;
 }
 
+/**
+ * The learned part of the similar phase (the learning room's collaborative recall and factor model,
+ * bridged by src/compose/bridges.ts): the reader's candidates, best first.
+ */
+export interface SimilarSource {
+  /** Up to `limit` live items published at or before `untilMs`, best first, each with a score in (0, 1]. */
+  similar(readerId: string, untilMs: number, limit: number): Promise<{ id: string; authorId: string; score: number }[]>;
+}
+
+/**
+ * A re-rank hook (docs/library.md "Ranking hooks"): a page's candidates, already clean, in the feed's
+ * order; returns the ids in the order to serve (unknown ids ignored, so it never brings back a seen or
+ * excluded item). Runs before the page is marked seen.
+ */
+export type DiscoverReRank = (
+  q: { readerId: string; nowMs: number; feed: 'discover' },
+  candidates: readonly { itemId: string; authorId: string; publishedAt: number; score?: number }[],
+) => readonly string[] | Promise<readonly string[]>;
+
 /** Tunables (config `FRESHET_DISCOVER_*`). */
 export interface DiscoverFeedSettings {
-  /** Initial over-fetch factor (note 3: 3). */
+  /** Initial over-fetch factor (the discover design: 3). */
   overFetch: number;
   /** Upper bound of the adapted factor. */
   overFetchCap: number;
-  /** Every n-th slot of a phase-1 page is trending (note 3: 5). */
+  /** Every n-th slot of a phase-1 page is trending (the discover design: 5). */
   trendingEvery: number;
   /** Trending entries considered per session (depth of the hot list read). */
   trendingDepth: number;
@@ -72,6 +93,8 @@ export interface DiscoverFeedSettings {
   minSimilarity: number;
   /** Most candidates fetched in one round. */
   maxFetch: number;
+  /** Learned candidates a session's phase 2 starts with (`FRESHET_DISCOVER_LEARNED`). */
+  learnedPool: number;
 }
 
 /** What a page dropped, for metrics and the simulate report. */
@@ -110,8 +133,12 @@ export interface DiscoverDeps {
   cursors: CursorCodec;
   log: Logger;
   metrics: DiscoverMetrics;
-  /** The ranked phase-2 pool per session (discover-pool-cache.ts); absent: every page searches. */
+  /** The ranked phase-2 pool per session (pool-cache.ts); absent: every page searches. */
   pool?: DiscoverPoolCache;
+  /** The learned part of phase 2: ranked above the vector search's items (see `phase2`); absent: none. */
+  similar?: SimilarSource;
+  /** The library's re-rank hook, applied to each page before it is marked seen. */
+  rerank?: DiscoverReRank;
 }
 
 interface Candidate {
@@ -211,10 +238,10 @@ export class DiscoverFeed {
     if (run.s.phase === 2) await this.phase2(run, limit);
     if (run.s.phase === 3 || run.deferred) await this.phase3(run, limit);
     const exclusions = await ex; // a failed read fails the page, even one that had nothing to clean
-    const ids = run.picked.map((p) => p.id);
-    const [hydrated] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(readerId, ids, nowMs)]);
-    const items = hydrated.map((i) => exclusions.serve(i, 'discover')); // `filtered`: the reader's warn phrases
     const pickOf = new Map(run.picked.map((p) => [p.id, p]));
+    const hydrated = await this.hydrateAndMark(run, pickOf);
+    const items = hydrated.map((i) => exclusions.serve(i, 'discover')); // `filtered`: the reader's warn phrases
+    this.deps.metrics.impressions(items.length);
     return {
       items,
       sources: items.map((i) => pickOf.get(i.id)!.source),
@@ -253,23 +280,30 @@ export class DiscoverFeed {
   }
 
   /**
-   * Phase 2: the ranked pool nearest to the reader's embedding, by cosine desc then id asc. The pool
-   * comes from the session cache when it has it (its entries' liveness is re-checked before they are
-   * served), else starts empty; whenever a round needs more than the pool holds past the position, a
-   * vector search resumes after its last entry. Cached for the session's next pages.
+   * Phase 2: the learned candidates first (the {@link SimilarSource}: co-engagement neighbours and the
+   * factor model, key 1 + score so they rank above every cosine), then the pool nearest to the reader's
+   * embedding, by cosine desc then id asc. The pool comes from the session cache when it has it (its
+   * entries' liveness is re-checked before they are served), else starts with the learned candidates;
+   * whenever a round needs more than the pool holds past the position, a vector search resumes after its
+   * last entry. Cached for the session's next pages. A cache miss recomputes the learned part from the
+   * reader's current history: an item may then be passed over in that session, never served twice.
    */
   private async phase2(run: Run, limit: number): Promise<void> {
     const need = limit - run.picked.length;
     if (need <= 0) return;
     let pool = run.cachedPool;
     if (!pool) {
-      if (!(await (run.query ?? this.deps.embeddings.readerQuery(run.readerId, run.s.t0)))) {
+      const [query, learned] = await Promise.all([
+        run.query ?? this.deps.embeddings.readerQuery(run.readerId, run.s.t0),
+        this.learned(run),
+      ]);
+      if (!query && learned.length === 0) {
         run.s.phase = 3;
         return;
       }
       if (!this.deps.index.nearestReady()) return this.defer(run);
       this.deferralLogged = false;
-      pool = { entries: [], done: false };
+      pool = { entries: learned, done: !query };
     }
     const ranked = pool;
     /** Entries known live in this request: found by its searches, or re-checked. */
@@ -324,7 +358,7 @@ export class DiscoverFeed {
       readerId: run.readerId,
       limit: n,
       after: last ? { key: last.key, id: last.id } : position,
-      depth: pool.entries.length,
+      depth: pool.entries.filter((c) => c.key <= 1).length, // the vector search's own entries
       minSimilarity: this.settings.minSimilarity,
     });
     const have = new Set(pool.entries.map((c) => c.id));
@@ -333,6 +367,15 @@ export class DiscoverFeed {
       if (!have.has(r.id)) pool.entries.push(r);
     }
     if (rows.length < n) pool.done = true;
+  }
+
+  /** The learned candidates of phase 2 as pool entries (key 1 + score, best first); [] without a source. */
+  private async learned(run: Run): Promise<PoolEntry[]> {
+    if (!this.deps.similar) return [];
+    const rows = await this.deps.similar.similar(run.readerId, run.s.t0, this.settings.learnedPool);
+    return rows
+      .map((r) => ({ id: r.id, authorId: r.authorId, key: 1 + Math.min(1, Math.max(0, r.score)) }))
+      .sort((a, b) => b.key - a.key || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Defers phase 2 while the index starts (see the module doc): phase 3 fills this page. */
@@ -367,7 +410,7 @@ export class DiscoverFeed {
    * the cursor's position past what was consumed. `done`: the stream is dry and nothing clean was
    * left behind (the phase is over). With `diverse` (phases 2 and 3), each round is taken by
    * {@link pickPage} under the reader's author cap; candidates passed over stay unseen, and fill the page
-   * only when the stream runs dry.
+   * when the stream runs dry or a round offers only capped authors ({@link fillPassed}).
    */
   private async drain(
     run: Run,
@@ -401,15 +444,37 @@ export class DiscoverFeed {
       }
       const last: Position | undefined = use.length === want ? lastUsed : rows[rows.length - 1];
       if (last) run.s[pos] = { key: last.key, id: last.id };
-      if (rows.length < n) {
-        // the stream is dry: what the cap passed over fills the page (no other candidate remains)
-        const fill = passed.slice(0, need - taken.length);
-        taken.push(...fill);
+      // only capped authors in this round (none taken of its candidates): they fill the page, the cap holding
+      // while other authors remain — a catalog of one author, or a few, is served to its end
+      const onlyCapped = diverse && use.length === 0 && clean.length > 0;
+      if (rows.length < n || onlyCapped) {
+        // the stream is dry, or offers only capped authors: what the cap passed over fills the page
+        const left = this.fillPassed(run, pos, taken, passed, need);
         const leftInRound = use.length === want ? clean.length - 1 - lastIndexIn(clean, used) : 0;
-        return { taken, done: fill.length === passed.length && leftInRound === 0 };
+        return { taken, done: rows.length < n && !left && leftInRound === 0 };
       }
     }
     return { taken, done: false };
+  }
+
+  /**
+   * Takes what the cap passed over (in rank order) into `taken` up to `need`. When some are left, the
+   * position goes back to the last one taken, so the next page starts with them instead of losing them.
+   * @returns whether some were left.
+   */
+  private fillPassed(
+    run: Run,
+    pos: 'p1' | 'p2' | 'p3',
+    taken: Candidate[],
+    passed: Candidate[],
+    need: number,
+  ): boolean {
+    const fill = passed.slice(0, need - taken.length);
+    taken.push(...fill);
+    const last = fill[fill.length - 1];
+    const left = fill.length < passed.length;
+    if (left && last) run.s[pos] = { key: last.key, id: last.id };
+    return left;
   }
 
   /** The first `slots` clean trending entries at or after the cursor's trending index, with their index. */
@@ -474,6 +539,43 @@ export class DiscoverFeed {
   private pick(run: Run, c: Candidate, source: DiscoverSource): void {
     run.picked.push({ id: c.id, source, key: c.key });
     run.pickedIds.add(c.id);
+  }
+
+  /**
+   * The page's items hydrated, its impressions written meanwhile (both done before this resolves). With a
+   * re-rank hook, the items are hydrated first, ordered by the hook (what it drops is not served, nor
+   * marked seen; ids it adds are ignored), and only then marked.
+   */
+  private async hydrateAndMark(run: Run, pickOf: ReadonlyMap<string, { key: number }>): Promise<Item[]> {
+    const ids = run.picked.map((p) => p.id);
+    const hook = this.deps.rerank;
+    if (!hook || ids.length === 0) {
+      const [items] = await Promise.all([this.deps.content.getItems(ids), this.markSeen(run.readerId, ids, run.nowMs)]);
+      return items;
+    }
+    const hydrated = await this.deps.content.getItems(ids);
+    const byId = new Map(hydrated.map((i) => [i.id, i]));
+    const order = await hook(
+      { readerId: run.readerId, nowMs: run.nowMs, feed: 'discover' },
+      hydrated.map((i) => ({
+        itemId: i.id,
+        authorId: i.authorId,
+        publishedAt: i.publishedAt,
+        score: pickOf.get(i.id)?.key,
+      })),
+    );
+    const items: Item[] = [];
+    for (const id of order) {
+      const item = byId.get(id);
+      if (item) items.push(item);
+      byId.delete(id);
+    }
+    await this.markSeen(
+      run.readerId,
+      items.map((i) => i.id),
+      run.nowMs,
+    );
+    return items;
   }
 
   /** Records impressions; a failure is logged and counted, never thrown (the page is still served). */

@@ -1,5 +1,5 @@
 /**
- * VectorSearch port: the nearest-neighbour search behind the discover feed's phase 2 (note 3) — given
+ * VectorSearch port: the nearest-neighbour search behind the discover feed's phase 2 (docs/discover.md) — given
  * a query direction, the stored item embeddings closest to it by cosine. PostgreSQL's
  * `item_embeddings` table is the truth; an implementation is an index over it:
  * - `PgvectorSearch` (adapters/pgvector-search.ts): HNSW inside PostgreSQL when the server has the
@@ -65,6 +65,12 @@ export interface VectorSearch {
   /** Tells the index about embeddings this process just committed (searchable at once). */
   wrote(records: readonly { itemId: string; vector: Int8Array }[]): void;
   stats(): VectorSearchStats;
+  /**
+   * Rewrites what the index keeps on disk without the embeddings deleted so far (an erase): the in-process
+   * index's snapshots (InProcessSearch.purge). Nothing for pgvector (PostgreSQL holds it). @returns snapshot
+   * generations removed.
+   */
+  purge(): Promise<number>;
   /** Stops background work and writes what a restart should not rebuild. Idempotent. */
   close(): Promise<void>;
 }

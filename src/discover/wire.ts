@@ -1,5 +1,5 @@
 /**
- * Wiring of the discover feed (note 3), called by src/compose/open.ts: vector search (pgvector or in
+ * Wiring of the discover feed (docs/discover.md), called by src/compose/open.ts: vector search (pgvector or in
  * process, chosen when warmed at open or on first use) → the PostgreSQL discover index → embeddings →
  * feed, over the seen filter, exclusions, trending source and feed metrics the app hands it (trending
  * is the hot ranking's top list, bridged in src/compose/bridges.ts: discover never imports hot).
@@ -21,13 +21,19 @@ import { DiscoverPoolCache } from './pool-cache.js';
 import { CursorCodec } from './cursor.js';
 import { DiscoverEmbeddings } from './embeddings.js';
 import { DiscoverExplain } from './explain.js';
-import { DiscoverFeed, type TrendingSource } from './service.js';
+import {
+  DiscoverFeed,
+  type DiscoverFeedSettings,
+  type DiscoverReRank,
+  type SimilarSource,
+  type TrendingSource,
+} from './service.js';
 
 /** Settings of the discover feed (`FRESHET_EMBEDDING_DIM`, `FRESHET_DISCOVER_*`); durations in ms. */
 export interface DiscoverSettings {
   /** Embedding dimension (`FRESHET_EMBEDDING_DIM`). */
   dim: number;
-  /** Initial over-fetch factor of each phase (note 3: 3) and its adaptive cap. */
+  /** Initial over-fetch factor of each phase (the discover design: 3) and its adaptive cap. */
   overFetch: number;
   overFetchCap: number;
   /** Candidates one phase-2 search adds to a session's pool. */
@@ -58,9 +64,11 @@ export interface DiscoverSettings {
   trendingDepth: number;
   /** Phase-2 candidates below this cosine are not served. */
   minSimilarity: number;
+  /** Learned candidates a session's phase 2 starts with (`FRESHET_DISCOVER_LEARNED`; 0: none). */
+  learnedPool: number;
 }
 
-/** Trending items in every Nth slot of phase 1 (note 3: every 5th). */
+/** Trending items in every Nth slot of phase 1 (the discover design: every 5th). */
 export const TRENDING_EVERY = 5;
 /** Most rows one phase fetches per round, however far the adaptive over-fetch grows. */
 export const MAX_FETCH_ROWS = 1000;
@@ -136,6 +144,20 @@ export function signalRetention(d: DiscoverSettings, sql: Sql): RetentionTask {
   return new PostgresSignalRetention(sql, { keep: d.signalLimit, retentionMs: d.signalRetentionMs });
 }
 
+/** The feed's tunables from the discover settings. */
+function feedSettingsOf(d: DiscoverSettings): DiscoverFeedSettings {
+  return {
+    overFetch: d.overFetch,
+    overFetchCap: d.overFetchCap,
+    trendingEvery: TRENDING_EVERY,
+    trendingDepth: d.trendingDepth,
+    pool: d.pool,
+    minSimilarity: d.minSimilarity,
+    maxFetch: MAX_FETCH_ROWS,
+    learnedPool: d.learnedPool,
+  };
+}
+
 /** Wires the discover feed. `secret` signs cursors (FRESHET_SECRET). */
 export function wireDiscover(
   d: DiscoverSettings,
@@ -147,6 +169,10 @@ export function wireDiscover(
     exclusions: ExclusionSource;
     metrics: FeedMetrics;
     secret: string;
+    /** The learned part of phase 2 (bridged from the learning room); absent: the vector search alone. */
+    similar?: SimilarSource;
+    /** The library's re-rank hook. */
+    rerank?: DiscoverReRank;
   },
 ): Discover {
   const sqlJobs = stores.sqlJobs ?? stores.sql;
@@ -170,16 +196,10 @@ export function wireDiscover(
       () => vectors.stats(),
     ),
     pool: new DiscoverPoolCache(),
+    similar: d.learnedPool > 0 ? deps.similar : undefined,
+    rerank: deps.rerank,
   };
-  const feedSettings = {
-    overFetch: d.overFetch,
-    overFetchCap: d.overFetchCap,
-    trendingEvery: TRENDING_EVERY,
-    trendingDepth: d.trendingDepth,
-    pool: d.pool,
-    minSimilarity: d.minSimilarity,
-    maxFetch: MAX_FETCH_ROWS,
-  };
+  const feedSettings = feedSettingsOf(d);
   const feed = new DiscoverFeed(feedDeps, feedSettings);
   const explain = new DiscoverExplain(feedDeps, feedSettings);
   const warm = async () => {

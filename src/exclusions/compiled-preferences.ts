@@ -5,8 +5,8 @@
  * Compiling a full document (200 phrases folded and indexed, 1,000 authors) costs ~0.15 ms, which a
  * load_more of 0.6 ms cannot pay on every request (bench/preferences.ts). So the result is memoized per
  * document object — the cache adapters hand the same object to every request until the document changes
- * (the in-process cache keeps it; the Redis one keeps the parsed document of each fill, redis-exclusion-
- * cache.ts) — together with the stretch of time it is valid for: from the last expiry passed to the next
+ * (the in-process cache keeps it; the Redis one keeps the parsed document of each fill,
+ * adapters/redis-exclusion-cache.ts) — together with the stretch of time it is valid for: from the last expiry passed to the next
  * one to come, so an expiring mute recompiles it once, and a request at any other time (virtual time may
  * go back) recompiles rather than reuse it.
  */

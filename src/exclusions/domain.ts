@@ -1,22 +1,17 @@
 /**
- * A reader's exclusions as one immutable snapshot (design note 5): built once per feed request from
+ * A reader's exclusions as one immutable snapshot (docs/exclusions.md): built once per feed request from
  * the hot state (recent views) and the durable state (engagements, "not interested", "show less", blocks,
  * the reader's preferences), then applied to every candidate with plain guard clauses. Pure: no I/O.
  *
- * Order of the guard clauses (the first that matches is the reason): own → blocked author → muted author
- * → not interested → engaged → recently viewed; then, on hydrated items (`itemReason`), muted word →
- * language. A muted word whose action is `warn` hides nothing: `serve` marks the item with `filtered`. "Show less" and "not interested" weigh authors (and "show less" tags) down; the per-author
+ * Order of the guard clauses (the first that matches is the reason), one table for the feeds and explain
+ * (rules.ts): own → blocked author → muted author → not interested → engaged → recently viewed; then, on
+ * hydrated items (`itemReason`), muted word → language. A muted word whose action is `warn` hides nothing: `serve` marks the item with `filtered`. "Show less" and "not interested" weigh authors (and "show less" tags) down; the per-author
  * cap of a page is the feeds' (src/kernel/author-diversity.ts).
  */
 import type { Item, ServedItem } from '../kernel/items/item.js';
-import type {
-  ExclusionFinding,
-  ExclusionReason,
-  PreferenceFeed,
-  ReaderExclusions,
-} from '../kernel/exclusion-source.js';
-import { UNDETERMINED } from '../kernel/items/lang.js';
-import { compilePreferences } from './compiled-preferences.js';
+import type { ExclusionFinding, PreferenceFeed, ReaderExclusions } from '../kernel/exclusion-source.js';
+import { compilePreferences, type CompiledPreferences } from './compiled-preferences.js';
+import { idReason, itemRuleReason, ruleFindings, type RuleState } from './rules.js';
 import { DEFAULT_MAX_PER_AUTHOR, DEFAULT_PREFERENCES, type Preferences } from './preferences.js';
 
 export type { ExclusionReason, ReaderExclusions } from '../kernel/exclusion-source.js';
@@ -52,7 +47,7 @@ export interface DurableExclusions {
   engaged: string[];
   /** The reader's "not interested" items, most recent first, at most the configured cap. */
   notInterested: NotInterested[];
-  /** Authors the reader blocks or who block the reader (note 4 graph; [] without one). */
+  /** Authors the reader blocks or who block the reader (the following graph; [] without one). */
   blockedAuthors: string[];
   /** The reader's "show less" signals, most recent first, at most the configured cap (absent in old caches). */
   showLess?: ShowLess[];
@@ -125,8 +120,9 @@ function authorWeightsOf(
 
 /**
  * Builds the snapshot of `readerId` at `nowMs` (expired mutes left out; the preferences compiled once per
- * document and stretch of time, compiled-preferences.ts).
- * @param recentViews newest first (duplicates allowed; they are dropped here, note 5's de-duplication on read).
+ * document and stretch of time, compiled-preferences.ts). Its guard clauses and its findings read one
+ * ordered rule table (rules.ts).
+ * @param recentViews newest first (duplicates allowed; they are dropped here, the exclusions design's de-duplication on read).
  * @param defaultMaxPerAuthor the author cap of a reader who did not set one (`FRESHET_MAX_PER_AUTHOR`).
  */
 export function buildReaderExclusions(
@@ -139,92 +135,82 @@ export function buildReaderExclusions(
   defaultMaxPerAuthor = DEFAULT_MAX_PER_AUTHOR,
 ): ReaderExclusions {
   const views = [...new Set(recentViews)];
-  const viewed = new Set(views);
-  const engaged = new Set(durable.engaged);
-  const dismissed = new Set(durable.notInterested.map((n) => n.itemId));
-  const blocked = new Set(durable.blockedAuthors);
-  const authors = new Set<string>([readerId, ...blocked]);
   const prefs = durable.preferences ?? DEFAULT_PREFERENCES;
   const compiled = compilePreferences(prefs, nowMs); // memoized per document (compiled-preferences.ts)
-  const muted = compiled.mutedAuthors;
+  const warnings = compiled.warn;
+  const s = ruleStateOf(readerId, views, durable, compiled, prefs);
   const counts = showLessCounts(durable.showLess ?? [], nowMs, showLess.durationMs);
   const weights = authorWeightsOf(durable, nowMs, penalty, showLess, counts.authors);
+  const authorWeight = (authorId: string) => weights.get(authorId) ?? 1;
   const tagWeights = new Map<string, number>();
   for (const [tag, n] of counts.tags) tagWeights.set(tag, Math.max(showLess.floor, showLess.weight ** n));
-  const itemIds = new Set<string>([...viewed, ...engaged, ...dismissed]);
-  const { hide: words, warn: warnings, languages } = compiled;
-
-  const reason = (itemId: string, authorId?: string): ExclusionReason | null => {
-    if (authorId !== undefined) {
-      if (authorId === readerId) return 'own';
-      if (blocked.has(authorId)) return 'blocked_author';
-      if (muted.has(authorId)) return 'muted_author';
-    }
-    if (dismissed.has(itemId)) return 'not_interested';
-    if (engaged.has(itemId)) return 'engaged';
-    if (viewed.has(itemId)) return 'recently_viewed';
-    return null;
-  };
-  const langApplies = (feed: PreferenceFeed) =>
-    languages !== null && (feed !== 'following' || prefs.languagesInFollowing);
-  const itemReason = (item: Item, feed: PreferenceFeed): ExclusionReason | null => {
-    if (muted.has(item.authorId)) return 'muted_author';
-    const m = words.get(feed);
-    if (m && m.match(item) !== null) return 'muted_word';
-    if (langApplies(feed) && item.lang !== undefined && item.lang !== UNDETERMINED && !languages!.has(item.lang))
-      return 'language';
-    return null;
-  };
-  const authorWeight = (authorId: string) => weights.get(authorId) ?? 1;
-  const findings = (item: Item, feed: PreferenceFeed) => {
-    const rules: ExclusionFinding[] = [];
-    const add = (rule: ExclusionReason, on: boolean) => on && rules.push({ rule });
-    add('own', item.authorId === readerId);
-    add('blocked_author', blocked.has(item.authorId));
-    add('muted_author', muted.has(item.authorId));
-    add('not_interested', dismissed.has(item.id));
-    add('engaged', engaged.has(item.id));
-    add('recently_viewed', viewed.has(item.id));
-    const phrase = words.get(feed)?.match(item);
-    if (phrase) rules.push({ rule: 'muted_word', phrase, action: 'hide' });
-    const lang = item.lang;
-    if (langApplies(feed) && lang !== undefined && lang !== UNDETERMINED && !languages!.has(lang))
-      rules.push({ rule: 'language', lang });
-    const notes = (warnings.get(feed)?.matchAll(item) ?? []).map(
-      (p): ExclusionFinding => ({ rule: 'muted_word', phrase: p, action: 'warn' }),
-    );
-    return { rules, notes };
-  };
+  const reason = (itemId: string, authorId?: string) => idReason(s, itemId, authorId);
+  const itemReason = (item: Item, feed: PreferenceFeed) => itemRuleReason(s, item, feed);
   return {
     readerId,
-    itemIds,
-    blockedAuthors: authors,
+    itemIds: new Set<string>([...s.viewed, ...s.engaged, ...s.dismissed]),
+    blockedAuthors: new Set<string>([readerId, ...s.blocked]),
     recentViews: views,
     engaged: durable.engaged,
     authorWeights: weights,
     maxPerAuthor: prefs.maxPerAuthor ?? defaultMaxPerAuthor,
     languages: prefs.languages,
-    mutedAuthors: muted,
+    mutedAuthors: s.muted,
     reason,
     itemReason,
     needsItems: (feed) =>
-      muted.size > 0 || words.has(feed) || langApplies(feed) || (feed !== 'following' && tagWeights.size > 0),
+      s.muted.size > 0 || s.words.has(feed) || s.langApplies(feed) || (feed !== 'following' && tagWeights.size > 0),
     excludes: (itemId, authorId) => reason(itemId, authorId) !== null,
     authorWeight,
-    itemWeight: (item) => {
-      let w = authorWeight(item.authorId);
-      if (tagWeights.size === 0) return w;
-      let t = 1;
-      for (const tag of new Set(item.tags.map((x) => x.toLowerCase()))) t *= tagWeights.get(tag) ?? 1;
-      w *= Math.max(showLess.floor, t);
-      return w;
-    },
+    itemWeight: (item) => itemWeightOf(item, authorWeight(item.authorId), tagWeights, showLess.floor),
     serve: <T extends Item>(item: T, feed: PreferenceFeed): T & ServedItem => {
       const filtered = warnings.get(feed)?.matchAll(item);
       return filtered && filtered.length > 0 ? { ...item, filtered } : item;
     },
-    findings,
+    findings: (item, feed) => ({
+      rules: ruleFindings(s, item, feed),
+      notes: (warnings.get(feed)?.matchAll(item) ?? []).map(
+        (p): ExclusionFinding => ({ rule: 'muted_word', phrase: p, action: 'warn' }),
+      ),
+    }),
     filterItems: (items: readonly Item[], feed: PreferenceFeed = 'for-you') =>
       items.filter((it) => reason(it.id, it.authorId) === null && itemReason(it, feed) === null),
   };
+}
+
+/** What the rule table reads of the reader's snapshot (rules.ts). */
+function ruleStateOf(
+  readerId: string,
+  views: readonly string[],
+  durable: DurableExclusions,
+  compiled: CompiledPreferences,
+  prefs: Preferences,
+): RuleState {
+  const { languages } = compiled;
+  return {
+    readerId,
+    blocked: new Set(durable.blockedAuthors),
+    muted: compiled.mutedAuthors,
+    dismissed: new Set(durable.notInterested.map((n) => n.itemId)),
+    engaged: new Set(durable.engaged),
+    viewed: new Set(views),
+    words: compiled.hide,
+    languages,
+    langApplies: (feed) => languages !== null && (feed !== 'following' || prefs.languagesInFollowing),
+  };
+}
+
+/** An item's weight: its author's, times its tags' "show less" weights (compounding, floored at `floor`). */
+function itemWeightOf(
+  item: Pick<Item, 'tags'>,
+  authorWeight: number,
+  tagWeights: ReadonlyMap<string, number>,
+  floor: number,
+) {
+  let w = authorWeight;
+  if (tagWeights.size === 0) return w;
+  let t = 1;
+  for (const tag of new Set(item.tags.map((x) => x.toLowerCase()))) t *= tagWeights.get(tag) ?? 1;
+  w *= Math.max(floor, t);
+  return w;
 }

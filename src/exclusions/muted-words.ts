@@ -10,8 +10,18 @@
  * - `whole_word: false`, and any phrase written in a script without spaces between words (Han, Hiragana,
  *   Katakana, Thai, …, where every character run is one "word"): as a substring of the folded text.
  *
+ * **Bounded work per item.** An item is folded once, and at most {@link MAX_FOLDED_CHARS} folded characters
+ * of it: its title, then its tags, then its text, folded 256 characters at a time until that
+ * many are folded (a word cut at the bound is left out; src/kernel/items/fold.ts). NFKD can expand a
+ * character 18 times (U+FDFA is 18 letters), so a text of 100,000 × U+FDFA was 1.8 million characters to
+ * fold — ~200 ms of event loop per fold here, redone at every explain; now at most {@link MAX_FOLDED_CHARS}
+ * + 18 × 256 characters are produced (1.3 ms for that item), whatever the text. A muted phrase that first
+ * appears past the bound in a long text does not hide the item: the first ~2,500 words are read (the
+ * title and tags always).
+ *
  * How: an item's words are joined by one space with a space at both ends (` w1 w2 … `, cached per item
- * object: the item cache shares one frozen object per item across readers). A whole-word phrase then is
+ * object: the item cache shares one frozen object per item across readers, and the explain API reads that
+ * copy too). A whole-word phrase then is
  * the substring ` p1 p2 ` of it, a substring phrase `p1 p2`; every phrase of the matcher is one
  * alternative of ONE regular expression of literals, so an item costs one pass whatever the number of
  * phrases: 0.6 µs for 200 phrases on a 32-word item, against 4.2 µs for a word-by-word hash lookup plus
@@ -21,13 +31,10 @@
  * reader's walk just checked costs a lookup per item.
  */
 
-/** The fold shared by text and phrases: NFKD, combining marks removed, lower case. */
-export function fold(s: string): string {
-  return s
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase();
-}
+import { fold, foldBounded } from '../kernel/items/fold.js';
+
+/** Most folded characters read of one item (title, tags, then text): see the module doc. */
+export const MAX_FOLDED_CHARS = 20_000;
 
 /** The words of folded text. */
 function words(folded: string): string[] {
@@ -51,7 +58,8 @@ export interface MatchableItem {
   tags: readonly string[];
 }
 
-interface Folded {
+/** An item's fold (see {@link foldItem}). */
+export interface Folded {
   /** The words joined by one space, with a space at both ends. */
   joined: string;
   /** The id of the last matcher that checked the item (0: none), and what it found. */
@@ -61,11 +69,17 @@ interface Folded {
 
 const foldCache = new WeakMap<object, Folded>();
 
-function foldItem(item: MatchableItem): Folded {
+/**
+ * The folded words of an item joined by one space, with a space at both ends (at most
+ * {@link MAX_FOLDED_CHARS} folded characters read; see the module doc), cached for a shared (frozen) item.
+ */
+export function foldItem(item: MatchableItem): Folded {
   const hit = foldCache.get(item);
   if (hit) return hit;
-  const joined = ` ${words(fold(`${item.title}\n${item.text}\n${item.tags.join('\n')}`)).join(' ')} `;
-  const f: Folded = { joined, by: 0, found: null };
+  const { folded, cut } = foldBounded([item.title, ...item.tags, item.text], MAX_FOLDED_CHARS);
+  const ws = words(folded);
+  if (cut) ws.pop(); // the last word may be a part of one
+  const f: Folded = { joined: ` ${ws.join(' ')} `, by: 0, found: null };
   if (Object.isFrozen(item)) foldCache.set(item, f); // a shared copy of the item cache: never changes
   return f;
 }

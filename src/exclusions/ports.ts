@@ -1,8 +1,8 @@
 /**
- * Exclusions ports (design note 5): what a reader must never be served, the same rules for every feed.
+ * Exclusions ports (docs/exclusions.md): what a reader must never be served, the same rules for every feed.
  *
  * The rules ({@link ExclusionReason}):
- * - `recently_viewed` — the reader's last N counted views (note 5: a LIST, LPUSH + LTRIM to N = 10,
+ * - `recently_viewed` — the reader's last N counted views (the exclusions design: a LIST, LPUSH + LTRIM to N = 10,
  *   7-day expiry refreshed by each view, de-duplicated on read). Hot state only (Redis / in process):
  *   a loss forgets at most the last 10 views of each reader (accepted, bounded loss).
  * - `own` — items the reader authored.
@@ -11,7 +11,7 @@
  *   authors are also down-weighted for the reader for a while ({@link ReaderExclusions.authorWeight}).
  * - `muted_author`, `muted_word`, `language` — the reader's preferences (docs/preferences.md); `show_less`
  *   weighs an item's author and tags down (a weight, not a removal).
- * - `blocked_author` — authors the reader blocks and authors who block the reader (the graph of note 4).
+ * - `blocked_author` — authors the reader blocks and authors who block the reader (the following graph).
  * - `deleted` — soft-deleted items. Not carried by the snapshot: feeds recall and hydrate live items only
  *   (`CandidateRecall` returns live ids, `ContentStore.getItems` skips deleted ones).
  *
@@ -52,9 +52,9 @@ export interface CachedExclusions {
 
 /** Tunables of the hot state (config `FRESHET_RECENT_VIEWS_*`, `FRESHET_EXCLUSION_CACHE_TTL_S`). */
 export interface ExclusionCacheSettings {
-  /** N: recent views kept per reader (note 5: 10). */
+  /** N: recent views kept per reader (the exclusions design: 10). */
   recentViews: number;
-  /** Recent-views lifetime after the last view, ms (note 5: 7 days). */
+  /** Recent-views lifetime after the last view, ms (the exclusions design: 7 days). */
   recentViewsTtlMs: number;
   /** Lifetime of a cached durable snapshot, ms (real time; rebuilt from PostgreSQL after). */
   durableTtlMs: number;
@@ -66,7 +66,7 @@ export interface ExclusionCacheSettings {
 }
 
 /**
- * ExclusionCache port: the hot state — recent-views LISTs (note 5's layout, `rv:{u:<reader>}`) and a
+ * ExclusionCache port: the hot state — recent-views LISTs (the exclusions design's layout, `rv:{u:<reader>}`) and a
  * cache of each reader's {@link DurableExclusions}. Adapters: memory (embedded default), Redis.
  *
  * Contract (test/contracts/exclusions.contract.ts `exclusionCacheContract`, against every adapter):
@@ -92,14 +92,14 @@ export interface ExclusionCache {
 
 /**
  * ExclusionStore port: the durable part in PostgreSQL (engagements, feedback; blocks come from the
- * note 4 graph tables). One SQL code path on PGlite and PostgreSQL.
+ * the following graph tables). One SQL code path on PGlite and PostgreSQL.
  *
  * Contract (test/contracts/exclusions.contract.ts `exclusionStoreContract`):
  * - `recordEngagement` / `setFeedback` are idempotent per (reader, item, kind); the first time is kept.
  *   Both refuse unknown and deleted items (FreshetError `NOT_FOUND`) and write nothing then.
  * - `deleteFeedback` removes it; `removed` false when there was none.
  * - `load` is ONE query; lists are most recent first, at most `cap` entries each; it carries the reader's
- *   preferences (null when none were set), so preferences cost no read of their own (issue 22).
+ *   preferences (null when none were set), so preferences cost no read of their own.
  * - `setPreferences` replaces the reader's document; `updatePreferences` edits it atomically (two concurrent
  *   edits both land); an update that throws stores nothing.
  */
@@ -111,6 +111,13 @@ export interface ExclusionStore {
     kind: EngagementKind,
     nowMs: number,
   ): Promise<{ created: boolean }>;
+  /**
+   * Records a batch in ONE statement, all or nothing: when an item is unknown or deleted nothing is written
+   * (NOT_FOUND naming the first such element, `engagements[3]`). Idempotent per (reader, item, kind) like
+   * `recordEngagement`, a repeat inside the batch included (the first one is kept).
+   * @returns one flag per engagement, in order: whether it was recorded now (false: it existed already).
+   */
+  recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]>;
   /** @throws FreshetError NOT_FOUND for an unknown or deleted item. @returns the item's author. */
   setFeedback(
     readerId: string,
@@ -146,6 +153,14 @@ export interface ExclusionStore {
     nowMs: number,
   ): Promise<Preferences>;
   close(): Promise<void>;
+}
+
+/** One engagement of a batch: `readerId` replied to, liked or shared `itemId` at `nowMs` (epoch ms). */
+export interface EngagementRecord {
+  readerId: string;
+  itemId: string;
+  kind: EngagementKind;
+  nowMs: number;
 }
 
 /** What a reader did that the exclusions keep, as an export lists it (times epoch ms). */

@@ -1,5 +1,5 @@
 /**
- * A reader's preferences (issue 22, docs/preferences.md): muted words, muted authors, languages and the
+ * A reader's preferences (docs/preferences.md): muted words, muted authors, languages and the
  * author cap of the ranked feeds — one document per reader, replaced whole by `PUT
  * /v1/users/:id/preferences`. This module is the one check of that document (every edge: HTTP, library)
  * and its JSON form. Pure: no I/O.
@@ -7,13 +7,15 @@
  * Limits: at most {@link MAX_MUTED_WORDS} muted words of 1 to {@link MAX_PHRASE_CHARS} characters holding at
  * least one letter or digit; at most {@link MAX_MUTED_AUTHORS} muted authors; at most {@link MAX_LANGUAGES}
  * languages, each an ISO 639-1 code (a BCP-47 primary tag of two letters: `pt-BR` is taken as `pt`);
- * `max_per_author` 0 (off) to {@link MAX_PER_AUTHOR_LIMIT}. An expiry must be in the future of the request.
+ * `max_per_author` 0 (off) to {@link MAX_PER_AUTHOR_LIMIT}. An expiry must be in the future of the request and
+ * at most 2100-01-01 ({@link MAX_EXPIRY_S}).
  */
 import { fail } from '../kernel/errors.js';
 import { isId, ID_RULE } from '../kernel/ids.js';
 import { PREFERENCE_FEEDS, type PreferenceFeed } from '../kernel/exclusion-source.js';
 import { ISO_639_1, primaryTag } from '../kernel/items/lang.js';
 import { DIVERSITY_PAGE } from '../kernel/author-diversity.js';
+import { MAX_TIME_MS } from '../kernel/time-range.js';
 import { phraseWords } from './muted-words.js';
 
 /** Most muted words per reader (Bluesky and Mastodon keep lists of this order). */
@@ -26,6 +28,8 @@ export const MAX_MUTED_AUTHORS = 1000;
 export const MAX_LANGUAGES = 20;
 /** Highest `max_per_author` (a page of 20 from one author is no cap at all). */
 export const MAX_PER_AUTHOR_LIMIT = DIVERSITY_PAGE;
+/** Latest expiry of a mute, epoch seconds: 2100-01-01T00:00:00Z ({@link MAX_TIME_MS}). */
+export const MAX_EXPIRY_S = MAX_TIME_MS / 1000;
 /** `max_per_author` of a reader who never set it (`FRESHET_MAX_PER_AUTHOR`'s default): 2 per page of 20. */
 export const DEFAULT_MAX_PER_AUTHOR = 2;
 
@@ -140,10 +144,16 @@ export function list(v: unknown, field: string, max: number): unknown[] {
   return v;
 }
 
-/** An optional expiry in epoch seconds, after `nowMs`; returns ms or null. */
+/**
+ * An optional expiry in epoch seconds, after `nowMs` and at most 2100-01-01 (the kernel's
+ * {@link MAX_TIME_MS}, the bound of every time Freshet takes); returns ms or null. A bound is needed: 1e306 s
+ * is finite, but Infinity once in ms, and was stored as a permanent mute.
+ */
 function expiry(v: unknown, field: string, nowMs: number): number | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw bad(field, 'must be epoch seconds or null');
+  if (v > MAX_EXPIRY_S)
+    throw bad(field, `(${v}) is past 2100-01-01 (${MAX_EXPIRY_S}): send null for a mute that never ends`);
   const ms = Math.round(v * 1000);
   if (ms <= nowMs) throw bad(field, `(${v}) is not in the future (now is ${Math.floor(nowMs / 1000)})`);
   return ms;

@@ -1,7 +1,8 @@
 /**
- * Exclusion routes (note 5). The reader is the token's subject (or `X-Freshet-Reader` with the
+ * Exclusion routes (docs/exclusions.md). The reader is the token's subject (or `X-Freshet-Reader` with the
  * service key), never a body field; `X-Freshet-Now` (service key) sets the virtual time.
- * - `POST /v1/engagements` `{item_id, kind: reply|like|share}` — the item leaves the reader's feeds.
+ * - `POST /v1/engagements` `{item_id, kind: reply|like|share}` — the item leaves the reader's feeds; or a
+ *   batch (an array of 1..1000 of them, the request's reader's), checked whole and written all or nothing.
  * - `DELETE /v1/engagements/:item_id?kind=like` — undoes it (an unlike; its notification is taken back
  *   within the grouping window).
  * - `POST /v1/feedback` `{item_id, kind: "not_interested"}` — the item leaves the reader's feeds for
@@ -17,14 +18,24 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type RequestAccess, readerRequest, readerOfRequest } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok, ReaderHeaders } from '../kernel/http/schemas.js';
-import type { EngagementKind, FeedbackKind } from './domain.js';
 import {
-  EngagementBody,
+  FeedHeaders,
+  IdParams,
+  NowHeaders,
+  ok,
+  ReaderHeaders,
+  LOOKUP_ERRORS,
+  type TypedApp,
+} from '../kernel/http/schemas.js';
+import type { EngagementKind, FeedbackKind } from './domain.js';
+import type { EngagementRecord } from './ports.js';
+import {
   EngagementDeleteResult,
   EngagementParams,
   EngagementQuery,
   EngagementResult,
+  EngagementsBody,
+  EngagementsResult,
   FeedbackBody,
   FeedbackDeleteResult,
   FeedbackParams,
@@ -39,14 +50,16 @@ import type { PreferencesJson } from './preferences.js';
 import type { ExclusionList } from './service.js';
 
 /** What the routes call: the app's use cases (src/use-cases/verbs.ts), which also reach other capabilities. */
-export interface ExclusionRouteDeps {
-  access: RequestAccess;
+/** The verbs the routes write through (src/use-cases/verbs.ts `UseCases` has them: they also reach other capabilities). */
+export interface ExclusionVerbs {
   recordEngagement(
     readerId: string,
     itemId: string,
     kind: EngagementKind,
     nowMs: number,
   ): Promise<{ created: boolean }>;
+  /** A batch, all or nothing (use case `recordEngagements`): per engagement, whether it is new. */
+  recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]>;
   recordFeedback(
     readerId: string,
     itemId: string,
@@ -55,8 +68,6 @@ export interface ExclusionRouteDeps {
   ): Promise<{ created: boolean; authorId: string; authorPenaltyUntilMs: number }>;
   undoFeedback(readerId: string, itemId: string, kind: FeedbackKind): Promise<{ removed: boolean }>;
   undoEngagement(readerId: string, itemId: string, kind: EngagementKind, nowMs: number): Promise<{ removed: boolean }>;
-  /** The reader's exclusions, for inspection (Exclusions.list). */
-  list(readerId: string, nowMs: number): Promise<ExclusionList>;
   /** The reader's preferences (use case `preferences`). */
   preferences(readerId: string, nowMs: number): Promise<PreferencesJson>;
   /** Replaces them (use case `setPreferences`, the one check of the document). */
@@ -65,29 +76,49 @@ export interface ExclusionRouteDeps {
   patchPreferences(readerId: string, body: unknown, nowMs: number): Promise<PreferencesJson>;
 }
 
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
+/** What the routes call: the app's use cases for writes and preferences, the exclusions for the list. */
+export interface ExclusionRouteDeps {
+  access: RequestAccess;
+  verbs: ExclusionVerbs;
+  /** The reader's exclusions, for inspection (`Exclusions.list`). */
+  exclusions: { list(readerId: string, nowMs: number): Promise<ExclusionList> };
+}
 
 /** Registers the exclusion routes (under `/v1`). */
 export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access } = deps;
+  recordRoutes(r, deps);
+  undoRoutes(r, deps);
+  listRoute(r, deps);
+  preferenceRoutes(r, deps);
+};
 
+/** `POST /v1/engagements` and `POST /v1/feedback`. */
+function recordRoutes(r: TypedApp, deps: ExclusionRouteDeps): void {
+  const { access } = deps;
   r.post(
     '/engagements',
     {
       schema: {
         tags: ['exclusions'],
-        summary: 'Record a reply, like or share',
-        body: EngagementBody,
+        summary: "Record a reply, like or share (or a batch of the reader's)",
+        body: EngagementsBody,
         headers: FeedHeaders,
-        response: { 200: EngagementResult, ...errors },
+        response: { 200: { anyOf: [EngagementResult, EngagementsResult] }, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
-      const { item_id, kind } = req.body;
-      const { created } = await deps.recordEngagement(readerId, item_id, kind, nowMs);
-      return ok({ reader_id: readerId, item_id, kind, created });
+      if (!Array.isArray(req.body)) {
+        const { item_id, kind } = req.body;
+        const { created } = await deps.verbs.recordEngagement(readerId, item_id, kind, nowMs);
+        return ok({ reader_id: readerId, item_id, kind, created });
+      }
+      const batch = req.body.map((e) => ({ readerId, itemId: e.item_id, kind: e.kind, nowMs }));
+      const created = await deps.verbs.recordEngagements(batch);
+      const results = req.body.map((e, i) => ({ reader_id: readerId, ...e, created: created[i]! }));
+      const n = created.filter(Boolean).length;
+      return ok({ results, summary: { created: n, existing: created.length - n } });
     },
   );
 
@@ -99,13 +130,13 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         summary: 'Not interested in an item, or show less like it',
         body: FeedbackBody,
         headers: FeedHeaders,
-        response: { 200: FeedbackResult, ...errors },
+        response: { 200: FeedbackResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
       const { item_id, kind } = req.body;
-      const res = await deps.recordFeedback(readerId, item_id, kind, nowMs);
+      const res = await deps.verbs.recordFeedback(readerId, item_id, kind, nowMs);
       const until = Math.floor(res.authorPenaltyUntilMs / 1000);
       return ok({
         reader_id: readerId,
@@ -117,7 +148,11 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
       });
     },
   );
+}
 
+/** `DELETE /v1/engagements/:item_id` and `DELETE /v1/feedback/:item_id`. */
+function undoRoutes(r: TypedApp, deps: ExclusionRouteDeps): void {
+  const { access } = deps;
   r.delete(
     '/engagements/:item_id',
     {
@@ -127,13 +162,13 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         params: EngagementParams,
         querystring: EngagementQuery,
         headers: FeedHeaders,
-        response: { 200: EngagementDeleteResult, ...errors },
+        response: { 200: EngagementDeleteResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
       const { kind } = req.query;
-      const { removed } = await deps.undoEngagement(readerId, req.params.item_id, kind, nowMs);
+      const { removed } = await deps.verbs.undoEngagement(readerId, req.params.item_id, kind, nowMs);
       return ok({ reader_id: readerId, item_id: req.params.item_id, kind, removed });
     },
   );
@@ -147,17 +182,21 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         params: FeedbackParams,
         querystring: FeedbackQuery,
         headers: ReaderHeaders,
-        response: { 200: FeedbackDeleteResult, ...errors },
+        response: { 200: FeedbackDeleteResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const readerId = readerOfRequest(req);
       const kind = req.query.kind ?? 'not_interested';
-      const { removed } = await deps.undoFeedback(readerId, req.params.item_id, kind);
+      const { removed } = await deps.verbs.undoFeedback(readerId, req.params.item_id, kind);
       return ok({ reader_id: readerId, item_id: req.params.item_id, kind, removed });
     },
   );
+}
 
+/** `GET /v1/exclusions`. */
+function listRoute(r: TypedApp, deps: ExclusionRouteDeps): void {
+  const { access } = deps;
   r.get(
     '/exclusions',
     {
@@ -165,12 +204,12 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         tags: ['exclusions'],
         summary: "The reader's exclusions: recent views, engaged, not interested, blocks",
         headers: FeedHeaders,
-        response: { 200: ExclusionListResult, ...errors },
+        response: { 200: ExclusionListResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access);
-      const l = await deps.list(readerId, nowMs);
+      const l = await deps.exclusions.list(readerId, nowMs);
       return ok({
         reader_id: readerId,
         recently_viewed: l.recentViews,
@@ -184,7 +223,11 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
       });
     },
   );
+}
 
+/** `GET`, `PUT` and `PATCH /v1/users/:id/preferences`. */
+function preferenceRoutes(r: TypedApp, deps: ExclusionRouteDeps): void {
+  const { access } = deps;
   r.get(
     '/users/:id/preferences',
     {
@@ -193,12 +236,12 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         summary: "A reader's preferences: muted words and authors, languages, max per author",
         params: IdParams,
         headers: NowHeaders,
-        response: { 200: PreferencesResult, ...errors },
+        response: { 200: PreferencesResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access, req.params.id);
-      return ok({ reader_id: readerId, ...(await deps.preferences(readerId, nowMs)) });
+      return ok({ reader_id: readerId, ...(await deps.verbs.preferences(readerId, nowMs)) });
     },
   );
 
@@ -211,12 +254,12 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         params: IdParams,
         headers: NowHeaders,
         body: PreferencesDoc,
-        response: { 200: PreferencesResult, ...errors },
+        response: { 200: PreferencesResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access, req.params.id);
-      return ok({ reader_id: readerId, ...(await deps.setPreferences(readerId, req.body, nowMs)) });
+      return ok({ reader_id: readerId, ...(await deps.verbs.setPreferences(readerId, req.body, nowMs)) });
     },
   );
 
@@ -229,12 +272,12 @@ export const exclusionRoutes: FastifyPluginAsync<{ deps: ExclusionRouteDeps }> =
         params: IdParams,
         headers: NowHeaders,
         body: PreferencesPatch,
-        response: { 200: PreferencesResult, ...errors },
+        response: { 200: PreferencesResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId, nowMs } = readerRequest(req, access, req.params.id);
-      return ok({ reader_id: readerId, ...(await deps.patchPreferences(readerId, req.body, nowMs)) });
+      return ok({ reader_id: readerId, ...(await deps.verbs.patchPreferences(readerId, req.body, nowMs)) });
     },
   );
-};
+}

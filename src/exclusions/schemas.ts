@@ -1,5 +1,5 @@
 /**
- * JSON schemas of the exclusion routes (note 5): engagements and "not interested" feedback.
+ * JSON schemas of the exclusion routes (docs/exclusions.md): engagements and "not interested" feedback.
  */
 import { Type, type TLiteral } from 'typebox';
 import { ENGAGEMENT_KINDS, FEEDBACK_KINDS } from './domain.js';
@@ -10,6 +10,7 @@ import {
   MAX_MUTED_AUTHORS,
   MAX_MUTED_WORDS,
   MAX_PER_AUTHOR_LIMIT,
+  MAX_EXPIRY_S,
   MAX_PHRASE_CHARS,
   MUTE_ACTIONS,
 } from './preferences.js';
@@ -32,8 +33,30 @@ export const EngagementBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const EngagementResult = Envelope(
-  Type.Object({ reader_id: Type.String(), item_id: Type.String(), kind: Type.String(), created: Type.Boolean() }),
+/** Largest batch of `POST /v1/engagements`. */
+export const MAX_ENGAGEMENTS_PER_REQUEST = 1000;
+
+/** `POST /v1/engagements` body: one engagement, or a batch (array) of the request's reader's. */
+export const EngagementsBody = Type.Union([
+  EngagementBody,
+  Type.Array(EngagementBody, { minItems: 1, maxItems: MAX_ENGAGEMENTS_PER_REQUEST }),
+]);
+
+const EngagementOut = Type.Object({
+  reader_id: Type.String(),
+  item_id: Type.String(),
+  kind: Type.String(),
+  created: Type.Boolean(),
+});
+
+export const EngagementResult = Envelope(EngagementOut);
+
+/** The outcome of a batch: one result per element, in order, and how many were new. */
+export const EngagementsResult = Envelope(
+  Type.Object({
+    results: Type.Array(EngagementOut),
+    summary: Type.Object({ created: Type.Integer(), existing: Type.Integer() }),
+  }),
 );
 
 /** `DELETE /v1/engagements/:item_id` path and query (`?kind=like`). */
@@ -114,7 +137,10 @@ const MuteActionSchema = kindUnion(MUTE_ACTIONS, {
 });
 
 /** Epoch seconds or null (no expiry). */
-const Expiry = Type.Union([Type.Number({ minimum: 0, description: 'epoch seconds, in the future' }), Type.Null()]);
+const Expiry = Type.Union([
+  Type.Number({ minimum: 0, maximum: MAX_EXPIRY_S, description: 'epoch seconds, in the future, at most 2100-01-01' }),
+  Type.Null(),
+]);
 
 /** One muted word as a document or a patch gives it. */
 const MutedWordIn = Type.Object(

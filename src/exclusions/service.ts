@@ -1,13 +1,13 @@
 /**
- * Exclusions: design note 5's rules, one service for every feed (README "Exclusions").
+ * Exclusions: the exclusions design's rules, one service for every feed (README "Exclusions").
  *
  * Read (`forReader`, once per feed request): ONE script on the reader's slot returns its recent views
  * and its cached durable exclusions; only when those are not cached, ONE SQL query loads them
  * (engagements, "not interested", blocks either way) and they are cached for the next request (a
  * compare-and-set on a generation, so a load that raced a write never caches the old state). The
- * result is an immutable snapshot (domain/exclusions.ts) the feed applies with guard clauses.
+ * result is an immutable snapshot (domain.ts) the feed applies with guard clauses.
  *
- * Writes: counted views go to the recent-views LIST (note 5's LPUSH + LTRIM + EXPIRE); engagements and
+ * Writes: counted views go to the recent-views LIST (the exclusions design's LPUSH + LTRIM + EXPIRE); engagements and
  * feedback go to PostgreSQL first (the truth), then the reader's cached durable part is invalidated.
  * A write is acknowledged only after both, so the next `forReader` sees it; when the invalidation
  * fails the client gets 503 and its retry (the writes are idempotent) completes it. Blocks invalidate
@@ -24,10 +24,10 @@ import {
   type ShowLessWeight,
 } from './domain.js';
 import { DEFAULT_PREFERENCES, type Preferences } from './preferences.js';
-import type { ExclusionCache, ExclusionSource, ExclusionStore, ReaderHistory } from './ports.js';
+import type { EngagementRecord, ExclusionCache, ExclusionSource, ExclusionStore, ReaderHistory } from './ports.js';
 import type { Logger } from '../kernel/observability.js';
 
-/** Tunables (config.ts `exclusions`). */
+/** Tunables (src/compose/config.ts `exclusions`). */
 export interface ExclusionSettings {
   penalty: AuthorPenalty;
   /** How "show less" weighs an item's author and tags (absent: it does not). */
@@ -98,7 +98,7 @@ export class Exclusions implements ExclusionSource {
   }
 
   /**
-   * Records counted views in the viewers' recent-views LISTs (note 5). Ids must be valid.
+   * Records counted views in the viewers' recent-views LISTs (docs/exclusions.md). Ids must be valid.
    * @throws store errors (the caller decides whether they fail its request).
    */
   recordViews(views: readonly { readerId: string; itemId: string }[], nowMs: number): Promise<void> {
@@ -121,6 +121,23 @@ export class Exclusions implements ExclusionSource {
     const r = await this.deps.store.recordEngagement(readerId, itemId, kind, nowMs);
     await this.deps.cache.invalidate(readerId);
     return r;
+  }
+
+  /**
+   * Records a batch of engagements (one statement, all or nothing; see `ExclusionStore.recordEngagements`),
+   * then drops each reader's cached durable part once.
+   * @returns one flag per engagement, in order: whether it is new.
+   * @throws FreshetError `INVALID_ID` naming the element (`engagements[3].readerId`) before anything is
+   *   written, `NOT_FOUND` (an unknown or deleted item: nothing written), `STORE_UNAVAILABLE`.
+   */
+  async recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]> {
+    batch.forEach((e, i) => {
+      assertId(e.readerId, `engagements[${i}].readerId`);
+      assertId(e.itemId, `engagements[${i}].itemId`);
+    });
+    const created = await this.deps.store.recordEngagements(batch);
+    await Promise.all([...new Set(batch.map((e) => e.readerId))].map((r) => this.deps.cache.invalidate(r)));
+    return created;
   }
 
   /**

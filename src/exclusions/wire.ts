@@ -1,5 +1,5 @@
 /**
- * Wiring of note 5's exclusions, called by src/compose/open.ts: the PostgreSQL store of engagements and
+ * Wiring of the exclusions (docs/exclusions.md), called by src/compose/open.ts: the PostgreSQL store of engagements and
  * feedback, the hot state (recent views and the cached durable rules: Redis when configured, else in
  * process) and the Exclusions service every feed reads.
  */
@@ -14,7 +14,7 @@ import type { Sql } from '../kernel/sql/sql.js';
 
 /** Settings of the exclusions (`FRESHET_RECENT_VIEWS*`, `FRESHET_NOT_INTERESTED_*`, `FRESHET_EXCLUSION_*`); durations in ms. */
 export interface ExclusionSettings {
-  /** Recent views kept per reader (note 5: last N). */
+  /** Recent views kept per reader (the exclusions design: last N). */
   recentViews: number;
   recentViewsTtlMs: number;
   /** Score multiplier of a "not interested" item's author for the reader, and how long it lasts. */

@@ -1,17 +1,17 @@
 /**
- * The following timeline's pure rules (design note 4): timeline ids, the merge of a reader's inbox
+ * The following timeline's pure rules (docs/following.md): timeline ids, the merge of a reader's inbox
  * with the outboxes of the authors it pulls, and the paging guard. No I/O.
  *
  * **Timeline ids (tid).** Every published item gets one integer, assigned by PostgreSQL when it is
  * published: `tid = max(last tid + 1, now_ms × 2^11)`. It is both the id and the order of every inbox and
- * outbox entry (note 4 keeps only ids in the inbox; the order is "time", made exact here). JavaScript
+ * outbox entry (the following design keeps only ids in the inbox; the order is "time", made exact here). JavaScript
  * numbers and Lua's are IEEE doubles, exact only up to 2^53, so the tid is kept below it (and fits the
  * 7 bytes an entry takes on Redis, src/following/lua/includes/ring.lua): 42 bits of milliseconds
  * (until the year 2109) and 11 bits of sequence (2,048 tids per ms before the counter simply runs ahead
  * of the clock). Mastodon's FeedManager scores by 64-bit snowflake ids, which doubles cannot hold; this
  * layout is the 53-bit variant. Tids are unique, so ties never happen and a cursor is one number.
  *
- * **Never exhausted (issue 10.5).** The time a tid is built from is clamped to the accepted time range
+ * **Never exhausted.** The time a tid is built from is clamped to the accepted time range
  * (src/kernel/time-range.ts: 1970 … 2100-01-01, which the HTTP edge enforces on `X-Freshet-Now`), so
  * the counter can only run ahead of the clock, never off the end: above the tid of 2100-01-01 lie
  * (2^42 ms − 2100-01-01) × 2^11 = {@link TID_HEADROOM} ≈ 6.05 × 10^14 tids — 19 years of publishing

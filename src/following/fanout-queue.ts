@@ -1,5 +1,5 @@
 /**
- * FanoutQueue port: the durable queue between publishing and the fan-out worker (note 4: 消息进入队列服务).
+ * FanoutQueue port: the durable queue between publishing and the fan-out worker (the following design: 消息进入队列服务).
  * BullMQ on Redis in production; an in-process queue in the embedded default.
  *
  * Contract (test/contracts/fanout-queue.contract.ts, against both adapters):

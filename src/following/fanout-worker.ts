@@ -1,10 +1,10 @@
 /**
- * FanoutWorker: runs fan-out jobs (design note 4's 发布Feed流程, after the queue).
+ * FanoutWorker: runs fan-out jobs (the following design's 发布Feed流程, after the queue).
  *
  * One job = one published item:
  * 1. append its tid to the author's outbox (again: idempotent, so a publish that crashed before its own
  *    outbox write is repaired here);
- * 2. celebrity (followers > threshold, note 4's 大V): no push — the author's pull tid is raised, so readers
+ * 2. celebrity (followers > threshold, the following design's 大V): no push — the author's pull tid is raised, so readers
  *    merge the outbox at read time (读扩散);
  *    otherwise push the tid into **every inbox that exists** among the author's followers, paged by
  *    follower id in chunks of `chunkSize` (followers who ever read: only they can hold one), with a
@@ -19,14 +19,14 @@
  * moved `last_active_at` forward skipped a reader whose inbox a later read still trusted, and the item
  * was missing from that timeline for as long as the inbox lived. Now the rule does not depend on any
  * clock: the push script delivers to each inbox whose state exists at that moment (tlPush), and an inbox
- * prepared afterwards finds the item in PostgreSQL (it is committed before its job runs). Note 4's
+ * prepared afterwards finds the item in PostgreSQL (it is committed before its job runs). The following design's
  * hot/cold split (冷热分离, Misskey's follower hibernation) is kept by the inboxes themselves: a cold
  * reader's inbox expires (Redis: the active window after its last read) and then gets nothing — the job
  * visits it with one state check, no write.
  *
  * Idempotent: a retried or duplicated job pushes the same tid again, which changes nothing (ZADD of an
  * existing member); an entry trimmed meanwhile stays out (pushes at or below an inbox's floor are
- * dropped). Crash-safe: the pending row outlives a crash; `sweep()` re-enqueues rows older than
+ * dropped). A job whose pending row is gone — its fan-out done, or its author erased — writes nothing. Crash-safe: the pending row outlives a crash; `sweep()` re-enqueues rows older than
  * `staleMs` (wall clock), and runs at start and every `sweepEveryMs`.
  */
 import type { FanoutConsumer, FanoutJob, JobContext } from './fanout-queue.js';
@@ -35,7 +35,7 @@ import type { TimelineDeps } from './service.js';
 
 /** Tunables of the fan-out; durations in ms. */
 export interface FanoutSettings {
-  /** An outbox lives this long after its author's last publish, wall clock (default 7 days, note 4). */
+  /** An outbox lives this long after its author's last publish, wall clock (default 7 days, the following design). */
   activeWindowMs: number;
   /** Entries kept per inbox (default 800). */
   inboxLength: number;
@@ -87,6 +87,9 @@ export class FanoutWorker {
    */
   async handle(job: FanoutJob, ctx: Pick<JobContext, 'checkpoint'>): Promise<FanoutOutcome> {
     const { graph, store, index } = this.deps;
+    // done already, or its author erased (the row goes with the erase): a job queued again writes nothing,
+    // so it never brings an erased author's outbox back
+    if (!(await index.isPending(job.tid))) return { deliveries: 0, pulled: false };
     await store.appendToOutbox(job.authorId, job.tid, this.settings.outboxLength, this.settings.activeWindowMs);
     const author = await graph.authorInfo(job.authorId);
     const pulled = author.followers > this.settings.celebrityThreshold;

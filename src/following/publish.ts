@@ -1,5 +1,5 @@
 /**
- * The one timeline publish (design note 4's 发布Feed流程, before the queue): committed items get their
+ * The one timeline publish (the following design's 发布Feed流程, before the queue): committed items get their
  * timeline ids, their authors' outboxes take them, and one fan-out job each is enqueued. Both callers
  * use it — `FollowingTimeline.publish` (the `publishItems` use case, after the content commit) and the
  * fan-out sweep (`FanoutWorker`, for committed items whose publish failed after the commit).

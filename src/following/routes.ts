@@ -1,5 +1,5 @@
 /**
- * Following-timeline routes (note 4): the graph — `PUT /v1/users/:id` (register a user),
+ * Following-timeline routes (docs/following.md): the graph — `PUT /v1/users/:id` (register a user),
  * `PUT|DELETE /v1/users/:id/following/:author_id`, `PUT|DELETE /v1/users/:id/blocks/:author_id`,
  * `GET /v1/users/:id/{following,followers,blocks}` — and `GET /v1/feeds/following`, with its realtime
  * form `GET /v1/feeds/following/stream` (Server-Sent Events, ./stream-hub.ts).
@@ -8,7 +8,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { fail } from '../kernel/errors.js';
-import { itemToJson } from '../kernel/items/item.js';
 import { parseTid, tidText } from './domain.js';
 import type { GraphPage } from './social-graph.js';
 import {
@@ -18,7 +17,15 @@ import {
   requireServiceKey,
   serviceRequest,
 } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok } from '../kernel/http/schemas.js';
+import {
+  ErrorEnvelope,
+  FeedHeaders,
+  IdParams,
+  NowHeaders,
+  ok,
+  LOOKUP_ERRORS,
+  type TypedApp,
+} from '../kernel/http/schemas.js';
 import type { SocialGraph } from './social-graph.js';
 import type { FollowingTimeline } from './service.js';
 import {
@@ -36,11 +43,10 @@ import {
   TimelineQuery,
   TimelineResult,
   UserResult,
+  timelineItemJson,
   timelineMarkerJson,
 } from './schemas.js';
-import type { StreamHub } from './stream-hub.js';
-
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
+import { watchDrop, type StreamHub } from './stream-hub.js';
 
 /** Parses an optional timeline id (the schema checked its digits; this checks < 2^53). @throws FreshetError INVALID_INPUT. */
 function tidParam(value: string | undefined, name: string): number | undefined {
@@ -82,13 +88,8 @@ function listJson(userId: string, page: GraphPage) {
   });
 }
 
-/** What the routes call: reads go to the timeline and graph; writes to the app's use cases (src/use-cases/verbs.ts). */
-export interface FollowingRouteDeps {
-  access: RequestAccess;
-  timeline: FollowingTimeline;
-  graph: SocialGraph;
-  /** The realtime stream's sessions of this process. */
-  stream: StreamHub;
+/** The verbs the routes write through (src/use-cases/verbs.ts `UseCases` has them). */
+export interface FollowingVerbs {
   registerUsers(userIds: readonly string[], nowMs: number): Promise<number>;
   importFollows(
     edges: readonly (readonly [string, string])[],
@@ -100,11 +101,31 @@ export interface FollowingRouteDeps {
   unblock(readerId: string, authorId: string): Promise<{ removed: boolean }>;
 }
 
+/** What the routes call: reads go to the timeline and graph; writes to the app's use cases. */
+export interface FollowingRouteDeps {
+  access: RequestAccess;
+  timeline: FollowingTimeline;
+  graph: SocialGraph;
+  /** The realtime stream's sessions of this process. */
+  stream: StreamHub;
+  verbs: FollowingVerbs;
+}
+
 /** Registers the graph and timeline routes (under `/v1`). */
 export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access, timeline: t, graph } = deps;
-  const pair = { tags: ['graph'], params: PairParams };
+  userRoutes(r, deps);
+  followRoutes(r, deps);
+  blockRoutes(r, deps);
+  listRoutes(r, deps);
+  timelineRoute(r, deps);
+  markerRoute(r, deps);
+  streamRoute(r, deps);
+};
+
+/** `POST /v1/follows` (bulk, service key) and `PUT /v1/users/:id` (register a user). */
+function userRoutes(r: TypedApp, deps: FollowingRouteDeps): void {
+  const { access } = deps;
 
   r.post(
     '/follows',
@@ -114,13 +135,13 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         summary: 'Follow edges in bulk (service key): new edges only, edges across a block skipped',
         body: FollowsBody,
         headers: NowHeaders,
-        response: { 200: FollowsResult, ...errors, 413: ErrorEnvelope },
+        response: { 200: FollowsResult, ...LOOKUP_ERRORS, 413: ErrorEnvelope },
       },
     },
     async (req) => {
       const { nowMs } = serviceRequest(req, access);
       const edges = req.body.edges.map((e) => [e.follower_id, e.followee_id] as const);
-      return ok(await deps.importFollows(edges, nowMs));
+      return ok(await deps.verbs.importFollows(edges, nowMs));
     },
   );
 
@@ -131,15 +152,21 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         tags: ['graph'],
         summary: 'Register a user (service key)',
         params: IdParams,
-        response: { 200: UserResult, ...errors },
+        response: { 200: UserResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       requireServiceKey(req);
-      const created = (await deps.registerUsers([req.params.id], access.clock.now())) === 1;
+      const created = (await deps.verbs.registerUsers([req.params.id], access.clock.now())) === 1;
       return ok({ id: req.params.id, created });
     },
   );
+}
+
+/** `PUT|DELETE /v1/users/:id/following/:author_id`. */
+function followRoutes(r: TypedApp, deps: FollowingRouteDeps): void {
+  const { access } = deps;
+  const pair = { tags: ['graph'], params: PairParams };
 
   r.put(
     '/users/:id/following/:author_id',
@@ -148,12 +175,12 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         ...pair,
         headers: NowHeaders,
         summary: 'Follow (idempotent; backfills the inbox)',
-        response: { 200: FollowResult, ...errors },
+        response: { 200: FollowResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId: userId, nowMs } = readerRequest(req, access, req.params.id);
-      const res = await deps.follow(userId, req.params.author_id, nowMs);
+      const res = await deps.verbs.follow(userId, req.params.author_id, nowMs);
       return ok({ user_id: userId, author_id: req.params.author_id, following: true, ...res });
     },
   );
@@ -165,15 +192,21 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         ...pair,
         summary: 'Unfollow (idempotent)',
         headers: NowHeaders,
-        response: { 200: FollowResult, ...errors },
+        response: { 200: FollowResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId: userId, nowMs } = readerRequest(req, access, req.params.id);
-      const res = await deps.unfollow(userId, req.params.author_id, nowMs);
+      const res = await deps.verbs.unfollow(userId, req.params.author_id, nowMs);
       return ok({ user_id: userId, author_id: req.params.author_id, following: false, ...res });
     },
   );
+}
+
+/** `PUT|DELETE /v1/users/:id/blocks/:author_id`. */
+function blockRoutes(r: TypedApp, deps: FollowingRouteDeps): void {
+  const { access } = deps;
+  const pair = { tags: ['graph'], params: PairParams };
 
   r.put(
     '/users/:id/blocks/:author_id',
@@ -182,26 +215,30 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         ...pair,
         headers: NowHeaders,
         summary: 'Block (removes follows both ways)',
-        response: { 200: BlockResult, ...errors },
+        response: { 200: BlockResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { readerId: userId, nowMs } = readerRequest(req, access, req.params.id);
-      const res = await deps.block(userId, req.params.author_id, nowMs);
+      const res = await deps.verbs.block(userId, req.params.author_id, nowMs);
       return ok({ user_id: userId, author_id: req.params.author_id, blocking: true, created: res.created });
     },
   );
 
   r.delete(
     '/users/:id/blocks/:author_id',
-    { schema: { ...pair, summary: 'Unblock (idempotent)', response: { 200: BlockResult, ...errors } } },
+    { schema: { ...pair, summary: 'Unblock (idempotent)', response: { 200: BlockResult, ...LOOKUP_ERRORS } } },
     async (req) => {
       const userId = readerOfRequest(req, req.params.id);
-      const res = await deps.unblock(userId, req.params.author_id);
+      const res = await deps.verbs.unblock(userId, req.params.author_id);
       return ok({ user_id: userId, author_id: req.params.author_id, blocking: false, ...res });
     },
   );
+}
 
+/** `GET /v1/users/:id/{following,followers,blocks}`, newest first. */
+function listRoutes(r: TypedApp, deps: FollowingRouteDeps): void {
+  const { graph } = deps;
   for (const list of ['following', 'followers', 'blocks'] as const) {
     r.get(
       `/users/:id/${list}`,
@@ -211,7 +248,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
           summary: `A user's ${list}, newest first`,
           params: IdParams,
           querystring: ListQuery,
-          response: { 200: ListResult, ...errors },
+          response: { 200: ListResult, ...LOOKUP_ERRORS },
         },
       },
       async (req) => {
@@ -222,7 +259,11 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
       },
     );
   }
+}
 
+/** `GET /v1/feeds/following`: newest first, or a catch-up oldest first. */
+function timelineRoute(r: TypedApp, deps: FollowingRouteDeps): void {
+  const { access, timeline: t } = deps;
   r.get(
     '/feeds/following',
     {
@@ -231,7 +272,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         summary: 'Following timeline, newest first',
         querystring: TimelineQuery,
         headers: FeedHeaders,
-        response: { 200: TimelineResult, ...errors },
+        response: { 200: TimelineResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -242,7 +283,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         const minId = catchUp === 'marker' ? (await t.marker(readerId, nowMs)).lastReadId : catchUp;
         const page = await t.catchUp(readerId, { minId, limit }, nowMs);
         return ok({
-          items: page.items.map((e) => ({ ...itemToJson(e.item), timeline_id: tidText(e.tid) })),
+          items: page.items.map(timelineItemJson),
           next_max_id: null,
           next_min_id: page.nextMinId === null ? null : tidText(page.nextMinId),
           rebuilt: false,
@@ -254,7 +295,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         sinceId: tidParam(req.query.since_id, 'since_id'),
       };
       const page = await t.page(readerId, q, nowMs);
-      const items = page.items.map((e) => ({ ...itemToJson(e.item), timeline_id: tidText(e.tid) }));
+      const items = page.items.map(timelineItemJson);
       return ok({
         items,
         next_max_id: page.nextMaxId === null ? null : tidText(page.nextMaxId),
@@ -262,7 +303,11 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
       });
     },
   );
+}
 
+/** `PUT /v1/users/:id/markers/following`. */
+function markerRoute(r: TypedApp, deps: FollowingRouteDeps): void {
+  const { access, timeline: t } = deps;
   r.put(
     '/users/:id/markers/following',
     {
@@ -272,7 +317,7 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
         params: IdParams,
         body: TimelineMarkerBody,
         headers: NowHeaders,
-        response: { 200: TimelineMarkerResult, ...errors },
+        response: { 200: TimelineMarkerResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -281,61 +326,29 @@ export const followingRoutes: FastifyPluginAsync<{ deps: FollowingRouteDeps }> =
       return ok({ moved: m.moved, ...timelineMarkerJson(m) });
     },
   );
+}
 
+/** `GET /v1/feeds/following/stream`. */
+function streamRoute(r: TypedApp, deps: FollowingRouteDeps): void {
+  const { access } = deps;
   // Server-Sent Events: checks (token, reader, limits, cursor) answer envelopes as any route; then the
   // response is taken over and held by a StreamSession. Not in the OpenAPI document (an endless
   // text/event-stream answer; docs/api.md describes it).
   r.get(
     '/feeds/following/stream',
-    { schema: { hide: true, querystring: StreamQuery, headers: StreamHeaders, response: errors } },
+    { schema: { hide: true, querystring: StreamQuery, headers: StreamHeaders, response: LOOKUP_ERRORS } },
     async (req, reply) => {
-      // the client may drop the socket while the cursor is read: listen before the first await (issue 21.2)
-      const dropped = droppedSignal(reply.raw);
+      // the client may drop the socket while the cursor is read: listen before the first await
+      const dropped = watchDrop(reply.raw);
       const { readerId, nowMs } = readerRequest(req, access);
-      const startNow = nowMs;
-      const clockAtStart = access.clock.now();
+      const [startNow, clockAtStart] = [nowMs, access.clock.now()];
       const resume = req.headers['last-event-id'];
       const since = tidParam(
         typeof resume === 'string' ? resume : req.query.since_id,
         typeof resume === 'string' ? 'Last-Event-ID' : 'since_id',
       );
-      const cursor = since ?? (await deps.stream.currentTid());
-      dropped.stop();
-      // gone while we waited: nothing to hold, nothing to count against the reader
-      if (dropped.gone || reply.raw.destroyed || !reply.raw.socket || reply.raw.socket.destroyed) {
-        void reply.hijack();
-        reply.raw.destroy();
-        return;
-      }
-      deps.stream.admit(readerId); // no await from here to open(): the limits hold
-      void reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
-      res.write(`retry: 1000\n: stream of ${readerId} after ${cursor}\n\n`);
-      deps.stream.open(readerId, cursor, res, () => startNow + (access.clock.now() - clockAtStart));
+      const now = () => startNow + (access.clock.now() - clockAtStart);
+      await deps.stream.serve(readerId, since, reply.raw, dropped, now, () => void reply.hijack());
     },
   );
-};
-
-/**
- * Whether the response's socket closed, watched from the call on: `gone` turns true on its `close`;
- * `stop()` removes the listener (the stream session attaches its own).
- */
-function droppedSignal(res: { once(e: 'close', f: () => void): unknown; off(e: 'close', f: () => void): unknown }) {
-  const state = {
-    gone: false,
-    stop: () => {
-      res.off('close', onClose);
-    },
-  };
-  const onClose = () => {
-    state.gone = true;
-  };
-  res.once('close', onClose);
-  return state;
 }

@@ -1,11 +1,14 @@
 /**
- * JSON schemas (TypeBox) of the following timeline's HTTP API (note 4): the graph routes and
+ * JSON schemas (TypeBox) of the following timeline's HTTP API (docs/following.md): the graph routes and
  * `GET /v1/feeds/following`. `limit` is an integer coerced from the query string; cursors (`max_id`,
  * `since_id`, `cursor`) are strings checked in the handlers (a tid below 2^53, a cursor this API
  * returned), so a bad one is INVALID_INPUT (40001), not INVALID_ID.
  */
 import { Type } from 'typebox';
 import { Envelope, FeedHeaders, FeedItemOut, Id } from '../kernel/http/schemas.js';
+import { itemToJson } from '../kernel/items/item.js';
+import { tidText } from './domain.js';
+import type { TimelineItem } from './timeline-index.js';
 
 /** `/v1/users/:id/{following|blocks}/:author_id`. */
 export const PairParams = Type.Object({ id: Id, author_id: Id });
@@ -197,6 +200,11 @@ export const StreamHeaders = Type.Object({
 
 /** One `event: item` of the stream (its `data`); the SSE `id` is the same `timeline_id`. */
 export const StreamItemEvent = Type.Object({ timeline_id: Type.String(), item: TimelineItemOut });
+
+/** A timeline entry as the API answers it (`TimelineItemOut`): the item with its `timeline_id`, a decimal string. */
+export function timelineItemJson(e: TimelineItem) {
+  return { ...itemToJson(e.item), timeline_id: tidText(e.tid) };
+}
 
 /** A following-timeline marker as the API answers it (times in epoch seconds, tids as decimal strings). */
 export function timelineMarkerJson(m: {

@@ -1,17 +1,17 @@
 /**
- * FollowingTimeline: the following timeline of design note 4 as domain verbs (Mastodon FeedManager's
+ * FollowingTimeline: the following timeline (docs/following.md) as domain verbs (Mastodon FeedManager's
  * `push_to_home` / `unmerge_from_home` / `populate_home`; here `publish`, `follow` (+ backfill),
  * `unmergeFromInbox`, `populateInbox`, `read`). Depends on ports only.
  *
- * Read (note 4's 读取Feed流流程, merged with pull): one PostgreSQL round trip for the reader's state
+ * Read (the following design's 读取Feed流流程, merged with pull): one PostgreSQL round trip for the reader's state
  * (last-active time, followed authors with a pull tid) and the visibility watermark; a reader inactive
  * for longer than the active window — or whose inbox is missing — gets it rebuilt from PostgreSQL first;
  * then rounds of: read the inbox and the pulled outboxes below the cursor (over-fetching 2× + 8),
  * merge by tid (domain `mergeSlices`), hydrate and filter in one SQL query (deleted, unfollowed, blocked
- * are dropped and removed from the inbox lazily, note 4's 软删除 + 懒删除), until the page is full; below
+ * are dropped and removed from the inbox lazily, the following design's 软删除 + 懒删除), until the page is full; below
  * the highest floor the page is finished from PostgreSQL (Misskey's database fallback).
  *
- * Exclusions (note 5, README "Exclusions"): this timeline applies `blocked_author` and `deleted` (its
+ * Exclusions (the exclusions design, README "Exclusions"): this timeline applies `blocked_author` and `deleted` (its
  * own SQL reads the same `blocks` and `items` rows as the Exclusions service; `own` cannot occur, one
  * cannot follow oneself) and deliberately NOT `recently_viewed`, `engaged` or `not_interested`: it is
  * the complete, chronological record of what followed authors published, paged by `max_id`, and an
@@ -39,7 +39,7 @@ import { mergeSlices, nextMaxId, outboxFloor, overFetch } from './domain.js';
 import { publishToTimeline } from './publish.js';
 import type { ExclusionSource } from '../kernel/exclusion-source.js';
 
-/** Tunables; durations in ms (config.ts has their defaults and sources). */
+/** Tunables; durations in ms (src/compose/config.ts has their defaults and sources). */
 export interface TimelineSettings {
   /**
    * A reader who has not read for longer is cold: its inbox is rebuilt on the next read, and on Redis it
@@ -50,7 +50,7 @@ export interface TimelineSettings {
   inboxLength: number;
   /** Entries kept per outbox (800). */
   outboxLength: number;
-  /** Items of an author pushed into the inbox on follow (200, note 4: 关注时写扩散+刷新). */
+  /** Items of an author pushed into the inbox on follow (200, the following design: 关注时写扩散+刷新). */
   followBackfill: number;
 }
 
@@ -309,15 +309,19 @@ export class FollowingTimeline {
   }
 
   /**
-   * Erases a user's hot timeline state (src/use-cases/personal-data.ts): their inbox and outbox, the queued
-   * fan-outs of their items (`pendingTids`, as the graph's erase returned them), and their read marker. A
-   * fan-out already running pushes only into prepared inboxes, so it never brings theirs back.
+   * Erases a user's hot timeline state (src/use-cases/personal-data.ts), in an order a run stopped at any
+   * point and run again completes: the queued fan-outs of their items (jobs first, then their pending rows —
+   * a job queued again meanwhile by the sweep, or left by a run that stopped after the rows, finds no row and
+   * writes nothing: FanoutWorker), then their inbox and outbox (after the jobs, which would write the outbox
+   * again), then their read marker. A fan-out already running pushes only into prepared inboxes.
    */
-  async forgetUser(userId: string, pendingTids: readonly number[]): Promise<Record<string, number>> {
-    await this.deps.store.forget(userId);
-    await this.deps.queue.remove(pendingTids);
-    const markers = await this.deps.index.forgetMarker(userId);
-    return { boxes: 1, fanouts: pendingTids.length, markers };
+  async forgetUser(userId: string): Promise<Record<string, number>> {
+    const { index, queue, store } = this.deps;
+    await queue.remove(await index.pendingOf(userId));
+    const fanouts = await index.forgetPending(userId);
+    await store.forget(userId);
+    const markers = await index.forgetMarker(userId);
+    return { boxes: 1, fanouts, markers };
   }
 
   /** Marks the reader active in PostgreSQL and refreshes its inbox's time to live. */

@@ -1,6 +1,6 @@
 /**
  * SocialGraph port: users (with their last-active time), follows and blocks — PostgreSQL is the truth
- * (DESIGN.md "Where state lives"). Design note 4's 关注关系表 and its hot/cold (冷热) split.
+ * (docs/architecture.md "Where state lives"). The following design's 关注关系表 and its hot/cold (冷热) split.
  *
  * Contract (test/contracts/social-graph.contract.ts, against PGlite and a PostgreSQL server):
  * - Users are known once registered (`ensureUsers`), by authoring a published item, by following, or by
@@ -25,7 +25,6 @@ export interface GraphErasure {
   followers: number;
   blocks: number;
   user: number;
-  pendingFanouts: number[];
 }
 
 /** A user's row as the graph keeps it (times epoch ms). */
@@ -126,9 +125,9 @@ export interface SocialGraph {
   countUsers(): Promise<number>;
   /**
    * Erases a user from the graph in one transaction: their follows both ways (the others' follower and
-   * following counts go down exactly), their blocks both ways, their row, and the pending fan-outs of their
-   * items. Idempotent (a second call removes nothing).
-   * @returns what was removed, and the timeline ids of the pending fan-outs removed (their queued jobs go too).
+   * following counts go down exactly), their blocks both ways, their row. Idempotent (a second call removes
+   * nothing). The pending fan-outs of their items are the timeline's (FollowingTimeline.forgetUser).
+   * @returns what was removed.
    */
   forgetUser(userId: string): Promise<GraphErasure>;
   /** A user's row, for an export (null: unknown). */

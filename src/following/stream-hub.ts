@@ -18,9 +18,9 @@
  * its socket drains, and a socket that does not drain within `drainTimeoutMs` is dropped.
  */
 import { fail } from '../kernel/errors.js';
-import { itemToJson } from '../kernel/items/item.js';
 import type { Logger } from '../kernel/observability.js';
 import { tidText } from './domain.js';
+import { timelineItemJson } from './schemas.js';
 import type { FollowingTimeline } from './service.js';
 import type { TimelineIndex, TimelineItem } from './timeline-index.js';
 import type { TimelineSignal } from './timeline-signal.js';
@@ -54,6 +54,38 @@ export interface SseSink {
   readonly destroyed?: boolean;
 }
 
+/** The HTTP response a stream takes over (Node's `ServerResponse`): the sink, its socket and its head. */
+export interface StreamResponse extends SseSink {
+  readonly socket: { readonly destroyed: boolean } | null;
+  writeHead(status: number, headers: Record<string, string>): unknown;
+}
+
+/** Whether a response's socket closed while its request was checked ({@link watchDrop}). */
+export interface DropWatch {
+  /** True once the socket's `close` came. */
+  readonly gone: boolean;
+  /** Removes the listener (the stream session attaches its own). */
+  stop(): void;
+}
+
+/**
+ * Watches the response's socket from the call on: `gone` turns true on its `close`. Start it before
+ * the request's first await: a client that drops the socket meanwhile is then known.
+ */
+export function watchDrop(res: Pick<SseSink, 'once' | 'off'>): DropWatch {
+  const state = {
+    gone: false,
+    stop: () => {
+      res.off('close', onClose);
+    },
+  };
+  const onClose = () => {
+    state.gone = true;
+  };
+  res.once('close', onClose);
+  return state;
+}
+
 /** Why a session ended. */
 export type StreamEnd = 'client' | 'slow' | 'shutdown';
 
@@ -63,7 +95,7 @@ const PAGE = 100;
 /** One SSE frame of an entry: `id`, `event: item`, `data: {timeline_id, item}`. */
 export function itemFrame(e: TimelineItem): string {
   const tid = tidText(e.tid);
-  return `id: ${tid}\nevent: item\ndata: ${JSON.stringify({ timeline_id: tid, item: { ...itemToJson(e.item), timeline_id: tid } })}\n\n`;
+  return `id: ${tid}\nevent: item\ndata: ${JSON.stringify({ timeline_id: tid, item: timelineItemJson(e) })}\n\n`;
 }
 
 /** One connected reader (see the module doc). */
@@ -260,6 +292,41 @@ export class StreamHub {
         'TOO_MANY_STREAMS',
         `reader ${readerId} already has ${this.settings.maxPerReader} open streams on this server (FRESHET_STREAM_MAX_PER_READER); close one first`,
       );
+  }
+
+  /**
+   * Takes `res` over and holds a session of `readerId` on it, from `since` or, without it, the newest
+   * visible tid: the SSE head and a `retry` line, then the catch-up. A socket gone while the cursor was
+   * read is closed, with nothing held and nothing counted against the reader. `dropped` was started
+   * before the request's first await; `hijack` tells the framework the response is no longer its own.
+   * @throws FreshetError TOO_MANY_STREAMS, before anything is written (the route answers its envelope).
+   */
+  async serve(
+    readerId: string,
+    since: number | undefined,
+    res: StreamResponse,
+    dropped: DropWatch,
+    now: () => number,
+    hijack: () => void,
+  ): Promise<void> {
+    const cursor = since ?? (await this.currentTid());
+    dropped.stop();
+    // gone while we waited: nothing to hold, nothing to count against the reader
+    if (dropped.gone || res.destroyed || !res.socket || res.socket.destroyed) {
+      hijack();
+      res.destroy();
+      return;
+    }
+    this.admit(readerId); // no await from here to open(): the limits hold
+    hijack();
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write(`retry: 1000\n: stream of ${readerId} after ${cursor}\n\n`);
+    this.open(readerId, cursor, res, now);
   }
 
   /** Registers a session on `sink` (already admitted) and starts its catch-up from `cursor`. */

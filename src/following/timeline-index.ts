@@ -4,7 +4,7 @@
  * (regeneration, deep pages beyond the Redis floors, the correctness check of the simulation).
  *
  * Contract (test/contracts/timeline-index.contract.ts, against PGlite and a PostgreSQL server):
- * - `publish` gives every live item of the batch that has no tid yet a fresh tid (domain/timeline.ts
+ * - `publish` gives every live item of the batch that has no tid yet a fresh tid (domain.ts
  *   `nextTids`: strictly increasing in commit order, ≥ now × 2^11), registers its author, and records a
  *   pending fan-out — all in one transaction. Items already published are left alone (idempotent).
  *   Within a batch tids follow `published_at`, then id.
@@ -72,6 +72,15 @@ export interface TimelineIndex {
   readView(readerId: string): Promise<ReaderView>;
   /** Marks a fan-out done. */
   completeFanout(tid: number): Promise<void>;
+  /**
+   * Whether the fan-out of `tid` is still to do (its pending row exists): a job whose row is gone was done
+   * already, or its author was erased — either way it writes nothing (FanoutWorker).
+   */
+  isPending(tid: number): Promise<boolean>;
+  /** The tids of an author's pending fan-outs, oldest first (erase: their queued jobs are removed first). */
+  pendingOf(authorId: string): Promise<number[]>;
+  /** Deletes an author's pending fan-outs (erase, after their queued jobs). @returns rows removed. */
+  forgetPending(authorId: string): Promise<number>;
   /**
    * Live items that were never published (no tid): a publish that failed after its items were committed
    * (src/use-cases/verbs.ts `publishItems`). Oldest `update_time` first, at most `limit`; the sweep

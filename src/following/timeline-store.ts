@@ -1,5 +1,5 @@
 /**
- * TimelineStore port: the hot state of the following timeline (design note 4) — one **outbox** per
+ * TimelineStore port: the hot state of the following timeline (docs/following.md) — one **outbox** per
  * author and one **inbox** per reader, each an ordered set of tids (src/following/domain.ts; on Redis a
  * packed ring of 7-byte tids, src/following/lua/includes/ring.lua), plus a small per-reader state:
  * whether the inbox is being built or ready, and its **floor** (entries at or below it may be missing:
@@ -48,6 +48,18 @@ export interface InboxSlice {
   /** Entries at or below this may be missing (0: complete). */
   floor: number;
   tids: number[];
+}
+
+/** What the inboxes hold, for reports ({@link TimelineStore.inboxStats}). */
+export interface InboxStats {
+  /** Inboxes held. */
+  count: number;
+  /** Timeline ids in them, all inboxes together. */
+  entries: number;
+  /** Bytes the store holds for them (Redis `MEMORY USAGE`); null in process. */
+  bytes: number | null;
+  /** Inboxes without a time to live (Redis; each should have one); null in process. */
+  withoutTtl: number | null;
 }
 
 /** What an outbox read answers. */
@@ -102,5 +114,10 @@ export interface TimelineStore {
   forget(userId: string): Promise<void>;
   /** Refreshes the time to live of the reader's inbox and state (Redis; a no-op in memory). */
   touch(readerId: string, ttlMs: number): Promise<void>;
+  /**
+   * What every inbox holds, for reports (`freshet simulate following`). Visits every inbox (on Redis a
+   * SCAN of each master and a few commands per inbox): a tool's call, never a request's.
+   */
+  inboxStats(): Promise<InboxStats>;
   close(): Promise<void>;
 }

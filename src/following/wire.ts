@@ -1,5 +1,5 @@
 /**
- * Wiring of the following timeline (note 4), called by src/compose/open.ts: PostgreSQL graph and timeline
+ * Wiring of the following timeline (docs/following.md), called by src/compose/open.ts: PostgreSQL graph and timeline
  * index, the timeline store (Redis when configured, else in process), the fan-out queue (BullMQ on the
  * same Redis, else in process) and the services.
  *
@@ -59,14 +59,14 @@ export type FanoutListener = (job: FanoutJob, outcome: FanoutOutcome, lagMs: num
 /** Settings of the following timeline (`FRESHET_ACTIVE_DAYS`, `FRESHET_INBOX_LENGTH`, … `FRESHET_SERVE_FANOUT`); durations in ms. */
 export interface FollowingSettings {
   /**
-   * Note 4's active window: a reader who has not read for longer gets its inbox rebuilt on the next read,
+   * The following design's active window: a reader who has not read for longer gets its inbox rebuilt on the next read,
    * and inboxes (and outboxes) expire this long after their last read (publish) on Redis, so a cold
    * reader's inbox gets no pushes.
    */
   activeWindowMs: number;
   inboxLength: number;
   outboxLength: number;
-  /** Authors with at least this many followers are pulled on read instead of pushed (note 4). */
+  /** Authors with at least this many followers are pulled on read instead of pushed (docs/following.md). */
   celebrityThreshold: number;
   /** Items of a newly followed author copied into the reader's inbox. */
   followBackfill: number;
@@ -88,16 +88,16 @@ export interface FollowingSettings {
   stream: StreamSettings;
 }
 
-/**
- * Wires the following timeline.
- * @param bull overrides of the BullMQ options (tests shorten locks).
- * @param exclusions the readers' preferences (muted authors and words, languages) the timeline applies.
- */
 /** The upkeep of the graph's tables run by the app's retention pass (PGlite: `VACUUM users`), on `sql`. */
 export function followingUpkeep(sql: Sql): RetentionTask {
   return new PostgresUsersVacuum(sql);
 }
 
+/**
+ * Wires the following timeline.
+ * @param bull overrides of the BullMQ options (tests shorten locks).
+ * @param exclusions the readers' preferences (muted authors and words, languages) the timeline applies.
+ */
 export function wireFollowing(
   c: FollowingSettings,
   stores: Stores,
@@ -109,21 +109,11 @@ export function wireFollowing(
   const graph = new PostgresSocialGraph(sql);
   const index = new PostgresTimelineIndex(sql);
   const store: TimelineStore = hot ? new RedisTimelineStore(hot.redis, hot.keys) : new MemoryTimelineStore();
-  const queue: FanoutQueue = hot
-    ? new BullFanoutQueue({
-        connect: hot.connectBlocking,
-        connectProducer: hot.connectProducer,
-        prefix: hot.keys.fanoutQueuePrefix(),
-        attempts: c.fanoutAttempts,
-        lockDurationMs: c.lockMs,
-        stalledIntervalMs: c.stalledMs,
-        log,
-        ...bull,
-      })
-    : new MemoryFanoutQueue({ attempts: c.fanoutAttempts });
+  const queue = fanoutQueueOf(c, stores, bull);
   const metrics = new PromTimelineMetrics(stores.registry);
+  const parts = { graph, index, store, queue, metrics, log };
   const timeline = new FollowingTimeline(
-    { graph, index, store, queue, metrics, log, exclusions },
+    { ...parts, exclusions },
     {
       activeWindowMs: c.activeWindowMs,
       inboxLength: c.inboxLength,
@@ -131,25 +121,68 @@ export function wireFollowing(
       followBackfill: c.followBackfill,
     },
   );
-  const worker = new FanoutWorker(
-    { graph, index, store, queue, metrics, log },
-    {
-      activeWindowMs: c.activeWindowMs,
-      inboxLength: c.inboxLength,
-      outboxLength: c.outboxLength,
-      celebrityThreshold: c.celebrityThreshold,
-      chunkSize: c.fanoutChunk,
-      staleMs: c.sweepMs,
-      sweepEveryMs: c.sweepMs,
-    },
-  );
+  const worker = new FanoutWorker(parts, {
+    activeWindowMs: c.activeWindowMs,
+    inboxLength: c.inboxLength,
+    outboxLength: c.outboxLength,
+    celebrityThreshold: c.celebrityThreshold,
+    chunkSize: c.fanoutChunk,
+    staleMs: c.sweepMs,
+    sweepEveryMs: c.sweepMs,
+  });
   const signal: TimelineSignal = hot
     ? new RedisTimelineSignal(hot.redis, hot.connectBlocking, hot.keys.timelineSignal(), log)
     : new MemoryTimelineSignal();
   const stream = new StreamHub(timeline, index, signal, c.stream, log, metrics);
+  const workers = fanoutWorkers(worker, signal, c.fanoutConcurrency);
+  if (!hot) workers.startWorker();
+  return {
+    timeline,
+    worker,
+    graph,
+    index,
+    store,
+    queue,
+    signal,
+    stream,
+    inlineWorker: !hot,
+    startWorker: workers.startWorker,
+    onFanout: workers.onFanout,
+    close: async () => {
+      await stream.close();
+      await signal.close();
+      await workers.stopAll();
+      await queue.close();
+      await store.close();
+    },
+  };
+}
+
+/** The fan-out queue: BullMQ on Redis, else in process. */
+function fanoutQueueOf(c: FollowingSettings, stores: Stores, bull: Partial<BullQueueOptions>): FanoutQueue {
+  const hot = stores.redis;
+  return hot
+    ? new BullFanoutQueue({
+        connect: hot.connectBlocking,
+        connectProducer: hot.connectProducer,
+        prefix: hot.keys.fanoutQueuePrefix(),
+        attempts: c.fanoutAttempts,
+        lockDurationMs: c.lockMs,
+        stalledIntervalMs: c.stalledMs,
+        log: stores.log,
+        ...bull,
+      })
+    : new MemoryFanoutQueue({ attempts: c.fanoutAttempts });
+}
+
+/**
+ * The fan-out workers of this process: each finished job publishes its tid on the signal (the watermark
+ * may have moved: every process's open streams catch up) and tells the listeners.
+ */
+function fanoutWorkers(worker: FanoutWorker, signal: TimelineSignal, defaultConcurrency: number) {
   const running = new Set<RunningWorker>();
   const listeners = new Set<FanoutListener>();
-  const startWorker = (concurrency = c.fanoutConcurrency): RunningWorker => {
+  const startWorker = (concurrency = defaultConcurrency): RunningWorker => {
     const w = worker.start(concurrency, (job, outcome, lagMs) => {
       signal.publish(job.tid); // the watermark may have moved: every process's open streams catch up
       listeners.forEach((l) => l(job, outcome, lagMs));
@@ -163,28 +196,14 @@ export function wireFollowing(
     running.add(handle);
     return handle;
   };
-  if (!hot) startWorker();
   return {
-    timeline,
-    worker,
-    graph,
-    index,
-    store,
-    queue,
-    signal,
-    stream,
-    inlineWorker: !hot,
     startWorker,
-    onFanout: (listener) => {
+    onFanout: (listener: FanoutListener) => {
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
-    close: async () => {
-      await stream.close();
-      await signal.close();
+    stopAll: async () => {
       await Promise.all([...running].map((w) => w.stop()));
-      await queue.close();
-      await store.close();
     },
   };
 }

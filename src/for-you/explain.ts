@@ -22,6 +22,7 @@ import { interestMatches, type InterestSettings } from './interests.js';
 import type { Candidate } from './recall.js';
 import { fillScore, matchedCount, matchScore, popularityFactor } from './scoring.js';
 import { parseCursor, refreshWalkInput, servingOrder, walk } from './walk.js';
+import { sourcedCandidates, type SourcedCandidate } from './sources.js';
 
 /** The page size a rank is counted in (the for-you route's default `limit`): author diversity arranges pages of it. */
 export const EXPLAIN_PAGE = 20;
@@ -29,12 +30,13 @@ export const EXPLAIN_PAGE = 20;
 /** What the explain reads: the feed's own ports (service.ts), less the metrics and the log. */
 export type ForYouExplainDeps = Pick<
   ForYouDeps,
-  'content' | 'recall' | 'seen' | 'olderSeen' | 'pool' | 'cache' | 'exclusions'
+  'content' | 'recall' | 'seen' | 'olderSeen' | 'pool' | 'cache' | 'exclusions' | 'sources' | 'log'
 >;
 
-/** A seen check that writes nothing: the filter's probe. */
-const readOnly = (f: SeenFilter): Pick<SeenFilter, 'seen'> => ({
-  seen: async (readerId, ids, nowMs) => (await f.probe(readerId, ids, nowMs)).map((p) => p.seen),
+/** A seen check that writes nothing: the filter's probe (`unseen`: an id it answers unseen whatever it holds). */
+const readOnly = (f: SeenFilter, unseen?: string): Pick<SeenFilter, 'seen'> => ({
+  seen: async (readerId, ids, nowMs) =>
+    (await f.probe(readerId, ids, nowMs)).map((p, i) => p.seen && ids[i] !== unseen),
 });
 
 /** The for-you explain (see the module doc). */
@@ -56,22 +58,34 @@ export class ForYouExplain {
       this.deps.exclusions.forReaderReadOnly(readerId, nowMs),
       this.deps.pool.get(nowMs),
     ]);
-    const { lexemes, matches } = await interestMatches(this.deps.recall, this.settings, {
-      readerId,
-      interests,
-      ex,
-      nowMs,
-      pool,
-    });
+    const r = this.settings.recall;
+    const [{ lexemes, matches: interest }, sourced] = await Promise.all([
+      interestMatches(this.deps.recall, this.settings, { readerId, interests, ex, nowMs, pool }),
+      sourcedCandidates(
+        { sources: this.deps.sources ?? [], content: this.deps.content, log: this.deps.log },
+        { readerId, nowMs, limit: r.limit, decay: r.decay, horizonMs: r.horizonMs },
+      ),
+    ]);
+    const matches = [...sourced, ...interest]; // as a refresh walks them (service.ts `matches`)
     const future = item.publishedAt > nowMs;
     const findings = ex.findings(item, 'for-you');
     const outside = future ? outsideWindow('It is published after now: the recall reads items up to now only.') : null;
-    const rules = rankedFeedRules(findings, await this.probe(readerId, item, nowMs), readerId, 'for-you', outside);
-    const score = future ? null : await this.score(item, ex, lexemes, nowMs);
+    const probe = await this.probe(readerId, item, nowMs);
+    const rules = rankedFeedRules(findings, probe, readerId, 'for-you', outside);
+    const learned = sourced.find((c) => c.id === itemId);
+    const score = future
+      ? null
+      : learned
+        ? await this.sourcedScore(readerId, item, learned, nowMs)
+        : await this.score(item, ex, lexemes, nowMs);
     const eligible = rules.length === 0;
-    const rank = eligible ? await this.rank(readerId, itemId, ex, lexemes, matches, pool, nowMs) : null;
+    const ranked = (unseen?: string) => this.rank(readerId, itemId, ex, lexemes, matches, pool, nowMs, unseen);
+    const rank = eligible ? await ranked() : null;
+    // a served card: when, and where it would rank now were it alone not served yet (only seen removes it)
+    const onlySeen = rules.length === 1 && rules[0]!.rule === 'seen';
+    const served = probe.seen ? { day: probe.day, rankIfUnseen: onlySeen ? await ranked(itemId) : null } : null;
     const notes = findings.notes.map((f) => findingRule(f, readerId, 'for-you'));
-    return { feed: 'for-you', readerId, itemId, eligible, rules, notes, score, rank, atMs: nowMs };
+    return { feed: 'for-you', readerId, itemId, eligible, rules, notes, score, rank, served, atMs: nowMs };
   }
 
   /** The seen filter's probe; for an item older than the window, the per-reader filter's too (as the walk). */
@@ -88,7 +102,8 @@ export class ForYouExplain {
    * author weight (matchScore); any other item by decay × ln(2 + popularity) (fillScore, the pool's
    * order) × the author weight its round is sorted by. `parts.source` names the walk's stage that reaches
    * it: `interest_match` and `fill` inside the decay window (ordered by `value`), `older` past it — those
-   * come after the window's items, newest first, and `value` (a decay near 0) does not order them.
+   * come after the window's items, newest first (`parts.published_at_ms`), and `value` (a decay near 0)
+   * does not order them.
    */
   private async score(
     item: Item,
@@ -104,13 +119,33 @@ export class ForYouExplain {
     const value = relevance > 0 ? matchScore(relevance, decay, weight) : fillScore(decay, item.popularity) * weight;
     const inWindow = item.publishedAt >= nowMs - this.settings.recall.horizonMs;
     const source = !inWindow ? 'older' : relevance > 0 ? 'interest_match' : 'fill';
-    return { value, parts: { source, relevance, decay, author_penalty: weight, popularity } };
+    const parts = { source, relevance, decay, author_penalty: weight, popularity };
+    // past the window the walk serves newest first: the publication time orders it, not a decay near 0
+    return { value, parts: inWindow ? parts : { ...parts, published_at_ms: item.publishedAt } };
+  }
+
+  /**
+   * The score of an item a recall source found (sources.ts): its fused score × decay, each source's part,
+   * and the sources' evidence — the learned source says which of the reader's items made it a neighbour
+   * ("readers who engaged with … also engaged with this"), its neighbour and factor scores.
+   */
+  private async sourcedScore(readerId: string, item: Item, c: SourcedCandidate, nowMs: number): Promise<ExplainScore> {
+    const decay = gaussDecay(this.settings.recall.decay, nowMs, item.publishedAt);
+    const parts: Record<string, number | string> = { source: Object.keys(c.parts).join('+'), decay };
+    for (const [name, part] of Object.entries(c.parts)) parts[`${name}_part`] = part;
+    Object.assign(parts, c.evidence);
+    for (const s of this.deps.sources ?? []) {
+      if (!(s.name in c.parts) || !s.explain) continue;
+      Object.assign(parts, (await s.explain(readerId, item.id, this.settings.recall.limit)) ?? {});
+    }
+    return { value: c.score, parts };
   }
 
   /**
    * The item's 1-based position in a refresh now: the walk of a refresh from the top (the reader's cursor
    * read, not moved) with read-only seen checks, arranged into pages of {@link EXPLAIN_PAGE} by the
-   * reader's author cap as a refresh arranges them; null when the walk does not reach it.
+   * reader's author cap as a refresh arranges them; null when the walk does not reach it. `unseen`: an id
+   * the seen checks answer unseen (a served item ranked as if it were not).
    */
   private async rank(
     readerId: string,
@@ -120,6 +155,7 @@ export class ForYouExplain {
     matches: readonly Candidate[],
     pool: Pool,
     nowMs: number,
+    unseen?: string,
   ): Promise<number | null> {
     const r = this.settings.recall;
     const { seen, olderSeen, recall, content } = this.deps;
@@ -127,13 +163,13 @@ export class ForYouExplain {
     const out = await walk(
       {
         recall,
-        seen: readOnly(seen),
-        olderSeen: olderSeen && readOnly(olderSeen),
+        seen: readOnly(seen, unseen),
+        olderSeen: olderSeen && readOnly(olderSeen, unseen),
         hydrate: (ids) => content.getItems(ids),
       },
       refreshWalkInput(r, { readerId, nowMs, ex, matches, lexemes, pool, cursor, resume: false, page: EXPLAIN_PAGE }),
     );
-    const at = servingOrder(out.clean, EXPLAIN_PAGE, ex.maxPerAuthor, out.exhausted).findIndex((c) => c.id === itemId);
+    const at = servingOrder(out.clean, EXPLAIN_PAGE, ex.maxPerAuthor).findIndex((c) => c.id === itemId);
     return at < 0 ? null : at + 1;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * FeedCache port: the per-reader page cache of the for-you feed (note 1, `feed:cache:{reader}`),
+ * FeedCache port: the per-reader page cache of the for-you feed (the for-you design, `feed:cache:{reader}`),
  * plus a short refresh lease that keeps two refreshes of one reader from running at once.
  *
  * Contract (test/contracts/feed-cache.contract.ts):

@@ -1,5 +1,5 @@
 /**
- * FillPool: the reader-independent part of the for-you recall (note 1's freshness × popularity fill),
+ * FillPool: the reader-independent part of the for-you recall (the for-you design's freshness × popularity fill),
  * computed once per interval per process and shared by every reader — so a refresh does not rescan the
  * decay window, and its cost does not grow with the catalog (docs/for-you.md "Recall").
  *
@@ -25,8 +25,9 @@
  * than the build).
  */
 import type { Clock } from '../kernel/clock.js';
+import { fnv1a } from '../kernel/hash.js';
 import { gaussDecay, type GaussDecay } from './decay.js';
-import type { Candidate, CandidateRecall, KeysetCursor } from './recall.js';
+import type { Candidate, CandidateRecall, FillResult, KeysetCursor } from './recall.js';
 import { fillScore } from './scoring.js';
 
 /** Tunables of the pool; durations in ms. */
@@ -59,6 +60,19 @@ export interface Pool {
 /** A published item as a patch reads it back (`CandidateRecall.pooled`). */
 type PooledRow = Candidate & { popularity: number };
 
+/**
+ * The engine's own popularity (the learning room's, bridged by src/compose/bridges.ts): readers' views
+ * and engagements, decayed. A build adds it to each item's publisher prior — the pool's score is
+ * decay × ln(2 + prior + engine popularity) — and takes in the most popular items of the window that
+ * the prior alone left out.
+ */
+export interface PopularitySource {
+  /** The `limit` items of highest engine popularity at `nowMs`, best first, with that popularity. */
+  top(nowMs: number, limit: number): Promise<{ itemId: string; popularity: number }[]>;
+  /** The engine popularity at `nowMs` of these items (absent: none). */
+  of(itemIds: readonly string[], nowMs: number): Promise<Map<string, number>>;
+}
+
 /** The shared fill pool of one process. */
 export class FillPool {
   private current: (Pool & { builtAt: number; removed: Set<string> }) | undefined;
@@ -75,6 +89,7 @@ export class FillPool {
     private readonly settings: FillPoolSettings,
     private readonly clock: Clock,
     private readonly onError: (err: unknown) => void = () => {},
+    private readonly popularity: PopularitySource | null = null,
   ) {}
 
   /**
@@ -144,6 +159,39 @@ export class FillPool {
     this.current = { ...cur, entries, index: new Map(entries.map((e, i) => [e.id, i])) };
   }
 
+  /**
+   * The recall's fill with the engine's popularity merged in (see {@link PopularitySource}): the window's
+   * entries rescored by decay × ln(2 + prior + engine popularity), the most popular window items the
+   * prior left out taken in, `size` kept. Without a source, the fill as it is.
+   */
+  private async withEnginePopularity(nowMs: number): Promise<FillResult> {
+    const { size, decay, horizonMs } = this.settings;
+    const [fill, top] = await Promise.all([
+      this.recall.fill({ ...this.settings, nowMs }),
+      this.popularity ? this.popularity.top(nowMs, size) : Promise.resolve([]),
+    ]);
+    if (!this.popularity || top.length === 0) return fill;
+    const edge = nowMs - horizonMs;
+    const inWindow = fill.entries.filter((e) => e.score !== undefined);
+    const older = fill.entries.filter((e) => e.score === undefined);
+    const have = new Set(fill.entries.map((e) => e.id));
+    const extra = (await this.recall.pooled(top.map((t) => t.itemId).filter((id) => !have.has(id)))).filter(
+      (r) => r.publishedAt >= edge && r.publishedAt <= nowMs,
+    );
+    const engine = new Map(top.map((t) => [t.itemId, t.popularity]));
+    const missing = inWindow.map((e) => e.id).filter((id) => !engine.has(id));
+    for (const [id, p] of await this.popularity.of(missing, nowMs)) engine.set(id, p);
+    const window = [...inWindow, ...extra].map((e) => {
+      const prior = e.popularity ?? 0;
+      return { ...e, score: fillScore(gaussDecay(decay, nowMs, e.publishedAt), prior + (engine.get(e.id) ?? 0)) };
+    });
+    window.sort(byScore);
+    const entries = [...window, ...older].slice(0, size);
+    // items taken in from outside the fill: the window is complete only if it was and nothing was cut
+    const complete = fill.windowComplete && entries.length === window.length + older.length;
+    return { entries, windowComplete: complete, next: complete ? fill.next : null };
+  }
+
   /** Waits for a background build in flight (tests). */
   async settled(): Promise<void> {
     await this.building?.catch(() => {});
@@ -156,7 +204,7 @@ export class FillPool {
     this.patchedMeanwhile = patched;
     const prev = this.current;
     const run = (async () => {
-      const { entries, windowComplete, next } = await this.recall.fill({ ...this.settings, nowMs });
+      const { entries, windowComplete, next } = await this.withEnginePopularity(nowMs);
       const index = new Map(entries.map((e, i) => [e.id, i]));
       // deletes that raced with the build: keep skipping them
       const removed = new Set([...(prev?.removed ?? [])].filter((id) => index.has(id)));
@@ -173,9 +221,17 @@ export class FillPool {
   }
 }
 
-/** < 0 when `a` comes before `b` in a build's window order: score desc, then newest, then id asc. */
+/**
+ * < 0 when `a` comes before `b` in a build's window order: score desc, then newest, then a hash of the
+ * id (FNV-1a: equal items in no fixed alphabetical order), then the id (a hash collision).
+ */
 function byScore(a: Candidate, b: Candidate): number {
-  return (b.score ?? 0) - (a.score ?? 0) || b.publishedAt - a.publishedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return (
+    (b.score ?? 0) - (a.score ?? 0) ||
+    b.publishedAt - a.publishedAt ||
+    fnv1a(a.id) - fnv1a(b.id) ||
+    (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  );
 }
 
 /** < 0 when `a` comes before position `k` in the keyset order, (published_at, id) desc. */

@@ -1,6 +1,6 @@
 /**
  * A reader's interests as the for-you recall reads them (docs/for-you.md "Recall"): its interest lexemes
- * (interest terms and the words of what it viewed or engaged with lately, issue 2) and its interest
+ * (interest terms and the words of what it viewed or engaged with lately) and its interest
  * matches inside the decay window — against the shared pool in process, or through the banded index
  * (`interests: 'index'`). Shared by a refresh (service.ts) and the explain API (explain.ts), so both
  * see the same matches. Reads only.
@@ -40,7 +40,7 @@ export async function interestMatches(
   q: InterestQuery,
 ): Promise<{ lexemes: string[]; matches: Candidate[] }> {
   const { readerId, interests, ex, nowMs, pool } = q;
-  // what the reader viewed or engaged with lately also says what it is interested in (issue 2)
+  // what the reader viewed or engaged with lately also says what it is interested in
   const interestItemIds = [...ex.recentViews, ...ex.engaged].slice(0, INTEREST_ITEMS);
   if (interests.length === 0 && interestItemIds.length === 0) return { lexemes: [], matches: [] };
   const lexemes = await recall.interestLexemes(interests, interestItemIds, ex.languages ?? []);

@@ -1,5 +1,5 @@
 /**
- * CandidateRecall port: candidate recall for the for-you feed (note 1) — text relevance to the
+ * CandidateRecall port: candidate recall for the for-you feed (docs/for-you.md) — text relevance to the
  * reader's interests × Gaussian time decay, over the live items of the content store.
  *
  * The feed (service.ts) recalls in three parts (docs/for-you.md "Recall"):
@@ -18,7 +18,7 @@ import type { GaussDecay } from './decay.js';
 
 /**
  * Words the reader's recent views and engagements lend to its interests: the most frequent stemmed words
- * of their titles and tags, at most this many (issue 2; an arbitrary bound on one reader's query, the
+ * of their titles and tags, at most this many (an arbitrary bound on one reader's query, the
  * size of a long list of interest terms).
  */
 export const INTEREST_ITEM_WORDS = 64;
@@ -36,8 +36,8 @@ export interface RecallQuery {
   /** Interest terms; empty (and no `interestItemIds`) → freshness × popularity. */
   interests: readonly string[];
   /**
-   * Items whose words count as interests too: the reader's recent views and engagements (issue 2:
-   * "terms from items the reader viewed or engaged with"). The stemmed words of their titles and tags,
+   * Items whose words count as interests too: the reader's recent views and engagements (terms
+   * from items the reader viewed or engaged with). The stemmed words of their titles and tags,
    * the `INTEREST_ITEM_WORDS` most frequent, are OR-ed with `interests`. Absent or empty: `interests` alone.
    */
   interestItemIds?: readonly string[];
@@ -49,14 +49,14 @@ export interface RecallQuery {
   /** Items older than this (ms) are not candidates (see `gaussHorizonMs`). */
   horizonMs: number;
   /**
-   * The reader's exclusions (note 5) pushed into the recall: items of `authorIds` and the ids in
+   * The reader's exclusions (docs/exclusions.md) pushed into the recall: items of `authorIds` and the ids in
    * `itemIds` are never candidates; an author in `authorWeights` has its items' scores multiplied by
    * its weight (the "not interested" penalty). Absent: none.
    */
   exclusions?: RecallExclusions;
 }
 
-/** Note 5's exclusions of one reader, as the recall statements take them. */
+/** The exclusions (docs/exclusions.md) of one reader, as the recall statements take them. */
 export interface RecallExclusions {
   authorIds: Iterable<string>;
   itemIds: Iterable<string>;
@@ -87,8 +87,9 @@ export interface CandidateRecall {
   matches(q: MatchQuery): Promise<Candidate[]>;
   /**
    * The reader-independent fill: up to `size` live items, first those inside [now − horizon, now] by
-   * decay × ln(2 + popularity) (ties: newest, then id), then — when the window holds fewer than `size` —
-   * the newest older items by (`published_at`, id) desc.
+   * decay × ln(2 + popularity) (ties: newest, then a hash of the id — never the id itself, so equal items
+   * do not always favour the same end of the alphabet), each with its `popularity`, then — when the
+   * window holds fewer than `size` — the newest older items by (`published_at`, id) desc.
    */
   fill(q: FillQuery): Promise<FillResult>;
   /**
@@ -123,6 +124,8 @@ export interface Candidate {
   lexemes?: readonly string[];
   /** Fill pool entries inside the window: gauss × ln(2 + popularity) at the build's now. */
   score?: number;
+  /** Fill pool entries inside the window: the publisher's popularity prior (`items.popularity`). */
+  popularity?: number;
   /** Keyset rows read with the reader's lexemes (`older`): how many of them the item holds. */
   matched?: number;
 }

@@ -1,5 +1,5 @@
 /**
- * JSON schemas (TypeBox) of the for-you feed's HTTP API (note 1): `POST /v1/feeds/for-you`,
+ * JSON schemas (TypeBox) of the for-you feed's HTTP API (docs/for-you.md): `POST /v1/feeds/for-you`,
  * `GET /v1/feeds/for-you/peek` and the
  * reader interests `PUT|GET /v1/users/:id/interests` that drive recall relevance.
  */
@@ -7,7 +7,7 @@ import { Type, type Static } from 'typebox';
 import { Envelope, FeedItemOut } from '../kernel/http/schemas.js';
 import { MAX_TERM_LENGTH, MAX_TERMS } from '../kernel/items/terms.js';
 
-/** `POST /v1/feeds/for-you` body (note 1's request). */
+/** `POST /v1/feeds/for-you` body (the for-you design's request). */
 export const ForYouBody = Type.Object(
   {
     action: Type.Union([Type.Literal('refresh'), Type.Literal('load_more')], {
@@ -26,7 +26,7 @@ export const FeedResult = Envelope(
   }),
 );
 
-/** `GET /v1/feeds/for-you/peek` (issue 13's "new" badge): fresh unseen candidates a refresh would bring. */
+/** `GET /v1/feeds/for-you/peek` (the "new" badge): fresh unseen candidates a refresh would bring. */
 export const PeekResult = Envelope(
   Type.Object({
     count: Type.Integer({

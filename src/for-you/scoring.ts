@@ -7,7 +7,7 @@
 import type { Candidate } from './recall.js';
 
 /**
- * The fill score of an item inside the decay window: decay × ln(2 + popularity) (note 1's freshness ×
+ * The fill score of an item inside the decay window: decay × ln(2 + popularity) (the for-you design's freshness ×
  * popularity; `ln(2 + p)` so an item with no views still scores its decay × ln 2). The pool's order.
  */
 export function fillScore(decay: number, popularity: number): number {

@@ -1,10 +1,10 @@
 /**
- * ForYouFeed: the for-you feed of note 1 — a stateless client sends `{action, limit}`, the server
+ * ForYouFeed: the for-you feed (docs/for-you.md) — a stateless client sends `{action, limit}`, the server
  * recalls, drops what the reader has seen, delivers a page and keeps the rest in a per-reader cache.
  *
  * refresh:   lease → recall N clean candidates (walk.ts: interest matches, the shared fill pool, older
  *            items; rounds of N, each one seen check; a load_more's fallback resumes at the reader's
- *            cursor) → first `limit` delivered, the rest replaces the cache atomically (note 1's `DEL`
+ *            cursor) → first `limit` delivered, the rest replaces the cache atomically (the for-you design's `DEL`
  *            is folded into that replace) → impressions written while the page is hydrated.
  * peek:      how many fresh unseen candidates a refresh would bring (first round only; writes nothing).
  * load_more: `LPOP key limit` (+ how many remain) → impressions written while hydrating; nothing
@@ -12,7 +12,7 @@
  * Both top a page up from the cache when hydration dropped items deleted meanwhile (by another process:
  *            this one's deletes leave the pool at once), so pages stay full while candidates remain.
  *
- * Exclusions (note 5, `ExclusionSource`): read once per request in parallel with the lease and the
+ * Exclusions (the exclusions design, `ExclusionSource`): read once per request in parallel with the lease and the
  * interests (refresh) or with the pop (load_more); applied to every round of the walk, and every delivered
  * page passes them again, so an item excluded after the refresh that cached it is dropped on delivery.
  * The reader's preferences come in the same snapshot: rules that read the item (muted words, languages,
@@ -20,9 +20,9 @@
  * hydrated and filtered BEFORE its impressions are written, so a hidden item is never marked seen (it comes
  * back when the mute ends); an item holding a muted phrase whose action is `warn` is delivered with
  * `filtered` (`ReaderExclusions.serve`). Author diversity (src/kernel/author-diversity.ts): a refresh arranges its clean
- * candidates into pages of its `limit` with at most `authorCap` items of one author each; when only
- * capped authors are left and the catalog holds more, the rest is not cached (nor marked seen): a later
- * refresh brings it with other authors' items.
+ * candidates into pages of its `limit` with at most `authorCap` items of one author each while other
+ * authors remain among them, then the rest in pages over the cap: all of it is cached, so a catalog of one
+ * author (or a few) scrolls to its end with `has_more` true until the last page.
  *
  * Impressions are written concurrently with hydration (so they add no round trip to the response
  * path) and are acknowledged before the response leaves, so the reader's next request can never
@@ -44,6 +44,7 @@ import type { FeedCache } from './feed-cache.js';
 import { markSeenBestEffort, type SeenFilter } from '../kernel/seen-filter.js';
 import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { FeedMetrics, Logger } from '../kernel/observability.js';
+import { reRanked, sourcedCandidates, type RecallSource, type ReRank } from './sources.js';
 
 /** What `peek` answers: fresh unseen candidates a refresh would now bring (at most `cap`). */
 export interface PeekResult {
@@ -52,14 +53,14 @@ export interface PeekResult {
   capped: boolean;
 }
 
-/** The two actions of note 1. */
+/** The two actions of the for-you design. */
 export type FeedAction = 'refresh' | 'load_more';
 
 /** One delivered page. */
 export interface FeedPage {
   /** Hydrated, live items in delivery order (with `filtered` where they hold the reader's `warn` phrases). */
   items: ServedItem[];
-  /** Whether the reader's delivery buffer still holds items (note 1's `has_more`). */
+  /** Whether the reader's delivery buffer still holds items (the for-you design's `has_more`). */
   hasMore: boolean;
   /** True when a `load_more` found nothing cached and silently refreshed. */
   refreshed: boolean;
@@ -76,7 +77,7 @@ export interface ForYouFeedSettings {
    * `MATCH_SCAN_FACTOR × limit` rows read). Both are bounded whatever the catalog (docs/for-you.md).
    */
   interests: 'pool' | 'index';
-  /** Lifetime of a reader's page cache (note 1: 30 minutes). */
+  /** Lifetime of a reader's page cache (the for-you design: 30 minutes). */
   cacheTtlMs: number;
   /** How long a refresh may hold the reader's lease before it lapses by itself. */
   leaseMs: number;
@@ -90,7 +91,7 @@ export interface ForYouDeps {
   recall: CandidateRecall;
   seen: SeenFilter;
   /**
-   * Note 3's per-reader filter, when `seen` is note 1's rolling one: delivered items older than the
+   * The discover design's per-reader filter, when `seen` is the for-you design's rolling one: delivered items older than the
    * decay window are marked in it too, and candidates older than the window are checked against it
    * (walk.ts). Absent: only `seen` (items served more than its window ago may come back).
    */
@@ -98,10 +99,14 @@ export interface ForYouDeps {
   /** The shared fill (fill-pool.ts). */
   pool: FillPool;
   cache: FeedCache;
-  /** Note 5's exclusions, fetched once per request in parallel with the first reads. */
+  /** The exclusions (docs/exclusions.md), fetched once per request in parallel with the first reads. */
   exclusions: ExclusionSource;
   metrics: FeedMetrics;
   log: Logger;
+  /** Extra recall sources (the learned recall; the library's): fused and walked first (sources.ts). */
+  sources?: readonly RecallSource[];
+  /** The library's re-rank hook, applied to a refresh's clean candidates before they are served (sources.ts). */
+  rerank?: ReRank;
 }
 
 const FEED = 'for_you';
@@ -124,8 +129,12 @@ export class ForYouFeed {
    *   for longer than twice the lease time; store errors propagate.
    */
   async page(readerId: string, action: FeedAction, limit: number, nowMs: number): Promise<FeedPage> {
-    if (action === 'refresh') return this.refresh(readerId, limit, nowMs, false);
-    return this.loadMore(readerId, limit, nowMs);
+    const page =
+      action === 'refresh'
+        ? await this.refresh(readerId, limit, nowMs, false)
+        : await this.loadMore(readerId, limit, nowMs);
+    this.deps.metrics.impressions(FEED, page.items.length);
+    return page;
   }
 
   private async loadMore(readerId: string, limit: number, nowMs: number): Promise<FeedPage> {
@@ -217,7 +226,8 @@ export class ForYouFeed {
       }
       const ex = await exPending;
       const walked = await this.cleanCandidates(readerId, await interests, ex, nowMs, limit, fromLoadMore);
-      const clean = this.diversify(walked.clean, limit, ex, walked.exhausted);
+      const ranked = await reRanked(this.deps.rerank, { readerId, nowMs, feed: 'for-you' }, walked.clean);
+      const clean = this.diversify(ranked, limit, ex);
       const pageIds = clean.slice(0, limit);
       const rest = clean.slice(limit);
       const hydrated = this.deps.content.getItems(pageIds);
@@ -265,26 +275,36 @@ export class ForYouFeed {
 
   /**
    * The clean candidates in serving order: pages of `limit` with at most the reader's author cap of one
-   * author each (home-mixer's discount inside a page). When only capped authors are left and the walk did
-   * not exhaust the catalog, those are left out of the cache (not seen: a later refresh brings them back).
+   * author each while other authors remain among them, then the rest (walk.ts `servingOrder`).
    */
-  private diversify(clean: readonly Candidate[], limit: number, ex: ReaderExclusions, exhausted: boolean): string[] {
-    return servingOrder(clean, limit, ex.maxPerAuthor, exhausted).map((c) => c.id);
+  private diversify(clean: readonly Candidate[], limit: number, ex: ReaderExclusions): string[] {
+    return servingOrder(clean, limit, ex.maxPerAuthor).map((c) => c.id);
   }
 
-  /** The reader's interest lexemes and matches inside the window (interests.ts). */
-  private matches(
+  /**
+   * The reader's interest lexemes and the candidates walked first: the recall sources' fused candidates
+   * (sources.ts), then the interest matches inside the window (interests.ts), read in parallel.
+   */
+  private async matches(
     readerId: string,
     interests: string[],
     ex: ReaderExclusions,
     nowMs: number,
     pool: Pool,
   ): Promise<{ lexemes: string[]; matches: Candidate[] }> {
-    return interestMatches(this.deps.recall, this.settings, { readerId, interests, ex, nowMs, pool });
+    const r = this.settings.recall;
+    const [interest, sourced] = await Promise.all([
+      interestMatches(this.deps.recall, this.settings, { readerId, interests, ex, nowMs, pool }),
+      sourcedCandidates(
+        { sources: this.deps.sources ?? [], content: this.deps.content, log: this.deps.log },
+        { readerId, nowMs, limit: r.limit, decay: r.decay, horizonMs: r.horizonMs },
+      ),
+    ]);
+    return { lexemes: interest.lexemes, matches: [...sourced, ...interest.matches] };
   }
 
   /**
-   * Issue 13's "new" badge: how many fresh (inside the decay window) unseen candidates a refresh would
+   * The "new" badge: how many fresh (inside the decay window) unseen candidates a refresh would
    * now bring, counted over the first round of a refresh's walk only — the interest matches and the
    * first N entries of the shared pool, one seen check — so the work is bounded. Writes nothing: no
    * impression, no lease, the page cache and the cursor untouched.

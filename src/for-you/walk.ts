@@ -16,7 +16,7 @@
  * stays the stream's (fresh first, then by age): a round is the bound on what one seen check reads, so
  * a match a few rounds down does not overtake the non-matching items of the rounds above it.
  *
- * Candidates older than the decay window are also checked against `olderSeen` (note 3's per-reader
+ * Candidates older than the decay window are also checked against `olderSeen` (the discover design's per-reader
  * filter) when the feed has one: the rolling filters forget an impression after 7 days, and an old
  * item stays recallable for ever, so without it an item served more than 7 days ago could come back.
  */
@@ -122,11 +122,13 @@ export function refreshWalkInput(
 
 /**
  * The walk's clean candidates in serving order: pages of `limit` with at most the reader's author cap of
- * one author each (home-mixer's discount inside a page). When only capped authors are left and the walk
- * did not exhaust the catalog, those are left out (a later refresh brings them back).
+ * one author each while the candidates hold other authors (home-mixer's discount inside a page), then the
+ * rest in pages that exceed the cap (the discount still spreads them). Nothing is left out: a catalog
+ * written by one author, or by fewer than a page needs, scrolls to its end; the next walk (a `load_more`
+ * past the cache) brings the items below, where the cap holds again while other authors remain.
  */
-export function servingOrder(clean: readonly Candidate[], limit: number, maxPerAuthor: number, exhausted: boolean) {
-  return arrangePages(clean, limit, authorCap(maxPerAuthor, limit), !exhausted).ordered;
+export function servingOrder(clean: readonly Candidate[], limit: number, maxPerAuthor: number) {
+  return arrangePages(clean, limit, authorCap(maxPerAuthor, limit), false).ordered;
 }
 
 /** Runs one walk (see the module doc). */
@@ -157,16 +159,9 @@ export async function walk(deps: WalkDeps, w: WalkInput): Promise<WalkResult> {
     dropped += fresh.length - kept.length;
     let weight = (c: Candidate) => ex.authorWeight(c.authorId);
     if (needsItems && kept.length > 0) {
-      // the preferences that read the item (muted words, languages): a hidden candidate is not marked
-      // seen and leaves no trace, so it comes back when the mute ends
-      const items = new Map((await deps.hydrate!(kept.map((c) => c.id))).map((i) => [i.id, i]));
-      const visible = kept.filter((c) => {
-        const item = items.get(c.id);
-        return item !== undefined && ex.itemReason(item, 'for-you') === null;
-      });
-      hidden += kept.length - visible.length;
-      kept = visible;
-      weight = (c) => ex.itemWeight(items.get(c.id)!);
+      const visible = await itemVisible(deps, ex, kept);
+      hidden += kept.length - visible.kept.length;
+      ({ kept, weight } = visible);
     }
     // a "not interested" or "show less" author (or tag) weighs less: its items move down inside the round (stable)
     clean.push(...(ex.authorWeights.size > 0 || needsItems ? stableByWeight(kept, weight) : kept));
@@ -190,6 +185,20 @@ export async function walk(deps: WalkDeps, w: WalkInput): Promise<WalkResult> {
   // a walk from the top that stopped above the stored cursor keeps the deeper one
   const cursor = here && (!stored || !s.behind(here, stored)) ? here : null;
   return { clean, examined, dropped, hidden, cursor, exhausted: s.done };
+}
+
+/**
+ * The candidates the preferences that read the item (muted words, languages) leave visible, and their
+ * weight by item (author and tags). A hidden candidate is not marked seen and leaves no trace, so it
+ * comes back when the mute ends.
+ */
+async function itemVisible(deps: WalkDeps, ex: ReaderExclusions, kept: readonly Candidate[]) {
+  const items = new Map((await deps.hydrate!(kept.map((c) => c.id))).map((i) => [i.id, i]));
+  const visible = kept.filter((c) => {
+    const item = items.get(c.id);
+    return item !== undefined && ex.itemReason(item, 'for-you') === null;
+  });
+  return { kept: visible, weight: (c: Candidate) => ex.itemWeight(items.get(c.id)!) };
 }
 
 /** Seen flags for `batch`: the seen filter, and for items older than the window `olderSeen` too. */

@@ -1,5 +1,5 @@
 /**
- * Wiring of the for-you feed (note 1), called by src/compose/open.ts: the recall over PostgreSQL, the
+ * Wiring of the for-you feed (docs/for-you.md), called by src/compose/open.ts: the recall over PostgreSQL, the
  * shared fill pool (rebuilt per interval, fill-pool.ts), the
  * per-reader page cache and refresh lease (Redis when configured, else in process) and the feed service,
  * over the seen filter, exclusions and metrics the app hands it.
@@ -16,13 +16,14 @@ import { PostgresRecall } from './adapters/postgres-recall.js';
 import { MemoryFeedCache } from './adapters/memory-feed-cache.js';
 import { RedisFeedCache } from './adapters/redis-feed-cache.js';
 import { ForYouFeed } from './service.js';
-import { FillPool } from './fill-pool.js';
+import { FillPool, type PopularitySource } from './fill-pool.js';
+import type { RecallSource, ReRank } from './sources.js';
 import { ForYouExplain } from './explain.js';
 
 /** Settings of the for-you feed (`FRESHET_RECALL_LIMIT`, `FRESHET_DECAY*`, `FRESHET_FEED_CACHE_TTL_S`, `FRESHET_FOR_YOU_*`); durations in ms. */
 export interface ForYouSettings {
   recall: {
-    /** Candidates recalled per refresh (N; note 1: 500). */
+    /** Candidates recalled per refresh (N; the for-you design: 500). */
     limit: number;
     decay: GaussDecay;
     /** Decay factor below which an item is not a candidate. */
@@ -30,14 +31,14 @@ export interface ForYouSettings {
     /** The age beyond which the factor is below `floor` (see `gaussHorizonMs`). */
     horizonMs: number;
   };
-  /** Lifetime of a reader's page cache (note 1: 30 minutes). */
+  /** Lifetime of a reader's page cache (the for-you design: 30 minutes). */
   cacheTtlMs: number;
   /** The shared fill pool (`FRESHET_FOR_YOU_POOL_SIZE`, `FRESHET_FOR_YOU_POOL_INTERVAL_S`). */
   pool: { size: number; intervalMs: number };
   /** Lifetime of a reader's recall cursor (the seen window, `FRESHET_SEEN_DAYS`). */
   cursorTtlMs: number;
   /**
-   * `per_reader`: items older than the decay window are also checked against note 3's per-reader
+   * `per_reader`: items older than the decay window are also checked against the discover design's per-reader
    * filter, and every delivered item is marked in it (`FRESHET_FOR_YOU_OLD_SEEN`; docs/for-you.md).
    * Ignored when the feed's own seen filter is already the per-reader one.
    */
@@ -72,6 +73,12 @@ export function wireForYou(
     olderSeen?: SeenFilter;
     exclusions: ExclusionSource;
     metrics: FeedMetrics;
+    /** The engine's own popularity for the fill pool (bridged from the learning room); absent: the prior alone. */
+    popularity?: PopularitySource;
+    /** Extra recall sources, fused and walked first (sources.ts). */
+    sources?: readonly RecallSource[];
+    /** The library's re-rank hook. */
+    rerank?: ReRank;
   },
 ): ForYou {
   const recall = new PostgresRecall(stores.sql);
@@ -80,6 +87,7 @@ export function wireForYou(
     { ...s.pool, decay: s.recall.decay, horizonMs: s.recall.horizonMs },
     stores.clock,
     (err) => stores.log.warn({ err }, 'for-you fill pool rebuild failed'),
+    deps.popularity ?? null,
   );
   const olderSeen = s.olderSeen === 'per_reader' && deps.olderSeen !== deps.seen ? deps.olderSeen : undefined;
   const cache: FeedCache = stores.redis
@@ -87,7 +95,7 @@ export function wireForYou(
     : new MemoryFeedCache(stores.clock);
   const recallSettings = { limit: s.recall.limit, decay: s.recall.decay, horizonMs: s.recall.horizonMs };
   const explain = new ForYouExplain(
-    { ...deps, olderSeen, recall, pool, cache },
+    { ...deps, olderSeen, recall, pool, cache, log: stores.log },
     { recall: recallSettings, interests: s.interests },
   );
   const feed = new ForYouFeed(

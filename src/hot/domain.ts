@@ -1,8 +1,8 @@
 /**
- * The hot ranking's pure rules (design note 2): the time-decay score, its parameters and their valid
+ * The hot ranking's pure rules (docs/hot.md): the time-decay score, its parameters and their valid
  * ranges, how old an item is in hours, view verdicts, and the `range` of `GET /v1/hot`.
  *
- * Score (note 2, "时间衰减评分"):
+ * Score (the hot-ranking design, "时间衰减评分"):
  *
  *     score = (α·pv + β·uv) / (hours_since_publish + base)^γ
  *
@@ -26,10 +26,10 @@ export interface HotParams {
   gamma: number;
 }
 
-/** Note 2's recommended values. */
+/** The hot-ranking design's recommended values. */
 export const DEFAULT_HOT_PARAMS: Readonly<HotParams> = { alpha: 1.0, beta: 1.2, base: 2, gamma: 1.5 };
 
-/** Valid range of each parameter, inclusive (γ from note 2; the others keep the score finite and meaningful). */
+/** Valid range of each parameter, inclusive (γ from the hot-ranking design; the others keep the score finite and meaningful). */
 export const HOT_PARAM_RANGES: Readonly<Record<keyof HotParams, readonly [number, number]>> = {
   alpha: [0, 10],
   beta: [0, 10],
@@ -39,7 +39,7 @@ export const HOT_PARAM_RANGES: Readonly<Record<keyof HotParams, readonly [number
 
 /**
  * Hours between publication and `nowMs` (both epoch ms); 0 when `nowMs` is not after the publication.
- * The publication counts in whole seconds, as note 2 stores `publishedAt` in Redis, so this is exactly
+ * The publication counts in whole seconds, as the hot-ranking design stores `publishedAt` in Redis, so this is exactly
  * the note's Lua (`nowSec > pub`, `(nowSec - pub) / 3600`).
  */
 export function hoursSincePublish(nowMs: number, publishedAtMs: number): number {
@@ -49,7 +49,7 @@ export function hoursSincePublish(nowMs: number, publishedAtMs: number): number 
 }
 
 /**
- * Note 2's score: (α·pv + β·uv) / (hours + base)^γ. The Lua scripts compute the same expression in
+ * The hot-ranking design's score: (α·pv + β·uv) / (hours + base)^γ. The Lua scripts compute the same expression in
  * the same order; results agree to the last bit or two (C `pow` vs V8's `Math.pow`).
  */
 export function hotScore(pv: number, uv: number, hours: number, p: HotParams): number {
@@ -108,7 +108,7 @@ export const KEEP_FOREVER = 0;
 /**
  * The publication time before which items are past the retention at `nowMs` (epoch ms), or null when
  * `retentionMs` is {@link KEEP_FOREVER}. An item published at p is past it when p < cutoff, i.e. when
- * `nowMs − p > retentionMs` (the test hotView-9.lua makes).
+ * `nowMs − p > retentionMs` (the test lua/hotView-9.lua makes).
  */
 export function retentionCutoff(nowMs: number, retentionMs: number): number | null {
   return retentionMs === KEEP_FOREVER ? null : nowMs - retentionMs;
@@ -116,7 +116,7 @@ export function retentionCutoff(nowMs: number, retentionMs: number): number | nu
 
 /**
  * What happened to one view. Only `counted` views touch PV, UV and the score; `repeat`, `budget` and
- * `flagged` are the suspicious kinds, counted apart (note 2: "将可疑请求计入独立指标，不进入 PV/UV").
+ * `flagged` are the suspicious kinds, counted apart (the hot-ranking design: "将可疑请求计入独立指标，不进入 PV/UV").
  * - `repeat`: the same visitor viewed the same item within the rate-limit window;
  * - `budget`: the visitor exceeded its per-minute view budget across items;
  * - `flagged`: the caller marked the view as suspicious;
@@ -142,7 +142,7 @@ export function budgetMinute(nowMs: number): number {
   return Math.floor(nowMs / 60_000);
 }
 
-/** Default `range` of `GET /v1/hot` (note 2's example `range=72h`). */
+/** Default `range` of `GET /v1/hot` (the hot-ranking design's example `range=72h`). */
 export const DEFAULT_RANGE = '72h';
 /** Largest accepted `range`: 30 days (older items barely score: (720 + 2)^1.5 ≈ 19,400). */
 export const MAX_RANGE_MS = 30 * DAY_MS;

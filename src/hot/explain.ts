@@ -1,6 +1,6 @@
 /**
  * The hot list's explain (docs/explain.md): why an item is or is not in `GET /v1/hot` of a reader now,
- * with note 2's score taken apart (domain.ts `hotScoreParts`: pv, uv, weighted views, age in hours, the
+ * with the hot-ranking design's score taken apart (domain.ts `hotScoreParts`: pv, uv, weighted views, age in hours, the
  * decay, the score) and its rank in the current snapshot.
  *
  * Order of the rules (as `GET /v1/hot` applies them): outside_window (published outside the range asked

@@ -1,6 +1,6 @@
 /**
  * HotArchive port: where the hot counters are checkpointed and archived (PostgreSQL is the truth,
- * DESIGN.md "Where state lives"), so a lost Redis — or a restarted in-process store — can be rebuilt.
+ * docs/architecture.md "Where state lives"), so a lost Redis — or a restarted in-process store — can be rebuilt.
  *
  * Contract (test/contracts/hot-archive.contract.ts, against PGlite and a PostgreSQL server):
  * - `save` upserts one row per item (the latest snapshot wins), in one transaction; with

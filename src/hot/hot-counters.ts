@@ -1,5 +1,5 @@
 /**
- * HotCounters port: the counters and the ranking of the hot list (design note 2) — per item a PV
+ * HotCounters port: the counters and the ranking of the hot list (docs/hot.md) — per item a PV
  * counter, a HyperLogLog of visitors, the publication time, suspicious-view counters, and one ranking
  * (a ZSET per shard) of scores.
  *
@@ -7,7 +7,7 @@
  * - `view` is ONE atomic step: the rate-limit check (same visitor + item within `rateWindowMs` →
  *   `repeat`), the per-visitor budget (more than `visitorBudgetPerMinute` views in one minute of
  *   epoch time → `budget`), the caller's flag (`flagged`), then PV + 1, the visitor into the HLL,
- *   UV = its estimate, score = note 2's formula at `nowMs`, and the score into the ranking. Checks
+ *   UV = its estimate, score = the hot-ranking design's formula at `nowMs`, and the score into the ranking. Checks
  *   come in that order: a flagged view consumes no budget, a view over budget sets no rate-limit mark.
  *   Only `counted` views change PV, UV or the score; the suspicious kinds increment their own
  *   counters (per item and in total). Concurrent views never lose an increment.
@@ -35,7 +35,7 @@
  * - Shards: the per-visitor budget and the cap hold per shard (a visitor spreading views over all N
  *   shards reaches up to N × budget per minute before being isolated; the global top `cap` is always
  *   kept, since it is a subset of the shards' tops).
- * - Layouts (Redis): a store written with another shard count — note 2's one `{hot}` shard of earlier
+ * - Layouts (Redis): a store written with another shard count — the hot-ranking design's one `{hot}` shard of earlier
  *   versions, or a changed `FRESHET_HOT_SHARDS` — still holds counters under that layout's keys until
  *   they are moved: `priorLayout()` answers those counters (null when there are none), which
  *   HotMaintenance checkpoints, `retire`s, restores into this layout and `purge`s; `adoptLayout()`
@@ -49,13 +49,13 @@ import type { HotParams, SuspiciousCounts, ViewVerdict } from './domain.js';
 /** The rules a store applies to views (from the configuration); durations in ms. */
 export interface HotRules {
   params: HotParams;
-  /** Rate-limit window for one visitor and one item (note 2: 10–15 min). */
+  /** Rate-limit window for one visitor and one item (the hot-ranking design: 10–15 min). */
   rateWindowMs: number;
   /** Views one visitor may make per minute across items before the rest are `budget`. */
   visitorBudgetPerMinute: number;
   /** Items published longer ago than this are `expired` (their counters are archived); 0 = never (`KEEP_FOREVER`). */
   retentionMs: number;
-  /** Ranked items kept per shard by `rescore` (note 2: 1000). */
+  /** Ranked items kept per shard by `rescore` (the hot-ranking design: 1000). */
   cap: number;
 }
 
@@ -67,7 +67,12 @@ export interface ViewInput {
   nowMs: number;
   /** The caller judged this view suspicious (bot, abuse): counted apart, never in PV/UV/score. */
   flagged?: boolean;
+  /** The feed the reader opened the item from (a click of that feed: `freshet_feed_clicks_total`). */
+  feed?: FeedName;
 }
+
+/** The feeds a view or an engagement may be attributed to (the API's names). */
+export type FeedName = 'for-you' | 'discover' | 'following' | 'hot';
 
 /** What a view did, and the item's counters after it (all 0 for `unknown`). */
 export interface ViewResult {
@@ -81,7 +86,7 @@ export interface ViewResult {
 /** An item's counters as stored. */
 export interface ItemCounters {
   itemId: string;
-  /** Publication time, epoch ms (whole seconds, as note 2 stores it); null when not registered. */
+  /** Publication time, epoch ms (whole seconds, as the hot-ranking design stores it); null when not registered. */
   publishedAtMs: number | null;
   pv: number;
   uv: number;
@@ -123,12 +128,12 @@ export interface RescoreResult {
 }
 
 export interface HotCounters {
-  /** Number of shards (1 = note 2's single ranking). */
+  /** Number of shards (1 = the hot-ranking design's single ranking). */
   readonly shards: number;
   /** The shard holding an item's counters (0..shards-1). */
   shardOf(itemId: string): number;
   /**
-   * Registers publication times (note 2's `HSET meta:article:{id} publishedAt <seconds>`).
+   * Registers publication times (the hot-ranking design's `HSET meta:article:{id} publishedAt <seconds>`).
    * With `onlyExisting`, only items already registered are updated (an item edit).
    */
   register(
@@ -174,7 +179,7 @@ export interface HotCounters {
   seal(shards: readonly number[]): Promise<void>;
   /**
    * The counters this store holds under another shard layout (see the contract), or null. A layout is
-   * recorded by {@link adoptLayout}; a store that never recorded one holds note 2's one `{hot}` shard
+   * recorded by {@link adoptLayout}; a store that never recorded one holds the hot-ranking design's one `{hot}` shard
    * when its keys exist.
    */
   priorLayout(): Promise<HotCounters | null>;

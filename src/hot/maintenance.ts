@@ -2,7 +2,7 @@
  * HotMaintenance: what keeps the hot ranking honest between views — rescoring, checkpoints to
  * PostgreSQL, archiving of old items, and the rebuild after a loss.
  *
- * - **Rescoring** (`rescore`): note 2's script only re-evaluates an item's score when it is viewed, so
+ * - **Rescoring** (`rescore`): the hot-ranking design's script only re-evaluates an item's score when it is viewed, so
  *   an item that stopped getting views would keep the score of its last view forever and sit above
  *   fresher items. The pass recomputes every ranked score at `now` from the counters, then trims each
  *   shard to the `cap` best (`ZREMRANGEBYRANK hot:score 0 -(cap+1)`).
@@ -11,7 +11,7 @@
  *   cleared only once written. What a loss can take is therefore what was counted since the last
  *   complete checkpoint: one checkpoint interval.
  * - **Archive** (`archive`): items published longer ago than the retention get a final checkpoint
- *   marked archived, then leave the hot store (note 2: "Redis 中保留最近 90 天的活动数据"). The
+ *   marked archived, then leave the hot store (the hot-ranking design: "Redis 中保留最近 90 天的活动数据"). The
  *   pass runs at the caller's `nowMs` — the wall clock on a server — so a replay of old data on a
  *   running server would lose its ranking within one checkpoint interval; retention 0
  *   (`KEEP_FOREVER`) archives nothing.
@@ -20,7 +20,7 @@
  *   since the loss, page by page, then are sealed. Checkpoints refuse to read a lost shard (its counters
  *   are partial), so a loss never overwrites a good checkpoint.
  * - **Re-shard** (part of `recover`, at start and before every checkpoint): when the store still holds
- *   counters under a prior shard layout (`HotCounters.priorLayout`: note 2's one `{hot}` shard of
+ *   counters under a prior shard layout (`HotCounters.priorLayout`: the hot-ranking design's one `{hot}` shard of
  *   earlier versions, or another `FRESHET_HOT_SHARDS`), they move through PostgreSQL — (1) a last
  *   checkpoint of the prior layout (its dirty and in-flight items: what was counted since its previous
  *   checkpoint), saved with `keepNewer` so a late one never lowers a row; (2) `retire`: its epochs go,

@@ -1,5 +1,5 @@
 /**
- * Hot-ranking routes (note 2):
+ * Hot-ranking routes (docs/hot.md):
  * - `POST /v1/views` — one view `{item_id}` with a reader token (the visitor is the token's subject),
  *   or with the service key `{item_id, visitor_id, flagged?, at?}` or a batch (array) of them for
  *   backfills. Always 200 when accepted: `data.counted` says whether the view counted, `data.verdict`
@@ -29,7 +29,7 @@ import {
   type RequestAccess,
   requireServiceKey,
 } from '../kernel/http/access.js';
-import { ErrorEnvelope, IdParams, ok } from '../kernel/http/schemas.js';
+import { ErrorEnvelope, IdParams, ok, LOOKUP_ERRORS, type TypedApp } from '../kernel/http/schemas.js';
 import type { HotCounters } from './hot-counters.js';
 import type { HotRanking } from './service.js';
 import type { HotSettings } from './wire.js';
@@ -46,16 +46,19 @@ import {
   type ViewInJson,
 } from './schemas.js';
 
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
+/** The verb the routes write views through (src/use-cases/verbs.ts `UseCases` has it). */
+export interface HotVerbs {
+  recordViews(views: readonly ViewInput[]): Promise<Outcome[]>;
+}
 
-/** What the routes call: views go to the app's `recordViews` use case (src/use-cases/verbs.ts). */
+/** What the routes call: views go to the app's `recordViews` use case. */
 export interface HotRouteDeps {
   access: RequestAccess;
   ranking: HotRanking;
   counters: HotCounters;
   content: ContentStore;
   settings: Pick<HotSettings, 'cacheRefreshMs' | 'params'>;
-  recordViews(views: readonly ViewInput[]): Promise<Outcome[]>;
+  verbs: HotVerbs;
   /** The readers' preferences (the exclusions snapshot); absent: the list is the same for everyone. */
   exclusions?: ExclusionSource;
 }
@@ -63,8 +66,13 @@ export interface HotRouteDeps {
 /** Registers the hot-ranking routes under `/v1` (see the module doc for who may call what). */
 export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access } = deps;
+  viewRoute(r, deps);
+  rankingRoutes(r, deps);
+};
 
+/** `POST /v1/views`: one view, or a batch with the service key. */
+function viewRoute(r: TypedApp, deps: HotRouteDeps): void {
+  const { access } = deps;
   r.post(
     '/views',
     {
@@ -73,7 +81,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
         summary: 'Record a view (or a batch, service key)',
         body: ViewsBody,
         headers: HotHeaders,
-        response: { 200: { anyOf: [ViewResult, ViewsResult] }, ...errors, 413: ErrorEnvelope },
+        response: { 200: { anyOf: [ViewResult, ViewsResult] }, ...LOOKUP_ERRORS, 413: ErrorEnvelope },
       },
     },
     async (req) => {
@@ -81,12 +89,12 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
       const nowMs = nowOf(p, req, access);
       if (!Array.isArray(req.body)) {
         const view = toView(p, req.body, nowMs, access);
-        const [outcome] = await deps.recordViews([view]);
+        const [outcome] = await deps.verbs.recordViews([view]);
         return ok(viewJson(view, outcome!));
       }
       requireService(p);
       const views = req.body.map((v, i) => toView(p, v, nowMs, access, `body/${i}`));
-      const outcomes = await deps.recordViews(views);
+      const outcomes = await deps.verbs.recordViews(views);
       const summary: Record<ViewVerdict, number> = {
         counted: 0,
         repeat: 0,
@@ -99,7 +107,11 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
       return ok({ results: outcomes.map((o, i) => viewJson(views[i]!, o)), summary });
     },
   );
+}
 
+/** `GET /v1/hot` (the cached ranking, as a reader sees it) and `GET /v1/hot/items/:id` (service key). */
+function rankingRoutes(r: TypedApp, deps: HotRouteDeps): void {
+  const { access } = deps;
   r.get(
     '/hot',
     {
@@ -108,7 +120,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
         summary: 'Hot items published within range',
         querystring: HotQuery,
         headers: FeedHeaders,
-        response: { 200: HotResult, ...errors },
+        response: { 200: HotResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -133,7 +145,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
         tags: ['hot'],
         summary: "One item's counters (service key)",
         params: IdParams,
-        response: { 200: HotItemResult, ...errors },
+        response: { 200: HotItemResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -144,7 +156,7 @@ export const hotRoutes: FastifyPluginAsync<{ deps: HotRouteDeps }> = async (app,
       return ok({ item: itemToJson(item), pv: c!.pv, uv: c!.uv, score: c!.score, suspicious: c!.suspicious });
     },
   );
-};
+}
 
 /**
  * The hot list as `readerId` sees it: the snapshot's entries in range without the items the reader's
@@ -176,12 +188,18 @@ function toView(p: Principal, v: ViewInJson, nowMs: number, access: RequestAcces
       );
     if (v.flagged !== undefined || v.at !== undefined)
       throw fail('FORBIDDEN', `${field}/flagged and ${field}/at need the service key`);
-    return { itemId: v.item_id, visitorId: p.readerId, nowMs };
+    return { itemId: v.item_id, visitorId: p.readerId, nowMs, ...(v.feed ? { feed: v.feed } : {}) };
   }
   if (v.visitor_id === undefined)
     throw fail('INVALID_INPUT', `${field}/visitor_id is required with the service key: name the visitor of the view`);
   const at = v.at === undefined ? nowMs : timeOf(v.at, `${field}/at`, access);
-  return { itemId: v.item_id, visitorId: v.visitor_id, nowMs: at, flagged: v.flagged === true };
+  return {
+    itemId: v.item_id,
+    visitorId: v.visitor_id,
+    nowMs: at,
+    flagged: v.flagged === true,
+    ...(v.feed ? { feed: v.feed } : {}),
+  };
 }
 
 function viewJson(v: ViewInput, o: Outcome) {

@@ -26,6 +26,11 @@ export const ViewIn = Type.Object(
     flagged: Type.Optional(
       Type.Boolean({ description: 'service key only: the caller judged the view suspicious; counted apart' }),
     ),
+    feed: Type.Optional(
+      Type.Union([Type.Literal('for-you'), Type.Literal('discover'), Type.Literal('following'), Type.Literal('hot')], {
+        description: "the feed the reader opened the item from: a click of that feed's impressions (/metrics)",
+      }),
+    ),
     at: Type.Optional(
       Type.Integer({
         minimum: 0,

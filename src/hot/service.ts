@@ -1,5 +1,5 @@
 /**
- * HotRanking: the hot list of note 2 — views in, a cached, explainable ranking out.
+ * HotRanking: the hot list (docs/hot.md) — views in, a cached, explainable ranking out.
  *
  * Views: one atomic store step per view (`HotCounters.view`). The store only knows items whose
  * publication time is registered; on the first view of an item the service looks it up in the
@@ -7,12 +7,12 @@
  * unknown or deleted item is a NOT_FOUND error. Items older than the retention are never registered:
  * their views answer `expired` (not counted, not suspicious).
  *
- * Ranking: `GET /v1/hot` is served from a snapshot refreshed at most every `cacheRefreshMs` (note 2:
+ * Ranking: `GET /v1/hot` is served from a snapshot refreshed at most every `cacheRefreshMs` (the hot-ranking design:
  * 60–120 s) so the order does not jitter. A snapshot takes the ranking's top `cap` items (merged over
  * shards), reads their counters, hydrates them from the content store (deleted items drop out), and
- * evaluates note 2's score for each at the snapshot's time, so every score in a response can be
+ * evaluates the hot-ranking design's score for each at the snapshot's time, so every score in a response can be
  * checked by hand from the pv, uv and published_at next to it. Requests filter the snapshot to the
- * items published in `[now − range, now]` of the request's time (issue 14.2: a replay at a 2016
+ * items published in `[now − range, now]` of the request's time (a replay at a 2016
  * `X-Freshet-Now` sees its 2016 items, not items "published" after its now) and cut it to `limit`.
  */
 import type { Item } from '../kernel/items/item.js';
@@ -27,9 +27,9 @@ import type { Logger } from '../kernel/observability.js';
 /** Tunables of the ranking; durations in ms. */
 export interface HotRankingSettings {
   params: HotParams;
-  /** Snapshot lifetime (note 2: 60–120 s). */
+  /** Snapshot lifetime (the hot-ranking design: 60–120 s). */
   cacheRefreshMs: number;
-  /** Items ranked in a snapshot (the ranking's cap, note 2: 1000). */
+  /** Items ranked in a snapshot (the ranking's cap, the hot-ranking design: 1000). */
   cap: number;
   /** Items published longer ago than this are not counted (`expired`); 0 = never (`KEEP_FOREVER`). */
   retentionMs: number;
@@ -48,7 +48,7 @@ export interface HotEntry {
   item: Item;
   pv: number;
   uv: number;
-  /** Note 2's score at the snapshot's time. */
+  /** The hot-ranking design's score at the snapshot's time. */
   score: number;
   suspicious: SuspiciousCounts;
 }

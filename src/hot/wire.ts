@@ -1,5 +1,5 @@
 /**
- * Wiring of the hot ranking (note 2), called by src/compose/open.ts: the counters (Redis when configured,
+ * Wiring of the hot ranking (docs/hot.md), called by src/compose/open.ts: the counters (Redis when configured,
  * else in process), the PostgreSQL archive of checkpoints, the metrics, the ranking service and its
  * maintenance; restores counters a lost store forgot from the checkpoints, and starts/stops the
  * background workers (rescoring, checkpoints, snapshot refresh).
@@ -19,21 +19,21 @@ import { startHotWorkers, type HotWorkers } from './workers.js';
 
 /** Settings of the hot ranking (`FRESHET_HOT_*`); durations in ms. */
 export interface HotSettings {
-  /** Note 2's score parameters α, β, base, γ. */
+  /** The hot-ranking design's score parameters α, β, base, γ. */
   params: HotParams;
-  /** Rate-limit window for one visitor and one item (note 2: 10–15 min). */
+  /** Rate-limit window for one visitor and one item (the hot-ranking design: 10–15 min). */
   rateWindowMs: number;
   visitorBudgetPerMinute: number;
-  /** Lifetime of the cached top list (note 2: 60–120 s). */
+  /** Lifetime of the cached top list (the hot-ranking design: 60–120 s). */
   cacheRefreshMs: number;
   rescoreMs: number;
   /** Checkpoint period: the bound on what a lost store forgets. */
   checkpointMs: number;
   /** Items published longer ago are not counted, and their counters are archived; 0 = never (`KEEP_FOREVER`, docs/hot.md "Retention"). */
   retentionMs: number;
-  /** Ranked items kept per shard (note 2: 1000). */
+  /** Ranked items kept per shard (the hot-ranking design: 1000). */
   cap: number;
-  /** Hot-shard keys (N = 1 gives note 2's single `hot:score`). */
+  /** Hot-shard keys (N = 1 gives the hot-ranking design's single `hot:score`). */
   shards: number;
 }
 

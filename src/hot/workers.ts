@@ -7,11 +7,12 @@
  * With `maintenance: false` only the snapshot refresh runs: under `freshet serve --workers N` every
  * worker keeps its own snapshot, but rescoring and archiving (store-wide work, safe but redundant in N
  * processes) run in one worker (src/cli/cluster.ts).
- * A tick that is still running when the next one is due is skipped, never stacked. Failures are logged
- * and retried at the next tick. `stop()` clears the timers and waits for running ticks.
+ * The timers are src/kernel/interval-tasks.ts's: a tick still running when the next is due is skipped,
+ * a failure logged and retried at the next tick; `stop()` clears them and waits for running ticks.
  */
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/observability.js';
+import { IntervalTasks } from '../kernel/interval-tasks.js';
 import type { HotMaintenance } from './maintenance.js';
 import type { HotRanking } from './service.js';
 
@@ -37,33 +38,11 @@ export function startHotWorkers(
   log: Logger,
   withMaintenance = true,
 ): HotWorkers {
-  const running = new Set<Promise<unknown>>();
-  const timers: NodeJS.Timeout[] = [];
-  const schedule = (name: string, ms: number, task: () => Promise<unknown>) => {
-    let busy = false;
-    const timer = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      const run = task()
-        .catch((err: unknown) => log.warn({ err, worker: name }, 'hot worker tick failed'))
-        .finally(() => {
-          busy = false;
-          running.delete(run);
-        });
-      running.add(run);
-    }, ms);
-    timer.unref();
-    timers.push(timer);
-  };
+  const tasks = new IntervalTasks(log, 'hot worker');
   if (withMaintenance) {
-    schedule('rescore', every.rescoreMs, () => maintenance.rescore(clock.now()));
-    schedule('checkpoint', every.checkpointMs, () => maintenance.archive(clock.now()));
+    tasks.every('rescore', every.rescoreMs, () => maintenance.rescore(clock.now()));
+    tasks.every('checkpoint', every.checkpointMs, () => maintenance.archive(clock.now()));
   }
-  schedule('hot-cache', every.cacheRefreshMs, () => hot.refresh(clock.now()));
-  return {
-    async stop() {
-      for (const t of timers) clearInterval(t);
-      await Promise.all([...running]);
-    },
-  };
+  tasks.every('hot-cache', every.cacheRefreshMs, () => hot.refresh(clock.now()));
+  return { stop: () => tasks.stop() };
 }

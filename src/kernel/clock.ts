@@ -1,5 +1,5 @@
 /**
- * The injected clock (DESIGN.md "Time"): scoring, day keys and windows read `now` from here,
+ * The injected clock (docs/architecture.md "Time"): scoring, day keys and windows read `now` from here,
  * never from `Date.now()` directly, so tests and replays of historical data run on virtual time.
  */
 
@@ -32,7 +32,7 @@ export const MINUTE_MS = 60 * SECOND_MS;
 export const HOUR_MS = 60 * MINUTE_MS;
 export const DAY_MS = 24 * HOUR_MS;
 
-/** The UTC day of `ms` as `YYYYMMDD` (the day-key suffix of note 1, e.g. `20260306`). */
+/** The UTC day of `ms` as `YYYYMMDD` (the day-key suffix of the for-you design, e.g. `20260306`). */
 export function dayStamp(ms: number): string {
   const d = new Date(ms);
   const y = d.getUTCFullYear();

@@ -2,7 +2,7 @@
  * Errors with stable codes: the one place where every Freshet error code lives.
  *
  * Every failure a client can cause or observe is a {@link FreshetError} with a numeric `code`
- * (the `code` field of the `{code, msg, data}` envelope, note 1) and the HTTP status it maps to.
+ * (the `code` field of the `{code, msg, data}` envelope, docs/api.md) and the HTTP status it maps to.
  * Codes never change meaning once released; the README lists them all.
  */
 
@@ -14,7 +14,7 @@ export const ErrorCodes = {
   INVALID_ID: { code: 40002, status: 400 },
   /** The body is not valid JSON, holds a `__proto__` / `constructor.prototype` key, or has the wrong content type. */
   MALFORMED_BODY: { code: 40003, status: 400 },
-  /** A user acting on itself where that makes no sense: following or blocking oneself (note 4 graph). */
+  /** A user acting on itself where that makes no sense: following or blocking oneself (the following graph). */
   SELF_REFERENCE: { code: 40004, status: 400 },
   /** A discover cursor that is malformed, of another version, tampered with, or another reader's. */
   INVALID_CURSOR: { code: 40005, status: 400 },

@@ -1,5 +1,5 @@
 /**
- * The port every feed reads for note 5's exclusions: `ExclusionSource.forReader` gives a reader's
+ * The port every feed reads for the exclusions (docs/exclusions.md): `ExclusionSource.forReader` gives a reader's
  * exclusions as one immutable snapshot per request (`ReaderExclusions`). The exclusions capability
  * (src/exclusions/) implements it; the feeds (for-you, discover, following) depend only on this module,
  * so no feed imports the exclusions capability. The rules themselves are documented in

@@ -75,6 +75,13 @@ export interface Explanation {
   score: ExplainScore | null;
   /** 1-based rank in a refresh now, or null when not eligible or beyond what one refresh reaches. */
   rank: number | null;
+  /**
+   * Ranked feeds (for-you, discover), when the seen filter says the item was served: when (`day`, the UTC
+   * day of the rolling filter holding it; null for the reader's own filter, which keeps no day) and why it
+   * ranked — `rankIfUnseen`, its rank in a refresh now were it alone not served yet (null when another rule
+   * removes it too, or beyond what one refresh reaches). Null otherwise (absent: null).
+   */
+  served?: { day: string | null; rankIfUnseen: number | null } | null;
   /** The time the explanation is for, epoch ms (the request's clock). */
   atMs: number;
 }

@@ -2,7 +2,7 @@
  * Ids of readers, authors and items.
  *
  * Every id that reaches a Redis key or a Bloom member is checked here first, so `:`, `{` and `}`
- * can never be smuggled into a key (DESIGN.md "Keys"). `.` and `..` are not ids (issue 14.8): as a
+ * can never be smuggled into a key (docs/architecture.md "Keys"). `.` and `..` are not ids: as a
  * path segment (`/v1/items/..`) every HTTP client normalises them away, so such an item could be
  * written but never read or deleted. The SQL CHECK constraints keep the older, wider pattern as a
  * backstop; every write path checks ids here first.

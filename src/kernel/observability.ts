@@ -25,6 +25,8 @@ export interface FeedMetrics {
   cacheResult(feed: string, result: 'hit' | 'short' | 'fallback'): void;
   /** An impression write that failed (logged, never surfaced to the client). */
   impressionWriteFailed(feed: string): void;
+  /** Items delivered in a page (impressions: the denominator of the click-through rate). */
+  impressions(feed: string, n: number): void;
 }
 
 /** A logger that drops everything. */

@@ -1,5 +1,5 @@
 /**
- * The one way a value a client sent is shown in a message (issue 21.1): a short, JSON-like preview
+ * The one way a value a client sent is shown in a message: a short, JSON-like preview
  * that **never throws and never recurses without bound**. Error messages are built while answering a
  * failure — often inside the error handler itself — so the helper must survive whatever a hostile body,
  * header or library hands it: arrays nested 5,000 deep (where `JSON.stringify` and `String()` both blow

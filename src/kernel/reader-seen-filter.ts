@@ -1,11 +1,11 @@
 /**
- * ReaderSeenFilter port: one scalable Bloom filter per reader (design note 3: "each user gets their
+ * ReaderSeenFilter port: one scalable Bloom filter per reader (the discover design: "each user gets their
  * own filter", 1 % error, 30-day TTL), grown with sub-filters as it fills — the note's own "what I'd
  * improve" — so the false-positive rate holds however much a reader scrolls. It starts small (a first
  * sub-filter of 100 members, as RedisBloom's `BF.RESERVE` defaults, instead of the note's fixed
  * 100,000), so a reader costs what they saw.
  *
- * It has the same methods as note 1's {@link SeenFilter}, so a feed depends on `SeenFilter` and the
+ * It has the same methods as the for-you design's {@link SeenFilter}, so a feed depends on `SeenFilter` and the
  * container picks the strategy per feed ({@link SeenStrategy}); the extra `describe` serves tests,
  * reports and the bench.
  *
@@ -14,7 +14,7 @@
  * p_0 = P·(1 − r), so the compound rate of all sub-filters stays ≤ P = Σ p_i < p_0 / (1 − r). Each
  * sub-filter is sized by Broder & Mitzenmacher 2004 (m = −n ln p / ln²2, k = (m/n) ln 2) and hashed by
  * Kirsch–Mitzenmacher double hashing of the member `{reader}:{item}` (src/seen/bloom.ts; the same
- * MurmurHash3 pair as note 1's filters). A new member goes into the newest sub-filter; a member already
+ * MurmurHash3 pair as the for-you design's filters). A new member goes into the newest sub-filter; a member already
  * answered "seen" is not added again; when the newest holds n_i members, sub-filter i + 1 is opened.
  *
  * Contract (test/contracts/reader-seen-filter.contract.ts runs it against every adapter):
@@ -31,9 +31,9 @@
  * - `now` going backwards never shortens the life of a filter (the last-activity time only grows).
  * - empty batches are no-ops and touch nothing.
  * - a filter keeps the geometry it was started with (`ReaderFilterState.signature`): filters written
- *   under other settings, or before 0.2.0, are read and marked under their own until they are gone.
+ *   under other settings are read and marked under their own until they are gone.
  *
- * Delivery (note 3 marks "after the response", fire-and-forget, which leaves a window in which the
+ * Delivery (the discover design marks "after the response", fire-and-forget, which leaves a window in which the
  * reader's next request can be served the same items): feeds write impressions while the page is
  * hydrated and await them before the response is sent, as the for-you feed does, so the window is shut.
  */
@@ -42,20 +42,20 @@ import type { SeenFilter } from './seen-filter.js';
 /**
  * Which seen filter a feed uses — a per-feed choice (config `FRESHET_FOR_YOU_SEEN`,
  * `FRESHET_DISCOVER_SEEN`; README "Seen strategy"):
- * - `rolling`: note 1's global daily filters (one per UTC day, 7-day window; memory shared by all
+ * - `rolling`: the for-you design's global daily filters (one per UTC day, 7-day window; memory shared by all
  *   readers, proportional to the day's impressions; forgets a day's impressions 7 days later).
- * - `per_reader`: note 3's per-reader scalable filter (memory per active reader; remembers everything
+ * - `per_reader`: the discover design's per-reader scalable filter (memory per active reader; remembers everything
  *   until the reader is inactive for the TTL, 30 days).
  */
 export type SeenStrategy = 'rolling' | 'per_reader';
 
 /** Tunables of the per-reader filter (config `FRESHET_READER_SEEN_*`). */
 export interface ReaderSeenSettings {
-  /** Members the first sub-filter holds at its rate (n_0; default 100, RedisBloom's; note 3 used 100,000). */
+  /** Members the first sub-filter holds at its rate (n_0; default 100, RedisBloom's; the discover design used 100,000). */
   initialCapacity: number;
-  /** Compound false-positive rate of the whole filter (P; note 3: 0.01). */
+  /** Compound false-positive rate of the whole filter (P; the discover design: 0.01). */
   errorRate: number;
-  /** Time after the last activity at which the filter is forgotten, ms (note 3: 30 days). */
+  /** Time after the last activity at which the filter is forgotten, ms (the discover design: 30 days). */
   ttlMs: number;
 }
 
@@ -89,7 +89,7 @@ export interface ReaderFilterState {
   signature: string | null;
 }
 
-/** The per-reader scalable seen filter (note 3). See the module comment for the contract. */
+/** The per-reader scalable seen filter (docs/discover.md). See the module comment for the contract. */
 export interface ReaderSeenFilter extends SeenFilter {
   /**
    * For each of `itemIds`, whether `readerId` has probably seen it; refreshes the reader's TTL when it

@@ -1,5 +1,5 @@
 /**
- * What one Freshet instance opened and hands to every capability's `wire.ts`: the SQL store (PGlite or
+ * What one Freshet instance opened and hands to every capability's wiring (`src/<capability>/wire.ts`): the SQL store (PGlite or
  * a PostgreSQL server), the Redis handle when Redis is configured (null → in-process stores, the
  * embedded default), the data folder, the logger and the metrics registry. One Redis handle, one name.
  */

@@ -1,5 +1,5 @@
 /**
- * The one range every time input must fall in (issue 10.5): `X-Freshet-Now`, an item's `published_at`
+ * The one range every time input must fall in: `X-Freshet-Now`, an item's `published_at`
  * and a view's `at` are checked against it at the edge, so a time in milliseconds where seconds were
  * meant (the year ~58,870), a 15-digit `X-Freshet-Now` or a date next century never reaches a store.
  *

@@ -9,7 +9,11 @@
  *   and returns it, or null.
  * - `groups` aggregates a recipient's events by group, newest group first (by its newest event id), only
  *   groups whose newest event id is below `beforeId` (null: all), at most `limit`; actor counts exact.
- * - `markers` only move forward unless forced; a marker above the recipient's newest event id is refused.
+ * - `markers` only move forward unless forced (a marker above the recipient's newest event id is refused
+ *   before the store is asked: `Notifications.setMarker`, service.ts).
+ * - `forgetUser` deletes the events a user received and caused and their marker, naming the recipients they
+ *   notified; `received` lists a reader's events newest first with their data; `prune` deletes the oldest
+ *   events before a time, a batch at a time.
  */
 import type { NotificationEvent, NotificationGroup, NotificationType } from './domain.js';
 
@@ -27,6 +31,12 @@ export interface NotificationMarker {
 export interface NotificationStore {
   /** Records an event. @returns it with its id, or null when it was recorded already (own types). */
   record(e: NewNotification): Promise<NotificationEvent | null>;
+  /**
+   * Records a batch in one statement, in batch order (ids increase along it), each as {@link record} would.
+   * @returns per event, in order: it with its id, or null when it was recorded already (an earlier one of
+   *   the batch included).
+   */
+  recordMany(events: readonly NewNotification[]): Promise<(NotificationEvent | null)[]>;
   /** Deletes the newest matching event recorded at or after `sinceMs`. @returns it, or null. */
   retract(
     recipientId: string,
@@ -59,6 +69,11 @@ export interface NotificationStore {
    * @returns rows removed, and the other recipients whose events they caused (their views are stale).
    */
   forgetUser(userId: string): Promise<{ received: number; caused: number; markers: number; recipients: string[] }>;
+  /**
+   * The `data` of the recipient's events among `ids` that carry some (an application's notification):
+   * event id → its data. One primary-key lookup per id.
+   */
+  dataOf(recipientId: string, ids: readonly number[]): Promise<Map<number, unknown>>;
   /** The events a reader received, newest first, at most `limit` (export). */
   received(readerId: string, limit: number): Promise<(NotificationEvent & { data: unknown })[]>;
   /** Deletes up to `batch` events recorded before `beforeMs`. @returns how many. */

@@ -11,7 +11,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { readerRequest, serviceRequest, type RequestAccess } from '../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, IdParams, NowHeaders, ok } from '../kernel/http/schemas.js';
+import {
+  ErrorEnvelope,
+  FeedHeaders,
+  IdParams,
+  NowHeaders,
+  ok,
+  ROUTE_ERRORS,
+  type TypedApp,
+} from '../kernel/http/schemas.js';
 import {
   groupJson,
   HookBody,
@@ -30,13 +38,16 @@ export interface NotificationRouteDeps {
   notifications: Pick<Notifications, 'page' | 'hook' | 'setMarker'>;
 }
 
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope };
-
 /** Registers the notification routes (see the module doc). */
 export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access, notifications } = deps;
+  feedRoute(r, deps);
+  hookRoute(r, deps);
+  markerRoute(r, deps);
+};
 
+/** `GET /v1/feeds/notifications`. */
+function feedRoute(r: TypedApp, { access, notifications }: NotificationRouteDeps): void {
   r.get(
     '/feeds/notifications',
     {
@@ -45,7 +56,7 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
         summary: 'Grouped notifications, newest group first',
         querystring: NotificationsQuery,
         headers: FeedHeaders,
-        response: { 200: NotificationsResult, ...errors },
+        response: { 200: NotificationsResult, ...ROUTE_ERRORS },
       },
     },
     async (req) => {
@@ -63,7 +74,10 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
       });
     },
   );
+}
 
+/** `POST /v1/notifications` (service key). */
+function hookRoute(r: TypedApp, { access, notifications }: NotificationRouteDeps): void {
   r.post(
     '/notifications',
     {
@@ -72,7 +86,7 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
         summary: "Send a notification Freshet cannot see (service key): a mention, or the application's own type",
         body: HookBody,
         headers: NowHeaders,
-        response: { 200: HookResult, ...errors, 413: ErrorEnvelope },
+        response: { 200: HookResult, ...ROUTE_ERRORS, 413: ErrorEnvelope },
       },
     },
     async (req) => {
@@ -91,7 +105,10 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
       return ok({ delivered: e !== null, id: e ? String(e.id) : null, group_key: e?.groupKey ?? null });
     },
   );
+}
 
+/** `PUT /v1/users/:id/markers/notifications`. */
+function markerRoute(r: TypedApp, { access, notifications }: NotificationRouteDeps): void {
   r.put(
     '/users/:id/markers/notifications',
     {
@@ -101,7 +118,7 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
         params: IdParams,
         body: MarkerBody,
         headers: NowHeaders,
-        response: { 200: MarkerResult, ...errors },
+        response: { 200: MarkerResult, ...ROUTE_ERRORS },
       },
     },
     async (req) => {
@@ -110,4 +127,4 @@ export const notificationRoutes: FastifyPluginAsync<{ deps: NotificationRouteDep
       return ok({ moved: m.moved, ...markerJson(m) });
     },
   );
-};
+}

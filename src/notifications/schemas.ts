@@ -35,6 +35,12 @@ export const GroupOut = Type.Object({
   }),
   latest_at: Type.Integer({ description: 'epoch seconds of the newest event' }),
   read: Type.Boolean({ description: "at or below the reader's notifications marker" }),
+  data: Type.Optional(
+    Type.Unknown({
+      description:
+        'mention and app.<name> groups only: the data its newest event was sent with (null when none); absent on the groups Freshet records itself',
+    }),
+  ),
 });
 
 const Unread = Type.Object({
@@ -107,6 +113,7 @@ export function groupJson(g: ReadGroup) {
     latest_id: String(g.latestId),
     latest_at: Math.floor(g.latestAt / 1000),
     read: g.read,
+    ...(g.data !== undefined ? { data: g.data } : {}),
   };
 }
 

@@ -14,10 +14,11 @@
  */
 import { fail } from '../kernel/errors.js';
 import { assertId } from '../kernel/ids.js';
-import type { ExclusionSource } from '../kernel/exclusion-source.js';
+import type { ExclusionSource, ReaderExclusions } from '../kernel/exclusion-source.js';
 import type { Logger } from '../kernel/observability.js';
 import {
   groupKey,
+  isHookType,
   validateHook,
   type HookNotification,
   type NotificationEvent,
@@ -54,6 +55,11 @@ export interface NotificationDeps {
 export interface ReadGroup extends NotificationGroup {
   /** Its newest event is at or below the reader's marker. */
   read: boolean;
+  /**
+   * A group of an application's type (`mention`, `app.<name>`) only: the `data` its newest event was sent
+   * with (null when it had none). Freshet's own groups carry none.
+   */
+  data?: unknown;
 }
 
 /** A page of the grouped feed. */
@@ -116,6 +122,46 @@ export class Notifications {
   }
 
   /**
+   * {@link notify} for a batch (a batch of engagements), with the same rules: each recipient's exclusions
+   * read once per time of the batch, the events recorded in one statement, each counted into its group.
+   * @returns per element, in order: the event, or null as {@link notify} answers it.
+   * @throws FreshetError INVALID_ID naming the element, before anything is written; store errors propagate.
+   */
+  async notifyMany(batch: readonly { input: NotifyInput; nowMs: number }[]): Promise<(NotificationEvent | null)[]> {
+    batch.forEach(({ input }, i) => {
+      assertId(input.recipientId, `notifications[${i}].recipient_id`);
+      assertId(input.actorId, `notifications[${i}].actor_id`);
+    });
+    const reads = new Map<string, Promise<ReaderExclusions>>();
+    const exclusionsOf = (recipientId: string, nowMs: number) => {
+      const key = `${recipientId}\n${nowMs}`;
+      let read = reads.get(key);
+      if (!read) reads.set(key, (read = this.deps.exclusions.forReader(recipientId, nowMs)));
+      return read;
+    };
+    const kept = await Promise.all(
+      batch.map(async ({ input, nowMs }) => {
+        if (input.actorId === input.recipientId) return false;
+        const ex = await exclusionsOf(input.recipientId, nowMs);
+        return !ex.blockedAuthors.has(input.actorId) && !ex.mutedAuthors.has(input.actorId);
+      }),
+    );
+    const chosen = batch.filter((_, i) => kept[i]);
+    const events = await this.deps.store.recordMany(
+      chosen.map(({ input, nowMs }) => ({
+        ...input,
+        atMs: nowMs,
+        groupKey: groupKey(input.type, input.itemId, nowMs, this.settings.windowMs),
+      })),
+    );
+    const recorded = events.filter((e): e is NotificationEvent => e !== null);
+    await Promise.all(recorded.map((e) => this.deps.view.add(e)));
+    for (const r of new Set(recorded.map((e) => e.recipientId))) this.deps.changed(r);
+    let next = 0;
+    return kept.map((k) => (k ? events[next++]! : null));
+  }
+
+  /**
    * An application's notification (`POST /v1/notifications`): checked ({@link validateHook}), then as {@link notify}.
    * @returns the event, or null when it is not delivered (the actor is blocked or muted).
    * @throws FreshetError INVALID_ID, INVALID_INPUT naming the field.
@@ -167,9 +213,16 @@ export class Notifications {
       this.deps.store.getMarker(readerId),
       this.liveGroups(readerId, q.maxId ?? null, q.limit),
     ]);
-    const unread = await this.unreadAfter(readerId, marker.lastReadId);
+    const [unread, data] = await Promise.all([
+      this.unreadAfter(readerId, marker.lastReadId),
+      this.hookData(readerId, groups),
+    ]);
     return {
-      groups: groups.map((g) => ({ ...g, read: g.latestId <= marker.lastReadId })),
+      groups: groups.map((g) => ({
+        ...g,
+        read: g.latestId <= marker.lastReadId,
+        ...(isHookType(g.type) ? { data: data.get(g.latestId) ?? null } : {}),
+      })),
       nextMaxId: groups.length === q.limit ? groups[groups.length - 1]!.latestId : null,
       unread,
     };
@@ -242,6 +295,12 @@ export class Notifications {
   }
 
   /** Groups below `beforeId` whose item is live (or that have none), filling up to `limit` (a few rounds). */
+  /** The data of the newest events of the groups of an application's type (none: no query). */
+  private hookData(readerId: string, groups: readonly NotificationGroup[]): Promise<Map<number, unknown>> {
+    const ids = groups.filter((g) => isHookType(g.type)).map((g) => g.latestId);
+    return ids.length === 0 ? Promise.resolve(new Map()) : this.deps.store.dataOf(readerId, ids);
+  }
+
   private async liveGroups(readerId: string, beforeId: number | null, limit: number): Promise<NotificationGroup[]> {
     const out: NotificationGroup[] = [];
     let before = beforeId;

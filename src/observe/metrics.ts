@@ -11,6 +11,10 @@
  *   cache, read from the database, or read while the cache was bypassed (src/content/cached-content-store.ts)
  * - `freshet_items_published_total` counter — new items published by this process (an edit of a
  *   published item is not counted); views are `freshet_hot_views_total` (src/hot/adapters/prometheus-hot-metrics.ts)
+ * - `freshet_feed_impressions_total{feed}`, `freshet_feed_clicks_total{feed}`,
+ *   `freshet_feed_engagements_total{feed,kind}` counters — online quality: items served by a feed, the
+ *   counted views and the engagements the client attributed to it (`feed` of a view or an engagement);
+ *   clicks / impressions is the feed's click-through rate (docs/learning.md "Online quality")
  * - the store readings of the Overview page: src/observe/overview-metrics.ts
  * plus prom-client's default process metrics under `freshet_`.
  */
@@ -61,6 +65,25 @@ export class PromMetrics implements FeedMetrics, ItemCacheMetrics {
     registers: [this.registry],
   });
 
+  private readonly impressionsServed = new Counter({
+    name: 'freshet_feed_impressions_total',
+    help: 'Items delivered in feed pages (impressions), by feed',
+    labelNames: ['feed'],
+    registers: [this.registry],
+  });
+  private readonly clicksCounted = new Counter({
+    name: 'freshet_feed_clicks_total',
+    help: 'Counted views the client attributed to a feed (clicks on its impressions), by feed',
+    labelNames: ['feed'],
+    registers: [this.registry],
+  });
+  private readonly engagementsCounted = new Counter({
+    name: 'freshet_feed_engagements_total',
+    help: 'Engagements the client attributed to a feed, by feed and kind',
+    labelNames: ['feed', 'kind'],
+    registers: [this.registry],
+  });
+
   private readonly publishedItems = new Counter({
     name: 'freshet_items_published_total',
     help: 'New items published by this process (edits of published items not counted)',
@@ -83,6 +106,17 @@ export class PromMetrics implements FeedMetrics, ItemCacheMetrics {
   impressionWriteFailed(feed: string): void {
     this.impressionFailures.inc({ feed });
   }
+  impressions(feed: string, n: number): void {
+    if (n > 0) this.impressionsServed.inc({ feed: metricFeed(feed) }, n);
+  }
+  /** Counts `n` clicks (counted views) attributed to `feed`. */
+  clicks(feed: string, n: number): void {
+    if (n > 0) this.clicksCounted.inc({ feed: metricFeed(feed) }, n);
+  }
+  /** Counts an engagement of `kind` attributed to `feed`. */
+  engaged(feed: string, kind: string): void {
+    this.engagementsCounted.inc({ feed: metricFeed(feed), kind });
+  }
   /** Counts `n` new items published. */
   published(n: number): void {
     this.publishedItems.inc(n);
@@ -90,4 +124,9 @@ export class PromMetrics implements FeedMetrics, ItemCacheMetrics {
   lookups(result: ItemCacheResult, ids: number): void {
     if (ids > 0) this.itemLookups.inc({ result }, ids);
   }
+}
+
+/** A feed's label in the metrics: the feeds' own label (`for_you`, as the recall metrics name it), whatever the API calls it. */
+function metricFeed(feed: string): string {
+  return feed === 'for-you' ? 'for_you' : feed;
 }

@@ -29,7 +29,20 @@ import { catalogSize } from '../content/catalog-size.js';
 import type { DayFill } from '../seen/day-fill.js';
 import { MemoryActiveReaders, RedisActiveReaders, type ActiveReaders } from './active-readers.js';
 import type { Stores } from '../kernel/stores.js';
-import type { UseCaseDeps } from '../use-cases/verbs.js';
+
+/**
+ * What the verbs tell the Overview's metrics (src/use-cases/verbs.ts `UseCaseDeps.observe`): new items
+ * published, and a reader active (a view's visitor) at `nowMs`, the clock's time. Declared here, below
+ * the verbs, so the observation room imports no use case.
+ */
+export interface VerbObserver {
+  published(newItems: number): void;
+  active(readerId: string, nowMs: number): void;
+  /** Counted views the client attributed to a feed (its clicks; src/observe/metrics.ts). */
+  clicked?(feed: string, n: number): void;
+  /** An engagement the client attributed to a feed. */
+  engaged?(feed: string, kind: string): void;
+}
 
 /** Longest a scrape waits for one store reading (ms). */
 export const STORE_READ_WAIT_MS = 1_000;
@@ -131,21 +144,7 @@ export function registerOverviewMetrics(s: OverviewSources): void {
         : [];
     },
   );
-  g(
-    'freshet_seen_filter_fill_ratio',
-    "Fraction of the bits set in today's rolling seen filter (all shards)",
-    [],
-    async () => {
-      const f = await fill.get();
-      return one(f && f.bits > 0 ? f.bitsSet / f.bits : undefined);
-    },
-  );
-  g(
-    'freshet_seen_filter_false_positive_rate',
-    "Estimated false-positive rate of a check against today's rolling seen filter (mean of fill^k over its shards)",
-    [],
-    async () => one((await fill.get())?.falsePositiveRate),
-  );
+  seenFillGauges(s.registry, fill);
   g('freshet_database_size_bytes', 'Size of the SQL database (pg_database_size)', ['engine'], async () => {
     const v = await dbSize.get();
     return v === undefined ? [] : [{ labels: { engine: s.sql.kind }, value: v }];
@@ -162,6 +161,27 @@ export function registerOverviewMetrics(s: OverviewSources): void {
   }
 }
 
+/** The gauges of today's rolling seen filter: the fraction of its bits set, and its estimated rate. */
+function seenFillGauges(registry: Registry, fill: CachedReading<DayFill>): void {
+  scrapeGauge(
+    registry,
+    'freshet_seen_filter_fill_ratio',
+    "Fraction of the bits set in today's rolling seen filter (all shards)",
+    [],
+    async () => {
+      const f = await fill.get();
+      return one(f && f.bits > 0 ? f.bitsSet / f.bits : undefined);
+    },
+  );
+  scrapeGauge(
+    registry,
+    'freshet_seen_filter_false_positive_rate',
+    "Estimated false-positive rate of a check against today's rolling seen filter (mean of fill^k over its shards)",
+    [],
+    async () => one((await fill.get())?.falsePositiveRate),
+  );
+}
+
 /**
  * The active-reader estimate of the configured stores (Redis when configured, else in process) with
  * the Overview's gauges registered, and what the use cases tell them (`published` counts new items).
@@ -169,7 +189,7 @@ export function registerOverviewMetrics(s: OverviewSources): void {
 export function wireOverview(
   stores: Stores,
   o: Pick<OverviewSources, 'seenFill' | 'maxAgeMs'> & { published(n: number): void },
-): { active: ActiveReaders; observe: NonNullable<UseCaseDeps['observe']> } {
+): { active: ActiveReaders; observe: VerbObserver } {
   const { redis, log } = stores;
   const active = redis
     ? new RedisActiveReaders(redis.redis, redis.keys, (err) => log.debug({ err }, 'active-reader mark failed'))

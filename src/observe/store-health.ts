@@ -2,10 +2,10 @@
  * Redis readiness for `/readyz`: can Freshet WRITE to Redis now?
  *
  * `PING` is not enough: Redis answers it while refusing every write — at `maxmemory` under the
- * `noeviction` policy (`OOM command not allowed`, issue 10), after a failed save (`MISCONF`), on a
+ * `noeviction` policy (`OOM command not allowed`), after a failed save (`MISCONF`), on a
  * replica promoted away from (`READONLY`). Nearly every Freshet request writes (views, seen marks,
  * page caches, fan-out), so the probe is one tiny write: `SET <prefix>ready:{probe} <ms> PX 10000`
- * (keys.ts; 13 bytes that expire by themselves, so probes never accumulate). On a Cluster it writes
+ * (src/kernel/redis/keys.ts; 13 bytes that expire by themselves, so probes never accumulate). On a Cluster it writes
  * once per master, under a hash tag chosen to land in a slot that master owns: one node out of
  * memory makes the service not ready, as a standalone server would.
  *

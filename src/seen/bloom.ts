@@ -1,5 +1,5 @@
 /**
- * Bloom-filter geometry and hashing for the seen filter (note 1), shared by every adapter so the
+ * Bloom-filter geometry and hashing for the seen filter (docs/for-you.md), shared by every adapter so the
  * in-process filter and the Redis bitmaps set exactly the same bits for the same member.
  *
  * Sizing (Broder & Mitzenmacher 2004): bits per item m/n = -ln p / ln²2, hashes k = (m/n)·ln 2.
@@ -69,7 +69,7 @@ export function positions(g: BloomGeometry, h1: number, h2: number): number[] {
   return out;
 }
 
-/** The Bloom member of note 1 for a reader and an item: `{reader}:{item}` (e.g. `u_10086:doc_9527`). */
+/** The Bloom member of the for-you design for a reader and an item: `{reader}:{item}` (e.g. `u_10086:doc_9527`). */
 export function seenMember(readerId: string, itemId: string): string {
   return `${readerId}:${itemId}`;
 }

@@ -1,5 +1,5 @@
 /**
- * How full today's filter of note 1's rolling window is, for `freshet_seen_filter_fill_ratio` and
+ * How full today's filter of the for-you design's rolling window is, for `freshet_seen_filter_fill_ratio` and
  * `freshet_seen_filter_false_positive_rate` (src/observe/overview-metrics.ts): the bits set over the bits of
  * every shard bitmap of the day, and the false-positive rate a check against that day now has.
  *

@@ -1,16 +1,12 @@
 /**
  * Which layout (layout.ts) each day of the Redis rolling seen filter is written and read under, as
  * one process knows it: the day's layout key in Redis (`Keys.seenLayout`, set once by the first process
- * that touches the day, lua/seenLayout-1.lua), cached here for the day's life — a day's layout never
+ * that touches the day, lua/seenLayout-N.lua), cached here for the day's life — a day's layout never
  * changes, so the cache is never stale.
  *
  * - A day no process has touched gets this process's layout — or, when Redis lost the day's key, the
  *   layout its PostgreSQL checkpoints name ({@link LayoutRecords}), so a restarted process never
  *   writes a day under a second layout.
- * - The legacy keys (written before 0.2.0) are read for a day while they may hold impressions: they
- *   exist (probed with EXISTS: a past day once, today again every {@link LEGACY_PROBE_MS}, since
- *   processes of the previous version may still write it during a rolling upgrade) or the day's
- *   legacy checkpoints do (after a Redis loss they are restored).
  * Cost: one `EVALSHA` (lua/seenLayout-N.lua) for the days a process meets for the first time —
  * with checkpoints, an `MGET` first, and a PostgreSQL lookup for the days Redis has no layout for —
  * i.e. once a day per process; nothing per check after that.
@@ -27,15 +23,10 @@ import { parseLayout, type SeenLayout } from './layout.js';
 /** The script (./lua/): record a day's layout unless one is recorded. */
 export const LAYOUT_SCRIPTS = new LuaScripts(new URL('./lua/', import.meta.url), ['seenLayout-N']);
 
-/** How often the legacy keys of today are probed again (ms of real time). */
-export const LEGACY_PROBE_MS = 60_000;
-
 /** What the PostgreSQL checkpoints know of days' layouts (seen-checkpointer.ts). */
 export interface LayoutRecords {
   /** The layout ids recorded with the days' checkpoints (days without one are absent). One query. */
   layoutsOfDays(days: readonly string[]): Promise<Map<string, string>>;
-  /** Whether the day has checkpoints of the legacy layout (this process's view, refreshed by each checkpoint). */
-  legacyCheckpointed(day: string): boolean;
 }
 
 /** How one day is read and written. */
@@ -46,12 +37,10 @@ export interface DayReads {
    * layout, so a check has nothing to read there.
    */
   write: SeenLayout | null;
-  /** Whether the legacy keys of the day are read too. */
-  legacy: boolean;
 }
 
 /**
- * Whether Redis refused a write but serves reads (errors.ts's reasons: out of memory under
+ * Whether Redis refused a write but serves reads (src/kernel/redis/errors.ts's reasons: out of memory under
  * `noeviction`, a read-only replica, writes stopped after a failed save, too few replicas).
  */
 function writeRefused(err: unknown): boolean {
@@ -62,21 +51,17 @@ function writeRefused(err: unknown): boolean {
 export class DayLayouts {
   private readonly known = new Map<string, SeenLayout>();
   private readonly pending = new Map<string, Promise<SeenLayout | null>>();
-  /** Per day: whether its legacy keys exist, and when that was probed (performance.now()). */
-  private readonly legacyProbes = new Map<string, { present: boolean; at: number }>();
   private readonly lua;
   private records: LayoutRecords | undefined;
 
   /**
    * @param configured the layout this process gives a day nobody touched.
-   * @param legacy the layout of the keys written before 0.2.0 (null: none to read).
    * @param days the window D (a day's layout key lives as long as the day's keys).
    */
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
     readonly configured: SeenLayout,
-    readonly legacy: SeenLayout | null,
     private readonly days: number,
   ) {
     this.lua = LAYOUT_SCRIPTS.on(redis);
@@ -95,8 +80,7 @@ export class DayLayouts {
    */
   async forDays(stamps: readonly string[], nowMs: number): Promise<DayReads[]> {
     const layouts = await this.layouts(stamps, nowMs, false);
-    const legacy = this.legacy ? await this.legacyReads(stamps, nowMs) : stamps.map(() => false);
-    return layouts.map((write, i) => ({ write, legacy: legacy[i]! }));
+    return layouts.map((write) => ({ write }));
   }
 
   /**
@@ -113,13 +97,12 @@ export class DayLayouts {
   }
 
   /**
-   * Every layout the days of the window ending at `nowMs` are known here to use, the configured one,
-   * and the legacy one: the shard sets the checkpoints visit.
+   * Every layout the days of the window ending at `nowMs` are known here to use, and the configured one:
+   * the shard sets the checkpoints visit.
    */
   inUse(): SeenLayout[] {
     const out = new Map<string, SeenLayout>([[this.configured.id, this.configured]]);
     for (const l of this.known.values()) out.set(l.id, l);
-    if (this.legacy) out.set(this.legacy.id, this.legacy);
     return [...out.values()];
   }
 
@@ -127,7 +110,6 @@ export class DayLayouts {
   private evict(nowMs: number): void {
     const oldest = dayStamp(nowMs - (this.days + 1) * DAY_MS);
     for (const day of this.known.keys()) if (day < oldest) this.known.delete(day);
-    for (const day of this.legacyProbes.keys()) if (day < oldest) this.legacyProbes.delete(day);
   }
 
   /**
@@ -206,29 +188,5 @@ export class DayLayouts {
   private parseOrNull(id: string): SeenLayout | null {
     if (id === this.configured.id) return this.configured;
     return parseLayout(id, this.configured.geometry.windowRate, this.days);
-  }
-
-  /** Per day, whether its legacy keys are read: present (probed) or checkpointed. */
-  private async legacyReads(stamps: readonly string[], nowMs: number): Promise<boolean[]> {
-    const today = dayStamp(nowMs);
-    const now = performance.now();
-    const stale = stamps.filter((day) => {
-      const p = this.legacyProbes.get(day);
-      if (!p) return true;
-      return !p.present && day >= today && now - p.at >= LEGACY_PROBE_MS;
-    });
-    if (stale.length > 0) await Promise.all(stale.map((day) => this.probe(day)));
-    return stamps.map((day) => this.legacyProbes.get(day)!.present || (this.records?.legacyCheckpointed(day) ?? false));
-  }
-
-  /** Whether any legacy shard key of the day exists (remembered with the time of the probe). */
-  private async probe(day: string): Promise<void> {
-    const legacy = this.legacy!;
-    const found = await Promise.all(
-      Array.from({ length: legacy.shards }, (_, s) =>
-        redisCall(this.redis.exists(this.keys.legacySeenDays(legacy.shards, s).day(day))),
-      ),
-    );
-    this.legacyProbes.set(day, { present: found.some((n) => n > 0), at: performance.now() });
   }
 }

@@ -1,8 +1,8 @@
 /**
- * How a day of note 1's rolling seen filter is laid out: how many shard bitmaps, each of which Bloom
+ * How a day of the for-you design's rolling seen filter is laid out: how many shard bitmaps, each of which Bloom
  * geometry — the capacity of a shard rather than of a day, so no key grows with the deployment.
  *
- * Derivation (issue 20): a day of `capacityPerDay` impressions is split over
+ * Derivation: a day of `capacityPerDay` impressions is split over
  * N = max(⌈capacityPerDay / C⌉, min(minShards, ⌊capacityPerDay / 10,000⌋)) shards (readers hashed to
  * them, `shardOf`: {@link shardCount}), each sized by
  * {@link sizeWindow} for ⌈capacityPerDay / N⌉ members at the window rate, where C is the shard
@@ -19,10 +19,6 @@
  * (day-layouts.ts), every process reads and writes that day under it, and a change of capacity,
  * rate or shards applies from the next day not yet touched — older days are read under their own
  * layouts until they leave the window, so a change never makes a reader see an item again.
- *
- * The day keys written before 0.2.0 (one layout for every day: `FRESHET_SEEN_LEGACY_SHARDS` shards,
- * tags `global…`, sized by the same settings) are the LEGACY layout: read while they exist, never
- * written.
  */
 import type { Keys, SeenShardKeys } from '../kernel/redis/keys.js';
 import { sizeWindow, type BloomGeometry } from './bloom.js';
@@ -36,17 +32,12 @@ export const MAX_SHARD_BITS = 8 * (2 ** 20 - 16);
 
 /** The layout of one day. */
 export interface SeenLayout {
-  /**
-   * Its name: `n<shards>c<capacity>m<bits>k<hashes>` (what the day's layout key and a checkpoint
-   * subject hold); `legacy` for the keys written before 0.2.0.
-   */
+  /** Its name: `n<shards>c<capacity>m<bits>k<hashes>` (what the day's layout key and a checkpoint subject hold). */
   id: string;
   /** Shard bitmaps per day (N). */
   shards: number;
   /** Each shard's bitmap. */
   geometry: BloomGeometry;
-  /** Written before 0.2.0: `Keys.legacySeenDays`, checkpoint subjects `d:m<m>k<k>s<N>:…`. */
-  legacy: boolean;
 }
 
 /** What a layout is derived from (the `FRESHET_SEEN_*` settings). */
@@ -104,33 +95,17 @@ export function seenLayout(s: LayoutSettings): SeenLayout {
   if (geometry.bits > MAX_SHARD_BITS) {
     throw new RangeError(`a shard bitmap of ${geometry.bits} bits exceeds ${MAX_SHARD_BITS} (1 MiB)`);
   }
-  return { id: layoutId(shards, geometry), shards, geometry, legacy: false };
+  return { id: layoutId(shards, geometry), shards, geometry };
 }
 
-/**
- * The layout of the day keys written before 0.2.0 with `shards` shards (each sized for
- * ⌈capacityPerDay / shards⌉ as that version did), or null when `shards` is 0 (none to read).
- */
-export function legacyLayout(
-  s: Omit<LayoutSettings, 'minShards' | 'shardCapacity'>,
-  shards: number,
-): SeenLayout | null {
-  if (shards < 1) return null;
-  const geometry = sizeWindow(Math.ceil(s.capacityPerDay / shards), s.windowRate, s.days);
-  return { id: 'legacy', shards, geometry, legacy: true };
+/** A layout of `shards` shards each of `geometry` (tests, benches and tools that size a shard directly). */
+export function fixedLayout(geometry: BloomGeometry, shards = 1): SeenLayout {
+  return { id: layoutId(shards, geometry), shards, geometry };
 }
 
-/**
- * A layout of `shards` shards each of `geometry` (tests, benches and tools that size a shard
- * directly); legacy: the keys and subjects of the version before 0.2.0.
- */
-export function fixedLayout(geometry: BloomGeometry, shards = 1, legacy = false): SeenLayout {
-  return { id: legacy ? 'legacy' : layoutId(shards, geometry), shards, geometry, legacy };
-}
-
-/** The keys of shard `shard` of a layout: `Keys.seenDays`, or `Keys.legacySeenDays` for the legacy one. */
+/** The keys of shard `shard` of a layout (`Keys.seenDays`: the tag names the shard count). */
 export function shardKeys(keys: Keys, layout: SeenLayout, shard: number): SeenShardKeys {
-  return layout.legacy ? keys.legacySeenDays(layout.shards, shard) : keys.seenDays(layout.shards, shard);
+  return keys.seenDays(layout.shards, shard);
 }
 
 /** `n<shards>c<capacity>m<bits>k<hashes>`. */
@@ -148,16 +123,10 @@ export function parseLayout(id: string, windowRate: number, days: number): SeenL
   const [shards, capacity, bits, hashes] = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])];
   if (shards < 1 || capacity < 1 || bits < 1 || bits > MAX_SHARD_BITS || hashes < 1 || hashes > 64) return null;
   const perFilterRate = 1 - (1 - windowRate) ** (1 / days);
-  return { id, shards, geometry: { bits, hashes, capacity, perFilterRate, windowRate, days }, legacy: false };
+  return { id, shards, geometry: { bits, hashes, capacity, perFilterRate, windowRate, days } };
 }
 
-/**
- * The checkpoint subject of one shard's day (src/seen/postgres-seen-checkpoints.ts): `d:<layout id>:<shard>:<YYYYMMDD>`,
- * or for the legacy layout the name that version wrote, `d:m<bits>k<hashes>s<shards>:<shard>:<YYYYMMDD>`
- * (so its checkpoints restore after an upgrade).
- */
+/** The checkpoint subject of one shard's day (src/seen/postgres-seen-checkpoints.ts): `d:<layout id>:<shard>:<YYYYMMDD>`. */
 export function daySubject(layout: SeenLayout, shard: number, day: string): string {
-  const g = layout.geometry;
-  const name = layout.legacy ? `m${g.bits}k${g.hashes}s${layout.shards}` : layout.id;
-  return `d:${name}:${shard}:${day}`;
+  return `d:${layout.id}:${shard}:${day}`;
 }

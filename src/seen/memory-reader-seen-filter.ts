@@ -1,14 +1,13 @@
 /**
- * The per-reader scalable seen filter of note 3 in process (the embedded default, and the executable
+ * The per-reader scalable seen filter of the discover design in process (the embedded default, and the executable
  * spec the Redis adapter is tested against).
  *
  * Same bits as Redis: one bitmap per reader holding every open sub-filter at its offset
  * (src/seen/scalable-bloom.ts; Redis holds each sub-filter in a string of its own, with the same
  * bytes), Redis's bit order (bit 0 = most significant bit of byte 0), each sub-filter's bytes
  * allocated whole when it opens. Each filter keeps the geometry (signature) it was started with: a
- * filter restored from a snapshot or a checkpoint of another geometry (written before 0.2.0, or
- * under other settings) is read and marked under its own until it is gone; new filters take the
- * settings'. Time is the caller's `nowMs`: a filter whose last activity is `ttlMs` or more in the
+ * filter restored from a snapshot or a checkpoint of another geometry (written under other settings)
+ * is read and marked under its own until it is gone; new filters take the settings'. Time is the caller's `nowMs`: a filter whose last activity is `ttlMs` or more in the
  * past is gone (dropped at the next touch, or by a sweep every {@link SWEEP_EVERY} marks).
  * {@link MemoryReaderSeenFilter.snapshot} / {@link MemoryReaderSeenFilter.restore} keep the filters
  * across restarts (reader-seen-snapshot.ts).
@@ -202,9 +201,8 @@ export class MemoryReaderSeenFilter implements ReaderSeenFilter {
   }
 
   /**
-   * A filter holding the readers of a {@link snapshot} file, each under the geometry it was saved with
-   * (a file written before 0.2.0 holds filters of one geometry: they keep it); a missing file gives an
-   * empty filter, a corrupt one is skipped (empty filter, `onSkip` told why).
+   * A filter holding the readers of a {@link snapshot} file, each under the geometry it was saved with;
+   * a missing file gives an empty filter, a corrupt one is skipped (empty filter, `onSkip` told why).
    */
   static async restore(
     path: string,

@@ -1,5 +1,5 @@
 /**
- * The seen filter of note 1 in process (the embedded default, and the executable spec the Redis
+ * The rolling seen filter (docs/for-you.md) in process (the embedded default, and the executable spec the Redis
  * adapter is property-tested against).
  *
  * Same layout as Redis, bit for bit: each day has a layout (layout.ts: N shard bitmaps of one
@@ -8,9 +8,6 @@
  * Kirsch–Mitzenmacher positions (src/seen/bloom.ts), and Redis's bit order (bit 0 = most significant
  * bit of byte 0), so a bitmap here equals the Redis string of the same day and shard. Bitmaps are
  * allocated on the first mark of their shard.
- *
- * Days saved before 0.2.0 (a snapshot of format 1: one layout for every day, the header's) are kept
- * as the legacy layout and read until they leave the window, never written.
  *
  * Time is the caller's `nowMs` (virtual time works): a day's bitmap dies once
  * now ≥ {@link seenDayEnd} (start of its day + days · 24 h) and is dropped at the next call.
@@ -51,9 +48,7 @@ interface Day {
 }
 
 const MAGIC = 0x46535346; // "FSSF"
-/** Format 1 (before 0.2.0): one geometry for the file, in its header. */
-const VERSION_ONE_LAYOUT = 1;
-const V1_HEADER_BYTES = 4 + 4 + 8 + 4 + 4 + 4 + 4;
+/** The snapshot's format: a layout per entry (format 1, one geometry for the file, was never released). */
 const VERSION = 2;
 
 /** {@link SeenFilter} over in-process bitmaps (`Uint8Array`, ⌈m/8⌉ bytes per live day and shard). */
@@ -61,10 +56,8 @@ export class MemorySeenFilter implements SeenFilter {
   private readonly days: number;
   private readonly keys = new Keys('');
   private readonly filters = new Map<string, Day>();
-  /** The layout of each day marked since 0.2.0 (`YYYYMMDD` → layout). */
+  /** The layout of each day marked (`YYYYMMDD` → layout). */
   private readonly dayLayouts = new Map<string, SeenLayout>();
-  /** The layout of the days of a format-1 snapshot, if one was restored. */
-  private legacy: SeenLayout | null = null;
   private nextExpiry = Infinity;
 
   /**
@@ -89,11 +82,10 @@ export class MemorySeenFilter implements SeenFilter {
     const live: { bitmap: Uint8Array; g: BloomGeometry }[] = [];
     for (const ms of seenWindow(nowMs, this.days)) {
       const day = dayStamp(ms);
-      for (const layout of [this.dayLayouts.get(day), this.legacy]) {
-        if (!layout) continue;
-        const d = this.filters.get(this.keyOf(layout, readerId, day));
-        if (d) live.push({ bitmap: d.bitmap, g: d.layout.geometry });
-      }
+      const layout = this.dayLayouts.get(day);
+      if (!layout) continue;
+      const d = this.filters.get(this.keyOf(layout, readerId, day));
+      if (d) live.push({ bitmap: d.bitmap, g: d.layout.geometry });
     }
     const out = new Array<boolean>(itemIds.length).fill(false);
     if (live.length === 0) return out;
@@ -120,13 +112,12 @@ export class MemorySeenFilter implements SeenFilter {
     const days: { day: string; bitmap: Uint8Array; g: BloomGeometry; fpr: number }[] = [];
     for (const ms of seenWindow(nowMs, this.days)) {
       const day = dayStamp(ms);
-      for (const layout of [this.dayLayouts.get(day), this.legacy]) {
-        if (!layout) continue;
-        const d = this.filters.get(this.keyOf(layout, readerId, day));
-        if (!d || nowMs >= d.expiresAt) continue;
-        const g = layout.geometry;
-        days.push({ day: isoDay(day), bitmap: d.bitmap, g, fpr: fillRate(popCount(d.bitmap), g.bits, g.hashes) });
-      }
+      const layout = this.dayLayouts.get(day);
+      if (!layout) continue;
+      const d = this.filters.get(this.keyOf(layout, readerId, day));
+      if (!d || nowMs >= d.expiresAt) continue;
+      const g = layout.geometry;
+      days.push({ day: isoDay(day), bitmap: d.bitmap, g, fpr: fillRate(popCount(d.bitmap), g.bits, g.hashes) });
     }
     const window = unionRate(days.map((d) => d.fpr));
     const pairs = hashPairs(readerId, itemIds);
@@ -188,7 +179,7 @@ export class MemorySeenFilter implements SeenFilter {
   /**
    * Writes every bitmap to `path` (via `path.tmp` and a rename, so a crash leaves the old file).
    * Format 2 (little-endian): "FSSF" magic u32, version u32 = 2, days u32, count u32; then per day and
-   * shard: layout id length u16 + UTF-8 ('legacy' for the days of a format-1 file), shards u32, bits
+   * shard: layout id length u16 + UTF-8, shards u32, bits
    * f64, hashes u32, key length u16 + UTF-8, expiresAt f64 (epoch ms), byte length u32, bitmap.
    */
   async snapshot(path: string): Promise<void> {
@@ -225,9 +216,8 @@ export class MemorySeenFilter implements SeenFilter {
   }
 
   /**
-   * A filter holding the bitmaps of a {@link snapshot} file, each day under its own layout (a file of
-   * format 1, written before 0.2.0, gives the legacy layout of its header); a missing file gives an
-   * empty filter, an unreadable or corrupt one is skipped (empty filter, `onSkip` told why).
+   * A filter holding the bitmaps of a {@link snapshot} file, each day under its own layout; a missing
+   * file gives an empty filter, an unreadable or corrupt one is skipped (empty filter, `onSkip` told why).
    */
   static async restore(
     path: string,
@@ -246,8 +236,7 @@ export class MemorySeenFilter implements SeenFilter {
       const filter = new MemorySeenFilter(layout, opts);
       if (buf.length < 16 || buf.readUInt32LE(0) !== MAGIC) throw new Error('not a seen-filter snapshot');
       const version = buf.readUInt32LE(4);
-      if (version === VERSION_ONE_LAYOUT) filter.loadV1(buf);
-      else if (version === VERSION) filter.loadV2(buf);
+      if (version === VERSION) filter.loadV2(buf);
       else throw new Error(`snapshot format ${version} is not one this version reads`);
       return filter;
     } catch (err) {
@@ -269,33 +258,6 @@ export class MemorySeenFilter implements SeenFilter {
     this.nextExpiry = Math.min(this.nextExpiry, day.expiresAt);
   }
 
-  /** Format 1: the header's geometry and shards for every day: the legacy layout. */
-  private loadV1(buf: Buffer): void {
-    if (buf.length < V1_HEADER_BYTES) throw new Error('truncated or corrupt');
-    const [bits, hashes, days, shards] = [
-      buf.readDoubleLE(8),
-      buf.readUInt32LE(16),
-      buf.readUInt32LE(20),
-      buf.readUInt32LE(24),
-    ];
-    const g = this.layout.geometry;
-    const legacy = fixedLayout({ ...g, bits, hashes, days, capacity: 0 }, shards, true);
-    const bytes = Math.ceil(bits / 8);
-    let at = V1_HEADER_BYTES;
-    for (let n = buf.readUInt32LE(28); n > 0; n--) {
-      const nameLen = buf.readUInt16LE(at);
-      const key = buf.toString('utf8', at + 2, at + 2 + nameLen);
-      at += 2 + nameLen;
-      const expiresAt = buf.readDoubleLE(at);
-      const len = buf.readUInt32LE(at + 8);
-      at += 12;
-      if (len !== bytes || at + len > buf.length) throw new Error('truncated or corrupt');
-      this.put(key, { bitmap: new Uint8Array(buf.subarray(at, at + len)), expiresAt, layout: legacy });
-      at += len;
-    }
-    this.legacy = legacy;
-  }
-
   /** Format 2: a layout per entry. */
   private loadV2(buf: Buffer): void {
     const g = this.layout.geometry;
@@ -312,11 +274,8 @@ export class MemorySeenFilter implements SeenFilter {
       const len = buf.readUInt32LE(at + 8);
       at += 12;
       if (len !== Math.ceil(bits / 8) || at + len > buf.length) throw new Error('truncated or corrupt');
-      const layout =
-        id === 'legacy'
-          ? (this.legacy ??= fixedLayout({ ...g, bits, hashes, capacity: 0 }, shards, true))
-          : (parseLayout(id, g.windowRate, g.days) ?? fixedLayout({ ...g, bits, hashes }, shards));
-      if (!layout.legacy) this.dayLayouts.set(key.slice(-8), layout);
+      const layout = parseLayout(id, g.windowRate, g.days) ?? fixedLayout({ ...g, bits, hashes }, shards);
+      this.dayLayouts.set(key.slice(-8), layout);
       this.put(key, { bitmap: new Uint8Array(buf.subarray(at, at + len)), expiresAt, layout });
       at += len;
     }

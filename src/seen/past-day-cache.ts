@@ -1,6 +1,6 @@
 /**
  * The in-process copies of past days' seen bitmaps that the Redis seen filter (redis-seen-filter.ts,
- * note 1) tests instead of asking Redis for their bits.
+ * the for-you design) tests instead of asking Redis for their bits.
  *
  * Why: in steady state only today's bitmap is written, so the D − 1 past days of a window do not
  * change; reading their bits in Lua costs ~3 ms a check (500 candidates × 6 days of BITFIELD_RO
@@ -19,7 +19,7 @@
  * Memory: (D − 1) past days × ⌈m/8⌉ bytes per shard whose readers this process checks; each of the N
  * shards of a day is sized for capacity/N (src/seen/layout.ts), so all of them together take
  * 6 × 1.7 MB = 10 MB per 1,000,000 impressions a day, whatever N (a copy of one shard-day is at most
- * 1 MiB; the legacy layout's days of before 0.2.0 may be larger). Bounded twice: copies of days that left
+ * 1 MiB). Bounded twice: copies of days that left
  * the window of the latest `nowMs` are dropped ({@link PastDayCache.evict}), and past `cacheBytes` (default 256 MiB) no
  * new copy is made — such a day is then tested in Lua, as today is. One fetch per day key at a time
  * ({@link PastDayCache.claim}): while one check waits for a bitmap, concurrent checks of that day have

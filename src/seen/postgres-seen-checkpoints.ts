@@ -14,8 +14,7 @@
  * the layout of a rolling day (layout.ts; the first recorded stays, as in Redis), so a process that
  * lost Redis gives the day the layout its checkpoints were written under; and `r-signatures`, every
  * geometry signature of the reader subjects (scalable-bloom.ts), so a reader's checkpoint is found
- * whatever geometry it was written under — filled once from the subjects themselves (the rows
- * written before 0.2.0), then kept up by every append.
+ * whatever geometry it was written under — kept up by every append.
  */
 import type { Sql, SqlTx } from '../kernel/sql/sql.js';
 
@@ -235,22 +234,12 @@ export class PostgresSeenCheckpoints {
     return out;
   }
 
-  /**
-   * Every geometry signature reader subjects were checkpointed under. The first call on a database
-   * without the list (written before 0.2.0) reads them from the subjects once (a scan of the table)
-   * and records them.
-   */
+  /** Every geometry signature reader subjects were checkpointed under (the list each append keeps). */
   async readerSignatures(): Promise<string[]> {
     const [row] = await this.sql.query<{ state: string }>(`SELECT state FROM seen_checkpoints WHERE subject = $1`, [
       SIGNATURES,
     ]);
-    if (row) return row.state.split(',').filter(Boolean);
-    const found = await this.sql.query<{ sig: string }>(
-      `SELECT DISTINCT substring(subject from '^r:(.*):[^:]*$') AS sig FROM seen_checkpoints WHERE subject LIKE 'r:%'`,
-    );
-    const sigs = found.map((r) => r.sig).filter(Boolean);
-    await this.sql.transaction((tx) => recordSignatures(tx, sigs, true));
-    return sigs;
+    return row ? row.state.split(',').filter(Boolean) : [];
   }
 
   /** Which of `subjects` have log rows not folded yet. */
@@ -292,12 +281,9 @@ async function recordDays(tx: SqlTx, days: readonly DayLayoutRecord[]): Promise<
   }
 }
 
-/**
- * Adds signatures to the list (a merge in SQL: concurrent appends of different signatures keep both).
- * `create`: write the row even with no signature (the list of a database that has none yet).
- */
-async function recordSignatures(tx: SqlTx, sigs: readonly string[], create = false): Promise<void> {
-  if (sigs.length === 0 && !create) return;
+/** Adds signatures to the list (a merge in SQL: concurrent appends of different signatures keep both). */
+async function recordSignatures(tx: SqlTx, sigs: readonly string[]): Promise<void> {
+  if (sigs.length === 0) return;
   await tx.query(
     `INSERT INTO seen_checkpoints AS c (subject, expires_at, at_ms, state) VALUES ($1::text, $2::bigint, 0, $3::text)
      ON CONFLICT (subject) DO UPDATE SET state = (

@@ -1,8 +1,8 @@
 /**
- * Restoring per-reader seen filters (note 3) from their PostgreSQL checkpoints into Redis, for
+ * Restoring per-reader seen filters (docs/discover.md) from their PostgreSQL checkpoints into Redis, for
  * seen-checkpointer.ts: a reader with no state in Redis (new, idle past the TTL, or lost with Redis)
  * gets back its live filter — folded from its checkpoint under whichever geometry (signature) it was
- * written, also the one-string filters of before 0.2.0 — or an empty state of the settings' geometry.
+ * written — or an empty state of the settings' geometry.
  *
  * A reader's checkpoint subject names its signature (`r:<signature>:<reader>`, seen-fold.ts), so a
  * restore looks the reader up under every signature the database holds (the list PostgreSQL keeps,
@@ -87,12 +87,11 @@ export class ReaderRestores {
     const { keys, settings } = this;
     const g =
       (saved && parseSignature(saved.signature)) || scalableGeometry(settings.initialCapacity, settings.errorRate);
-    const levelKeys = g.split ? g.levels.slice(1).map((l) => keys.readerSeenLevel(readerId, l.level)) : [];
+    const levelKeys = g.levels.slice(1).map((l) => keys.readerSeenLevel(readerId, l.level));
     const parts: Buffer[] = [];
     if (saved) {
       const bytes = Buffer.from(saved.bitmap.buffer, saved.bitmap.byteOffset, saved.bitmap.byteLength);
-      if (!g.split) parts.push(bytes);
-      else for (let i = 0; i < saved.counts.length; i++) parts.push(bytes.subarray(...levelBytes(g.levels[i]!)));
+      for (let i = 0; i < saved.counts.length; i++) parts.push(bytes.subarray(...levelBytes(g.levels[i]!)));
     }
     await this.lua.readerSeenRestore(
       [keys.readerSeen(readerId), keys.readerSeenMeta(readerId), ...levelKeys],

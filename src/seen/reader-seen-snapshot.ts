@@ -1,16 +1,12 @@
 /**
- * Snapshot file of the in-process per-reader seen filters (note 3), so a restart of the embedded
+ * Snapshot file of the in-process per-reader seen filters (docs/discover.md), so a restart of the embedded
  * server does not forget impressions (the Redis adapter needs none: Redis keeps them).
  *
- * Format 3 (little-endian, since 0.2.0): "FSRS" magic u32, version u32 = 3, reader count u32; then per
+ * Format 3 (little-endian): "FSRS" magic u32, version u32 = 3, reader count u32; then per
  * reader: id length u16 + UTF-8, signature length u16 + UTF-8 (its geometry, `geometrySignature`: a
  * filter keeps the geometry it was started with), last activity f64 (epoch ms), sub-filter count
  * u16, that many member counts u32, bitmap length u32, compressed length u32, the bitmap
- * DEFLATE-compressed (raw, level 1: node:zlib).
- * Format 2 (before 0.2.0) is read too: "FSRS", version 2, one signature for the whole file (length
- * u16 + UTF-8), reader count u32, then per reader the same fields without the signature — every
- * reader gets the file's signature, so filters saved by the previous version keep serving under
- * their own geometry.
+ * DEFLATE-compressed (raw, level 1: node:zlib). (Format 2, one signature for the file, was never released.)
  * A typical reader has set a few hundred bits, so even a large first sub-filter compresses ~100-fold;
  * the file is rewritten every minute. Written via `path.tmp` and a rename, so a crash leaves the
  * previous file.
@@ -20,8 +16,6 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 const MAGIC = 0x53525346; // "FSRS"
 const VERSION = 3;
-/** The format written before 0.2.0 (one signature per file). */
-const VERSION_ONE_SIGNATURE = 2;
 
 /** One reader's filter as saved. */
 export interface SavedReaderFilter {
@@ -69,7 +63,7 @@ export async function writeReaderSeenSnapshot(path: string, filters: Iterable<Sa
 }
 
 /**
- * The filters saved in `path` (format 3, or 2 written before 0.2.0): [] when the file is missing; null
+ * The filters saved in `path` (format 3): [] when the file is missing; null
  * (with `onSkip` told why) when it is unreadable or corrupt.
  */
 export async function readReaderSeenSnapshot(
@@ -87,20 +81,12 @@ export async function readReaderSeenSnapshot(
   try {
     if (buf.length < 12 || buf.readUInt32LE(0) !== MAGIC) throw new Error('not a reader seen-filter snapshot');
     const version = buf.readUInt32LE(4);
-    let fileSignature: string | null = null;
-    let at = 8;
-    if (version === VERSION_ONE_SIGNATURE) {
-      const sigLen = buf.readUInt16LE(at);
-      fileSignature = buf.toString('utf8', at + 2, at + 2 + sigLen);
-      at += 2 + sigLen;
-    } else if (version !== VERSION) {
-      throw new Error(`snapshot format ${version} is not one this version reads`);
-    }
-    const n = buf.readUInt32LE(at);
-    at += 4;
+    if (version !== VERSION) throw new Error(`snapshot format ${version} is not one this version reads`);
+    const n = buf.readUInt32LE(8);
+    let at = 12;
     const out: SavedReaderFilter[] = [];
     for (let i = 0; i < n; i++) {
-      const r = readEntry(buf, at, fileSignature);
+      const r = readEntry(buf, at);
       out.push(r.saved);
       at = r.next;
     }
@@ -111,17 +97,14 @@ export async function readReaderSeenSnapshot(
   }
 }
 
-/** One reader's entry at `at`; `fileSignature` set for format 2 (no signature per entry). */
-function readEntry(buf: Buffer, at: number, fileSignature: string | null): { saved: SavedReaderFilter; next: number } {
+/** One reader's entry at `at`. */
+function readEntry(buf: Buffer, at: number): { saved: SavedReaderFilter; next: number } {
   const idLen = buf.readUInt16LE(at);
   const readerId = buf.toString('utf8', at + 2, at + 2 + idLen);
   at += 2 + idLen;
-  let signature = fileSignature;
-  if (signature === null) {
-    const sigLen = buf.readUInt16LE(at);
-    signature = buf.toString('utf8', at + 2, at + 2 + sigLen);
-    at += 2 + sigLen;
-  }
+  const sigLen = buf.readUInt16LE(at);
+  const signature = buf.toString('utf8', at + 2, at + 2 + sigLen);
+  at += 2 + sigLen;
   const lastActive = buf.readDoubleLE(at);
   const levels = buf.readUInt16LE(at + 8);
   at += 10;

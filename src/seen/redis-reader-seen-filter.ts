@@ -1,13 +1,12 @@
 /**
- * The per-reader scalable seen filter of note 3 on stock Redis (standalone or Cluster): one string per
- * sub-filter and one state HASH per reader, all under the reader's hash tag `{u:<reader>}` (keys.ts),
+ * The per-reader scalable seen filter of the discover design on stock Redis (standalone or Cluster): one string per
+ * sub-filter and one state HASH per reader, all under the reader's hash tag `{u:<reader>}` (src/kernel/redis/keys.ts),
  * so every call is ONE `EVALSHA` of `readerSeen-3+N` (lua/readerSeen-3+N.lua) on one slot. A filter
  * starts with a first sub-filter of `initialCapacity` members (100 by default: 149 bytes at 1 %) and
  * opens each next one at its own size when the last fills, so a reader pays for what they saw.
  *
  * A reader's filter keeps the geometry it was started with (its signature, scalable-bloom.ts): one
- * written before 0.2.0 (every sub-filter in one string, n0 = 100,000) or under other settings is
- * read and marked under its own geometry until it is gone — the script answers with the filter's
+ * written under other settings is read and marked under its own geometry until it is gone — the script answers with the filter's
  * signature and the call runs again under it (two round trips, then one: the signature is
  * remembered for {@link FOREIGN_READERS} readers). With checkpoints (seen-checkpointer.ts) a mark
  * also journals the members it adds (and indexes the reader for the next checkpoint), and a reader
@@ -136,14 +135,12 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
     let reply: unknown;
     for (let tries = 0; tries < 2; tries++) {
       const keys = this.scriptKeys(readerId, g).filter((_, i) => i !== 2); // no journal
-      const flags = g.split ? 's' : '';
       reply = await this.lua.readerSeenProbe(keys, [
         Math.floor(nowMs),
         Math.floor(this.settings.ttlMs),
         g.signature,
         levelArg(g),
         packed,
-        flags,
       ]);
       if (reply === '' || reply === null) return none();
       if (!Array.isArray(reply) || reply.length !== 2) break;
@@ -280,7 +277,7 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
   private scriptKeys(readerId: string, g: ScalableGeometry): string[] {
     const k = this.keys;
     const out = [k.readerSeen(readerId), k.readerSeenMeta(readerId), k.readerSeenJournal(readerId)];
-    if (g.split) for (let i = 1; i < g.levels.length; i++) out.push(k.readerSeenLevel(readerId, i));
+    for (let i = 1; i < g.levels.length; i++) out.push(k.readerSeenLevel(readerId, i));
     return out;
   }
 
@@ -291,7 +288,6 @@ export class RedisReaderSeenFilter implements ReaderSeenFilter {
     packed: Buffer | string,
   ): (string | number | Buffer)[] {
     let flags = this.checkpoints ? 'gj' : '';
-    if (g.split) flags += 's';
     if (g.signature !== this.g.signature) flags += 'o';
     if (g.replace) flags += 'r';
     return [mode, Math.floor(nowMs), Math.floor(this.settings.ttlMs), g.signature, levelArg(g), packed, flags];
@@ -305,7 +301,7 @@ function isMissing(reply: unknown): boolean {
 
 /**
  * Tests the members still answered false against sub-filters 0..j-1 the check shipped (their bytes as
- * Redis holds them, each a string of its own or, for the one-string geometry, its range): sets true
+ * Redis holds them, each a string of its own): sets true
  * where one has all k bits.
  */
 function testShipped(g: ScalableGeometry, shipped: readonly Buffer[], pairs: Uint32Array, out: boolean[]): void {

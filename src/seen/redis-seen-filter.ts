@@ -1,20 +1,19 @@
 /**
- * The seen filter of note 1 on stock Redis: rolling daily Bloom filters as plain bitmaps.
+ * The rolling seen filter (docs/for-you.md) on stock Redis: rolling daily Bloom filters as plain bitmaps.
  *
  * Layout: each UTC day is split into the shards its layout names (layout.ts; the layout is the day's
  * for good, day-layouts.ts): one bitmap per day and shard, `fs:bf:{<tag>}:20260306`
  * (`Keys.seenDays(shards, shard).day`), and beside it its version (`…:20260306:v`); a member is
- * `{reader}:{item}` (note 1), a reader's shard is MurmurHash3(reader) mod the layout's shards. A
+ * `{reader}:{item}` (docs/for-you.md), a reader's shard is MurmurHash3(reader) mod the layout's shards. A
  * reader's day keys of one layout share one hash tag, so each script touches a single Cluster slot.
  * Each bitmap is sized by its layout's {@link BloomGeometry} (m bits, k hashes), positions by
  * Kirsch–Mitzenmacher double hashing of a MurmurHash3 pair computed here, in the engine
  * (src/seen/bloom.ts); the Lua side only walks the positions, so it sets and tests exactly the bits
  * of the memory adapter.
  *
- * A check reads, for each day of the window, the reader's shard of the day's layout — and, while the
- * keys written before 0.2.0 may hold impressions, the reader's shard of the legacy layout — grouped
- * by shard: ONE script per group, all sent at once. In steady state every day of the window has one
- * layout: one script, one round trip; after a layout change or the upgrade, one more for 7 days.
+ * A check reads, for each day of the window, the reader's shard of the day's layout, grouped by shard:
+ * ONE script per group, all sent at once. In steady state every day of the window has one layout: one
+ * script, one round trip; after a layout change, one more for 7 days.
  *
  * Past days are cached in process (past-day-cache.ts): in steady state only today's bitmap is written,
  * so a check tests today in Lua and each past day against a local copy that the same script run
@@ -97,18 +96,13 @@ export interface RedisSeenFilterOptions {
    * is simply empty.
    */
   checkpoints?: RollingRestorer;
-  /** The layout of the day keys written before 0.2.0, read while they exist (default: none). */
-  legacy?: SeenLayout | null;
-  /**
-   * The days' layouts, shared with the checkpoints (default: the checkpoints', else this filter's own,
-   * from `layout` and `legacy`).
-   */
+  /** The days' layouts, shared with the checkpoints (default: the checkpoints', else this filter's own, from `layout`). */
   dayLayouts?: DayLayouts;
 }
 
 /** The shard of the rolling filters whose keys a check or a restore touches. */
 export interface ShardRef {
-  /** The layout (its shard count and whether legacy name the keys' hash tag). */
+  /** The layout (its shard count names the keys' hash tag). */
   layout: SeenLayout;
   shard: number;
 }
@@ -171,10 +165,7 @@ export class RedisSeenFilter implements SeenFilter {
     this.cache = new PastDayCache(opts.days, cacheBytes);
     this.lua = SEEN_SCRIPTS.on(redis);
     this.checkpoints = opts.checkpoints;
-    this.dayLayouts =
-      opts.dayLayouts ??
-      opts.checkpoints?.dayLayouts ??
-      new DayLayouts(redis, keys, layout, opts.legacy ?? null, opts.days);
+    this.dayLayouts = opts.dayLayouts ?? opts.checkpoints?.dayLayouts ?? new DayLayouts(redis, keys, layout, opts.days);
     if (this.dayLayouts.configured.id !== layout.id) {
       throw new RangeError(`the day layouts give new days ${this.dayLayouts.configured.id}, not ${layout.id}`);
     }
@@ -259,7 +250,7 @@ export class RedisSeenFilter implements SeenFilter {
     });
   }
 
-  /** The reader's groups: per day, the reader's shard of the day's layout (and of the legacy one when read). */
+  /** The reader's groups: per day, the reader's shard of the day's layout. */
   private groups(readerId: string, reads: readonly DayReads[]): Group[] {
     const byShard = new Map<string, Group>();
     const add = (layout: SeenLayout, d: number) => {
@@ -271,7 +262,6 @@ export class RedisSeenFilter implements SeenFilter {
     };
     reads.forEach((r, d) => {
       if (r.write) add(r.write, d);
-      if (r.legacy && this.dayLayouts.legacy) add(this.dayLayouts.legacy, d);
     });
     return [...byShard.values()];
   }

@@ -1,5 +1,5 @@
 /**
- * Geometry of the per-reader scalable Bloom filter (design note 3's "what I'd improve"): pure maths,
+ * Geometry of the per-reader scalable Bloom filter (the discover design's "what I'd improve"): pure maths,
  * shared by the in-process and the Redis adapters so both set the same bits for the same member.
  *
  * Almeida, Baquero, Preguiça & Hutchison 2007, "Scalable Bloom Filters": sub-filter i holds
@@ -12,32 +12,29 @@
  * `{reader}:{item}`) and placed in sub-filter i by double hashing g_j = (h1 + j·h2) mod m_i
  * (Kirsch & Mitzenmacher 2006).
  *
- * The geometry is named by a SIGNATURE, stored with every filter (Redis `g`, checkpoint subjects,
- * snapshots), so a filter is always read under the geometry it was written with:
- * - `<n0>:<P>:s2:r0.5:split` (since 0.2.0): one Redis string per sub-filter (`Keys.readerSeen` for 0,
- *   `Keys.readerSeenLevel` for i ≥ 1), each created at its own size when it opens — a light reader
- *   pays for its first sub-filter only (149 B at n0 = 100, P = 1 %) — and none over
- *   {@link MAX_LEVEL_BITS} (2 MiB, created without a stall; layout.ts);
- * - `<n0>:<P>:s2:r0.5` (before 0.2.0): every sub-filter in ONE string at byte-aligned offsets (grown
- *   by rewriting it when a sub-filter opens), up to 2^32 bits in all.
- * In process, in snapshots and in checkpoints a filter is always the concatenation of its open
- * sub-filters at those offsets (the same bytes for both kinds: the offsets are the same).
+ * The geometry is named by a SIGNATURE, `<n0>:<P>:s2:r0.5:split`, stored with every filter (Redis `g`,
+ * checkpoint subjects, snapshots), so a filter is always read under the geometry it was written with.
+ * On Redis each sub-filter is a string of its own (`Keys.readerSeen` for 0, `Keys.readerSeenLevel` for
+ * i ≥ 1), created at its own size when it opens — a light reader pays for its first sub-filter only
+ * (149 B at n0 = 100, P = 1 %) — and none over {@link MAX_LEVEL_BITS} (2 MiB, created without a stall;
+ * layout.ts). In process, in snapshots and in checkpoints a filter is the concatenation of its open
+ * sub-filters at byte-aligned offsets.
  */
 import type { SeenProbe } from '../kernel/seen-filter.js';
-import { MAX_BITS, sizeWindow, type BloomGeometry } from './bloom.js';
+import { sizeWindow, type BloomGeometry } from './bloom.js';
 
 /** Growth ratio s of capacities (Almeida et al. 2007; RedisBloom's default expansion). */
 export const GROWTH = 2;
 /** Tightening ratio r of error rates (Almeida et al. 2007). */
 export const TIGHTENING = 0.5;
 /**
- * Largest sub-filter of a `split` filter (bits): 2 MiB less 16 bytes (room for the string's header within
+ * Largest sub-filter (bits): 2 MiB less 16 bytes (room for the string's header within
  * jemalloc's 2 MiB size class, as layout.ts's MAX_SHARD_BITS), created without a stall.
  */
 export const MAX_LEVEL_BITS = 8 * (2 ** 21 - 16);
 
 /**
- * What a sub-filter of a `split` filter is sized for, below its share of P: its rate p_i ÷ 1.5. The
+ * What a sub-filter is sized for, below its share of P: its rate p_i ÷ 1.5. The
  * classic rate (1 − e^{−kn/m})^k underestimates small filters hashed by double hashing: measured at
  * capacity, 0.59 % for the 100-member first sub-filter sized for 0.5 %, +15–22 % up to 3,200 members
  * (a step h2 mod m of 0 alone puts all k probes on one bit once in m members). Without the margin the
@@ -66,20 +63,17 @@ export interface SubFilterGeometry {
 /** A filter's geometry as its signature names it. */
 export interface ScalableGeometry {
   signature: string;
-  /** One Redis string per sub-filter (since 0.2.0), or all in one string (before). */
-  split: boolean;
   initialCapacity: number;
   errorRate: number;
   levels: SubFilterGeometry[];
 }
 
 /**
- * Every sub-filter that fits, in order: in one 2^32-bit string (`split` false: about 11 at
- * n0 = 100,000), or each in a string of at most {@link MAX_LEVEL_BITS} (`split`: 13 at n0 = 100,
+ * Every sub-filter that fits, in order, each in a string of at most {@link MAX_LEVEL_BITS} (13 at n0 = 100,
  * P = 1 %, that is 819,100 members).
  * @throws RangeError for capacity < 1, a rate outside (0, 1), or when even sub-filter 0 does not fit.
  */
-export function scalableLevels(initialCapacity: number, errorRate: number, split = true): SubFilterGeometry[] {
+export function scalableLevels(initialCapacity: number, errorRate: number): SubFilterGeometry[] {
   if (!(initialCapacity >= 1) || !Number.isInteger(initialCapacity))
     throw new RangeError('initialCapacity must be an integer >= 1');
   if (!(errorRate > 0 && errorRate < 1)) throw new RangeError('errorRate must be in (0, 1)');
@@ -90,11 +84,11 @@ export function scalableLevels(initialCapacity: number, errorRate: number, split
     const rate = errorRate * (1 - TIGHTENING) * TIGHTENING ** level;
     let g: BloomGeometry;
     try {
-      g = sizeWindow(capacity, split ? rate / SMALL_FILTER_MARGIN : rate, 1);
+      g = sizeWindow(capacity, rate / SMALL_FILTER_MARGIN, 1);
     } catch {
       break; // one sub-filter over 2^32 bits: no more levels
     }
-    if (split ? g.bits > MAX_LEVEL_BITS : offset + g.bits > MAX_BITS) break;
+    if (g.bits > MAX_LEVEL_BITS) break;
     out.push({ level, offset, bits: g.bits, hashes: g.hashes, capacity, rate });
     offset += Math.ceil(g.bits / 8) * 8;
   }
@@ -135,7 +129,7 @@ export function geometrySignature(initialCapacity: number, errorRate: number): s
   return `${initialCapacity}:${errorRate}:s${GROWTH}:r${TIGHTENING}:split`;
 }
 
-const SIGNATURE = /^(\d+):([0-9.e+-]+):s2:r0\.5(:split)?$/;
+const SIGNATURE = /^(\d+):([0-9.e+-]+):s2:r0\.5:split$/;
 const parsed = new Map<string, ScalableGeometry | null>();
 
 /**
@@ -148,9 +142,9 @@ export function parseSignature(signature: string): ScalableGeometry | null {
   const m = SIGNATURE.exec(signature);
   g = null;
   if (m) {
-    const [initialCapacity, errorRate, split] = [Number(m[1]), Number(m[2]), m[3] !== undefined];
+    const [initialCapacity, errorRate] = [Number(m[1]), Number(m[2])];
     try {
-      g = { signature, split, initialCapacity, errorRate, levels: scalableLevels(initialCapacity, errorRate, split) };
+      g = { signature, initialCapacity, errorRate, levels: scalableLevels(initialCapacity, errorRate) };
     } catch {
       g = null;
     }

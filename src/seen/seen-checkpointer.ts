@@ -1,10 +1,10 @@
 /**
  * Checkpoints of the Redis seen filters into PostgreSQL, and their restore into Redis after a loss
- * (issue 10: "PostgreSQL is the truth; the seen state must be too, within a bounded loss").
+ * (PostgreSQL is the truth; the seen state must be too, within a bounded loss).
  *
  * What is written: not bitmaps but JOURNALS. Each mark script appends the packed hash pairs (8 bytes)
- * of the members it added — for a rolling day, those that set a new bit (seenMark-4.lua); for a
- * reader, those added to its scalable filter, in order (readerSeen-3+N.lua) — to a journal key beside
+ * of the members it added — for a rolling day, those that set a new bit (lua/seenMark-4.lua); for a
+ * reader, those added to its scalable filter, in order (lua/readerSeen-3+N.lua) — to a journal key beside
  * the filter. Every `FRESHET_SEEN_CHECKPOINT_S` a checkpoint takes every journal (found through each
  * shard's index of days with a journal, and the sets of readers whose journal was started:
  * seen-journals.ts), appends them as rows in one PostgreSQL transaction, then acknowledges them in
@@ -17,7 +17,7 @@
  * bench/README.md "Seen checkpoints".
  *
  * Concurrency (N processes, each with its own timer): a take moves a journal to a `taken` key under
- * a lease (includes/take.lua); another process skips it while the lease lives and takes it over (with
+ * a lease (lua/includes/take.lua); another process skips it while the lease lives and takes it over (with
  * what was journalled since) once it expires; an acknowledgement deletes `taken` only under its own
  * lease. So a journal is written at least once, sometimes twice — harmless: folding ORs bits, and a
  * reader's replay skips members present. A checkpoint that fails (PostgreSQL down) leaves its takes
@@ -36,7 +36,7 @@
  *   given back the layout its checkpoints were written under ({@link SeenCheckpointer.layoutsOfDays}).
  * - per reader: a reader with no state at all (new, expired, or lost) gets '?' from a guarded check or
  *   mark; {@link SeenCheckpointer.restoreReader} folds its checkpoint — under whichever geometry it
- *   was written, also before 0.2.0 — (or nothing) into a state, put only if the reader still has
+ *   was written — (or nothing) into a state, put only if the reader still has
  *   none, and the call runs again (reader-restore.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';
@@ -129,8 +129,6 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
   private readonly token = randomBytes(12).toString('hex');
   private readonly lua;
   private known = new Set<string>();
-  /** Days with checkpoints of the legacy layout (from {@link known}). */
-  private legacyDays = new Set<string>();
   private readonly journals: SeenJournals;
   private readonly restoring = new Map<string, Promise<void>>();
   private readonly leaseMs: number;
@@ -149,8 +147,7 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
     this.dayLayouts = d.dayLayouts;
     this.days = d.dayLayouts.configured.geometry.days;
     d.dayLayouts.useRecords(this);
-    const legacyShards = d.dayLayouts.legacy?.shards ?? 0;
-    this.journals = new SeenJournals(d.redis, d.keys, this.token, this.leaseMs, this.days * DAY_MS, legacyShards);
+    this.journals = new SeenJournals(d.redis, d.keys, this.token, this.leaseMs, this.days * DAY_MS);
     this.metrics = d.registry ? checkpointMetrics(d.registry) : undefined;
     this.readers = new ReaderRestores(d.redis, d.keys, d.store, d.reader);
   }
@@ -191,11 +188,11 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
 
   /**
    * Restores every shard without an epoch (an empty Redis on start) of the layouts the window ending at
-   * `nowMs` uses (learning them first), of the configured and of the legacy layout.
+   * `nowMs` uses (learning them first) and of the configured layout.
    * @returns how many shards were restored.
    */
   async ensureShards(nowMs: number): Promise<number> {
-    await this.refreshKnown(nowMs); // the legacy days first: whether to read them depends on it
+    await this.refreshKnown(nowMs);
     await this.dayLayouts.forDays(windowStamps(nowMs, this.days), nowMs);
     let restored = 0;
     await mapLimit(this.shardRefs(), CONCURRENCY, async (ref) => {
@@ -213,18 +210,13 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
     return this.once(`shard:${tag}`, async () => {
       await this.queue; // this process's checkpoint in flight lands first
       const stamps = windowStamps(nowMs, this.days);
-      let days: { day: string; layout: SeenLayout }[];
-      if (ref.layout.legacy) {
-        days = stamps.map((day) => ({ day, layout: ref.layout }));
-      } else {
-        // every day of the window whose layout keeps its keys under this tag (same shard count)
-        const reads = await this.dayLayouts.forDays(stamps, nowMs);
-        days = [];
-        stamps.forEach((day, i) => {
-          const layout = reads[i]!.write;
-          if (layout && !layout.legacy && layout.shards === ref.layout.shards) days.push({ day, layout });
-        });
-      }
+      // every day of the window whose layout keeps its keys under this tag (same shard count)
+      const reads = await this.dayLayouts.forDays(stamps, nowMs);
+      const days: { day: string; layout: SeenLayout }[] = [];
+      stamps.forEach((day, i) => {
+        const layout = reads[i]!.write;
+        if (layout && layout.shards === ref.layout.shards) days.push({ day, layout });
+      });
       await this.restoreDayList(ref.shard, days, nowMs);
       const epoch = shardKeys(this.d.keys, ref.layout, ref.shard).epoch();
       await redisCall(this.d.redis.set(epoch, String(this.d.clock.now())));
@@ -252,10 +244,6 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
     return this.d.store.layoutsOfDays(days);
   }
 
-  legacyCheckpointed(day: string): boolean {
-    return this.legacyDays.has(day);
-  }
-
   restoreReader(readerId: string, nowMs: number): Promise<void> {
     return this.once(`reader:${readerId}`, async () => {
       if (await this.readers.restore(readerId, nowMs)) this.metrics?.restores.inc({ kind: 'reader' });
@@ -269,7 +257,7 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
   /** Every shard of every layout in use: one per tag (layouts of one shard count share their tags). */
   private shardRefs(): ShardRef[] {
     const families = new Map<string, SeenLayout>();
-    for (const l of this.dayLayouts.inUse()) families.set(l.legacy ? 'legacy' : `n${l.shards}`, l);
+    for (const l of this.dayLayouts.inUse()) families.set(`n${l.shards}`, l);
     return [...families.values()].flatMap((layout) =>
       Array.from({ length: layout.shards }, (_, shard) => ({ layout, shard })),
     );
@@ -280,15 +268,14 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
     const seen = new Set<string>();
     const out: ShardFamily[] = [];
     for (const layout of this.dayLayouts.inUse()) {
-      const key = layout.legacy ? 'legacy' : `n${layout.shards}`;
+      const key = `n${layout.shards}`;
       if (seen.has(key)) continue;
       seen.add(key);
       out.push({
         layout,
         dayLayout: async (day) => {
-          if (layout.legacy) return layout;
           const l = this.dayLayouts.knownLayout(day) ?? (await this.dayLayouts.layoutOf(day, now));
-          return !l.legacy && l.shards === layout.shards ? l : null;
+          return l.shards === layout.shards ? l : null;
         },
       });
     }
@@ -368,14 +355,12 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
     await Promise.all(writes);
   }
 
-  /** The subjects of `days` under the layouts known for them here, and the legacy one. */
+  /** The subjects of `days` under the layouts known for them here. */
   private windowSubjects(days: readonly string[]): string[] {
     const out: string[] = [];
-    const legacy = this.dayLayouts.legacy;
     for (const day of days) {
       const l = this.dayLayouts.knownLayout(day);
       if (l) for (let s = 0; s < l.shards; s++) out.push(daySubject(l, s, day));
-      if (legacy) for (let s = 0; s < legacy.shards; s++) out.push(daySubject(legacy, s, day));
     }
     return out;
   }
@@ -383,9 +368,6 @@ export class SeenCheckpointer implements RollingRestorer, ReaderRestorer, Layout
   /** Learns which days of every shard's window around `nowMs` are checkpointed (and forgets the others). */
   private async refreshKnown(nowMs: number): Promise<void> {
     this.known = await this.d.store.known(this.windowSubjects(windowStamps(nowMs, this.days)));
-    const legacy = new Set<string>();
-    for (const s of this.known) if (s.startsWith('d:m')) legacy.add(s.slice(-8));
-    this.legacyDays = legacy;
   }
 
   /** Runs `task` once per key at a time: concurrent callers share the run in progress. */

@@ -2,13 +2,13 @@
  * Folding checkpoints (postgres-seen-checkpoints.ts) back into filters, bit for bit as Redis held them:
  * - a rolling day: the base bitmap OR the k bits of every journalled member (order is irrelevant; a
  *   journal holds exactly the members that set a new bit, so the result is the day's bitmap as of the
- *   checkpoint — seenMark-4.lua);
+ *   checkpoint — lua/seenMark-4.lua);
  * - a reader's scalable filter: the base, then every journalled member replayed IN ORDER through the
  *   in-process adapter (memory-reader-seen-filter.ts: a member present is skipped, a full sub-filter
  *   opens the next), at the activity time of its row — so a gap of the TTL between two rows starts
  *   the filter again, exactly as Redis forgot it (a dead filter's rows are never resurrected).
  * Subject names live here and in layout.ts (days): the geometry is part of each, so a subject is
- * always folded under the geometry it was written with — also one written before 0.2.0.
+ * always folded under the geometry it was written with.
  */
 import { setAllBits, unpackPairs, type BloomGeometry } from './bloom.js';
 import { MemoryReaderSeenFilter, type SavedReaderFilter } from './memory-reader-seen-filter.js';
@@ -28,9 +28,9 @@ export function parseReaderSubject(subject: string): { signature: string; reader
   return { signature: subject.slice(2, at), readerId: subject.slice(at + 1) };
 }
 
-/** m and k of a day subject (`d:n…c…m<m>k<k>:…` or, written before 0.2.0, `d:m<m>k<k>s…:…`), or null. */
+/** m and k of a day subject (`d:n…c…m<m>k<k>:…`), or null. */
 export function daySubjectGeometry(subject: string): { bits: number; hashes: number } | null {
-  const m = /^d:(?:n\d+c\d+)?m(\d+)k(\d+)(?:s\d+)?:\d+:\d{8}$/.exec(subject);
+  const m = /^d:n\d+c\d+m(\d+)k(\d+):\d+:\d{8}$/.exec(subject);
   return m ? { bits: Number(m[1]), hashes: Number(m[2]) } : null;
 }
 

@@ -5,7 +5,7 @@
  *   is taken (`seenTake-3`) and, once its rows are committed, acknowledged (`seenAckDay-4`: the day
  *   leaves the index when nothing is left of its journal). A day's rows go to the subject of the day's
  *   layout (layout.ts), which the caller resolves;
- * - readers: each dirty set (`keys.readerSeenDirty`: the 16 sets, and those written before 0.2.0) is
+ * - readers: each dirty set (`keys.readerSeenDirty`: the 16 sets) is
  *   taken whole (`seenTake-3` on a SET), then each reader's journal with its last activity, time to
  *   live and geometry signature (`readerSeenTake-4`: its rows go to the subject of that geometry);
  *   each reader is acknowledged (`seenAck-2`), then, last, the dirty set.
@@ -40,13 +40,13 @@ export interface Takes {
   lastAcks: (() => Promise<unknown>)[];
   /** Reader id of each reader subject taken. */
   readerOf: Map<string, string>;
-  /** The layout of each day taken (of a layout recorded since 0.2.0: `l:<day>` rows). */
+  /** The layout of each day taken (recorded beside its rows: `l:<day>`). */
   dayLayouts: Map<string, SeenLayout>;
 }
 
-/** A set of shards whose keys share their tags: every shard of a layout's shard count (or of the legacy layout). */
+/** A set of shards whose keys share their tags: every shard of a layout's shard count. */
 export interface ShardFamily {
-  /** A layout of the family (its shard count, and whether legacy, name the tags). */
+  /** A layout of the family (its shard count names the tags). */
   layout: SeenLayout;
   /** The layout of a day journalled in this family, or null when the day belongs to another (skipped). */
   dayLayout(day: string): Promise<SeenLayout | null>;
@@ -63,8 +63,6 @@ export class SeenJournals {
     private readonly leaseMs: number,
     /** Time to live of a day whose journal has none (never in practice: marks set one), ms. */
     private readonly fallbackDayTtlMs: number,
-    /** Shards of the dirty-reader sets written before 0.2.0 (0: none). */
-    private readonly legacyShards: number,
   ) {
     this.lua = JOURNAL_SCRIPTS.on(redis);
   }
@@ -74,8 +72,7 @@ export class SeenJournals {
     const t: Takes = { rows: [], acks: [], lastAcks: [], readerOf: new Map(), dayLayouts: new Map() };
     const shards = families.flatMap((f) => Array.from({ length: f.layout.shards }, (_, s) => ({ f, s })));
     await mapLimit(shards, TAKE_CONCURRENCY, ({ f, s }) => this.takeDays(f, s, now, t));
-    for (let s = 0; s < READER_DIRTY_SHARDS; s++) await this.takeReaders(s, undefined, now, t);
-    for (let s = 0; s < this.legacyShards; s++) await this.takeReaders(s, this.legacyShards, now, t);
+    for (let s = 0; s < READER_DIRTY_SHARDS; s++) await this.takeReaders(s, now, t);
     return t;
   }
 
@@ -97,19 +94,19 @@ export class SeenJournals {
       t.acks.push(() => this.lua.seenAckDay([taken, lease, journal, index], [this.token, day]));
       if (reply[0] !== 1) continue;
       const ttl = reply[2] > 0 ? reply[2] : this.fallbackDayTtlMs;
-      if (!layout.legacy) t.dayLayouts.set(day, layout);
+      t.dayLayouts.set(day, layout);
       const subject = daySubject(layout, shard, day);
       t.rows.push({ subject, expiresAt: now + ttl, atMs: 0, pairs: Buffer.from(reply[1]) });
     }
   }
 
-  /** The journals of one dirty set's readers (`legacyShards`: a set written before 0.2.0). */
-  private async takeReaders(shard: number, legacyShards: number | undefined, now: number, t: Takes): Promise<void> {
+  /** The journals of one dirty set's readers. */
+  private async takeReaders(shard: number, now: number, t: Takes): Promise<void> {
     const k = this.keys;
     const [dirty, dirtyTaken, dirtyLease] = [
-      k.readerSeenDirty(shard, legacyShards),
-      k.readerSeenDirtyTaken(shard, legacyShards),
-      k.readerSeenDirtyLease(shard, legacyShards),
+      k.readerSeenDirty(shard),
+      k.readerSeenDirtyTaken(shard),
+      k.readerSeenDirtyLease(shard),
     ];
     const reply = (await this.lua.seenTake([dirty, dirtyTaken, dirtyLease], [this.token, this.leaseMs, 'set'])) as [
       number,

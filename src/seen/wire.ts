@@ -1,5 +1,5 @@
 /**
- * Wiring of the seen filters every feed shares: note 1's rolling daily filters and note 3's
+ * Wiring of the seen filters every feed shares: the for-you design's rolling daily filters and the discover design's
  * per-reader scalable filters — on Redis when configured, checkpointed to PostgreSQL every
  * `checkpointMs` and on close and restored after a Redis loss (seen-checkpointer.ts), else in process
  * (the embedded default), where each is restored from a snapshot in the data folder on start and
@@ -9,7 +9,7 @@
 import { waitAtMost } from '../kernel/wait.js';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { legacyLayout, seenLayout, type SeenLayout } from './layout.js';
+import { seenLayout, type SeenLayout } from './layout.js';
 import { DayLayouts } from './day-layouts.js';
 import type { SeenFilter } from '../kernel/seen-filter.js';
 import type { ReaderSeenFilter, ReaderSeenSettings, SeenStrategy } from '../kernel/reader-seen-filter.js';
@@ -17,14 +17,14 @@ import { MemorySeenFilter } from './memory-seen-filter.js';
 import { RedisSeenFilter } from './redis-seen-filter.js';
 import { MemoryReaderSeenFilter } from './memory-reader-seen-filter.js';
 import { RedisReaderSeenFilter } from './redis-reader-seen-filter.js';
-import type { Stores } from '../kernel/stores.js';
+import type { RedisHandle, Stores } from '../kernel/stores.js';
 import { SeenCheckpointer } from './seen-checkpointer.js';
 import { PostgresSeenCheckpoints } from './postgres-seen-checkpoints.js';
 import type { DayFill } from './day-fill.js';
 
-/** Settings of note 1's rolling filters (`FRESHET_SEEN_*`); `cacheBytes`: the Redis adapter's past-day cache. */
+/** Settings of the for-you design's rolling filters (`FRESHET_SEEN_*`); `cacheBytes`: the Redis adapter's past-day cache. */
 export interface SeenSettings {
-  /** Daily filters in the window (note 1: 7). */
+  /** Daily filters in the window (the for-you design: 7). */
   days: number;
   /** Impressions per day the filters are sized for (over all shards). */
   capacityPerDay: number;
@@ -38,11 +38,6 @@ export interface SeenSettings {
   shards: number;
   /** Most impressions one shard of one day is sized for (`FRESHET_SEEN_SHARD_CAPACITY`). */
   shardCapacity: number;
-  /**
-   * Shards of the day keys written before 0.2.0 (`FRESHET_SEEN_LEGACY_SHARDS`; 0 = none): read, with
-   * their checkpoints, until they leave the window; never written.
-   */
-  legacyShards: number;
   cacheBytes: number;
   /**
    * How often the Redis seen filters are checkpointed to PostgreSQL, ms (`FRESHET_SEEN_CHECKPOINT_S`,
@@ -60,11 +55,11 @@ export const SEEN_SNAPSHOT_MS = 60_000;
 
 /** The seen filters of one instance. */
 export interface SeenWiring {
-  /** Note 1's rolling daily filters. */
+  /** The for-you design's rolling daily filters. */
   rolling: SeenFilter;
-  /** Note 3's per-reader scalable filter (whether or not a feed uses it). */
+  /** The discover design's per-reader scalable filter (whether or not a feed uses it). */
   readerSeen: ReaderSeenFilter;
-  /** The filter of a strategy: `rolling` → note 1's, `per_reader` → note 3's. */
+  /** The filter of a strategy: `rolling` → the for-you design's, `per_reader` → the discover design's. */
   seenFor(strategy: SeenStrategy): SeenFilter;
   /** The PostgreSQL checkpoints of the Redis filters (null: embedded default, or checkpoints off). */
   checkpointer: SeenCheckpointer | null;
@@ -98,11 +93,6 @@ export function seenSettingsLayout(s: SeenSettings): SeenLayout {
   return seenLayout({ ...s, minShards: s.shards });
 }
 
-/** The layout of the day keys written before 0.2.0 under these settings, or null (none). */
-export function seenLegacyLayout(s: SeenSettings): SeenLayout | null {
-  return legacyLayout(s, s.legacyShards);
-}
-
 /**
  * Opens both seen filters over the stores: on Redis with their PostgreSQL checkpoints (every shard
  * Redis has lost is restored before this returns, and the checkpoint timer starts), else in process
@@ -115,46 +105,65 @@ export async function wireSeen(
   stores: Stores,
 ): Promise<SeenWiring> {
   const layout = seenSettingsLayout(s);
-  const legacy = seenLegacyLayout(s);
-  if (stores.redis) {
-    const { redis, keys } = stores.redis;
-    const checkpointMs = s.checkpointMs ?? DEFAULT_SEEN_CHECKPOINT_MS;
-    const dayLayouts = new DayLayouts(redis, keys, layout, legacy, s.days);
-    // checkpoints and restores move whole bitmaps: the job clients, never cut by the request deadline
-    const checkpointer =
-      checkpointMs > 0
-        ? new SeenCheckpointer({
-            redis: stores.redis.jobs ?? redis,
-            keys,
-            dayLayouts,
-            reader: readerSettings,
-            store: new PostgresSeenCheckpoints(stores.sqlJobs ?? stores.sql),
-            clock: stores.clock,
-            log: stores.log,
-            registry: stores.registry,
-          })
-        : null;
-    const checkpoints = checkpointer ?? undefined;
-    const rolling = new RedisSeenFilter(redis, keys, layout, {
-      days: s.days,
-      cacheBytes: s.cacheBytes,
-      checkpoints,
-      dayLayouts,
-    });
-    const readerSeen = new RedisReaderSeenFilter(redis, keys, readerSettings, { checkpoints });
-    if (checkpointer) {
-      await startRestore(checkpointer, stores);
-      checkpointer.start(checkpointMs);
-    }
-    return {
-      rolling,
-      readerSeen,
-      checkpointer,
-      dayFill: (nowMs) => rolling.dayFill(nowMs),
-      seenFor: (st) => (st === 'per_reader' ? readerSeen : rolling),
-      close: async () => checkpointer?.close(),
-    };
+  return stores.redis
+    ? wireRedisSeen(s, layout, readerSettings, stores, stores.redis)
+    : wireMemorySeen(s, layout, readerSettings, stores);
+}
+
+/** Both filters on Redis, with their PostgreSQL checkpoints (restored at start, then on a timer). */
+async function wireRedisSeen(
+  s: SeenSettings,
+  layout: SeenLayout,
+  readerSettings: ReaderSeenSettings,
+  stores: Stores,
+  hot: RedisHandle,
+): Promise<SeenWiring> {
+  const { redis, keys } = hot;
+  const checkpointMs = s.checkpointMs ?? DEFAULT_SEEN_CHECKPOINT_MS;
+  const dayLayouts = new DayLayouts(redis, keys, layout, s.days);
+  // checkpoints and restores move whole bitmaps: the job clients, never cut by the request deadline
+  const checkpointer =
+    checkpointMs > 0
+      ? new SeenCheckpointer({
+          redis: hot.jobs ?? redis,
+          keys,
+          dayLayouts,
+          reader: readerSettings,
+          store: new PostgresSeenCheckpoints(stores.sqlJobs ?? stores.sql),
+          clock: stores.clock,
+          log: stores.log,
+          registry: stores.registry,
+        })
+      : null;
+  const checkpoints = checkpointer ?? undefined;
+  const rolling = new RedisSeenFilter(redis, keys, layout, {
+    days: s.days,
+    cacheBytes: s.cacheBytes,
+    checkpoints,
+    dayLayouts,
+  });
+  const readerSeen = new RedisReaderSeenFilter(redis, keys, readerSettings, { checkpoints });
+  if (checkpointer) {
+    await startRestore(checkpointer, stores);
+    checkpointer.start(checkpointMs);
   }
+  return {
+    rolling,
+    readerSeen,
+    checkpointer,
+    dayFill: (nowMs) => rolling.dayFill(nowMs),
+    seenFor: (st) => (st === 'per_reader' ? readerSeen : rolling),
+    close: async () => checkpointer?.close(),
+  };
+}
+
+/** Both filters in process, restored from their snapshots in the data folder and snapshotted every minute and on close. */
+async function wireMemorySeen(
+  s: SeenSettings,
+  layout: SeenLayout,
+  readerSettings: ReaderSeenSettings,
+  stores: Stores,
+): Promise<SeenWiring> {
   mkdirSync(stores.dataDir, { recursive: true });
   const rollingPath = join(stores.dataDir, 'seen-filters.bin');
   const readerPath = join(stores.dataDir, 'reader-seen-filters.bin');

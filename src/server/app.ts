@@ -11,7 +11,7 @@ import type { Freshet } from '../compose/open.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './errors.js';
 import { authenticate, serviceKeyHook } from '../kernel/http/access.js';
 import { checkIntervalMs, installEdgeLimits } from './limits.js';
-import { installJsonBodyParser } from '../kernel/http/json-body.js';
+import { installJsonBodyParser } from './json-body.js';
 import { documentEdgeErrors } from '../kernel/http/schemas.js';
 import { schemaController } from './validation.js';
 import { forYouRoutes } from '../for-you/routes.js';
@@ -39,25 +39,7 @@ export interface AppOptions {
 
 /** Builds (does not start) the app for a wired Freshet instance. */
 export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<FastifyInstance> {
-  const { edge, opsAccess } = f.config;
-  const app: FastifyInstance = Fastify({
-    ...(opts.logger === false ? { logger: false } : { loggerInstance: f.log as FastifyBaseLogger }),
-    bodyLimit: f.config.bodyLimitBytes,
-    // query strings coerced by their schema, bodies/params/headers strict (src/server/validation.ts)
-    schemaController: schemaController(),
-    // failures before a route runs (bad URL, long path parameter, oversized headers) answer envelopes too
-    frameworkErrors,
-    clientErrorHandler,
-    // Per-request lines are off: latency goes to /metrics; errors are still logged by the handler.
-    logController: new LogController({ disableRequestLogging: true }),
-    // slow clients: the request (headers and body) and its headers within a bound, else 408 (http-limits.ts)
-    requestTimeout: edge.requestTimeoutMs,
-    http: {
-      requestTimeout: edge.requestTimeoutMs,
-      headersTimeout: edge.headersTimeoutMs,
-      connectionsCheckingInterval: checkIntervalMs(edge),
-    },
-  });
+  const app = createFastify(f, opts);
   installErrorHandling(app);
   // JSON only: a text/plain body is a client mistake (MALFORMED_BODY), not a string to validate.
   installJsonBodyParser(app);
@@ -70,6 +52,40 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
     const reader = feedReader(req, reply.statusCode);
     if (reader) f.activeReaders.mark(reader, f.clock.now());
   });
+  await registerDocsAndOps(app, f, opts);
+  await app.register((v1) => registerV1(v1, f), { prefix: '/v1' });
+  // open event streams never end by themselves: end them before the server waits for its connections
+  app.addHook('preClose', async () => f.following.stream.close());
+  if (opts.closeStores !== false) app.addHook('onClose', async () => f.close());
+  return app;
+}
+
+/** The Fastify instance with the edge's options: logging, body limit, validation, early errors, timeouts. */
+function createFastify(f: Freshet, opts: AppOptions): FastifyInstance {
+  const { edge } = f.config;
+  return Fastify({
+    ...(opts.logger === false ? { logger: false } : { loggerInstance: f.log as FastifyBaseLogger }),
+    bodyLimit: f.config.bodyLimitBytes,
+    // query strings coerced by their schema, bodies/params/headers strict (src/server/validation.ts)
+    schemaController: schemaController(),
+    // failures before a route runs (bad URL, long path parameter, oversized headers) answer envelopes too
+    frameworkErrors,
+    clientErrorHandler,
+    // Per-request lines are off: latency goes to /metrics; errors are still logged by the handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    // slow clients: the request (headers and body) and its headers within a bound, else 408 (src/server/limits.ts)
+    requestTimeout: edge.requestTimeoutMs,
+    http: {
+      requestTimeout: edge.requestTimeoutMs,
+      headersTimeout: edge.headersTimeoutMs,
+      connectionsCheckingInterval: checkIntervalMs(edge),
+    },
+  });
+}
+
+/** The OpenAPI document and its pages at `/docs`, the explorer at `/ui`, and the ops routes (health, metrics). */
+async function registerDocsAndOps(app: FastifyInstance, f: Freshet, opts: AppOptions): Promise<void> {
+  const { opsAccess } = f.config;
   await app.register(swagger, {
     openapi: {
       info: {
@@ -96,74 +112,36 @@ export async function buildApp(f: Freshet, opts: AppOptions = {}): Promise<Fasti
       metricsGuard: opsAccess.metrics === 'service' ? serviceOnly : null,
     },
   });
-  await app.register(
-    async (v1) => {
-      // authenticate before the body is parsed or validated (issue 14.1); document what every route can answer
-      v1.decorateRequest('principal', null);
-      v1.addHook('onRequest', authenticate(f.tokens));
-      // rate and concurrency limits on feed pages and views, keyed by the caller (after authentication)
-      await installEdgeLimits(v1, edge, f.redis);
-      v1.addHook('onRoute', documentEdgeErrors);
-      const access = { tokens: f.tokens, clock: f.clock, futureSkewMs: f.config.futureSkewMs };
-      const u = f.useCases;
-      await v1.register(itemRoutes, { deps: { access, content: f.content, useCases: u } });
-      await v1.register(forYouRoutes, {
-        deps: { access, feed: f.forYou, content: f.content, setInterests: u.setInterests.bind(u) },
-      });
-      await v1.register(discoverRoutes, { deps: { access, feed: f.discover.feed } });
-      await v1.register(exclusionRoutes, {
-        deps: {
-          access,
-          recordEngagement: u.recordEngagement.bind(u),
-          recordFeedback: u.recordFeedback.bind(u),
-          undoFeedback: u.undoFeedback.bind(u),
-          undoEngagement: u.undoEngagement.bind(u),
-          list: f.exclusions.list.bind(f.exclusions),
-          preferences: u.preferences.bind(u),
-          setPreferences: u.setPreferences.bind(u),
-          patchPreferences: u.patchPreferences.bind(u),
-        },
-      });
-      await v1.register(followingRoutes, {
-        deps: {
-          access,
-          timeline: f.following.timeline,
-          graph: f.following.graph,
-          stream: f.following.stream,
-          registerUsers: u.registerUsers.bind(u),
-          importFollows: u.importFollows.bind(u),
-          follow: u.follow.bind(u),
-          unfollow: u.unfollow.bind(u),
-          block: u.block.bind(u),
-          unblock: u.unblock.bind(u),
-        },
-      });
-      await v1.register(hotRoutes, {
-        deps: {
-          access,
-          ranking: f.hot,
-          counters: f.hotCounters,
-          content: f.content,
-          settings: f.config.hot,
-          recordViews: u.recordViews.bind(u),
-          exclusions: f.exclusions,
-        },
-      });
-      await v1.register(notificationRoutes, { deps: { access, notifications: f.notifications.notifications } });
-      await v1.register(personalDataRoutes, {
-        deps: { access, eraseUser: u.eraseUser.bind(u), exportUser: u.exportUser.bind(u) },
-      });
-      await v1.register(explainRoutes, { deps: { access, explain: f.explain } });
-      await v1.register(markerRoutes, {
-        deps: { access, notifications: f.notifications.notifications, timeline: f.following.timeline },
-      });
-    },
-    { prefix: '/v1' },
-  );
-  // open event streams never end by themselves: end them before the server waits for its connections
-  app.addHook('preClose', async () => f.following.stream.close());
-  if (opts.closeStores !== false) app.addHook('onClose', async () => f.close());
-  return app;
+}
+
+/**
+ * The `/v1` API: authentication, the edge's limits and documented errors, then each capability's routes
+ * with what they call (the use cases as their verbs).
+ */
+async function registerV1(v1: FastifyInstance, f: Freshet): Promise<void> {
+  // authenticate before the body is parsed or validated; document what every route can answer
+  v1.decorateRequest('principal', null);
+  v1.addHook('onRequest', authenticate(f.tokens));
+  // rate and concurrency limits on feed pages and views, keyed by the caller (after authentication)
+  await installEdgeLimits(v1, f.config.edge, f.redis);
+  v1.addHook('onRoute', documentEdgeErrors);
+  const access = { tokens: f.tokens, clock: f.clock, futureSkewMs: f.config.futureSkewMs };
+  const u = f.useCases;
+  const { timeline, graph, stream } = f.following;
+  const notifications = f.notifications.notifications;
+  await v1.register(itemRoutes, { deps: { access, content: f.content, useCases: u } });
+  await v1.register(forYouRoutes, { deps: { access, feed: f.forYou, content: f.content, verbs: u } });
+  await v1.register(discoverRoutes, {
+    deps: { access, feed: f.discover.feed, verbs: u, embeddingDim: f.config.discover.dim },
+  });
+  await v1.register(exclusionRoutes, { deps: { access, verbs: u, exclusions: f.exclusions } });
+  await v1.register(followingRoutes, { deps: { access, timeline, graph, stream, verbs: u } });
+  const hot = { ranking: f.hot, counters: f.hotCounters, content: f.content, settings: f.config.hot };
+  await v1.register(hotRoutes, { deps: { access, ...hot, verbs: u, exclusions: f.exclusions } });
+  await v1.register(notificationRoutes, { deps: { access, notifications } });
+  await v1.register(personalDataRoutes, { deps: { access, verbs: u } });
+  await v1.register(explainRoutes, { deps: { access, explain: f.explain } });
+  await v1.register(markerRoutes, { deps: { access, notifications, timeline } });
 }
 
 /**

@@ -5,7 +5,7 @@
  * store's message); schema failures become INVALID_INPUT (or INVALID_ID for an id pattern) with a
  * message naming the field (src/server/validation.ts); body-parser failures MALFORMED_BODY /
  * BODY_TOO_LARGE; other client errors of Fastify and its plugins (a bad URL, a path parameter over 100
- * characters, a refused static path, oversized headers on the socket) their own codes (issue 10.6: every
+ * characters, a refused static path, oversized headers on the socket) their own codes (every
  * response is an envelope, no 5xx from input); anything else INTERNAL (logged with its stack, never sent
  * to the client).
  */

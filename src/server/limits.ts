@@ -1,6 +1,6 @@
 /**
- * The HTTP edge's limits on slow, greedy and noisy clients (issue 21.4, 21.5): request and header
- * timeouts, and per-caller rate and concurrency limits on the routes that cost the stores most.
+ * The HTTP edge's limits on slow, greedy and noisy clients: request and header
+ * timeouts, and per-caller rate and concurrency limits — on every `/v1` route a reader token can call.
  *
  * - **Timeouts** (Node's HTTP server, set through Fastify): a request whose headers have not all arrived
  *   within `headersTimeoutMs`, or whose body has not within `requestTimeoutMs`, is answered 408 / 40801 and
@@ -8,14 +8,19 @@
  *   {@link checkIntervalMs} (its default, 30 s, would let a slow client hold a socket that much longer).
  * - **Rate** (`@fastify/rate-limit`, a fixed window): each caller — a reader token's `sub`, or the service
  *   key as a whole — gets `readerRequests` / `serviceRequests` requests per `rateWindowMs` on the
- *   {@link LIMITED_ROUTES}; past it 429 / 42901 with `Retry-After` (seconds to the window's end). The
- *   counts live in Redis when Redis is configured (src/server/rate-stores.ts: shared by every worker and
- *   server), in process otherwise (the library's LRU store, {@link RATE_CALLERS} callers).
+ *   {@link LIMITED_ROUTES} (the feed pages, peek, explains and views: each runs a recall round or writes);
+ *   a reader also gets `readerOtherRequests` per window on every other `/v1` route (export, notifications,
+ *   exclusions, markers, preferences, the graph, …: a budget of its own, so polling them never costs a
+ *   page; the service key is not limited there). Past either, 429 / 42901 with `Retry-After` (seconds to
+ *   the window's end). The counts live in Redis when Redis is configured (src/server/rate-stores.ts:
+ *   shared by every worker and server), in process otherwise (the library's LRU store, {@link
+ *   RATE_CALLERS} callers).
  * - **Concurrency** (ours, in process): a reader has at most `readerConcurrency` feed pages in flight in
  *   one process; one more is 429 / 42901 with `Retry-After: 1`. `@fastify/rate-limit` counts requests, not
  *   requests in flight, and a queue (p-limit and the like) would let a greedy reader hold sockets and
  *   memory instead of being told to back off — the counter is a map of small integers, released when the
- *   response's socket closes (answered or abandoned).
+ *   response's socket closes (answered or abandoned). An export (`GET /v1/users/:id/export`, a stream
+ *   of everything held about a user) runs one at a time per user in one process, whoever asks.
  *
  * Sizes (defaults): a reader scrolling reads a page every few seconds, one at a time (a refresh may race
  * a load_more), and records a view per item it opens — well under 1 request a second. 30 requests per
@@ -30,24 +35,12 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { fail } from '../kernel/errors.js';
 import { ErrorEnvelope } from '../kernel/http/schemas.js';
+import type { EdgeSettings } from '../kernel/http/edge-settings.js';
 import type { RedisHandle } from '../kernel/stores.js';
 import { memoryRateStore, redisRateStore } from './rate-stores.js';
 
-/** The edge's limits (`FRESHET_REQUEST_TIMEOUT_S`, `FRESHET_HEADERS_TIMEOUT_S`, `FRESHET_RATE_*`, …); durations in ms. */
-export interface EdgeSettings {
-  /** The whole request (headers and body) must arrive within this (`FRESHET_REQUEST_TIMEOUT_S`, 30 s). */
-  requestTimeoutMs: number;
-  /** The headers must arrive within this (`FRESHET_HEADERS_TIMEOUT_S`, 10 s; ≤ the request timeout). */
-  headersTimeoutMs: number;
-  /** The rate limit's window (`FRESHET_RATE_WINDOW_S`, 10 s). */
-  rateWindowMs: number;
-  /** Requests per window of one reader on the limited routes (`FRESHET_RATE_READER`, 30; 0 = no limit). */
-  readerRequests: number;
-  /** Requests per window of the service key on the limited routes (`FRESHET_RATE_SERVICE`, 0 = no limit). */
-  serviceRequests: number;
-  /** Feed pages of one reader in flight in one process (`FRESHET_READER_CONCURRENCY`, 2; 0 = no limit). */
-  readerConcurrency: number;
-}
+/** The edge's limits (src/kernel/http/edge-settings.ts: the composition parses them, below the server). */
+export type { EdgeSettings } from '../kernel/http/edge-settings.js';
 
 /** Callers the in-process rate counts remember (an LRU; ~100 B each): a forgotten caller starts a new window. */
 export const RATE_CALLERS = 100_000;
@@ -58,11 +51,14 @@ export function checkIntervalMs(s: Pick<EdgeSettings, 'requestTimeoutMs' | 'head
 }
 
 /**
- * The routes a greedy client can make expensive (method and path under `/v1`): feed pages and explains
- * (the concurrency limit too, `pages`) and views.
+ * The routes a greedy client can make expensive (method and path under `/v1`): feed pages, peek and
+ * explains (the concurrency limit too, `pages`) and views. Every other `/v1` route has a reader budget of
+ * its own (`readerOtherRequests`).
  */
 export const LIMITED_ROUTES: ReadonlyMap<string, { pages: boolean }> = new Map([
   ['POST /v1/feeds/for-you', { pages: true }],
+  // a peek runs a recall round, as a refresh does
+  ['GET /v1/feeds/for-you/peek', { pages: true }],
   ['GET /v1/feeds/discover', { pages: true }],
   ['GET /v1/feeds/following', { pages: true }],
   ['GET /v1/hot', { pages: true }],
@@ -77,34 +73,72 @@ function callerOf(req: FastifyRequest): { readerId: string } | 'service' {
   return p && p.kind === 'reader' ? { readerId: p.readerId } : 'service';
 }
 
+/** The route whose requests run one at a time per user (see the module doc). */
+const EXPORT_ROUTE = 'GET /v1/users/:id/export';
+
+/** The {@link LIMITED_ROUTES} entry of a route (HEAD runs the GET handler: limited alike), if any. */
+function limitedRoute(route: RouteOptions): { pages: boolean } | undefined {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  return methods
+    .map((m) => LIMITED_ROUTES.get(`${m === 'HEAD' ? 'GET' : m} ${route.url}`))
+    .find((x) => x !== undefined);
+}
+
+/** Adds `limit`'s check to the route's `onRequest` hooks (after those it has: authentication ran first). */
+function enterFirst(route: RouteOptions, limit: ConcurrencyLimit): void {
+  const hooks = route.onRequest ? [route.onRequest].flat() : [];
+  route.onRequest = [...hooks, (req, reply, done) => done(limit.enter(req, reply))] as RouteOptions['onRequest'];
+}
+
 /**
- * Installs the rate and concurrency limits on the limited routes of the `/v1` scope `v1`: call it
- * inside that scope, after the authentication hook and before its routes are registered.
+ * The rate-limit settings of the routes outside {@link LIMITED_ROUTES}: a reader's budget of its own
+ * (`o:<reader>`), the service key not limited.
+ */
+function otherBudget(s: EdgeSettings) {
+  return {
+    max: s.readerOtherRequests,
+    allowList: (req: FastifyRequest) => callerOf(req) === 'service' || s.readerOtherRequests === 0,
+    keyGenerator: (req: FastifyRequest) => {
+      const c = callerOf(req);
+      return c === 'service' ? 'service' : `o:${c.readerId}`;
+    },
+    errorResponseBuilder: (_req: FastifyRequest, ctx: { max: number; after: string }) =>
+      fail(
+        'RATE_LIMITED',
+        `this reader sent more than ${ctx.max} requests to routes other than feeds and views in ${Math.round(s.rateWindowMs / 1000)} s (FRESHET_RATE_READER_OTHER); retry after ${ctx.after}`,
+      ),
+  };
+}
+
+/**
+ * Installs the rate and concurrency limits on every route of the `/v1` scope `v1` (see the module doc):
+ * call it inside that scope, after the authentication hook and before its routes are registered.
  */
 export async function installEdgeLimits(
   v1: FastifyInstance,
   s: EdgeSettings,
   redis: RedisHandle | null,
 ): Promise<void> {
-  const limited = (route: RouteOptions) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    // HEAD runs the GET handler (Fastify's exposeHeadRoutes): limited alike
-    return methods
-      .map((m) => LIMITED_ROUTES.get(`${m === 'HEAD' ? 'GET' : m} ${route.url}`))
-      .find((x) => x !== undefined);
-  };
-  const inFlight = new ConcurrencyLimit(s.readerConcurrency);
-  // documents 429 and adds the concurrency hook; the rate limit is the library's (its own onRoute hook)
+  const pages = new ConcurrencyLimit(
+    s.readerConcurrency,
+    readerKey,
+    (n) => `this reader already has ${n} feed pages in flight (FRESHET_READER_CONCURRENCY); wait for one to answer`,
+  );
+  // the path's user, whoever asks (the service key or that reader's token)
+  const exports = new ConcurrencyLimit(
+    1,
+    (req) => `export:${(req.params as { id?: string }).id ?? ''}`,
+    () => 'an export of this user is already running; wait for it to end',
+  );
+  const other = otherBudget(s);
+  // documents 429 and adds the concurrency hooks; the rate limit is the library's (its own onRoute hook)
   v1.addHook('onRoute', (route) => {
-    const kind = limited(route);
-    if (!kind) return;
-    route.config = { ...(route.config ?? {}), rateLimit: {} } as typeof route.config;
+    const kind = limitedRoute(route);
+    route.config = { ...(route.config ?? {}), rateLimit: kind ? {} : other } as typeof route.config;
     const response = ((route.schema ??= {}).response ??= {}) as Record<string, unknown>;
     response['429'] ??= ErrorEnvelope;
-    if (kind.pages && s.readerConcurrency > 0) {
-      const hooks = route.onRequest ? [route.onRequest].flat() : [];
-      route.onRequest = [...hooks, (req, reply, done) => done(inFlight.enter(req, reply))] as RouteOptions['onRequest'];
-    }
+    if (kind?.pages && s.readerConcurrency > 0) enterFirst(route, pages);
+    if ([route.method].flat().includes('GET') && `GET ${route.url}` === EXPORT_ROUTE) enterFirst(route, exports);
   });
   await v1.register(rateLimit, {
     global: false,
@@ -133,27 +167,37 @@ export async function installEdgeLimits(
   });
 }
 
+/** The reader a request counts against in the pages in flight; null for the service key (it acts for many). */
+function readerKey(req: FastifyRequest): string | null {
+  const c = callerOf(req);
+  return c === 'service' ? null : c.readerId;
+}
+
 /**
- * Feed pages in flight per reader in this process (see the module doc). The service key is not counted:
- * it acts for many readers at once.
+ * Requests in flight per key in this process (see the module doc): feed pages per reader (the service key
+ * is not counted: it acts for many readers at once), exports per user.
  */
 class ConcurrencyLimit {
   private readonly open = new Map<string, number>();
 
-  constructor(private readonly max: number) {}
+  /**
+   * @param keyOf what a request counts against (null: not counted);
+   * @param refusal the message of a refusal, given the limit.
+   */
+  constructor(
+    private readonly max: number,
+    private readonly keyOf: (req: FastifyRequest) => string | null,
+    private readonly refusal: (max: number) => string,
+  ) {}
 
-  /** Counts the request in, or returns RATE_LIMITED (with `Retry-After: 1`) when its reader is at the limit. */
+  /** Counts the request in, or returns RATE_LIMITED (with `Retry-After: 1`) when its key is at the limit. */
   enter(req: FastifyRequest, reply: FastifyReply): Error | undefined {
-    const caller = callerOf(req);
-    if (caller === 'service') return undefined;
-    const id = caller.readerId;
+    const id = this.keyOf(req);
+    if (id === null) return undefined;
     const n = this.open.get(id) ?? 0;
     if (n >= this.max) {
       void reply.header('retry-after', '1');
-      return fail(
-        'RATE_LIMITED',
-        `this reader already has ${this.max} feed pages in flight (FRESHET_READER_CONCURRENCY); wait for one to answer`,
-      );
+      return fail('RATE_LIMITED', this.refusal(this.max));
     }
     this.open.set(id, n + 1);
     let left = false;

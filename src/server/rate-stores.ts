@@ -4,7 +4,7 @@
  *
  * - In process (the embedded default): the library's LRU store, shared.
  * - Redis: `@fastify/rate-limit`'s store interface over our client, keys (`rl:{u:<r>}`, `rl:service`: src/kernel/redis/keys.ts) and Lua
- * (`edgeRate-1.lua`, loaded with LuaScripts). The library's own Redis store builds keys of its own and
+ * (`lua/edgeRate-1.lua`, loaded with LuaScripts). The library's own Redis store builds keys of its own and
  * runs inline Lua; this one keeps every key in the key families and every failure classified:
  * a Redis that fails or stalls answers `STORE_UNAVAILABLE` (503) within the request deadline, like
  * every other Redis call of a request; a Redis that answers but refuses writes (out of memory) lets the
@@ -31,7 +31,8 @@ export interface RateStore {
 
 /**
  * The store constructor the library takes (`store:`), bound to `redis` and the window (ms). The library's
- * keys are `service` or `u:<reader id>` (its key generator is ours).
+ * keys are `service`, `u:<reader id>` (feed pages and views) or `o:<reader id>` (the reader's other routes):
+ * its key generators are ours (src/server/limits.ts).
  */
 export function redisRateStore(redis: RedisHandle, windowMs: number): new () => RateStore {
   const lua = EDGE_SCRIPTS.on(redis.redis);
@@ -42,8 +43,9 @@ export function redisRateStore(redis: RedisHandle, windowMs: number): new () => 
       const known = over.get(key, Date.now());
       if (known) return callback(null, known);
       const caller = key === 'service' ? 'service' : { readerId: key.slice(2) };
+      const budget = key.startsWith('o:') ? 'other' : 'pages';
       lua
-        .edgeRate([redis.keys.edgeRate(caller)], [Math.max(1, Math.floor(windowMs))])
+        .edgeRate([redis.keys.edgeRate(caller, budget)], [Math.max(1, Math.floor(windowMs))])
         .then((reply) => {
           if (!Array.isArray(reply) || reply.length !== 2)
             throw new LuaScriptError('edgeRate-1', 'returned something other than { count, ttl }');

@@ -1,10 +1,12 @@
 /**
  * Request validation at the edge: the Ajv compilers (query strings coerced by their schema, bodies,
- * params and headers strict) and the messages a person can act on (issue 14.7).
+ * params and headers strict) and the messages a person can act on.
  *
  * Compilers: Fastify lets the validator differ per part of the request (`httpPart`). A query string
  * is all text, so `?limit=20` is coerced to the schema's integer and range-checked there (fastify/demo
- * does the same); a JSON body keeps its types, so `{"limit": "20"}` stays a mistake.
+ * does the same); a JSON body keeps its types, so `{"limit": "20"}` stays a mistake. Every number a
+ * query string is coerced to must be finite ({@link finiteQuery}): Ajv turns `1e400` into Infinity and
+ * then skips its range keywords, so `?limit=1e400` passed `maximum: 100`.
  *
  * Messages: Ajv reports a failed `anyOf` as every branch's error plus "must match a schema in anyOf";
  * {@link describeValidation} picks the branch the value was meant for (the one whose type matches)
@@ -48,7 +50,8 @@ export function schemaController(): NonNullable<FastifyServerOptions['schemaCont
     const coerced = factory(externalSchemas, {
       customOptions: { ...STRICT, coerceTypes: true },
     }) as unknown as BuildValidator;
-    return (route: RouteValidation) => (route.httpPart === 'querystring' ? coerced(route) : strict(route));
+    return (route: RouteValidation) =>
+      route.httpPart === 'querystring' ? finiteQuery(coerced(route) as AjvValidate, route.schema) : strict(route);
   };
   return {
     compilersFactory: {
@@ -56,6 +59,67 @@ export function schemaController(): NonNullable<FastifyServerOptions['schemaCont
         NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
       >['buildValidator'],
     },
+  };
+}
+
+/** A compiled Ajv validator as Fastify calls it: `errors` set when it returns false. */
+type AjvValidate = ((data: unknown, ctx?: unknown) => boolean) & { errors?: SchemaError[] | null; schemaEnv?: unknown };
+
+/**
+ * Wraps the coerced validator of a query string so that no number it hands a route is infinite. Ajv's
+ * coercion reads `"1e400"`, `"Infinity"` or `"-1e400"` as ±Infinity, and its `minimum` / `maximum` code
+ * runs only for finite numbers (it counts on the type check, which the coercion has passed), so an
+ * infinite `limit` reached the routes (a whole catalog in one page; a 500 on hot). Here, after Ajv, a
+ * non-finite number is refused as the bound it breaks (the parameter's range, with the text sent), or as
+ * not a finite number when the schema states no bound: one place, so no route can forget it.
+ */
+export function finiteQuery(validate: AjvValidate, schema: unknown): AjvValidate {
+  const properties = (schema as { properties?: Record<string, Record<string, unknown>> } | null)?.properties ?? {};
+  const wrapped: AjvValidate = (data, ctx) => {
+    const sent = data !== null && typeof data === 'object' ? { ...(data as Record<string, unknown>) } : {};
+    if (!validate(data, ctx)) {
+      wrapped.errors = validate.errors ?? null;
+      return false;
+    }
+    wrapped.errors = null;
+    if (data === null || typeof data !== 'object') return true;
+    for (const [name, value] of Object.entries(data as Record<string, unknown>)) {
+      const bad = (Array.isArray(value) ? value : [value]).find((v) => typeof v === 'number' && !Number.isFinite(v));
+      if (bad === undefined) continue;
+      wrapped.errors = [infiniteError(name, bad as number, sent[name], properties[name])];
+      return false;
+    }
+    return true;
+  };
+  if (validate.schemaEnv !== undefined) wrapped.schemaEnv = validate.schemaEnv;
+  return wrapped;
+}
+
+/** The Ajv-shaped error for an infinite number coerced from query parameter `name` (see {@link finiteQuery}). */
+function infiniteError(
+  name: string,
+  value: number,
+  sent: unknown,
+  parent: Record<string, unknown> | undefined,
+): SchemaError {
+  const keyword = value > 0 ? 'maximum' : 'minimum';
+  const instancePath = `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  if (parent && typeof parent[keyword] === 'number')
+    return {
+      keyword,
+      instancePath,
+      schemaPath: `#/properties/${name}/${keyword}`,
+      params: {},
+      parentSchema: parent,
+      data: sent,
+    };
+  return {
+    keyword: 'finite',
+    instancePath,
+    schemaPath: `#/properties/${name}`,
+    params: {},
+    message: `must be a finite number (got ${preview(sent)})`,
+    data: sent,
   };
 }
 

@@ -3,7 +3,8 @@
  * rendered the same way wherever it shows: the "Why?" panel of a card or a hot row, and the operator's
  * "Why not?" box (`#/why`, the item page). It says whether the item is eligible, each rule that removes it
  * with the server's plain-English reason (a `seen` rule reads "Served to you on <day>; it will not come
- * back"), the notes, the score's parts as a small table and the rank. Text only (`textContent`), never HTML.
+ * back"), why a served item was shown (its rank were it not served yet), the notes, the score's parts as a
+ * small table and the rank. Text only (`textContent`), never HTML.
  */
 import type { ExplainData, ExplainFeedName, FreshetClient } from '../client/index.js';
 import type { Ctx } from './context.js';
@@ -94,6 +95,30 @@ function num(n: number | string): string {
 }
 
 /**
+ * Why a served item was shown: where it would rank now were it not served yet (its score, below, is
+ * computed as if unseen); null when the item was not served.
+ */
+function servedText(e: ExplainData): HTMLElement | null {
+  if (!e.served) return null;
+  const why =
+    e.served.rank_if_unseen === null
+      ? 'Why it was shown: another rule would keep it out now, served or not.'
+      : `Why it was shown: were it not served yet, it would rank #${e.served.rank_if_unseen} in ${e.feed} now (its score below is as if unseen).`;
+  return h('p', { class: 'meta', 'data-testid': 'explain-served' }, why);
+}
+
+/**
+ * The score table's caption: its value, or — for an item past for-you's decay window, which the walk serves
+ * newest first — that order and its publication time (its value, a decay near 0, orders nothing).
+ */
+function scoreCaption(score: NonNullable<ExplainData['score']>): string {
+  const published = score.parts.published_at_ms;
+  if (score.parts.source === 'older' && typeof published === 'number')
+    return `Older than the decay window: served newest first (published ${isoMinute(Math.floor(published / 1000))})`;
+  return `Score ${num(score.value)}`;
+}
+
+/**
  * The explain as a block of elements. `self`: the viewer is the explained reader (the cards' "Why?"),
  * so a seen rule reads "Served to you"; the "Why not?" box names the reader instead.
  */
@@ -107,6 +132,7 @@ export function explainView(e: ExplainData, self = true): HTMLElement {
     { class: 'explain', 'data-testid': 'explain', 'data-eligible': String(e.eligible) },
     h('p', { class: e.eligible ? 'verdict ok' : 'verdict no' }, verdict),
     e.rules.length ? ruleList(e.rules, 'explain-rules', e.reader_id, self) : null,
+    servedText(e),
     e.notes?.length
       ? [h('p', { class: 'meta' }, 'Notes'), ruleList(e.notes, 'explain-notes', e.reader_id, self)]
       : null,
@@ -114,7 +140,7 @@ export function explainView(e: ExplainData, self = true): HTMLElement {
       ? h(
           'table',
           { class: 'score', 'data-testid': 'explain-score' },
-          h('caption', {}, `Score ${num(e.score.value)}`),
+          h('caption', {}, scoreCaption(e.score)),
           h(
             'tbody',
             {},

@@ -206,45 +206,17 @@ function shell(s: Session): void {
     signOut();
     announceSignOut();
   });
-  const nav = h(
-    'nav',
-    { 'aria-label': 'Pages' },
-    h(
-      'ul',
-      {},
-      PAGES.map((p) =>
-        h(
-          'li',
-          {},
-          h(
-            'a',
-            { href: `#/${p.path}`, 'data-path': p.path },
-            p.label,
-            p.path === 'notifications' ? [' ', unreadBadge(ctx.unread)] : null,
-          ),
-        ),
-      ),
-    ),
-  );
+  const nav = pageNav(ctx.unread);
   const main = h('main', { id: 'main', tabindex: '-1' });
-  replace(
-    app,
-    h(
-      'a',
-      {
-        class: 'skip',
-        href: '#main',
-        onclick: (e: Event) => {
-          e.preventDefault();
-          main.focus();
-        },
-      },
-      'Skip to content',
-    ),
-    h('header', {}, h('p', { class: 'brand' }, 'Freshet'), nav, picker, out),
-    main,
-    live,
-  );
+  replace(app, skipLink(main), h('header', {}, h('p', { class: 'brand' }, 'Freshet'), nav, picker, out), main, live);
+  startRouter(nav, main, ctx, followSet);
+}
+
+/**
+ * Routes `#/<page>/<arg>` into `main` now and on every hash change: marks the page's link current, names
+ * the tab, scrolls to the top, and gives the page a fresh FollowSet.
+ */
+function startRouter(nav: HTMLElement, main: HTMLElement, ctx: Ctx, followSet: () => FollowSet): void {
   /** The hash last routed: a hashchange to it (the sign-in sets the hash, then builds the shell) is not routed twice. */
   let routed = '';
   const route = () => {
@@ -269,6 +241,46 @@ function shell(s: Session): void {
     if (location.hash !== routed) route();
   };
   route();
+}
+
+/** The pages' navigation, the notifications link with its unread badge. */
+function pageNav(u: Unread): HTMLElement {
+  return h(
+    'nav',
+    { 'aria-label': 'Pages' },
+    h(
+      'ul',
+      {},
+      PAGES.map((p) =>
+        h(
+          'li',
+          {},
+          h(
+            'a',
+            { href: `#/${p.path}`, 'data-path': p.path },
+            p.label,
+            p.path === 'notifications' ? [' ', unreadBadge(u)] : null,
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** "Skip to content": moves the focus to `main`. */
+function skipLink(main: HTMLElement): HTMLElement {
+  return h(
+    'a',
+    {
+      class: 'skip',
+      href: '#main',
+      onclick: (e: Event) => {
+        e.preventDefault();
+        main.focus();
+      },
+    },
+    'Skip to content',
+  );
 }
 
 /** Shows the sign-in form when no other tab answered in time. */

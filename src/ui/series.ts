@@ -1,16 +1,23 @@
 /**
  * The samples the Health and Overview pages take of `/metrics` while open, and the series their charts
  * draw from them: a gauge's value, a counter's increase per minute, a histogram's mean per interval
- * (Δsum / Δcount of the observations between two samples), a ratio of two counters' increases.
+ * (Δsum / Δcount of the observations between two samples), a ratio of two counters' increases; and the
+ * figures of the last minutes: a counter's increase and a histogram's observations over a window.
  * The interval is 5 s; a page (or a test) may set another on the document: `<html data-sample-ms="500">`
  * (at least 200 ms).
  */
-import type { Scrape } from './prom.js';
+import { addHisto, type Histo, type Scrape } from './prom.js';
 
 /** The default time between two samples (ms). */
 export const SAMPLE_MS = 5_000;
 /** Samples kept and charted (60 × 5 s = the last 5 minutes). */
 export const KEEP = 60;
+/**
+ * The window of the pages' figures: the last 5 minutes (what {@link KEEP} samples at 5 s hold), or what the
+ * page has sampled since it opened when that is less — never since the server started, where a past import
+ * or replay outweighs what happens now.
+ */
+export const WINDOW_MS = 5 * 60_000;
 
 /** The sampling interval: `data-sample-ms` of the document element when set (≥ 200 ms), else {@link SAMPLE_MS}. */
 export function sampleMs(): number {
@@ -95,10 +102,31 @@ export class History {
    * it; all samples when they span less) and the time those samples span (ms); null with fewer than two.
    */
   increaseOver(f: (s: Scrape) => number | undefined, windowMs: number): { n: number; spanMs: number } | null {
+    const ends = this.window(windowMs);
+    if (!ends) return null;
+    return { n: increase(f(ends.oldest.scrape), f(ends.newest.scrape)), spanMs: ends.newest.atMs - ends.oldest.atMs };
+  }
+
+  /**
+   * The observations of a histogram (`pick` of each scrape) over the samples of the last `windowMs`: the
+   * newest against the oldest within it (all samples when they span less), bucket by bucket, and the time
+   * they span (ms); null with fewer than two samples. A histogram that restarted counts from 0.
+   */
+  histogramOver(pick: (s: Scrape) => Histo | undefined, windowMs: number): { histo: Histo; spanMs: number } | null {
+    const ends = this.window(windowMs);
+    if (!ends) return null;
+    const b = pick(ends.newest.scrape);
+    if (!b) return null;
+    const a = pick(ends.oldest.scrape);
+    const restarted = !a || b.count < a.count;
+    return { histo: restarted ? b : addHisto(b, a, -1), spanMs: ends.newest.atMs - ends.oldest.atMs };
+  }
+
+  /** The newest sample and the oldest within `windowMs` of it; null with fewer than two. */
+  private window(windowMs: number): { oldest: Scraped; newest: Scraped } | null {
     const newest = this.samples.at(-1);
     const oldest = this.samples.find((x) => newest && x.atMs >= newest.atMs - windowMs);
-    if (!newest || !oldest || oldest === newest) return null;
-    return { n: increase(f(oldest.scrape), f(newest.scrape)), spanMs: newest.atMs - oldest.atMs };
+    return newest && oldest && oldest !== newest ? { oldest, newest } : null;
   }
 
   /**

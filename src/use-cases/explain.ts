@@ -1,8 +1,8 @@
 /**
  * The explain API's one entry (docs/explain.md): `explain({feed, readerId, itemId})` checks its input
  * and hands it to the feed's own explain (src/for-you/explain.ts, src/hot/explain.ts,
- * src/discover/explain.ts, src/following/explain.ts). The route (routes/explain.ts) and the library
- * (`freshet.explain`, open.ts) both call it. Reads only.
+ * src/discover/explain.ts, src/following/explain.ts). The route (src/server/routes/explain.ts) and the library
+ * (`freshet.explain`, src/compose/open.ts) both call it. Reads only.
  */
 import { fail } from '../kernel/errors.js';
 import { deletedExplanation, EXPLAIN_FEEDS, type ExplainFeed, type Explanation } from '../kernel/explain.js';
@@ -71,7 +71,11 @@ export function explainer(
     assertId(q.readerId, 'reader id');
     assertId(q.itemId, 'item_id');
     const nowMs = q.nowMs ?? now();
-    // one lookup for the four feeds: the store of record knows a deleted item from one that never was
+    // the live item as the feeds hydrate it: the item cache's shared copy, whose muted-word fold is computed
+    // once (src/exclusions/muted-words.ts), not at every explain
+    const [live] = await content.getItems([q.itemId]);
+    if (live) return feeds[feed](q.readerId, live, nowMs, q.range);
+    // not live: the store of record knows a deleted item from one that never was
     const record = await content.getItemRecord(q.itemId);
     if (!record) throw fail('NOT_FOUND', `no item ${q.itemId}`);
     const { deleted, ...item } = record;
@@ -93,6 +97,7 @@ export function explanationJson(e: Explanation) {
     notes: e.notes.map(rule),
     score: e.score,
     rank: e.rank,
+    served: e.served ? { day: e.served.day, rank_if_unseen: e.served.rankIfUnseen } : null,
     at_ms: e.atMs,
   };
 }
@@ -107,7 +112,7 @@ export interface ExplainParts {
   exclusions: ExclusionSource;
 }
 
-/** `freshet.explain` over the wired feeds (open.ts); `now` is the instance's clock. */
+/** `freshet.explain` over the wired feeds (src/compose/open.ts); `now` is the instance's clock. */
 export function wireExplain(p: ExplainParts, now: () => number): (q: ExplainQuery) => Promise<Explanation> {
   const { content, exclusions } = p;
   const hot = new HotExplain({ ranking: p.hot.ranking, counters: p.hot.counters, exclusions });

@@ -39,7 +39,16 @@ export const UserExport = Type.Object(
     views: Type.Array(Type.Object({ item_id: Type.String(), at: Stamp, weight: Type.Number() }), {
       description: 'the views retained as discover signals (FRESHET_READER_SIGNALS_*), newest first',
     }),
-    recent_views: Type.Array(Type.String(), { description: 'the recent views the exclusions keep (note 5)' }),
+    interactions: Type.Array(Type.Object({ item_id: Type.String(), kinds: Type.Array(Type.String()), at: Stamp }), {
+      description:
+        'what the learning room keeps of them: per item, the kinds of positive signal and the last one’s time',
+    }),
+    embedding: Type.Union([Type.Array(Type.Number()), Type.Null()], {
+      description: 'the embedding the application gave them (PUT /v1/users/:id/embedding), unit length; null: none',
+    }),
+    recent_views: Type.Array(Type.String(), {
+      description: 'the recent views the exclusions keep (docs/exclusions.md)',
+    }),
     interests: Type.Array(Type.String()),
     preferences: Type.Unknown({ description: 'the preferences document as GET /v1/users/:id/preferences answers it' }),
     markers: Type.Object({
@@ -113,6 +122,22 @@ export const ExplainResult = Envelope(
     rank: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
       description: '1-based rank in a refresh now; null when not eligible or beyond one refresh',
     }),
+    served: Type.Union(
+      [
+        Type.Object({
+          day: Type.Union([Type.String(), Type.Null()], {
+            description:
+              'UTC day (YYYY-MM-DD) of the rolling filter holding it; null: the per-reader filter keeps no day',
+          }),
+          rank_if_unseen: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+            description:
+              'its rank in a refresh now were it alone not served yet; null when another rule removes it too',
+          }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'for-you and discover: the seen filter says it was served (null: not served, or another feed)' },
+    ),
     at_ms: Type.Integer({ description: 'the time explained, epoch ms' }),
   }),
 );

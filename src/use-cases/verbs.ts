@@ -7,11 +7,11 @@
  * |---|---|
  * | `publishItems` | content + discover embeddings (one PostgreSQL transaction, the commit point) → at once: hot (published_at) and following (tid, outbox, fan-out job) |
  * | `deleteItem` | content (soft delete) → hot (leaves the ranking); feeds drop it on read |
- * | `recordViews` | hot (PV/UV/score) → discover (reader signals) + exclusions (recent views) |
+ * | `recordViews` | hot (PV/UV/score) → discover (reader signals) + exclusions (recent views): every view that looked at the item |
  * | `follow` / `unfollow` | following (graph, inbox backfill / unmerge) → notifications (the author: a follow; taken back within the window) |
  * | `importFollows` | following (graph in bulk, then the followers' inboxes dropped: rebuilt on read) |
  * | `block` / `unblock` | following (graph, both inboxes) → exclusions (cached blocked authors, both users) |
- * | `recordEngagement` / `undoEngagement` | exclusions (PostgreSQL + hot state) → notifications (the item's author: a grouped like, reply or share; taken back within the window) |
+ * | `recordEngagement(s)` / `undoEngagement` | exclusions (PostgreSQL + hot state; a batch in one statement) → notifications (the item's author: a grouped like, reply or share, a batch in bulk; taken back within the window) |
  * | `recordFeedback` / `undoFeedback` | exclusions (PostgreSQL + hot state) |
  * | `setPreferences` / `patchPreferences` | exclusions (the reader's preferences in PostgreSQL — a patch in one transaction with the row locked — then its cached snapshot invalidated) |
  * | `eraseUser` / `exportUser` | every room, in a fixed order (src/use-cases/personal-data.ts) |
@@ -26,6 +26,7 @@
  */
 import { FreshetError, fail } from '../kernel/errors.js';
 import { preview } from '../kernel/preview.js';
+import { assertId } from '../kernel/ids.js';
 import type { Logger } from '../kernel/observability.js';
 import type { ContentStore, ItemInput } from '../kernel/items/content-store.js';
 import { validateItems, type PublishInput } from '../kernel/items/validate.js';
@@ -33,10 +34,11 @@ import type { Clock } from '../kernel/clock.js';
 import type { HotRanking } from '../hot/service.js';
 import type { ViewInput, ViewResult } from '../hot/hot-counters.js';
 import type { DiscoverEmbeddings } from '../discover/embeddings.js';
-import { viewSignals } from '../discover/embeddings.js';
+import { isLook, viewSignals } from '../discover/embeddings.js';
 import type { FollowingTimeline } from '../following/service.js';
 import type { Exclusions } from '../exclusions/service.js';
-import { FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
+import { ENGAGEMENT_KINDS, FEEDBACK_KINDS, type EngagementKind, type FeedbackKind } from '../exclusions/domain.js';
+import type { EngagementRecord } from '../exclusions/ports.js';
 import {
   DEFAULT_PREFERENCES,
   parsePreferences,
@@ -46,7 +48,12 @@ import {
 import { applyPreferencesPatch } from '../exclusions/preferences-patch.js';
 import { languagesOf } from '../kernel/items/lang.js';
 import type { Notifications, NotifyInput } from '../notifications/service.js';
+import { kindBit, SIGNAL_KINDS, type InteractionStore } from '../learn/interactions.js';
+
+/** Every kind of positive signal, as `kinds` bits. */
+const ALL_KINDS = SIGNAL_KINDS.reduce((bits, k) => bits | kindBit(k), 0);
 import { eraseUser, exportUser, type Erasure, type ItemsChoice, type PersonalDataDeps } from './personal-data.js';
+import type { VerbObserver } from '../observe/overview-metrics.js';
 
 export type { PublishInput } from '../kernel/items/validate.js';
 
@@ -61,6 +68,11 @@ export interface UseCaseDeps {
   notifications: Notifications;
   /** Every room's part of an erase or an export (src/use-cases/personal-data.ts). */
   personal: PersonalDataDeps;
+  /**
+   * The learning room's interactions (src/learn/interactions.ts): every positive signal is recorded after
+   * the capability that owns it, and taken back with it. Absent: nothing learned.
+   */
+  learn?: Pick<InteractionStore, 'add' | 'remove'>;
   log: Logger;
   /** The clock: a published item's time may be at most `futureSkewMs` past the later of it and the publish time. */
   clock: Clock;
@@ -75,10 +87,7 @@ export interface UseCaseDeps {
    * Told of what the Overview's metrics count (src/observe/metrics.ts, src/observe/active-readers.ts): new items
    * published, and readers active (a view's visitor, at the clock's time). Absent: nothing counted.
    */
-  observe?: {
-    published(newItems: number): void;
-    active(readerId: string, nowMs: number): void;
-  };
+  observe?: VerbObserver;
 }
 
 /** Runs of a step after the commit point before it is left to the sweeps (1 = no retry). */
@@ -115,8 +124,8 @@ export class UseCases {
     // an item sent without a language gets the detector's (src/kernel/items/lang.ts), `und` when unsure
     const langs = await languagesOf(items);
     const rows: ItemInput[] = items.map(({ embedding: _embedding, ...item }, i) => ({ ...item, lang: langs[i] }));
-    // the commit point: items and their embeddings (note 3) in one transaction — a refused or failed
-    // batch writes nothing anywhere (issue 21.3)
+    // the commit point: items and their embeddings (docs/discover.md) in one transaction — a refused or failed
+    // batch writes nothing anywhere
     const result = await content.upsertItems(rows, nowMs, {
       alongside: (tx) => embeddings.storeWithin(tx, records, nowMs),
     });
@@ -129,7 +138,7 @@ export class UseCases {
           rows.map((i) => i.id),
           nowMs,
         ),
-      ), // note 4
+      ), // the following timeline (docs/following.md)
     ]);
     this.deps.itemsChanged?.(
       rows.map((r) => r.id),
@@ -154,26 +163,44 @@ export class UseCases {
 
   /**
    * Records views (one or a batch): the hot counters decide each verdict; views that looked at the
-   * item feed the reader embedding (note 3), counted ones the reader's recent views (note 5), a batch
-   * at its latest view time.
+   * item — `counted`, `repeat`, and `expired` (an item older than the hot retention: not counted in the
+   * ranking, but read all the same) — feed the reader embedding (docs/discover.md) and the reader's recent views
+   * (docs/exclusions.md), a batch at its latest view time, so no feed serves the reader an item it just read.
    * @returns one outcome per view, in order.
    */
   async recordViews(views: readonly ViewInput[]): Promise<ViewResult[]> {
     const outcomes =
       views.length === 1 ? [await this.deps.hot.recordView(views[0]!)] : await this.deps.hot.recordViews(views);
-    const counted = views.filter((_, i) => outcomes[i]!.verdict === 'counted');
+    const looked = views.filter((_, i) => isLook(outcomes[i]!.verdict));
+    for (const [k, v] of views.entries())
+      if (v.feed && outcomes[k]!.verdict === 'counted') this.deps.observe?.clicked?.(v.feed, 1);
     // active now, in the server's time (the frame /metrics reads in), whatever time a replayed view carries
     for (const v of views) this.deps.observe?.active(v.visitorId, this.deps.clock.now());
+    const signals = viewSignals(views, outcomes);
     await Promise.all([
-      this.deps.embeddings.addSignals(viewSignals(views, outcomes)),
-      counted.length === 0
+      this.deps.embeddings.addSignals(signals),
+      this.deps.learn?.add(
+        signals.map((v) => ({ readerId: v.readerId, itemId: v.itemId, kind: 'view', atMs: v.atMs })),
+      ),
+      looked.length === 0
         ? undefined
         : this.deps.exclusions.recordViews(
-            counted.map((v) => ({ readerId: v.visitorId, itemId: v.itemId })),
-            Math.max(...counted.map((v) => v.nowMs)),
+            looked.map((v) => ({ readerId: v.visitorId, itemId: v.itemId })),
+            Math.max(...looked.map((v) => v.nowMs)),
           ),
     ]);
     return outcomes;
+  }
+
+  /**
+   * Gives a reader an embedding of the application's own (`FRESHET_EMBEDDING_DIM` numbers, the space of the
+   * items' app embeddings): the discover feed's similar phase searches with it from the reader's next
+   * session; null removes it. @returns whether one was removed.
+   * @throws FreshetError INVALID_ID, INVALID_INPUT (length, non-finite, all zeros) — nothing written.
+   */
+  setReaderEmbedding(readerId: string, vector: readonly number[] | null, nowMs: number): Promise<boolean> {
+    assertId(readerId, 'reader id');
+    return this.deps.embeddings.setReaderEmbedding(readerId, vector, nowMs);
   }
 
   /**
@@ -234,7 +261,7 @@ export class UseCases {
   async block(readerId: string, authorId: string, nowMs: number): Promise<{ created: boolean }> {
     notSelf(readerId, authorId, 'block');
     const res = await this.deps.timeline.block(readerId, authorId, nowMs);
-    await this.deps.exclusions.blocksChanged([readerId, authorId]); // note 5: blocked authors, both ways
+    await this.deps.exclusions.blocksChanged([readerId, authorId]); // the exclusions design: blocked authors, both ways
     return { created: res.created };
   }
 
@@ -256,11 +283,42 @@ export class UseCases {
     nowMs: number,
   ): Promise<{ created: boolean }> {
     const r = await this.deps.exclusions.recordEngagement(readerId, itemId, kind, nowMs);
+    await this.deps.learn?.add([{ readerId, itemId, kind, atMs: nowMs }]);
     if (r.created) {
       const [item] = await this.deps.content.getItems([itemId]);
       if (item) await this.notify({ recipientId: item.authorId, type: kind, actorId: readerId, itemId }, nowMs);
     }
     return r;
+  }
+
+  /**
+   * {@link recordEngagement} for a batch (`POST /v1/engagements` with an array, replays): every element is
+   * checked before anything is written, the engagements are written in one statement (all or nothing), then
+   * the items' authors are notified in bulk.
+   * @returns per engagement, in order: whether it is new (false: recorded before, or earlier in the batch).
+   * @throws FreshetError INVALID_INPUT / INVALID_ID naming the element (`engagements[3].kind`), NOT_FOUND
+   *   (an unknown or deleted item; nothing written), STORE_UNAVAILABLE.
+   */
+  async recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]> {
+    batch.forEach((e, i) => {
+      if (!ENGAGEMENT_KINDS.includes(e.kind))
+        throw fail('INVALID_INPUT', `engagements[${i}].kind ${preview(e.kind)} is not one of reply, like, share`);
+      if (!Number.isSafeInteger(e.nowMs)) throw fail('INVALID_INPUT', `engagements[${i}].nowMs must be epoch ms`);
+    });
+    const created = await this.deps.exclusions.recordEngagements(batch);
+    await this.deps.learn?.add(
+      batch.map((e) => ({ readerId: e.readerId, itemId: e.itemId, kind: e.kind, atMs: e.nowMs })),
+    );
+    const fresh = batch.filter((_, i) => created[i]);
+    const items = fresh.length ? await this.deps.content.getItems([...new Set(fresh.map((e) => e.itemId))]) : [];
+    const authorOf = new Map(items.map((i) => [i.id, i.authorId]));
+    const notices = fresh.flatMap(({ readerId, itemId, kind, nowMs }) => {
+      const recipientId = authorOf.get(itemId);
+      return recipientId ? [{ input: { recipientId, type: kind, actorId: readerId, itemId }, nowMs }] : [];
+    });
+    // retried whole: events already recorded are not recorded (nor counted) twice
+    if (notices.length) await this.afterCommit('notifications', () => this.deps.notifications.notifyMany(notices));
+    return created;
   }
 
   /**
@@ -274,6 +332,7 @@ export class UseCases {
     nowMs: number,
   ): Promise<{ removed: boolean }> {
     const r = await this.deps.exclusions.undoEngagement(readerId, itemId, kind);
+    await this.deps.learn?.remove(readerId, itemId, kindBit(kind));
     if (r.removed) {
       const [item] = await this.deps.content.getItems([itemId], { fresh: true });
       if (item) await this.retract(item.authorId, kind, readerId, itemId, nowMs);
@@ -285,8 +344,13 @@ export class UseCases {
    * Records feedback: "not interested" (the item leaves the reader's feeds, its author is down-weighted) or
    * "show less" (its author and tags are down-weighted, compounding; docs/preferences.md).
    */
-  recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
-    if (kind === 'not_interested') return this.deps.exclusions.notInterested(readerId, itemId, nowMs);
+  async recordFeedback(readerId: string, itemId: string, kind: FeedbackKind, nowMs: number) {
+    if (kind === 'not_interested') {
+      const r = await this.deps.exclusions.notInterested(readerId, itemId, nowMs);
+      // "not interested" takes back every positive signal the reader gave the item
+      await this.deps.learn?.remove(readerId, itemId, ALL_KINDS);
+      return r;
+    }
     if (kind === 'show_less') return this.deps.exclusions.showLess(readerId, itemId, nowMs);
     throw fail('INVALID_INPUT', `unknown feedback kind ${preview(kind)}`);
   }

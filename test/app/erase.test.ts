@@ -18,14 +18,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import AjvModule from 'ajv';
 import type { FreshetClient } from '../../src/client/index.js';
 import { HOUR_MS } from '../../src/kernel/clock.js';
-import { SERVICE_KEY, T0, item, startTestApp, type TestApp } from '../support/app.js';
+import { SERVICE_KEY, T0, embeddedDataDir, item, startTestApp, type TestApp } from '../support/app.js';
 import { ERASE_STEPS } from '../../src/use-cases/personal-data.js';
+import { embedText, quantize } from '../../src/discover/embedding.js';
 import { onJsonLines, spawnCli } from '../support/cli.js';
 import { failure } from '../support/client.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../support/env.js';
 import { settle, withWorker } from '../support/following.js';
 import { fileCluster } from '../support/redis-cluster.js';
-import { fileTraces, redisTraces, sqlTraces } from '../support/traces.js';
+import { fileTraces, redisTraces, sqlTraces, storedVectors, vectorTraces } from '../support/traces.js';
 
 const Ajv = AjvModule as unknown as typeof AjvModule.default;
 
@@ -53,7 +54,9 @@ async function fullHistory(t: TestApp, svc: FreshetClient, u: string): Promise<s
   await svc.users.register(u);
   const tag = Math.floor(Math.random() * 1e9);
   const mine = [`ep${tag}a`, `ep${tag}b`]; // item ids of their own, not holding the user id
-  await svc.items.publish(mine.map((id, i) => item(id, (i + 1) * 60_000, { author_id: u, title: `my post ${i}` })));
+  await svc.items.publish(
+    mine.map((id, i) => item(id, (i + 1) * 60_000, { author_id: u, title: `my post ${tag} ${i}` })),
+  );
   await svc.follows.follow(u, 'au1');
   await svc.follows.follow(u, 'au2');
   await svc.follows.follow('fa1', u);
@@ -143,6 +146,29 @@ describe.each(setups)('erase and export on $name', ({ hot, db, onCluster }) => {
     expect((await failure(other.users.export(u))).status).toBe(403);
   });
 
+  it('exports a reader who only has preferences (a muted word, a language): not 404', async () => {
+    const u = `zq_prefs_${hot}`;
+    await svc.users.setPreferences(u, { muted_words: [{ phrase: 'kept word' }], languages: ['en'] });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/v1/users/${u}/export`,
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    });
+    expect(res.statusCode, res.body.slice(0, 200)).toBe(200);
+    const doc = res.json().data;
+    expect(doc.preferences.muted_words.map((w: { phrase: string }) => w.phrase)).toEqual(['kept word']);
+    expect(doc.preferences.languages).toEqual(['en']);
+    expect(doc.profile).toBeNull();
+    // once erased, it holds nothing again
+    await svc.users.erase(u);
+    const gone = await t.app.inject({
+      method: 'GET',
+      url: `/v1/users/${u}/export`,
+      headers: { authorization: `Bearer ${SERVICE_KEY}` },
+    });
+    expect([gone.statusCode, gone.json().code]).toEqual([404, 40401]);
+  });
+
   it('erases everything: no row, key, value or file holds the id; follower counts exact; their items leave every feed', async () => {
     const u = `zq_erase_${hot}`;
     const mine = await fullHistory(t, svc, u);
@@ -151,12 +177,17 @@ describe.each(setups)('erase and export on $name', ({ hot, db, onCluster }) => {
     );
     // the user's keys are there to erase (on a Cluster: on more than one master)
     if (onRedis) expect((await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u)).length).toBeGreaterThan(3);
+    // and the vectors derived from their items' text (cosine 1 with the titles' embeddings)
+    const vectors = await storedVectors(t.sql, mine);
+    expect(vectors).toHaveLength(2);
+    expect(await vectorTraces(t.sql, null, vectors)).toEqual(mine.map((id) => `item_embeddings ${id}`).sort());
     const erased = await svc.users.erase(u);
     expect(erased.removed.graph).toMatchObject({ following: 2, followers: 2, blocks: 2, user: 1 });
     expect(erased.removed.items).toEqual({ items: 2 });
     expect(erased.kept.length).toBeGreaterThan(0);
     expect(await sqlTraces(t.sql, u)).toEqual({});
     if (onRedis) expect(await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u)).toEqual([]);
+    expect(await vectorTraces(t.sql, t.config.dataDir, vectors)).toEqual([]);
     const after = await t.sql.query<{ id: string; followers: number }>(
       "SELECT id, followers FROM users WHERE id IN ('au1', 'au2') ORDER BY id",
     );
@@ -181,6 +212,8 @@ describe.each(setups)('erase and export on $name', ({ hot, db, onCluster }) => {
     const personal = (t.f.useCases as unknown as { deps: { personal: Record<string, Record<string, unknown>> } }).deps
       .personal;
     const steps: [string, string][] = [
+      // inside the items step: the hot counters of the user's items go before the items are tombstoned
+      ['hot', 'itemDeleted'],
       ['graph', 'forgetUser'],
       ['timeline', 'forgetUser'],
       ['exclusions', 'forgetUser'],
@@ -190,7 +223,11 @@ describe.each(setups)('erase and export on $name', ({ hot, db, onCluster }) => {
     ];
     for (const [room, method] of steps) {
       const u = `zq_fail_${room}_${hot}`;
-      await fullHistory(t, svc, u);
+      const mine = await fullHistory(t, svc, u);
+      const vectors = await storedVectors(t.sql, mine);
+      const counters = () => t.f.hotCounters.counters(mine);
+      await svc.views.record({ item_id: mine[0]!, visitor_id: 'fa2' }); // their item is in the hot counters
+      expect((await counters())[0]!.publishedAtMs).not.toBeNull();
       const target = personal[room]!;
       const real = target[method] as (...a: unknown[]) => Promise<unknown>;
       target[method] = async () => {
@@ -204,7 +241,25 @@ describe.each(setups)('erase and export on $name', ({ hot, db, onCluster }) => {
       await t.f.useCases.eraseUser(u, 'delete', T0);
       expect(await sqlTraces(t.sql, u), room).toEqual({});
       if (onRedis) expect(await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u), room).toEqual([]);
+      expect(await vectorTraces(t.sql, t.config.dataDir, vectors), room).toEqual([]);
+      // no counter of their items is left behind by an item already reassigned to the erased author
+      expect(await counters(), room).toEqual(mine.map(() => expect.objectContaining({ publishedAtMs: null })));
     }
+  });
+
+  it("deleting one item drops its vector: no row keeps the text's embedding, and the item's row keeps no text", async () => {
+    const id = `zq_del_${hot}`;
+    await svc.items.publish([item(id, HOUR_MS, { author_id: 'au1', title: 'a title to forget', text: 'its body' })]);
+    const vectors = await storedVectors(t.sql, [id]);
+    expect(vectors).toHaveLength(1);
+    await svc.items.delete(id);
+    expect(await vectorTraces(t.sql, null, vectors)).toEqual([]);
+    // the row stays (empty) so every in-process index hears of the delete; discover never serves it
+    const [row] = await t.sql.query<{ n: number }>(
+      'SELECT octet_length(vec) AS n FROM item_embeddings WHERE item_id = $1',
+      [id],
+    );
+    expect(Number(row?.n ?? 0)).toBe(0);
   });
 });
 
@@ -228,7 +283,89 @@ describe('erase on the embedded default, files included', () => {
       await t.close();
     }
   });
+
+  it("the vector index's snapshot on disk holds their items' vectors before the erase, none after it (no restart)", async () => {
+    const folder = embeddedDataDir();
+    const u = 'zq_snap_memory';
+    let f = await folder.open();
+    const publish = (items: ReturnType<typeof item>[]) =>
+      f.useCases.publishItems(
+        items.map((i) => ({
+          ...i,
+          authorId: i.author_id,
+          publishedAt: i.published_at * 1000,
+          url: null,
+          tags: [],
+          popularity: 0,
+        })),
+        T0,
+      );
+    await publish([
+      item('sn_a', HOUR_MS, { author_id: u, title: 'snapshot secret alpha', text: 'words of the erased' }),
+      item('sn_b', HOUR_MS, { author_id: u, title: 'snapshot secret beta', text: 'more words of theirs' }),
+      item('sn_c', HOUR_MS, { author_id: 'sn_other', title: 'kept by another author', text: 'stays' }),
+    ]);
+    await f.discover.vectors.sync(); // the index holds them
+    // the vectors of their text, as the built-in embedder made them
+    const vectors = [
+      ['snapshot secret alpha', 'words of the erased'],
+      ['snapshot secret beta', 'more words of theirs'],
+    ].map(([title, text]) => quantize(embedText({ title: title!, text: text!, tags: [] }, f.discover.vectors.dim)));
+    await f.close(); // the private index writes its snapshot (discover-index/<generation>/codes.i8)
+    f = await folder.open();
+    try {
+      expect((await vectorTraces(null, folder.dataDir, vectors)).length).toBe(2);
+      await f.useCases.eraseUser(u, 'delete', T0);
+      expect(await vectorTraces(null, folder.dataDir, vectors)).toEqual([]);
+      expect(fileTraces(folder.dataDir, 'sn_a').filter((p) => p.includes('discover-index'))).toEqual([]);
+      // the other author's item is still searchable from the rewritten snapshot after a restart
+      await f.close();
+      f = await folder.open();
+      await f.discover.vectors.sync();
+      expect(f.discover.vectors.stats().size).toBe(1);
+    } finally {
+      await f.close();
+    }
+  });
 });
+
+/**
+ * Runs the real `freshet erase-user u` on `t`'s stores (its data folder `dir`), kills it with SIGKILL once it
+ * logged step `killAfter`, then runs it again to its end.
+ */
+async function killAndRerun(t: TestApp, u: string, dir: string, killAfter: string): Promise<void> {
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${t.schema}`);
+  const env = {
+    ...process.env,
+    LOG_LEVEL: 'debug',
+    LOG_FORMAT: 'json',
+    FRESHET_DATA_DIR: dir,
+    FRESHET_DATABASE_URL: url.toString(),
+    FRESHET_REDIS_URL: TEST_REDIS_URL,
+    FRESHET_KEY_PREFIX: t.config.keyPrefix,
+    FRESHET_SERVICE_KEY: SERVICE_KEY,
+    FRESHET_SECRET: 'erase-kill-secret-0123456789',
+  };
+  const first = spawnCli(['erase-user', u], env);
+  const stepsDone: string[] = [];
+  onJsonLines<{ msg?: string; step?: string }>(first.stderr!, (e) => {
+    if (e.msg !== 'erase step done' || !e.step) return;
+    stepsDone.push(e.step);
+    if (e.step === killAfter) first.kill('SIGKILL');
+  });
+  const [code, signal] = (await once(first, 'exit')) as [number | null, string | null];
+  expect(signal, `killed after ${killAfter}; steps logged: ${stepsDone.join(', ')}; exit ${code}`).toBe('SIGKILL');
+  expect(stepsDone).not.toContain('edge'); // it died before the last step
+  expect(await sqlTraces(t.sql, u), 'a killed erase leaves part of the user').not.toEqual({});
+
+  const second = spawnCli(['erase-user', u], env);
+  let out = '';
+  second.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  const [again] = (await once(second, 'exit')) as [number | null];
+  expect(again, out).toBe(0);
+  expect(JSON.parse(out)).toMatchObject({ userId: u, items: 'delete' });
+}
 
 describe('erase killed with kill -9 and run again (the real command, PostgreSQL + Redis)', () => {
   it('a `freshet erase-user` killed after a random step, run again, leaves no trace', async () => {
@@ -238,44 +375,43 @@ describe('erase killed with kill -9 and run again (the real command, PostgreSQL 
       const svc = t.client();
       await seedOthers(svc);
       const u = 'zq_kill_redis';
-      await fullHistory(t, svc, u);
-      const url = new URL(TEST_DATABASE_URL);
-      url.searchParams.set('options', `-c search_path=${t.schema}`);
-      const env = {
-        ...process.env,
-        LOG_LEVEL: 'debug',
-        LOG_FORMAT: 'json',
-        FRESHET_DATA_DIR: dir,
-        FRESHET_DATABASE_URL: url.toString(),
-        FRESHET_REDIS_URL: TEST_REDIS_URL,
-        FRESHET_KEY_PREFIX: t.config.keyPrefix,
-        FRESHET_SERVICE_KEY: SERVICE_KEY,
-        FRESHET_SECRET: 'erase-kill-secret-0123456789',
-      };
+      const vectors = await storedVectors(t.sql, await fullHistory(t, svc, u));
       // a step of the first half: the rest (PostgreSQL transactions and Redis calls) is still to run when
       // the signal lands, so the command dies mid-erase
-      const killAfter = ERASE_STEPS[Math.floor(Math.random() * (ERASE_STEPS.length / 2))]!;
-      const first = spawnCli(['erase-user', u], env);
-      const stepsDone: string[] = [];
-      onJsonLines<{ msg?: string; step?: string }>(first.stderr!, (e) => {
-        if (e.msg !== 'erase step done' || !e.step) return;
-        stepsDone.push(e.step);
-        if (e.step === killAfter) first.kill('SIGKILL');
-      });
-      const [code, signal] = (await once(first, 'exit')) as [number | null, string | null];
-      expect(signal, `killed after ${killAfter}; steps logged: ${stepsDone.join(', ')}; exit ${code}`).toBe('SIGKILL');
-      expect(stepsDone).not.toContain('edge'); // it died before the last step
-      expect(await sqlTraces(t.sql, u), 'a killed erase leaves part of the user').not.toEqual({});
-
-      const second = spawnCli(['erase-user', u], env);
-      let out = '';
-      second.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-      const [again] = (await once(second, 'exit')) as [number | null];
-      expect(again, out).toBe(0);
-      expect(JSON.parse(out)).toMatchObject({ userId: u, items: 'delete' });
+      await killAndRerun(t, u, dir, ERASE_STEPS[Math.floor(Math.random() * (ERASE_STEPS.length / 2))]!);
       expect(await sqlTraces(t.sql, u)).toEqual({});
       expect(await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u)).toEqual([]);
+      // no vector of their items: not in item_embeddings, not in the snapshot the command wrote at its close
+      expect(await vectorTraces(t.sql, dir, vectors)).toEqual([]);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await t.close();
+    }
+  });
+
+  it('killed after the graph step with fan-outs still queued: run again, the queued jobs bring no outbox back', async () => {
+    const t = await startTestApp({ hot: 'redis', db: 'postgres' });
+    const dir = mkdtempSync(join(tmpdir(), 'freshet-erase-kill-'));
+    let worker = t.f.following.startWorker(2);
+    try {
+      const svc = t.client();
+      await seedOthers(svc);
+      const u = 'zq_kill_queued';
+      const mine = await fullHistory(t, svc, u);
+      await worker.stop();
+      // posts no worker fans out yet: pending rows and queued jobs when the erase runs
+      const queued = ['zq_q1', 'zq_q2', 'zq_q3'];
+      await svc.items.publish(queued.map((id, i) => item(id, i * 60_000, { author_id: u, title: `queued ${id}` })));
+      const vectors = await storedVectors(t.sql, [...mine, ...queued]);
+      await killAndRerun(t, u, dir, 'graph');
+      // a worker again: whatever of their fan-outs is still queued finds no pending row and writes nothing
+      worker = t.f.following.startWorker(2);
+      await settle(t);
+      expect(await sqlTraces(t.sql, u)).toEqual({});
+      expect(await redisTraces(t.f.redis!.redis, t.config.keyPrefix, u)).toEqual([]);
+      expect(await vectorTraces(t.sql, dir, vectors)).toEqual([]);
+    } finally {
+      await worker.stop();
       rmSync(dir, { recursive: true, force: true });
       await t.close();
     }

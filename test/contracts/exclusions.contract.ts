@@ -36,7 +36,7 @@ export function exclusionCacheContract(
   factory: (s: ExclusionCacheSettings) => Promise<CacheHarness>,
 ): void {
   describe(`ExclusionCache contract: ${name}`, () => {
-    it('keeps the last N views newest first, de-duplicated on read, per reader', async () => {
+    it('keeps the last N items viewed newest first, each once (a repeat moves to the front), per reader', async () => {
       await withCache(factory, async ({ cache }) => {
         const views = Array.from({ length: 12 }, (_, i) => ({ readerId: 'alice', itemId: `i${i}` }));
         await cache.pushViews(views, T);
@@ -48,8 +48,22 @@ export function exclusionCacheContract(
           T + 1,
         );
         const a = await cache.read('alice', T + 2);
-        // LIST: i11 i11 i10 … i3 (10 entries) → de-duplicated on read: i11, i10, … i3
-        expect(a.recentViews).toEqual(['i11', 'i10', 'i9', 'i8', 'i7', 'i6', 'i5', 'i4', 'i3']);
+        // i11 viewed again moves to the front instead of pushing i2 out: i11, i10, … i2 (10 entries)
+        expect(a.recentViews).toEqual(['i11', 'i10', 'i9', 'i8', 'i7', 'i6', 'i5', 'i4', 'i3', 'i2']);
+        // an older item viewed again comes first, the others keep their order
+        await cache.pushViews([{ readerId: 'alice', itemId: 'i5' }], T + 3);
+        expect((await cache.read('alice', T + 4)).recentViews).toEqual([
+          'i5',
+          'i11',
+          'i10',
+          'i9',
+          'i8',
+          'i7',
+          'i6',
+          'i4',
+          'i3',
+          'i2',
+        ]);
         expect((await cache.read('bob', T + 2)).recentViews).toEqual(['x']);
         expect((await cache.read('carol', T)).recentViews).toEqual([]);
       });
@@ -149,6 +163,38 @@ export function exclusionStoreContract(name: string, factory: () => Promise<Stor
         expect((await store.load('r', 100)).engaged).toEqual(['i2', 'i1']);
         expect((await store.load('r', 1)).engaged).toEqual(['i2']);
         expect((await store.load('other', 100)).engaged).toEqual([]);
+      });
+    });
+
+    it('records a batch in one statement: in order, a repeat not new, nothing written when an item is not live', async () => {
+      await withStore(factory, async ({ store }) => {
+        const e = (readerId: string, itemId: string, nowMs: number, kind: 'like' | 'reply' = 'like') => ({
+          readerId,
+          itemId,
+          kind,
+          nowMs,
+        });
+        expect(await store.recordEngagement('r', 'i1', 'like', T)).toEqual({ created: true });
+        for (const missing of ['nope', 'gone'])
+          await expect(store.recordEngagements([e('r', 'i2', T), e('s', missing, T)])).rejects.toMatchObject({
+            code: 40401,
+            message: expect.stringContaining('engagements[1]'),
+          });
+        expect((await store.load('r', 100)).engaged).toEqual(['i1']); // the refused batches wrote nothing
+        const batch = [
+          e('r', 'i1', T + 1),
+          e('r', 'i2', T + 2),
+          e('s', 'i3', T + 3),
+          e('r', 'i2', T + 9),
+          e('r', 'i2', T + 4, 'reply'),
+        ];
+        expect(await store.recordEngagements(batch)).toEqual([false, true, true, false, true]);
+        expect(await store.recordEngagements(batch)).toEqual([false, false, false, false, false]);
+        expect(await store.recordEngagements([])).toEqual([]);
+        expect((await store.load('r', 100)).engaged).toEqual(['i2', 'i1']); // i2 at T + 4 (its first like T + 2)
+        expect((await store.load('s', 100)).engaged).toEqual(['i3']);
+        const times = await store.history('r', 100);
+        expect(times.engagements.find((x) => x.itemId === 'i2' && x.kind === 'like')?.atMs).toBe(T + 2); // the first kept
       });
     });
 

@@ -151,6 +151,23 @@ export function timelineIndexContract(name: string, factory: TimelineIndexFactor
         });
       });
 
+      it("isPending, pendingOf and forgetPending: an author's pending fan-outs, and none once done or forgotten", async () => {
+        await withIndex(factory, async ({ index, content }) => {
+          await content.upsertItems([item('q1', 'qa'), item('q2', 'qa'), item('q3', 'qb')], NOW);
+          const [q1] = await index.publish(['q1'], NOW);
+          const [q2, q3] = await index.publish(['q2', 'q3'], NOW);
+          expect(await index.pendingOf('qa')).toEqual([q1!.tid, q2!.tid]);
+          expect(await index.isPending(q1!.tid)).toBe(true);
+          await index.completeFanout(q1!.tid);
+          expect(await index.isPending(q1!.tid)).toBe(false);
+          expect(await index.pendingOf('qa')).toEqual([q2!.tid]);
+          expect(await index.forgetPending('qa')).toBe(1);
+          expect(await index.forgetPending('qa')).toBe(0);
+          expect([await index.isPending(q2!.tid), await index.isPending(q3!.tid)]).toEqual([false, true]);
+          expect(await index.pendingOf('qa')).toEqual([]);
+        });
+      });
+
       it('pendingBefore: rows recorded strictly before the wall time, oldest tid first, at most `limit`', async () => {
         await withIndex(factory, async ({ index, content, wall }) => {
           await content.upsertItems([item('p1', 'a'), item('p2', 'a'), item('p3', 'b')], NOW);

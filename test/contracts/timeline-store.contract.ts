@@ -179,6 +179,21 @@ export function timelineStoreContract(name: string, factory: TimelineStoreFactor
       });
     });
 
+    it('reports what the inboxes hold: each inbox once, its tids, and on Redis its bytes and a time to live', async () => {
+      await withStore(factory, async (s) => {
+        expect(await s.inboxStats()).toMatchObject({ count: 0, entries: 0 });
+        await ready(s, 'r1');
+        await ready(s, 'r2');
+        await s.pushToInboxes(['r1', 'r2'], T + 1, 800);
+        await s.pushToInboxes(['r1'], T + 2, 800);
+        await s.appendToOutbox('a1', T + 3, 800, TTL); // an outbox is not an inbox
+        const stats = await s.inboxStats();
+        expect(stats).toMatchObject({ count: 2, entries: 3 });
+        if (stats.bytes !== null) expect(stats.bytes).toBeGreaterThan(0);
+        if (stats.withoutTtl !== null) expect(stats.withoutTtl).toBe(0);
+      });
+    });
+
     it('fans out to many readers at once (1,200) and counts only prepared ones', async () => {
       await withStore(factory, async (s) => {
         const readers = Array.from({ length: 1_200 }, (_, i) => `r${i}`);

@@ -4,13 +4,13 @@
  * binary is usearch's prebuilt one (`prebuilds/<platform>-<arch>/usearch.node`), found with no install
  * script run. usearch's ES module build searched for that binary for ever from there — a relative global
  * `__dirname` of "." sent its `getBuildDir` up `..` without end (`RangeError: Maximum call stack size
- * exceeded` after ~30 s); src/discover/adapters/usearch.ts loads its CommonJS build instead.
+ * exceeded` after ~30 s); src/kernel/usearch.ts loads its CommonJS build instead.
  *
  * The packed tarball installed into a scratch application is `test/deploy/pack-install.deploy.ts` (in
  * `.ci/run`: it installs ~160 packages).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,6 +23,16 @@ const outside = mkdtempSync(join(tmpdir(), 'freshet-outside-'));
 afterAll(() => rmSync(outside, { recursive: true, force: true }));
 
 describe('the built library outside the repository', () => {
+  it("no module imports usearch's ES module build: src/kernel/usearch.ts is the one way in", () => {
+    const src = join(ROOT, 'src');
+    const direct = readdirSync(src, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && /\.(ts|mjs)$/.test(e.name))
+      .map((e) => join(e.parentPath, e.name))
+      .filter((f) => !f.endsWith('kernel/usearch.ts') && /(from\s+|import\(\s*)'usearch'/.test(readFileSync(f, 'utf8')))
+      .map((f) => f.slice(src.length + 1));
+    expect(direct).toEqual([]);
+  });
+
   it('node -e imports dist/index.js from another folder, with usearch prebuilt binary', async () => {
     const entry = join(ROOT, 'dist/index.js');
     expect(existsSync(entry), `${entry} is missing: \`npm install\` builds dist/ (or \`npm run build\`)`).toBe(true);

@@ -9,13 +9,14 @@
  * in-process index on the PostgreSQL server (no pgvector here), a clear error for
  * `FRESHET_DISCOVER_INDEX=pgvector` without it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/compose/migrations.js';
 import { InProcessSearch, type InProcessSettings } from '../../src/discover/adapters/in-process-search.js';
-import { MemoryVectorIndex } from '../../src/discover/adapters/memory-vector-index.js';
+import { MemoryVectorIndex, newGraph } from '../../src/discover/adapters/memory-vector-index.js';
+import { filesOf } from '../../src/discover/adapters/vector-snapshot.js';
 import { PostgresDiscoverIndex } from '../../src/discover/adapters/postgres-discover-index.js';
 import { cosine, normalize, quantize } from '../../src/discover/embedding.js';
 import { PostgresContentStore } from '../../src/content/postgres-content-store.js';
@@ -334,6 +335,34 @@ describe('MemoryVectorIndex', () => {
       expect(cosine(index.search(fresh, 1)[0]!.vector, quantize(fresh))).toBeCloseTo(1, 6);
       expect(() => index.upsert('bad', new Int8Array(DIM - 1))).toThrow(/components/);
       expect(() => index.search(randomVec(DIM + 1), 3)).toThrow(/components/);
+      index.close();
+    }
+  });
+
+  it("an erase's scrubbed snapshot writes a graph built afresh: a removed item's node (and vector) is not in the file", async () => {
+    // usearch keeps a removed node, and its vector, in its slot until the slot is taken again: a plain save
+    // of a graph that removed 20 items holds 200 nodes; the scrubbed one the 180 live items only
+    const index = new MemoryVectorIndex(DIM, { exactMax: 50, connectivity: 16, expansionAdd: 64, expansionSearch: 64 });
+    Array.from({ length: 200 }, () => randomVec()).forEach((v, i) => index.upsert(`s${i}`, quantize(v)));
+    await index.built();
+    for (let i = 0; i < 20; i++) index.remove(`s${i}`);
+    const dir = mkdtempSync(join(tmpdir(), 'freshet-scrub-'));
+    try {
+      const sizes: number[] = [];
+      for (const scrub of [false, true]) {
+        const at = join(dir, String(scrub));
+        mkdirSync(at);
+        await index.snapshot({ scrub }).write(filesOf(at));
+        sizes.push(statSync(filesOf(at).graph).size);
+        const graph = newGraph(DIM, index.settings);
+        graph.load(filesOf(at).graph);
+        expect(graph.size()).toBe(180);
+        expect(graph.contains(BigInt(0))).toBe(false); // slot 0 held s0
+      }
+      const perNode = sizes[0]! / 200;
+      expect(sizes[1]!).toBeLessThan(sizes[0]! - 15 * perNode); // 20 nodes fewer (give or take the header)
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
       index.close();
     }
   });

@@ -7,7 +7,7 @@
  * processes) both end up viewing one generation, each holding a fraction of a private copy's bytes,
  * one rebasing at a time, the other switching to it on its catch-up.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,6 +175,36 @@ describe.each(['memory', 'file'] as const)('ViewedVectorIndex, codes in %s', (co
       expect(next.holds('v1', held.get('v1')!)).toBe(true);
     } finally {
       next.close();
+    }
+  });
+
+  it("an erase's scrubbed rebase builds the graph afresh: a removed item's node is not in the file, the answers the same", async () => {
+    const snap = (await snapshots.load('db', DIM, GRAPH))!;
+    const base = await ViewedVectorIndex.open(snap, GRAPH, codesAt);
+    try {
+      for (let i = 10; i < 60; i++) {
+        base.remove(`v${i}`);
+        held.delete(`v${i}`);
+      }
+      const sizes: number[] = [];
+      for (const scrub of [false, true]) {
+        const generation = await snapshots.save(base.snapshot({ scrub }), { ...META, watermark: `s${scrub}` });
+        const at = (await snapshots.load('db', DIM, GRAPH))!;
+        expect(at.generation).toBe(generation);
+        sizes.push(statSync(at.files.graph).size);
+        const next = await ViewedVectorIndex.open(at, GRAPH, codesAt);
+        try {
+          expect(next.size).toBe(held.size);
+          const q = randomVec();
+          exactly(next.search(q, 1000), held, q, 1000); // the held items, and only them
+        } finally {
+          next.close();
+        }
+      }
+      // a plain rebase keeps the 50 removed nodes (usearch keeps their vectors); the scrubbed one holds none
+      expect(sizes[1]!).toBeLessThan(sizes[0]! - (40 * sizes[0]!) / 1500);
+    } finally {
+      base.close();
     }
   });
 });

@@ -70,6 +70,48 @@ describe('ReaderExclusions snapshot', () => {
     expect([...ex.blockedAuthors].sort()).toEqual(['bad', 'me']);
   });
 
+  it("explain's findings and the feeds' filter read one rule table: the first finding is always the filter's reason", () => {
+    const prefs = parsePreferences(
+      {
+        muted_words: [{ phrase: 'spoiler' }, { phrase: 'rumour', action: 'warn' }],
+        muted_authors: [{ author_id: 'loud' }],
+        languages: ['en'],
+      },
+      T,
+    );
+    const ex = buildReaderExclusions('me', ['v'], { ...durable, preferences: prefs }, T, penalty);
+    // every rule alone and in pairs: ids × authors × texts × languages
+    const ids = ['ok', 'n', 'e', 'v'];
+    const authors = ['someone', 'me', 'bad', 'loud'];
+    const texts = ['plain', 'a spoiler here', 'a rumour'];
+    const langs = ['en', 'de', 'und'];
+    let excluded = 0;
+    for (const id of ids)
+      for (const authorId of authors)
+        for (const text of texts)
+          for (const lang of langs)
+            for (const feed of ['for-you', 'discover', 'following', 'hot'] as const) {
+              const item = {
+                id,
+                authorId,
+                title: text,
+                text: '',
+                url: null,
+                tags: [],
+                publishedAt: T,
+                updateTime: T,
+                popularity: 0,
+                lang,
+              };
+              const filter = ex.reason(id, authorId) ?? ex.itemReason(item, feed);
+              const found = ex.findings(item, feed).rules;
+              expect(found[0]?.rule ?? null, `${id} by ${authorId}, "${text}" (${lang}) in ${feed}`).toBe(filter);
+              expect(ex.filterItems([item], feed).length === 0).toBe(filter !== null);
+              if (filter !== null) excluded++;
+            }
+    expect(excluded).toBeGreaterThan(500); // most combinations hit some rule
+  });
+
   it('down-weights a not-interested author for the configured time only', () => {
     expect(buildReaderExclusions('me', [], durable, T + 30 * DAY_MS - 1, penalty).authorWeight('meh')).toBe(0.3);
     expect(buildReaderExclusions('me', [], durable, T + 30 * DAY_MS, penalty).authorWeight('meh')).toBe(1);

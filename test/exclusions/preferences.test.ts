@@ -118,6 +118,18 @@ describe('the preferences document', () => {
     expect(() => parsePreferences({ max_per_author: 21 }, NOW)).toThrow(/max_per_author/);
     expect(() => parsePreferences({ muted_words: [{ phrase: 'a', feeds: ['home'] }] }, NOW)).toThrow(/feeds\[0\]/);
     expect(() => parsePreferences({ colour: 'red' }, NOW)).toThrow(/colour/);
+    // finite in seconds, Infinity in ms: refused, not stored as a mute that never ends
+    expect(() => parsePreferences({ muted_words: [{ phrase: 'a', expires_at: 1e306 }] }, NOW)).toThrow(
+      /muted_words\[0\]\.expires_at .*past 2100-01-01/,
+    );
+    expect(() => parsePreferences({ muted_authors: [{ author_id: 'm', expires_at: 4102444801 }] }, NOW)).toThrow(
+      /muted_authors\[0\]\.expires_at/,
+    );
+    expect(
+      parsePreferences({ muted_words: [{ phrase: 'a', expires_at: 4102444800 }] }, NOW).mutedWords[0],
+    ).toMatchObject({
+      expiresAtMs: Date.UTC(2100, 0, 1),
+    });
   });
 });
 

@@ -40,7 +40,6 @@ const SEEN: SeenSettings = {
   windowRate: 0.01,
   shards: 2,
   shardCapacity: 1_000_000,
-  legacyShards: 0,
   cacheBytes: 64 * 2 ** 20,
   checkpointMs: 3_600_000,
 };

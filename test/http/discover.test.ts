@@ -441,3 +441,48 @@ describe('discover over HTTP while the vector index starts (PostgreSQL)', () => 
     }
   });
 });
+
+describe.each([
+  { name: 'PGlite + in-process', hot: 'memory', db: 'pglite' },
+  { name: 'PostgreSQL + Redis', hot: 'redis', db: 'postgres' },
+] as const)('a viewed item past the hot retention does not come back ($name)', ({ hot, db }) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ hot, db, env: { FRESHET_EMBEDDING_DIM: String(DIM), FRESHET_HOT_RETENTION_DAYS: '30' } });
+  });
+  afterAll(async () => t?.close());
+
+  it('a view of an older item (verdict expired) is a recent view: discover does not serve that item back', async () => {
+    const items = [
+      { ...it_('old0', 'other', 100 * 24 * 60, axis(0)) }, // 100 days old: past the 30-day retention
+      ...Array.from({ length: 6 }, (_, i) => it_(`x${i}`, `w${i}`, 10 + i, axis(1 + (i % 3)))),
+    ];
+    expect((await t.app.inject({ method: 'POST', url: '/v1/items', payload: items, headers: svc })).statusCode).toBe(
+      200,
+    );
+    const view = await t.app.inject({
+      method: 'POST',
+      url: '/v1/views',
+      payload: { item_id: 'old0', visitor_id: 'ex' },
+      headers: svc,
+    });
+    expect(view.json().data).toMatchObject({ verdict: 'expired' });
+    await indexReady(t);
+    const served: string[] = [];
+    let cursor: string | null = null;
+    for (let p = 0; p < 5; p++) {
+      const res: Awaited<ReturnType<typeof t.app.inject>> = await t.app.inject({
+        method: 'GET',
+        url: `/v1/feeds/discover?limit=5${cursor ? `&cursor=${cursor}` : ''}`,
+        headers: { ...svc, 'x-freshet-reader': 'ex' },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      served.push(...res.json().data.items.map((i: { id: string }) => i.id));
+      cursor = res.json().data.next_cursor;
+      if (cursor === null) break;
+    }
+    expect(served).toHaveLength(6); // the six others, and never the viewed one (its own nearest neighbour)
+    expect(served).not.toContain('old0');
+    expect((await t.client().as('ex').exclusions.list()).recently_viewed).toContain('old0');
+  });
+});

@@ -127,7 +127,7 @@ describe('every 400 names the field, what was wrong and what is allowed (issue 1
       'a single view missing its item says so, not "body must be array"',
       { method: 'POST', url: '/v1/views', payload: { visitor_id: 'v' }, headers: svc },
       40001,
-      /^body\/item_id is required \(fields: item_id, visitor_id, flagged, at\)$/,
+      /^body\/item_id is required \(fields: item_id, visitor_id, flagged, feed, at\)$/,
     ],
     [
       'a bad id in a batch of views names its place and the rule',

@@ -1,9 +1,9 @@
 /**
  * Note 5's exclusions over HTTP, on both store pairs (PGlite + in-process, PostgreSQL + Redis): each
  * rule hides items from the for-you feed (refresh and load_more), "not interested" down-weights the
- * author and is undone by DELETE, and bad input gets its documented 4xx. Calls go through
- * `freshet-engine/client` (on `app.inject`); bodies and queries the client's types refuse, and a request with
- * no token, are sent raw.
+ * author and is undone by DELETE, a batch of engagements is written all or nothing, and bad input gets
+ * its documented 4xx. Calls go through `freshet-engine/client` (on `app.inject`); bodies and queries the
+ * client's types refuse, and a request with no token, are sent raw.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FreshetClient } from '../../src/client/index.js';
@@ -206,6 +206,50 @@ describe.each(setups)('exclusions on $name', ({ hot, db }) => {
     expect(anon.statusCode).toBe(401);
     expect(await feed('refresh', 100)).toHaveLength(22); // nothing was excluded (it_19 is deleted)
   });
+  it('a batch of engagements is checked whole and written all or nothing, one result per element', async () => {
+    const raw = async (body: unknown, status: number, code: number, field?: string) => {
+      const res = await call('POST', '/v1/engagements', body, { 'x-freshet-reader': reader });
+      expect([res.statusCode, res.json().code], res.body).toEqual([status, code]);
+      if (field) expect(res.json().msg).toContain(field);
+    };
+    const like = (item_id: string) => ({ item_id, kind: 'like' as const });
+    await raw([like('it_1'), { item_id: 'it_2', kind: 'love' }], 400, 40001, 'body/1/kind');
+    await raw([like('it_1'), { ...like('it_2'), reader_id: 'x' }], 400, 40001, 'body/1');
+    await raw([], 400, 40001);
+    await raw(
+      Array.from({ length: 1001 }, () => like('it_1')),
+      400,
+      40001,
+    );
+    expect(await failure(rd.engagements.recordBatch([like('it_1'), like('nope')]))).toMatchObject({
+      status: 404,
+      code: 40401,
+      msg: expect.stringContaining('engagements[1]'),
+    });
+    expect(await failure(rd.engagements.recordBatch([like('it_2'), like('it_19')]))).toMatchObject({ code: 40401 }); // deleted
+    expect((await rd.exclusions.list()).engaged).toEqual([]); // nothing of the refused batches was written
+
+    const batch = [
+      like('it_1'),
+      { item_id: 'it_2', kind: 'share' as const },
+      like('it_1'),
+      { ...like('it_1'), kind: 'reply' as const },
+    ];
+    const out = (created: boolean[]) => ({
+      results: batch.map((e, i) => ({ reader_id: reader, ...e, created: created[i] })),
+      summary: { created: created.filter(Boolean).length, existing: created.filter((c) => !c).length },
+    });
+    expect(await rd.engagements.recordBatch(batch)).toEqual(out([true, true, false, true])); // a repeat is not new
+    expect(await rd.engagements.recordBatch(batch)).toEqual(out([false, false, false, false])); // idempotent
+    expect((await rd.exclusions.list()).engaged.sort()).toEqual(['it_1', 'it_2']);
+    const ids = await feed('refresh', 100);
+    expect(ids).not.toContain('it_1');
+    expect(ids).not.toContain('it_2');
+    // the largest batch; a reader token sends one as its own reader
+    const big = await (await withToken()).engagements.recordBatch(Array.from({ length: 1000 }, () => like('it_3')));
+    expect([big.results.length, big.summary]).toEqual([1000, { created: 1, existing: 999 }]);
+  });
+
   it('what a reader viewed lends its words to the recall: related items rank above popular ones', async () => {
     const kw = [
       item('kw_viewed', 30 * HOUR_MS, { author_id: 'author_kw', title: 'Quantum annealing hardware', popularity: 1 }),

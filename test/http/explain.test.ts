@@ -126,6 +126,30 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(rules(await explain('p_1'))).toEqual(['engaged', 'seen', 'muted_word']);
   });
 
+  it('a served card says when it was served and why it ranked: its rank were it not served yet, its score as if unseen', async () => {
+    expect((await explain('p_1')).served).toBeNull(); // never served
+    const page = await as.forYou.refresh({ limit: 3 });
+    expect(page.items.map((i) => i.id)).toEqual(['p_0', 'p_1', 'p_2']);
+    const e = await explain('p_1');
+    expect(rules(e)).toEqual(['seen']);
+    // p_0 and p_2 were served too: were p_1 alone unseen, a refresh now would put it first
+    expect(e.served).toEqual({ day: '2026-03-06', rank_if_unseen: 1 });
+    expect(e.score!.parts.source).toBe('fill');
+    // an item past the decay window is served newest first: its score says so, not a decay near 0
+    await svc.items.publish([item('x_older', 300 * HOUR_MS, { author_id: 'au_older', lang: 'en' })]);
+    const older = await explain('x_older');
+    expect(older.served).toBeNull();
+    expect(older.score!.parts).toMatchObject({ source: 'older', published_at_ms: T0 - 300 * HOUR_MS });
+    const all = await as.forYou.refresh({ limit: 50 });
+    expect(all.items.map((i) => i.id)).toContain('x_older');
+    const servedOlder = await explain('x_older');
+    expect(servedOlder.served).toMatchObject({ day: '2026-03-06' });
+    expect(servedOlder.served!.rank_if_unseen).toBeGreaterThanOrEqual(1);
+    // another rule besides seen: no rank were it unseen (it would stay out)
+    await as.engagements.record({ item_id: 'p_2', kind: 'like' });
+    expect((await explain('p_2')).served).toEqual({ day: '2026-03-06', rank_if_unseen: null });
+  });
+
   it("seen in the reader's own filter: an item served older than the decay window, once the rolling days forgot it", async () => {
     await svc.items.publish([item('x_ancient', 200 * HOUR_MS, { author_id: 'au_a', lang: 'en' })]);
     // past the decay window: served after the window's items, newest first (its score does not order it)
@@ -328,6 +352,9 @@ describe.each(setups)('explain on $name', ({ hot, db }) => {
     expect(rules(e)).toEqual(['seen']);
     expect(e.rank).toBeNull();
     expect(e.score!.parts.phase).toBe(page.sources[0]);
+    // served (the reader's own filter keeps no day), and where a fresh session would put it were it alone
+    // unseen: first, as it was served
+    expect(e.served).toEqual({ day: null, rank_if_unseen: 1 });
     await as.engagements.record({ item_id: 'p_11', kind: 'like' });
     const liked = await explain('p_11', 'discover');
     expect(rules(liked)).toEqual(['engaged', 'seen']); // served above, then liked

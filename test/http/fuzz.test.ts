@@ -27,7 +27,13 @@ const svc = { authorization: `Bearer ${SERVICE_KEY}` };
 async function fuzzApp(opts: TestAppOptions): Promise<{ t: TestApp; ops: Operation[]; setup: FuzzSetup }> {
   const t = await startTestApp({
     ...opts,
-    env: { FRESHET_BODY_LIMIT_BYTES: String(BODY_LIMIT), FRESHET_EMBEDDING_DIM: String(DIM) },
+    // the rate budgets off (test/http/limits.test.ts tests them): the fuzz reaches the routes, not the limiter
+    env: {
+      FRESHET_BODY_LIMIT_BYTES: String(BODY_LIMIT),
+      FRESHET_EMBEDDING_DIM: String(DIM),
+      FRESHET_RATE_READER_OTHER: '0',
+      FRESHET_RATE_READER: '0',
+    },
   });
   const seed = [
     item('i1', 1000, { author_id: 'a1' }),
@@ -103,7 +109,9 @@ describe.each(PAIRS)('HTTP fuzz from the OpenAPI document, on %s', (_name, opts)
     );
     expect(problems.slice(0, 5)).toEqual([]);
     const ok = [...byStatus.entries()].filter(([s]) => s < 300).reduce((n, [, c]) => n + c, 0);
-    expect(ok, 'enough valid requests reach the stores').toBeGreaterThan(RUNS * 0.1);
+    // 8 %: a numeric query parameter is a hostile number (±Infinity, an exponent form) in 2 draws of 6, and
+    // the routes' bodies are checked to their exact length (a given embedding), so fewer draws are valid
+    expect(ok, 'enough valid requests reach the stores').toBeGreaterThan(RUNS * 0.08);
     expect(byStatus.get(401), 'and enough are refused at the door').toBeGreaterThan(RUNS * 0.05);
     expect(refusedWrites, 'and enough refused writes are re-read').toBeGreaterThan(RUNS * 0.05);
   });

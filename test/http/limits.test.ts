@@ -169,6 +169,95 @@ describe.each<[string, TestAppOptions]>([
 });
 
 describe.each<[string, TestAppOptions]>([
+  ['PGlite + in-process', { db: 'pglite', hot: 'memory' }],
+  ['PostgreSQL + Redis', { db: 'postgres', hot: 'redis' }],
+])('every route a reader token can call is under a limit (%s)', (_name, opts) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({
+      ...opts,
+      env: { FRESHET_RATE_READER: '5', FRESHET_RATE_READER_OTHER: '8', FRESHET_RATE_WINDOW_S: '60' },
+    });
+    await t.app.inject({ method: 'POST', url: '/v1/items', headers: svc, payload: [item('i1', 1000)] });
+  });
+  afterAll(async () => t?.close());
+
+  it('every /v1 route documents 429 (a route added later is limited too)', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const unlimited = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/v1/'))
+      .flatMap(([path, ops]) => Object.entries(ops).map(([m, op]) => [`${m.toUpperCase()} ${path}`, op] as const))
+      .filter(([, op]) => !('429' in op.responses))
+      .map(([key]) => key);
+    expect(unlimited).toEqual([]);
+  });
+
+  it('peek shares the feed pages budget (it runs a recall round): 429 past FRESHET_RATE_READER', async () => {
+    const peeker = { authorization: `Bearer ${await t.token('peeker')}` };
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++)
+      statuses.push((await t.app.inject({ method: 'GET', url: '/v1/feeds/for-you/peek', headers: peeker })).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    const refused = await t.app.inject({ method: 'GET', url: '/v1/feeds/for-you/peek', headers: peeker });
+    expect(refused.json()).toMatchObject({ code: 42901, data: null });
+    expect(refused.json().msg).toMatch(/FRESHET_RATE_READER\)/);
+  });
+
+  it('export, notifications, exclusions, markers and preferences share the budget of the other routes', async () => {
+    const chatty = { authorization: `Bearer ${await t.token('chatty')}` };
+    await t.client().users.setPreferences('chatty', { muted_words: [{ phrase: 'x' }] });
+    const urls = [
+      '/v1/feeds/notifications',
+      '/v1/exclusions',
+      '/v1/users/chatty/markers',
+      '/v1/users/chatty/preferences',
+      '/v1/users/chatty/export',
+    ];
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++)
+      statuses.push((await t.app.inject({ method: 'GET', url: urls[i % urls.length]!, headers: chatty })).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429, 429]);
+    const refused = await t.app.inject({ method: 'GET', url: '/v1/exclusions', headers: chatty });
+    expect(refused.json()).toMatchObject({ code: 42901, data: null });
+    expect(refused.json().msg).toMatch(/FRESHET_RATE_READER_OTHER/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    // a separate budget: the reader's feed pages are still served, and the service key is not limited
+    expect((await t.app.inject({ method: 'GET', url: '/v1/hot', headers: chatty })).statusCode).toBe(200);
+    for (let i = 0; i < 12; i++)
+      expect(
+        (await t.app.inject({ method: 'GET', url: '/v1/users/chatty/preferences', headers: svc })).statusCode,
+      ).toBe(200);
+  });
+});
+
+describe('an export runs one at a time per reader (PostgreSQL + Redis)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ db: 'postgres', hot: 'redis' });
+    const c = t.client();
+    for (const u of ['ex1', 'ex2']) await c.users.setPreferences(u, { muted_words: [{ phrase: 'x' }] });
+  });
+  afterAll(async () => t?.close());
+
+  it('a second export of the same reader while one runs is 429 with Retry-After: 1; another reader is served; the slot comes back', async () => {
+    const exp = (u: string, headers: Record<string, string> = svc) =>
+      t.app.inject({ method: 'GET', url: `/v1/users/${u}/export`, headers });
+    const [a, b, c] = await Promise.all([
+      exp('ex1'),
+      exp('ex1', { authorization: `Bearer ${await t.token('ex1')}` }),
+      exp('ex2'),
+    ]);
+    expect([a.statusCode, b.statusCode, c.statusCode]).toEqual([200, 429, 200]);
+    expect(b.json()).toMatchObject({ code: 42901, data: null });
+    expect(b.json().msg).toMatch(/export/);
+    expect(b.headers['retry-after']).toBe('1');
+    for (let i = 0; i < 3; i++) expect((await exp('ex1')).statusCode).toBe(200);
+  });
+});
+
+describe.each<[string, TestAppOptions]>([
   ['the embedded default', { db: 'pglite', hot: 'memory' }],
   ['PostgreSQL + Redis', { db: 'postgres', hot: 'redis' }],
 ])(

@@ -79,6 +79,28 @@ describe.each(setups)('notifications on $name', ({ hot, db }) => {
     expect(summary(page.groups)).toEqual([['like', post, 1, [`bo${n}`]]]);
   });
 
+  it('a batch of engagements notifies as single ones do: once per liker and group, not of own or blocked likes', async () => {
+    const other = `other${n}`;
+    expect(await svc.items.publish([item(other, 2 * HOUR_MS, { author_id: bob })])).toMatchObject({ inserted: 1 });
+    await feed(); // the grouped view is built: the batch's events are counted into it, not rebuilt from PostgreSQL
+    const batch = (reader: string, ...items: string[]) =>
+      svc.as(reader).engagements.recordBatch(items.map((item_id) => ({ item_id, kind: 'like' as const })));
+    await batch(`al${n}`, post, other, post); // the repeat is not new
+    await batch(`bo${n}`, post);
+    await batch(`al${n}`, post); // idempotent
+    await batch(bob, post, other); // the author's own likes
+    await svc.users.register(`mal${n}`);
+    await svc.blocks.block(bob, `mal${n}`);
+    await batch(`mal${n}`, post, other);
+    const page = await feed();
+    expect(summary(page.groups)).toEqual([
+      ['like', post, 2, [`bo${n}`, `al${n}`]],
+      ['like', other, 1, [`al${n}`]],
+    ]);
+    await t.f.notifications.notifications.forgetView(bob); // rebuilt from PostgreSQL: the same groups
+    expect(summary((await feed()).groups)).toEqual(summary(page.groups));
+  });
+
   it('the grouped view lost is rebuilt from PostgreSQL, equal to the truth, unread count included', async () => {
     for (let i = 0; i < 5; i++) await like(`r${i}_${n}`);
     await svc.follows.follow(`f${n}`, bob);
@@ -170,6 +192,43 @@ describe.each(setups)('notifications on $name', ({ hot, db }) => {
       ['app.order_shipped', null, 1, ['shop']],
     ]);
     expect((await svc.markers.get(bob)).notifications.last_read_id).toBe('0');
+  });
+
+  it("an application notification's data is in the feed (its group's newest event's), as in the export; Freshet's own groups have none", async () => {
+    await svc.notifications.send({
+      recipient_id: bob,
+      type: 'app.order_shipped',
+      actor_id: 'shop',
+      data: { order: 41 },
+    });
+    t.clock.set(T0 + 60_000);
+    await svc.notifications.send({
+      recipient_id: bob,
+      type: 'app.order_shipped',
+      actor_id: 'shop2',
+      data: { order: 42, lines: ['a', 'b'] },
+    });
+    await svc.notifications.send({
+      recipient_id: bob,
+      type: 'mention',
+      actor_id: `men${n}`,
+      item_id: post,
+      data: 'hi',
+    });
+    await svc.notifications.send({ recipient_id: bob, type: 'app.ping', actor_id: 'shop' });
+    await like(`liker${n}`);
+    const groups = (await feed()).groups;
+    const byType = Object.fromEntries(groups.map((g) => [g.type, g]));
+    expect(byType['app.order_shipped']).toMatchObject({ actor_count: 2, data: { order: 42, lines: ['a', 'b'] } });
+    expect(byType.mention).toMatchObject({ data: 'hi' });
+    expect(byType['app.ping']!.data).toBeNull(); // sent without data
+    expect('data' in byType.like!).toBe(false);
+    // the rebuilt view answers the same
+    await t.f.notifications.notifications.forgetView(bob);
+    expect((await feed()).groups.find((g) => g.type === 'app.order_shipped')?.data).toEqual({
+      order: 42,
+      lines: ['a', 'b'],
+    });
   });
 
   it('the retention sweep deletes events past FRESHET_NOTIFICATION_RETENTION_DAYS and keeps the newer ones', async () => {

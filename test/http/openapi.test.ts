@@ -53,6 +53,12 @@ const VALID: Record<string, () => Promise<Req>> = {
     headers: svc,
   }),
   'GET /v1/users/{id}/interests': async () => ({ url: '/v1/users/u1/interests', headers: svc }),
+  'PUT /v1/users/{id}/embedding': async () => ({
+    url: '/v1/users/u1/embedding',
+    payload: { embedding: Array.from({ length: 256 }, (_, k) => (k === 0 ? 1 : 0)) },
+    headers: svc,
+  }),
+  'DELETE /v1/users/{id}/embedding': async () => ({ url: '/v1/users/u1/embedding', headers: svc }),
   'PUT /v1/users/{id}/preferences': async () => ({
     url: '/v1/users/u1/preferences',
     payload: { muted_words: [{ phrase: 'rust' }], max_per_author: 2 },

@@ -58,7 +58,12 @@ describe.each(PAIRS)('following streams end with their socket, on %s', (_name, o
   let t: TestApp;
   let port = 0;
   beforeAll(async () => {
-    t = await startTestApp({ ...opts, env: { FRESHET_STREAM_MAX_PER_READER: String(PER_READER) } });
+    // 200 openings of one reader in seconds: its budget of the other routes (FRESHET_RATE_READER_OTHER)
+    // would refuse most of them; the point here is what each leaves behind
+    t = await startTestApp({
+      ...opts,
+      env: { FRESHET_STREAM_MAX_PER_READER: String(PER_READER), FRESHET_RATE_READER_OTHER: '0' },
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const a = t.app.server.address();
     port = typeof a === 'object' && a ? a.port : 0;

@@ -58,6 +58,55 @@ function luaFiles(): string[] {
     .map((f) => relative(SRC, join(SRC, f)));
 }
 
+/** The indices a text gives `KEYS[…]` or `ARGV[…]`: single numbers, closed ranges `a..b`, open ranges `a..`. */
+function indices(text: string, table: 'KEYS' | 'ARGV') {
+  const single = new Set<number>();
+  const ranges: [number, number][] = [];
+  for (const m of text.matchAll(new RegExp(`${table}\\[([^\\]]+)\\]`, 'g'))) {
+    const x = m[1]!.trim();
+    if (/^\d+$/.test(x)) single.add(Number(x));
+    const r = /^(\d+)\s*\.\.\s*(\d+)?$/.exec(x);
+    if (r) ranges.push([Number(r[1]), r[2] === undefined ? Number.POSITIVE_INFINITY : Number(r[2])]);
+  }
+  return { single, covers: (n: number) => single.has(n) || ranges.some(([a, b]) => n >= a && n <= b) };
+}
+
+/**
+ * Where a script's `--[[ … ]]` header and its code disagree: a literal `KEYS[n]` / `ARGV[n]` the code uses
+ * that the header does not document (a number or a range), one the header documents that the code never
+ * uses, fixed keys (the `<name>-<keys>.lua` name's number) the header does not list as KEYS[1..n], and a
+ * `local NAME = <number>` constant the header names without saying `NAME = <number>`.
+ */
+function headerProblems(path: string, text: string): string[] {
+  if (!text.startsWith('--[[')) return [];
+  const end = text.indexOf(']]');
+  const [header, code] = [text.slice(0, end), text.slice(end + 2).replace(/--[^\n]*/g, '')];
+  const out: string[] = [];
+  for (const table of ['KEYS', 'ARGV'] as const) {
+    const documented = indices(header, table);
+    const used = indices(code, table);
+    for (const n of [...used.single].sort((a, b) => a - b))
+      if (!documented.covers(n)) out.push(`${path}: ${table}[${n}] is used but not in the header`);
+    const computed = new RegExp(`${table}\\[[^\\]0-9]|unpack\\(${table}`).test(code);
+    for (const n of [...documented.single].sort((a, b) => a - b))
+      if (!used.single.has(n) && !computed) out.push(`${path}: ${table}[${n}] is in the header but not used`);
+  }
+  const name = /-(\d+)(?:\+\d*[A-Z])?\.lua$/.exec(path);
+  const fixed = name ? Number(name[1]) : 0;
+  const documentedKeys = [...indices(header, 'KEYS').single].sort((a, b) => a - b);
+  if (/-\d+/.test(path) && !path.includes('/includes/')) {
+    const want = Array.from({ length: fixed }, (_, i) => i + 1);
+    if (documentedKeys.join() !== want.join())
+      out.push(`${path}: the name counts ${fixed} fixed keys, the header documents KEYS[${documentedKeys.join(', ')}]`);
+  }
+  for (const m of code.matchAll(/^local ([A-Z][A-Z_0-9]*) = (\d+)\b/gm)) {
+    const [, constant, value] = m as unknown as [string, string, string];
+    if (new RegExp(`\\b${constant}\\b`).test(header) && !new RegExp(`\\b${constant} = ${value}\\b`).test(header))
+      out.push(`${path}: the header names ${constant} without its value (${constant} = ${value})`);
+  }
+  return out;
+}
+
 const { redis, commands, nextPrefix } = fileRedis();
 
 describe('the shipped scripts', () => {
@@ -75,6 +124,32 @@ describe('the shipped scripts', () => {
     expect(scripts.map((f) => f.replace(/^.*\//, '').replace(/\.lua$/, '')).sort()).toEqual(
       loaded.map((s) => s.id).sort(),
     );
+  });
+
+  it('each header agrees with its code: the KEYS and ARGV it uses, the fixed keys its name counts, its constants', () => {
+    const problems = luaFiles().flatMap((f) => headerProblems(f, readFileSync(join(SRC, f), 'utf8')));
+    expect(problems).toEqual([]);
+  });
+
+  it('the header check reports each kind of disagreement', () => {
+    const src = [
+      '--[[ bad-2+N: a script whose header lies',
+      '  KEYS[1]   one key',
+      '  KEYS[3]   a key beyond the two fixed ones',
+      '  ARGV[1]   a number;  ARGV[3] one the code never reads',
+      '  A small sub-filter (<= 256 bytes, WHOLE_BYTES) is read whole',
+      ']]',
+      'local WHOLE_BYTES = 1024',
+      "return redis.call('GET', KEYS[1]) .. redis.call('GET', KEYS[2]) .. ARGV[1] .. ARGV[2]",
+    ].join('\n');
+    expect(headerProblems('x/lua/bad-2+N.lua', src)).toEqual([
+      'x/lua/bad-2+N.lua: KEYS[2] is used but not in the header',
+      'x/lua/bad-2+N.lua: KEYS[3] is in the header but not used',
+      'x/lua/bad-2+N.lua: ARGV[2] is used but not in the header',
+      'x/lua/bad-2+N.lua: ARGV[3] is in the header but not used',
+      'x/lua/bad-2+N.lua: the name counts 2 fixed keys, the header documents KEYS[1, 3]',
+      'x/lua/bad-2+N.lua: the header names WHOLE_BYTES without its value (WHOLE_BYTES = 1024)',
+    ]);
   });
 
   it("writes note 2's score once: includes/hot-score.lua, pulled in by every hot script that scores", () => {

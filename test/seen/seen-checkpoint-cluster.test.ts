@@ -41,7 +41,7 @@ describe('seen-filter checkpoints on a Redis Cluster', () => {
         redis: file.redis,
         keys,
         store: new PostgresSeenCheckpoints(sql),
-        dayLayouts: new DayLayouts(file.redis, keys, layout, null, 7),
+        dayLayouts: new DayLayouts(file.redis, keys, layout, 7),
         reader,
         clock: new ManualClock(T0),
         log: silentLogger,

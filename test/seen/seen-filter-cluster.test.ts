@@ -109,8 +109,8 @@ describe('shard hash tags spread over the masters (src/kernel/redis/keys.ts shar
 
   it('the single-tag families (seen filters, hot ranking, fan-out queue) sit on three different masters', async () => {
     const keys = new Keys(file.nextPrefix());
-    // the seen filter's single shard: note 1's key as written before 0.2.0 (the legacy layout)
-    const single = [keys.legacySeenDays(1, 0).day(day), keys.hot(0).score(), `${keys.fanoutQueuePrefix()}:fanout:meta`];
+    // the seen filter of a one-shard day layout
+    const single = [keys.seenDays(1, 0).day(day), keys.hot(0).score(), `${keys.fanoutQueuePrefix()}:fanout:meta`];
     const at = await holders(single);
     expect(new Set(at.values()).size).toBe(3);
     expect(keys.hot(0).score()).toMatch(/\{hot\}:hot:score$/); // one hot shard keeps note 2's keys

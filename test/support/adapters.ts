@@ -68,8 +68,8 @@ export function redisSeenFilter(
 
 /**
  * A reader's per-reader seen filter as Redis holds it, its open sub-filters concatenated at their
- * offsets (as the in-process filter and the checkpoints hold it): one string per sub-filter of a
- * `split` signature, the one string of a signature written before 0.2.0. Empty when there is none.
+ * offsets (as the in-process filter and the checkpoints hold it), from its one string per sub-filter.
+ * Empty when there is none.
  */
 export async function redisReaderBitmap(
   redis: RedisClient,
@@ -78,7 +78,6 @@ export async function redisReaderBitmap(
   signature: string,
 ): Promise<Buffer> {
   const g = parseSignature(signature)!;
-  if (!g.split) return (await redis.getBuffer(keys.readerSeen(readerId))) ?? Buffer.alloc(0);
   const parts: Buffer[] = [];
   for (const l of g.levels) {
     const key = l.level === 0 ? keys.readerSeen(readerId) : keys.readerSeenLevel(readerId, l.level);

@@ -9,7 +9,7 @@ import { afterAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../src/compose/config.js';
-import { openFreshet, type Freshet } from '../../src/compose/open.js';
+import { openFreshet, type Freshet, type OpenOptions } from '../../src/compose/open.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { buildApp } from '../../src/server/app.js';
 import { mintReaderToken } from '../../src/kernel/http/tokens.js';
@@ -47,6 +47,8 @@ export interface TestAppOptions {
   hot?: 'memory' | 'redis';
   db?: 'pglite' | 'postgres';
   env?: Record<string, string>;
+  /** Ranking hooks for `openFreshet` (docs/library.md "Ranking hooks"). */
+  ranking?: OpenOptions['ranking'];
 }
 
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -69,7 +71,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const schema = uniqueSchema();
   const sql = opts.db === 'postgres' ? await openPostgres(TEST_DATABASE_URL, { schema }) : await openTestPglite();
   const clock = new ManualClock(T0);
-  const f = await openFreshet(config, { clock, sql, defaultMetrics: false });
+  const f = await openFreshet(config, { clock, sql, defaultMetrics: false, ranking: opts.ranking });
   const app = await buildApp(f);
   await app.ready();
   return {

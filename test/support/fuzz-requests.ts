@@ -6,7 +6,9 @@
  * bodies, path parameters, query strings and headers, with and without (good, foreign, expired, garbage)
  * tokens, plus what a hostile client sends (issue 21.1): JSON nested up to the body limit (`[[[…]]]`,
  * `{"a":{"a":…}}`, as the whole body or as one field of a valid one), arbitrary extra headers, and
- * paths that match no route. {@link runFuzz} sends them through `app.inject` and judges every answer:
+ * paths that match no route, numbers a query string turns into ±Infinity or reads in exponent form
+ * ({@link HOSTILE_NUMBERS}), and texts NFKD expands up to 18 times ({@link EXPANDING_TEXTS}: titles, texts,
+ * tags and muted phrases of U+FDFA). {@link runFuzz} sends them through `app.inject` and judges every answer:
  * no 5xx, an envelope whose code matches its status, a documented status and body, no internal message,
  * and — after every refused write — the stores' truth unchanged ({@link stateDigest}).
  */
@@ -52,6 +54,44 @@ const BAD_SEGMENTS = [
   'a..b',
 ];
 
+/** What a client writes for a number in a query string that is no plain integer: ±Infinity once coerced, exponents, hex. */
+export const HOSTILE_NUMBERS = [
+  '1e400',
+  '-1e400',
+  'Infinity',
+  '-Infinity',
+  'NaN',
+  '1e308',
+  '1e2',
+  '1e1',
+  '2e1',
+  '1e-3',
+  '0x10',
+  '9007199254740993',
+  ' 5',
+  '-0',
+] as const;
+
+/**
+ * Texts whose NFKD form is many times longer (U+FDFA: 18 letters; U+FB03 ﬃ: 3; U+0390: 3 with marks): the
+ * muted-word fold and the embedder must stay bounded whatever they are (src/kernel/items/fold.ts).
+ */
+function expandingText(maxChars: number): fc.Arbitrary<string> {
+  const units = ['\uFDFA', '\uFB03', '\u0390', '\u1E9B\u0323', '\uFDFA spam '];
+  return fc
+    .tuple(fc.constantFrom(...units), fc.constantFrom(1, 10, 100, 1000, 10_000))
+    .map(([u, n]) => u.repeat(Math.max(1, Math.min(n, Math.floor(maxChars / u.length)))));
+}
+
+/** Overrides of the texts a muted word or the embedder reads: expanding texts some of the time. */
+function expandingTexts(): Record<string, fc.Arbitrary<unknown>> {
+  return {
+    title: fc.oneof(fc.string({ maxLength: 40 }), expandingText(1000)),
+    text: fc.oneof(fc.string({ maxLength: 200 }), expandingText(100_000)),
+    phrase: fc.oneof(fc.constantFrom('spam', 'Café'), expandingText(100)),
+  };
+}
+
 /** The nesting shapes of a deep value: opening, closing. */
 const NESTINGS: readonly [string, string][] = [
   ['[', ']'],
@@ -89,6 +129,11 @@ export async function fuzzSetupFor(
           fc.constantFrom(nowMs, 1e15, -1, '2101-01-01T00:00:00Z'),
         ),
         at: fc.oneof(near, fc.constantFrom(0, 1e15, nowMs + 2 * DAY)),
+        expires_at: fc.oneof(
+          near.map((ms) => Math.floor(ms / 1000) + 40 * 86_400),
+          fc.constantFrom(1e306, 4102444801, Number.MAX_VALUE, null),
+        ),
+        ...expandingTexts(),
       },
     },
     tokens: {
@@ -203,6 +248,10 @@ function requestFor(op: Operation, s: FuzzSetup): fc.Arbitrary<FuzzRequest> {
           fc.oneof(
             { weight: 3, arbitrary: valuesOf(p.schema, ctx).map(String) },
             { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
+            // a number the coercion reads as ±Infinity, or in exponent form
+            ...(p.schema.type === 'integer' || p.schema.type === 'number'
+              ? [{ weight: 2, arbitrary: fc.constantFrom(...HOSTILE_NUMBERS) }]
+              : []),
           ),
           { freq: 2 },
         ),
@@ -313,6 +362,8 @@ export async function stateDigest(sql: Sql): Promise<Record<string, string>> {
     'feedback',
     'reader_interests',
     'reader_signals',
+    'interactions',
+    'reader_embeddings',
   ];
   const row = await sql.query<Record<string, string | null>>(
     `SELECT ${tables.map((t) => `(SELECT count(*) || ':' || coalesce(sum(hashtextextended(x::text, 0)), 0) FROM ${t} x) AS ${t}`).join(', ')}`,
@@ -344,9 +395,14 @@ export async function runFuzz(app: FastifyInstance, sql: Sql, requests: readonly
     const res = await app.inject({ method: r.method, url: r.url, headers: r.headers, payload: r.payload });
     byStatus.set(res.statusCode, (byStatus.get(res.statusCode) ?? 0) + 1);
     const shown = `\n    request: ${r.method} ${r.url.slice(0, 200)} ${JSON.stringify(r.headers).slice(0, 300)} ${(r.payload ?? '').slice(0, 200)}`;
-    const docs = r.url.startsWith('/docs') && res.statusCode < 400; // the documentation pages themselves
+    const path = new URL(r.url, 'http://x').pathname;
+    // the documentation pages themselves, and the site root's redirect to the explorer (a path of `..`
+    // segments can resolve to `/`): not API answers
+    const docs =
+      (r.url.startsWith('/docs') && res.statusCode < 400) ||
+      (path === '/' && res.statusCode === 302 && res.headers.location === '/ui/');
     // `.` and `..` segments are resolved by the client (here light-my-request): the answer is another route's
-    const op = new URL(r.url, 'http://x').pathname === r.url.split('?')[0] ? r.op : undefined;
+    const op = path === r.url.split('?')[0] ? r.op : undefined;
     const problem = docs
       ? null
       : answerProblem(op, res.statusCode, res.body, res.headers['content-type'] as string | undefined);

@@ -1,9 +1,10 @@
 /**
  * Where an id still appears: every PostgreSQL table of a test app's schema (each row as text), every Redis
  * key under its prefix (the name, and the value's serialized bytes: `DUMP`, on every master), and every
- * file of its data folder. Erase tests (test/app/erase.test.ts) use it to show nothing is left.
+ * file of its data folder; and where a vector derived from an item's text is still kept (`item_embeddings`,
+ * the vector index's snapshots). Erase tests (test/app/erase.test.ts) use it to show nothing is left.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster } from 'ioredis';
 import type { RedisClient } from '../../src/kernel/redis/client.js';
@@ -60,4 +61,56 @@ export function fileTraces(dir: string, needle: string): string[] {
   };
   walk(dir);
   return out;
+}
+
+/** The int8 codes stored for `itemIds` in `item_embeddings` (what an erase must leave nowhere). */
+export async function storedVectors(sql: Sql, itemIds: readonly string[]): Promise<Int8Array[]> {
+  const rows = await sql.query<{ vec: Uint8Array }>('SELECT vec FROM item_embeddings WHERE item_id = ANY($1::text[])', [
+    itemIds,
+  ]);
+  return rows.map((r) => new Int8Array(r.vec.buffer, r.vec.byteOffset, r.vec.byteLength).slice());
+}
+
+/**
+ * Where a vector close to one of `probes` (cosine ≥ 0.99: the same direction, as int8 codes) is still kept:
+ * rows of `item_embeddings` (`item_embeddings <item_id>`; `sql` null: not read), and the slots of every snapshot generation of the
+ * in-process vector index under `dataDir` (`<generation>/codes.i8 slot <n>`; discover-index/, files 0600).
+ */
+export async function vectorTraces(
+  sql: Sql | null,
+  dataDir: string | null,
+  probes: readonly Int8Array[],
+): Promise<string[]> {
+  const out: string[] = [];
+  const close = (v: ArrayLike<number>) => probes.some((p) => p.length === v.length && cosineOf(p, v) >= 0.99);
+  const rows = sql
+    ? await sql.query<{ item_id: string; vec: Uint8Array }>('SELECT item_id, vec FROM item_embeddings')
+    : [];
+  for (const r of rows)
+    if (close(new Int8Array(r.vec.buffer, r.vec.byteOffset, r.vec.byteLength)))
+      out.push(`item_embeddings ${r.item_id}`);
+  const dir = dataDir === null ? null : join(dataDir, 'discover-index');
+  if (dir === null || !existsSync(dir)) return out;
+  for (const gen of readdirSync(dir)) {
+    const codes = join(dir, gen, 'codes.i8');
+    if (!existsSync(codes)) continue;
+    const bytes = readFileSync(codes);
+    const all = new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const dim = probes[0]?.length ?? 1;
+    for (let s = 0; s * dim < all.length; s++)
+      if (close(all.subarray(s * dim, (s + 1) * dim))) out.push(`${gen}/codes.i8 slot ${s}`);
+  }
+  return out;
+}
+
+function cosineOf(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }

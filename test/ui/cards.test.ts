@@ -163,8 +163,14 @@ describe('explorer cards', () => {
     expect(await explain.locator('[data-rule=seen]').textContent()).toMatch(
       /Served to you on \d{1,2} [A-Z][a-z]{2} 2016; it will not come back\..*false-positive rate/,
     );
-    // the score's parts as rows of a table under its value, and the rank (none: a served item is not ranked)
-    expect(await explain.locator('[data-testid=explain-score] caption').textContent()).toMatch(/^Score \d/);
+    // why it was shown: its rank were it not served yet; the score's parts as rows of a table under its
+    // value (or, past the decay window, the newest-first order it was served in), and the rank (none now)
+    expect(await explain.locator('[data-testid=explain-served]').textContent()).toMatch(
+      /^Why it was shown: were it not served yet, it would rank #\d+ in for-you now/,
+    );
+    expect(await explain.locator('[data-testid=explain-score] caption').textContent()).toMatch(
+      /^(Score \d|Older than the decay window: served newest first \(published 2016-)/,
+    );
     expect(await explain.locator('[data-testid=explain-score] tbody tr').count()).toBeGreaterThan(0);
     expect(await explain.locator('[data-testid=explain-rank]').textContent()).toMatch(/^Not ranked now\./);
     await page.screenshot({ path: `${OUT}for-you-why-1440.png` });

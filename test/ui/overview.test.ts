@@ -3,7 +3,8 @@
  * playwright-core) on PostgreSQL + Redis: signing in lands on Overview, whose tiles show figures; after
  * items are published and views and a feed read recorded through the API, its charts move; every chart
  * has labelled axes with units; Health's latency of each interval stays flat at 0 while no API request
- * arrives, rises in the interval of one and falls back after it. Both pages work at 375 px (no
+ * arrives, rises in the interval of one and falls back after it; Health's figures count the page's last
+ * minutes (not the requests before it opened), and its table shows them by route. Both pages work at 375 px (no
  * horizontal scroll); screenshots at 1440 and 375 px go to test-results/ui/. The pages sample every
  * 300 ms here (`<html data-sample-ms>`), and the store readings of /metrics are not cached.
  */
@@ -125,8 +126,17 @@ describe('the explorer Overview', () => {
     expect(axis.filter((x) => x.endsWith(' ms')).length).toBe(3);
     await page.screenshot({ path: `${OUT}health-1440.png`, fullPage: true });
 
+    // the figures are the page's last minutes, not the server's life (which holds the Overview test's requests)
+    const latencyFigure = () => page.locator('.metric:first-child .figure').textContent();
+    expect(await latencyFigure()).toMatch(/^Nothing observed in the last \d+(\.\d+)? s\. · \d+ since start$/);
     await api('POST', '/v1/views', [{ item_id: 'ov3', visitor_id: 'ov_visitor_late' }]);
     await expect.poll(async () => Math.max(...(await latency()).map(Number)), { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(await latencyFigure()).toMatch(/^1 in the last \d+(\.\d+)? s · mean .* · \d+ since start$/);
+    // per route: the one request of the window, on its route
+    const routes = page.locator('.metric:first-child table.routes tr[data-route]');
+    expect(
+      await routes.evaluateAll((rows) => rows.map((r) => [...r.children].slice(0, 2).map((c) => c.textContent))),
+    ).toEqual([['POST /v1/views', '1']]);
     // the next intervals hold no request: the line comes back to 0 (a running mean would stay up)
     await expect.poll(async () => (await latency()).at(-1), { timeout: 10_000 }).toBe(0);
 

@@ -1,6 +1,6 @@
 /**
- * CLI commands of the discover feed (note 3):
- * - `freshet simulate discover [options]`: the real-data replay (simulate-discover.ts);
+ * CLI commands of the discover feed (docs/discover.md):
+ * - `freshet simulate discover [options]`: the real-data replay (simulate.ts);
  * - `freshet discover embed`: computes the built-in text embeddings of items written without one
  *   (other write paths, replays, a changed dimension) — the items API and `freshet import` embed on write.
  *   Opens the stores itself, so on the embedded default it refuses while a server holds the data folder.

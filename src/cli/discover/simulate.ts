@@ -1,5 +1,5 @@
 /**
- * `freshet simulate discover`: replays reader sessions against the discover feed (note 3) in process,
+ * `freshet simulate discover`: replays reader sessions against the discover feed (docs/discover.md) in process,
  * on virtual time, over real data, and reports duplicates, phase mix, exclusions and latency.
  *
  * - Content: the HN posts (`hn_<id>`, text-embedded by the built-in embedder).
@@ -22,7 +22,7 @@ import { openFreshet, type Freshet } from '../../compose/open.js';
 import { ManualClock, HOUR_MS, DAY_MS } from '../../kernel/clock.js';
 import type { ItemInput } from '../../kernel/items/content-store.js';
 import { ENGAGEMENT_WEIGHT, VIEW_WEIGHT } from '../../discover/embeddings.js';
-import type { DiscoverSource } from '../../discover/service.js';
+import type { DiscoverPage, DiscoverSource } from '../../discover/service.js';
 import { parseHn } from '../import-hn.js';
 import { inputLines, openInput } from '../input-file.js';
 import { DEFAULT_START, notMindError, parseBehaviorsLine } from '../for-you/simulate-sessions.js';
@@ -281,18 +281,7 @@ async function replaySessions(
   for (const s of sessions) {
     if (!primed.has(s.reader)) {
       primed.add(s.reader);
-      for (let k = 0; k < 5; k++)
-        await f.useCases
-          .follow(s.reader, authors[fnv1a(`${s.reader}:${k}`) % authors.length]!, s.t - DAY_MS)
-          .catch(() => undefined);
-      const history = s.history.map((h) => ({
-        readerId: s.reader,
-        itemId: anyItem(h.key),
-        atMs: h.at,
-        weight: h.weight,
-      }));
-      await writeHistory(f, history);
-      r.signals += history.length;
+      r.signals += await primeReader(f, s, authors, anyItem);
     }
     const mine = served.get(s.reader) ?? served.set(s.reader, new Set()).get(s.reader)!;
     let cursor: string | undefined;
@@ -301,13 +290,7 @@ async function replaySessions(
       const t0 = performance.now();
       const page = await f.discover.feed.page(s.reader, limit, cursor, s.t + p * 1000);
       lat.push(performance.now() - t0);
-      r.pages++;
-      r.served += page.items.length;
-      for (const it of page.items) mine.has(it.id) ? r.duplicates++ : mine.add(it.id);
-      page.sources.forEach((src) => (r.phaseMix[src] += 1));
-      for (const src of new Set(page.sources)) r.pagesWith[src] += 1;
-      for (const [k, v] of Object.entries(page.stats.excluded)) r.excluded[k] = (r.excluded[k] ?? 0) + (v ?? 0);
-      r.seenDropped += page.stats.seenDropped;
+      countPage(r, page, mine);
       if (page.nextCursor === null) {
         r.lastPages++;
         break;
@@ -326,6 +309,41 @@ async function replaySessions(
   r.latencyMs = latency(lat);
   r.exitCode = r.duplicates > 0 ? 1 : 0;
   return r;
+}
+
+/**
+ * Before a reader's first session: it follows 5 of the authors (a day earlier) and its history is written
+ * as reader signals. @returns the signals written.
+ */
+async function primeReader(
+  f: Freshet,
+  s: Session,
+  authors: readonly string[],
+  anyItem: (key: string) => string,
+): Promise<number> {
+  for (let k = 0; k < 5; k++)
+    await f.useCases
+      .follow(s.reader, authors[fnv1a(`${s.reader}:${k}`) % authors.length]!, s.t - DAY_MS)
+      .catch(() => undefined);
+  const history = s.history.map((h) => ({
+    readerId: s.reader,
+    itemId: anyItem(h.key),
+    atMs: h.at,
+    weight: h.weight,
+  }));
+  await writeHistory(f, history);
+  return history.length;
+}
+
+/** Counts one served page into the report: its items (a repeat of `mine`, the reader's served ids, is a duplicate), phases and exclusions. */
+function countPage(r: DiscoverReport, page: DiscoverPage, mine: Set<string>): void {
+  r.pages++;
+  r.served += page.items.length;
+  for (const it of page.items) mine.has(it.id) ? r.duplicates++ : mine.add(it.id);
+  page.sources.forEach((src) => (r.phaseMix[src] += 1));
+  for (const src of new Set(page.sources)) r.pagesWith[src] += 1;
+  for (const [k, v] of Object.entries(page.stats.excluded)) r.excluded[k] = (r.excluded[k] ?? 0) + (v ?? 0);
+  r.seenDropped += page.stats.seenDropped;
 }
 
 function blankReport(items: number): DiscoverReport {

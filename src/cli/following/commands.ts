@@ -93,34 +93,38 @@ export function registerFollowingCommands(program: Command): void {
       '--in-place',
       'run on the configured stores (their imported graph) instead of scratch ones; it publishes, deletes, unfollows and blocks there',
     )
-    .action(
-      async (o: {
-        postsFile: string;
-        posts?: number;
-        readers: number;
-        meanGapHours: number;
-        pages: number;
-        check: number;
-        celebrityThreshold: number;
-        concurrency?: number;
-        graph?: string;
-        inPlace?: boolean;
-      }) => {
-        const { config } = ensureSecrets(loadConfig());
-        const { runSimulateFollowing } = await import('./simulate.js');
-        const report = await runSimulateFollowing(config, {
-          postsPath: o.postsFile,
-          posts: o.posts,
-          readers: o.readers,
-          meanGapHours: o.meanGapHours,
-          pages: o.pages,
-          check: o.check,
-          celebrityThreshold: o.celebrityThreshold,
-          concurrency: o.concurrency,
-          inPlace: o.inPlace,
-          graphPath: o.graph ?? (o.inPlace ? undefined : DEFAULT_GRAPH),
-        });
-        process.exitCode = report.exitCode;
-      },
-    );
+    .action(runSimulateCommand);
+}
+
+/** The options of `freshet simulate following`, as commander parses them. */
+interface SimulateFollowingOptions {
+  postsFile: string;
+  posts?: number;
+  readers: number;
+  meanGapHours: number;
+  pages: number;
+  check: number;
+  celebrityThreshold: number;
+  concurrency?: number;
+  graph?: string;
+  inPlace?: boolean;
+}
+
+/** `freshet simulate following`: runs the simulation on the configured stores' settings; its report sets the exit code. */
+async function runSimulateCommand(o: SimulateFollowingOptions): Promise<void> {
+  const { config } = ensureSecrets(loadConfig());
+  const { runSimulateFollowing } = await import('./simulate.js');
+  const report = await runSimulateFollowing(config, {
+    postsPath: o.postsFile,
+    posts: o.posts,
+    readers: o.readers,
+    meanGapHours: o.meanGapHours,
+    pages: o.pages,
+    check: o.check,
+    celebrityThreshold: o.celebrityThreshold,
+    concurrency: o.concurrency,
+    inPlace: o.inPlace,
+    graphPath: o.graph ?? (o.inPlace ? undefined : DEFAULT_GRAPH),
+  });
+  process.exitCode = report.exitCode;
 }

@@ -61,6 +61,14 @@ export class FollowingStats {
   deleted = 0;
   published = 0;
 
+  /** Counts one fan-out job: whether it was pulled (a celebrity's), its deliveries and its lag (ms). */
+  fanout(outcome: { pulled: boolean; deliveries: number }, lagMs: number): void {
+    this.fanoutJobs++;
+    if (outcome.pulled) this.pulledJobs++;
+    this.deliveries += outcome.deliveries;
+    this.lag.push(lagMs);
+  }
+
   static summary(values: readonly number[]): { p50: number; p99: number; n: number } {
     return { p50: percentile(values, 50), p99: percentile(values, 99), n: values.length };
   }

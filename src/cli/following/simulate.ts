@@ -35,10 +35,6 @@ import { cliLogger } from '../log.js';
 import { Progress } from '../progress.js';
 import { refuseBesideServer } from '../server.js';
 import type { Sql } from '../../kernel/sql/sql.js';
-import { MemoryTimelineStore } from '../../following/adapters/memory-timeline-store.js';
-import { TID_BYTES } from '../../following/adapters/redis-timeline-store.js';
-import { createRedis, closeRedis } from '../../kernel/redis/client.js';
-import { Keys } from '../../kernel/redis/keys.js';
 import { parseHn } from '../import-hn.js';
 import { FollowingStats, formatFollowingReport, type FollowingReport } from './simulate-report.js';
 import { prng } from '../../kernel/prng.js';
@@ -178,25 +174,12 @@ async function simulate(
   try {
     if (opts.graphPath) await runGraphImport(opts.graphPath, cfg, { freshet: f, progress: opts.progress, out });
     const worker = f.following.inlineWorker ? null : f.following.startWorker(opts.concurrency);
-    f.following.onFanout((_job, outcome, lagMs) => {
-      stats.fanoutJobs++;
-      if (outcome.pulled) stats.pulledJobs++;
-      stats.deliveries += outcome.deliveries;
-      stats.lag.push(lagMs);
-    });
+    f.following.onFanout((_job, outcome, lagMs) => stats.fanout(outcome, lagMs));
     const posts = await mappedPosts(f, opts.postsPath, opts.posts);
     const from = posts.items[0]!.publishedAt;
     const to = posts.items.at(-1)!.publishedAt + HOUR_MS;
     const plan = await sessions(sql, opts.readers ?? 300, from, to, (opts.meanGapHours ?? 96) * HOUR_MS);
-    const events: Event[] = [
-      ...posts.items.map((item) => ({ t: item.publishedAt, kind: 'publish' as const, item })),
-      ...plan.events,
-    ];
-    posts.items.forEach(
-      (item, i) =>
-        i % 200 === 199 && events.push({ t: item.publishedAt + 6 * HOUR_MS, kind: 'delete', itemId: item.id }),
-    );
-    events.sort((a, b) => a.t - b.t);
+    const events = eventsOf(posts.items, plan.events);
     const progress = new Progress({
       label: 'simulate following',
       total: events.length,
@@ -210,38 +193,66 @@ async function simulate(
     }
     await f.following.queue.idle(600_000);
     const check = await checkTimelines(f, sql, plan.readers.slice(0, opts.check ?? 50), to + SECOND_MS);
-    const report: FollowingReport = {
-      virtualFrom: new Date(from).toISOString(),
-      virtualTo: new Date(to).toISOString(),
-      wallMs: Math.round(performance.now() - started),
-      graphUsers: Number((await sql.query<{ n: string | number }>(`SELECT count(*) AS n FROM users`))[0]?.n ?? 0),
-      authors: posts.authors,
-      celebrities: posts.celebrities,
-      celebrityThreshold: posts.threshold,
-      topFollowers: posts.topFollowers,
-      published: stats.published,
-      deleted: stats.deleted,
-      readers: plan.readers.length,
-      sessions: stats.sessions,
-      reads: stats.reads.length,
-      rebuilds: stats.rebuilds,
-      unfollows: stats.unfollows,
-      blocks: stats.blocks,
-      fanoutJobs: stats.fanoutJobs,
-      pulledJobs: stats.pulledJobs,
-      deliveries: stats.deliveries,
-      lagMs: FollowingStats.summary(stats.lag),
-      readMs: FollowingStats.summary(stats.reads),
-      inboxes: await inboxMemory(f),
-      ...check,
-      exitCode: check.mismatches > 0 ? 1 : 0,
-    };
+    const run = { from, to, wallMs: Math.round(performance.now() - started), readers: plan.readers.length };
+    const report = await followingReport(f, sql, posts, stats, check, run);
     await worker?.stop();
     out(formatFollowingReport(report));
     return report;
   } finally {
     await f.close(); // closes `sql` too
   }
+}
+
+/** The run's report: its virtual span, the graph and posts, what the stats counted, the inboxes and the check. */
+async function followingReport(
+  f: Freshet,
+  sql: Sql,
+  posts: Awaited<ReturnType<typeof mappedPosts>>,
+  stats: FollowingStats,
+  check: Awaited<ReturnType<typeof checkTimelines>>,
+  run: { from: number; to: number; wallMs: number; readers: number },
+): Promise<FollowingReport> {
+  return {
+    virtualFrom: new Date(run.from).toISOString(),
+    virtualTo: new Date(run.to).toISOString(),
+    wallMs: run.wallMs,
+    graphUsers: Number((await sql.query<{ n: string | number }>(`SELECT count(*) AS n FROM users`))[0]?.n ?? 0),
+    authors: posts.authors,
+    celebrities: posts.celebrities,
+    celebrityThreshold: posts.threshold,
+    topFollowers: posts.topFollowers,
+    published: stats.published,
+    deleted: stats.deleted,
+    readers: run.readers,
+    sessions: stats.sessions,
+    reads: stats.reads.length,
+    rebuilds: stats.rebuilds,
+    unfollows: stats.unfollows,
+    blocks: stats.blocks,
+    fanoutJobs: stats.fanoutJobs,
+    pulledJobs: stats.pulledJobs,
+    deliveries: stats.deliveries,
+    lagMs: FollowingStats.summary(stats.lag),
+    readMs: FollowingStats.summary(stats.reads),
+    inboxes: await inboxMemory(f),
+    ...check,
+    exitCode: check.mismatches > 0 ? 1 : 0,
+  };
+}
+
+/**
+ * Every event of the run in virtual-time order: each post published at its time, the readers' sessions,
+ * and every 200th post deleted 6 hours after it was published.
+ */
+function eventsOf(items: readonly ItemInput[], sessionEvents: readonly Event[]): Event[] {
+  const events: Event[] = [
+    ...items.map((item) => ({ t: item.publishedAt, kind: 'publish' as const, item })),
+    ...sessionEvents,
+  ];
+  items.forEach(
+    (item, i) => i % 200 === 199 && events.push({ t: item.publishedAt + 6 * HOUR_MS, kind: 'delete', itemId: item.id }),
+  );
+  return events.sort((a, b) => a.t - b.t);
 }
 
 /** Plays the events in virtual-time order: publishes in runs of up to 100, deletes, reading sessions. */
@@ -337,31 +348,7 @@ async function checkTimelines(
   };
 }
 
-/** Inboxes, their memory (`MEMORY USAGE` of every inbox key on standalone Redis) and those without a time to live; counts in process. */
+/** Inboxes, their memory (`MEMORY USAGE` of every inbox key on Redis) and those without a time to live; counts in process. */
 async function inboxMemory(f: Freshet): Promise<FollowingReport['inboxes']> {
-  const store = f.following.store;
-  if (store instanceof MemoryTimelineStore) {
-    const s = store.inboxStats();
-    return { count: s.inboxes, entries: s.entries, bytes: null, withoutTtl: null };
-  }
-  if (!f.config.redisUrl) return { count: 0, entries: 0, bytes: null, withoutTtl: null };
-  const redis = createRedis({ url: f.config.redisUrl });
-  try {
-    const keys = new Keys(f.config.keyPrefix);
-    let cursor = '0';
-    const r = { count: 0, entries: 0, bytes: 0, withoutTtl: 0 };
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', keys.inboxPattern(), 'COUNT', 1000);
-      cursor = next;
-      for (const key of found) {
-        r.count++;
-        r.entries += (await redis.strlen(key)) / TID_BYTES; // packed tids (redis-timeline-store.ts)
-        r.bytes += Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
-        if ((await redis.pttl(key)) === -1) r.withoutTtl++;
-      }
-    } while (cursor !== '0');
-    return r;
-  } finally {
-    await closeRedis(redis);
-  }
+  return f.following.store.inboxStats();
 }

@@ -64,6 +64,53 @@ export interface SimulateOptions {
 
 const METRIC = 'freshet_seen_filter_dropped_total';
 
+/** The MIND sessions of the behaviors file, shifted onto the virtual start, at most `opts.sessions`. */
+async function readSessions(opts: SimulateOptions): Promise<VirtualSession[]> {
+  const { sessions: all, invalid } = await readMindSessions(opts.behaviorsPath);
+  if (all.length === 0) throw notMindError(opts.behaviorsPath, invalid);
+  if (invalid.length > 0)
+    process.stderr.write(
+      `simulate: ${invalid.length} invalid behaviors lines skipped (first: line ${invalid[0]!.line}: ${invalid[0]!.reason})\n`,
+    );
+  const sessions = shiftSessions(all, opts.start ?? DEFAULT_START).slice(0, opts.sessions ?? all.length);
+  if (sessions.length === 0) throw new Error(`no sessions in ${opts.behaviorsPath}`);
+  return sessions;
+}
+
+/** Plays one session: a refresh, then `loadMores` load_more a virtual second apart, each page counted. */
+function sessionPlayer(
+  client: FreshetClient,
+  stats: SimulateStats,
+  progress: Progress,
+  limit: number,
+  loadMores: number,
+): (s: VirtualSession) => Promise<void> {
+  return async (s) => {
+    const actions: FeedAction[] = ['refresh', ...Array<FeedAction>(loadMores).fill('load_more')];
+    for (const [i, action] of actions.entries()) {
+      const nowMs = s.virtualMs + i * SECOND_MS;
+      const call = { limit, reader: s.userId, now: nowMs };
+      stats.requests++;
+      const t0 = performance.now();
+      try {
+        const page = await (action === 'refresh' ? client.forYou.refresh(call) : client.forYou.loadMore(call));
+        stats.page(
+          action,
+          s.userId,
+          page.items.map((i) => i.id),
+          nowMs,
+          performance.now() - t0,
+          page.refreshed,
+        );
+      } catch (err) {
+        stats.error(errorKind(err));
+      }
+    }
+    stats.sessions++;
+    progress.increment(1, `${stats.requests} requests`);
+  };
+}
+
 /**
  * Runs the simulation and prints the report.
  * @throws Error when the behaviors file cannot be read, an option is out of range, or the service
@@ -82,14 +129,7 @@ export async function runSimulate(opts: SimulateOptions): Promise<SimulateReport
   const client = new FreshetClient({ baseUrl: base, serviceKey: opts.serviceKey, timeoutMs, retry: { attempts: 1 } });
   const out = opts.out ?? ((text: string) => process.stdout.write(`${text}\n`));
 
-  const { sessions: all, invalid } = await readMindSessions(opts.behaviorsPath);
-  if (all.length === 0) throw notMindError(opts.behaviorsPath, invalid);
-  if (invalid.length > 0)
-    process.stderr.write(
-      `simulate: ${invalid.length} invalid behaviors lines skipped (first: line ${invalid[0]!.line}: ${invalid[0]!.reason})\n`,
-    );
-  const sessions = shiftSessions(all, opts.start ?? DEFAULT_START).slice(0, opts.sessions ?? all.length);
-  if (sessions.length === 0) throw new Error(`no sessions in ${opts.behaviorsPath}`);
+  const sessions = await readSessions(opts);
 
   await checkServer(
     { url: base, foundBy: opts.foundBy ?? '--url' },
@@ -114,30 +154,7 @@ export async function runSimulate(opts: SimulateOptions): Promise<SimulateReport
   const progress = new Progress({ label: 'simulate', total: sessions.length, counts: true, tty: opts.progress });
   const started = performance.now();
 
-  const playSession = async (s: VirtualSession): Promise<void> => {
-    const actions: FeedAction[] = ['refresh', ...Array<FeedAction>(loadMores).fill('load_more')];
-    for (const [i, action] of actions.entries()) {
-      const nowMs = s.virtualMs + i * SECOND_MS;
-      const call = { limit, reader: s.userId, now: nowMs };
-      stats.requests++;
-      const t0 = performance.now();
-      try {
-        const page = await (action === 'refresh' ? client.forYou.refresh(call) : client.forYou.loadMore(call));
-        stats.page(
-          action,
-          s.userId,
-          page.items.map((i) => i.id),
-          nowMs,
-          performance.now() - t0,
-          page.refreshed,
-        );
-      } catch (err) {
-        stats.error(errorKind(err));
-      }
-    }
-    stats.sessions++;
-    progress.increment(1, `${stats.requests} requests`);
-  };
+  const playSession = sessionPlayer(client, stats, progress, limit, loadMores);
   try {
     await replayByReader(sessions, concurrency, playSession);
   } finally {

@@ -70,21 +70,7 @@ export async function replayViews(deps: ReplayDeps, opts: ReplayOptions): Promis
   const started = performance.now();
   const out = opts.out ?? ((text: string) => process.stdout.write(`${text}\n`));
   const logOpts: ViewLogOptions = { columns: opts.columns, filter: opts.filter, maxRows: opts.maxRows };
-  const scan = await scanLog(opts.logPath, logOpts, opts.progress);
-  if (scan.rows === 0) throw new Error(`${opts.logPath}: no usable rows`);
-  const start = opts.start ?? (opts.mapping === 'hn' ? REPLAY_START : undefined);
-  const shift = start === undefined ? 0 : shiftFor(scan.firstMs, parseStart(start));
-  const firstSeen = new Map([...scan.firstSeen].map(([k, t]) => [k, t + shift]));
-  const { map } =
-    opts.mapping === 'hn' ? mapOntoCandidates(firstSeen, await hnCandidates(opts.hnPath)) : mapDirect(firstSeen.keys());
-  const itemIds = [...new Set(map.values())];
-  await checkItems(deps.content, itemIds);
-  await deps.hot.resolve(itemIds, scan.firstMs + shift);
-  const already = (await deps.counters.counters(itemIds)).filter((c) => c.pv > 0).length;
-  if (already > 0)
-    out(
-      `note: ${already} of the ${itemIds.length} items already have views (an earlier replay?); this replay adds to them\n`,
-    );
+  const { scan, shift, map, itemIds } = await prepareReplay(deps, opts, logOpts, out);
 
   const report = newReport(scan, shift, itemIds.length, scan.firstSeen.size);
   const exact = new Map<string, Set<string>>();
@@ -127,6 +113,35 @@ export async function replayViews(deps: ReplayDeps, opts: ReplayOptions): Promis
   report.wallMs = performance.now() - started;
   out(formatReplayReport(report));
   return report;
+}
+
+/**
+ * Before the replay: the log's first pass, the time shift onto the virtual start, each log item mapped
+ * to an item of the store (checked to exist, its hot state resolved at the start), and a note when
+ * some already have views.
+ */
+async function prepareReplay(
+  deps: ReplayDeps,
+  opts: ReplayOptions,
+  logOpts: ViewLogOptions,
+  out: (text: string) => void,
+) {
+  const scan = await scanLog(opts.logPath, logOpts, opts.progress);
+  if (scan.rows === 0) throw new Error(`${opts.logPath}: no usable rows`);
+  const start = opts.start ?? (opts.mapping === 'hn' ? REPLAY_START : undefined);
+  const shift = start === undefined ? 0 : shiftFor(scan.firstMs, parseStart(start));
+  const firstSeen = new Map([...scan.firstSeen].map(([k, t]) => [k, t + shift]));
+  const { map } =
+    opts.mapping === 'hn' ? mapOntoCandidates(firstSeen, await hnCandidates(opts.hnPath)) : mapDirect(firstSeen.keys());
+  const itemIds = [...new Set(map.values())];
+  await checkItems(deps.content, itemIds);
+  await deps.hot.resolve(itemIds, scan.firstMs + shift);
+  const already = (await deps.counters.counters(itemIds)).filter((c) => c.pv > 0).length;
+  if (already > 0)
+    out(
+      `note: ${already} of the ${itemIds.length} items already have views (an earlier replay?); this replay adds to them\n`,
+    );
+  return { scan, shift, map, itemIds };
 }
 
 /** First pass: rows, time span, each log item's first view (logged time). */

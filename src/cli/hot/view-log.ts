@@ -2,7 +2,7 @@
  * View logs for `freshet replay views`: a CSV file (gzip when it ends in `.gz`) with a header, one
  * view per row, read by column name. The default is the MIND long impressions file
  * (`../shared/data/mind/mind_impressions_long.csv.gz`: `impression_id,user_id,time,news_id,position,clicked`,
- * one row per item shown to a reader — note 2's page view; `clicked=1` rows are article opens).
+ * one row per item shown to a reader — the hot-ranking design's page view; `clicked=1` rows are article opens).
  *
  * Columns are mapped by name (`item`, `visitor`, `time`); an optional `filter` keeps only rows whose
  * column equals a value (e.g. `clicked=1`). Times may be epoch seconds (≤ 11 digits), epoch ms

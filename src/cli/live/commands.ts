@@ -67,7 +67,7 @@ export function registerLiveCommand(program: Command): void {
   simulate
     .command('live')
     .description(
-      "replay the HN sample's points and comments as views and replies at wall time, rate-limited, against the running server (Hot, Health and Overview move)",
+      "demo traffic at wall time: the HN sample's points and comments as views and replies, rate-limited, against the running server (Hot, Health and Overview move)",
     )
     .option(
       '--url <url>',

@@ -4,7 +4,7 @@
  *   at version 0.8 or later (iterative index scans, adapters/pgvector-search.ts) and its set-up
  *   succeeds; else the in-process index, with a log line naming why when an older pgvector is there.
  *   The embedded PGlite is opened without extensions, so the embedded default is always in-process —
- *   measured better there (issue 12, 200k items: pgvector HNSW on PGlite reached recall 0.89–0.94 at
+ *   measured better there (200k items: pgvector HNSW on PGlite reached recall 0.89–0.94 at
  *   38 / 152 ms p50 / p99 after a 375 s build at 1.9 GB RSS, where usearch in process answers in a few
  *   ms at recall ≥ 0.95).
  * - `pgvector`: pgvector or fail: {@link resolveVectorSearch} throws `STORE_UNAVAILABLE` naming why
@@ -142,6 +142,11 @@ export class LazyVectorSearch implements VectorSearch {
   /** Before the choice is made nothing is indexed yet: the start reads these rows from the table. */
   wrote(records: readonly { itemId: string; vector: Int8Array }[]): void {
     this.resolved?.wrote(records);
+  }
+
+  /** The implementation's purge (deciding on it first: an erase run by a command that never searched). */
+  async purge(): Promise<number> {
+    return (await this.get()).purge();
   }
 
   stats(): VectorSearchStats {

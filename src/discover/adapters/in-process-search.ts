@@ -68,6 +68,10 @@ const BUILD_ASK_MS = 10_000;
 
 /** Changes applied between two yields to the event loop while the HNSW graph takes them. */
 const APPLY_SLICE = 8;
+/** Longest a purge waits for another process's rebase to end (the rebase lock), ms. */
+const PURGE_LOCK_WAIT_MS = 30_000;
+/** Longest a close waits for its last catch-up before the snapshot (what was deleted meanwhile leaves it), ms. */
+const CLOSE_SYNC_MS = 2_000;
 
 /** What the last start did, for logs and the benchmarks. */
 export interface StartReport {
@@ -192,27 +196,73 @@ export class InProcessSearch implements VectorSearch {
   }
 
   /**
-   * Stops the catch-up timer and a background build, catches up a last time (with a data folder), and
-   * writes a last snapshot when anything changed since the previous one. The last catch-up makes the
-   * closing snapshot or rebase hold every deletion committed before the close: of a host's processes
-   * closing together only one takes the rebase lock, and it may be one whose timer last ran before an
-   * erase (its codes would stay in the files until the next rebase).
+   * Stops the catch-up timer and a background build, catches up a last time (at most {@link CLOSE_SYNC_MS}:
+   * items deleted since the last catch-up leave the snapshot), and writes a last snapshot when anything
+   * changed since the previous one.
    */
   close(): Promise<void> {
     return (this.closed ??= (async () => {
       if (this.syncTimer) clearTimeout(this.syncTimer);
       this.syncTimer = null;
       await this.started.catch(() => undefined);
+      if (this.startedOk) await this.catchUpWithin(CLOSE_SYNC_MS);
       await this.syncing?.catch(() => undefined);
-      if (this.startedOk && this.snapshots)
-        await this.catchUp().catch((err: unknown) =>
-          this.log?.warn({ err }, 'discover index: the last catch-up before closing failed'),
-        );
       await this.saving;
       await this.maybeSave(true);
       this.index.close();
       this.releaseBuild();
     })());
+  }
+
+  /**
+   * Rewrites the snapshots without what was deleted so far (an erase: src/use-cases/personal-data.ts): when
+   * a snapshot is in force, catches up (the deleted items leave the index), writes a generation now, whatever
+   * the schedule, scrubbed (a graph that removed nodes is built afresh: usearch keeps a removed node's vector
+   * until its slot is reused) — a viewed index under the rebase lock, waited for up to
+   * {@link PURGE_LOCK_WAIT_MS} — and removes every other generation. Without a snapshot there is nothing on
+   * disk to rewrite. @returns the generations removed.
+   * @throws FreshetError `STORE_UNAVAILABLE` when another process keeps the rebase lock longer (run it again).
+   */
+  async purge(): Promise<number> {
+    const snapshots = this.snapshots;
+    if (!snapshots || (await snapshots.generation()) === null) return 0;
+    await this.sync();
+    await this.saving;
+    const purging = this.saveNow(snapshots);
+    this.saving = purging.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      return await snapshots.prune(await purging, true);
+    } finally {
+      this.saving = null;
+    }
+  }
+
+  /** The purge's snapshot (see {@link purge}): written now and scrubbed. @returns its generation. */
+  private async saveNow(snapshots: VectorSnapshots): Promise<string> {
+    const locked = this.viewing !== null;
+    if (locked) {
+      const until = Date.now() + PURGE_LOCK_WAIT_MS;
+      while (!snapshots.tryLock('rebase')) {
+        if (Date.now() > until)
+          throw fail('STORE_UNAVAILABLE', 'another process kept the vector index rebase lock; run the erase again');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    try {
+      const writer = this.index.snapshot({ scrub: true });
+      const changed = this.changedSinceSave;
+      const meta = { identity: this.identity, watermark: this.watermark!, dim: this.dim, settings: this.settings };
+      const generation = await snapshots.save(writer, meta);
+      this.lastSaveAt = this.now();
+      this.savedGraph = writer.graph;
+      this.changedSinceSave -= changed;
+      return generation;
+    } finally {
+      if (locked) snapshots.unlock('rebase');
+    }
   }
 
   /** The start promise; a failed start (the store was down) is retried by the next caller. */

@@ -16,10 +16,10 @@
  * HNSW mode, ~5–10 ms for an exact scan of 200k codes). Not safe to share between worker threads.
  */
 import { availableParallelism } from 'node:os';
-import { Index, MetricKind, ScalarKind, exactSearch, type Matches } from './usearch.js';
+import { Index, MetricKind, ScalarKind, exactSearch, type Matches } from '../../kernel/usearch.js';
 import { fail } from '../../kernel/errors.js';
 import { quantize } from '../embedding.js';
-import type { LoadedSnapshot, SnapshotWriter } from './vector-snapshot.js';
+import { type LoadedSnapshot, runGraphWorker, type SnapshotWriter } from './vector-snapshot.js';
 import { writeFile } from 'node:fs/promises';
 
 /** Tunables of the in-process index. */
@@ -69,8 +69,11 @@ export interface VectorIndex {
   sharedBytes(): number;
   buildProgress(): { done: number; total: number } | null;
   built(): Promise<void>;
-  /** What to write to snapshot the index, captured now (see vector-snapshot.ts). */
-  snapshot(): SnapshotWriter;
+  /**
+   * What to write to snapshot the index, captured now (see vector-snapshot.ts). `scrub` (an erase's purge):
+   * a graph that removed nodes is built afresh for the file, so no removed item's vector stays in it.
+   */
+  snapshot(opts?: { scrub?: boolean }): SnapshotWriter;
   close(): void;
 }
 
@@ -107,6 +110,8 @@ export class MemoryVectorIndex implements VectorIndex {
   private builtUpTo = 0;
   private building: Promise<void> | null = null;
   private closed = false;
+  /** Nodes removed from (or replaced in) the HNSW graph: usearch keeps their vectors until their slot is reused. */
+  private graphRemovals = 0;
 
   /**
    * @param mayBuild asked once the size passes `exactMax`, before a graph is built (and again at the
@@ -164,7 +169,10 @@ export class MemoryVectorIndex implements VectorIndex {
       this.ids[s] = itemId;
       this.slotOf.set(itemId, s);
       this.ensureCapacity(this.ids.length);
-    } else if (this.inGraph(s)) this.hnsw!.remove(BigInt(s));
+    } else if (this.inGraph(s)) {
+      this.hnsw!.remove(BigInt(s));
+      this.graphRemovals++;
+    }
     this.codes.set(codes, s * this.dim);
     if (this.inGraph(s)) this.hnsw!.add(BigInt(s), codes, 1);
     this.maybeBuild();
@@ -174,7 +182,10 @@ export class MemoryVectorIndex implements VectorIndex {
   remove(itemId: string): void {
     const s = this.slotOf.get(itemId);
     if (s === undefined) return;
-    if (this.inGraph(s)) this.hnsw!.remove(BigInt(s));
+    if (this.inGraph(s)) {
+      this.hnsw!.remove(BigInt(s));
+      this.graphRemovals++;
+    }
     this.slotOf.delete(itemId);
     this.ids[s] = null;
     this.codes.fill(0, s * this.dim, (s + 1) * this.dim);
@@ -254,17 +265,27 @@ export class MemoryVectorIndex implements VectorIndex {
    * complete) saved by `write` — usearch's synchronous save, so call `write` before the index changes
    * again (VectorSnapshots.save does, first thing).
    */
-  snapshot(): SnapshotWriter {
+  snapshot(opts: { scrub?: boolean } = {}): SnapshotWriter {
     const used = this.ids.length;
     const ids = this.ids.slice();
     const codes = this.codes.slice(0, used * this.dim);
     const graph = this.mode === 'hnsw' ? this.hnsw! : null;
+    // the graph holds removed nodes' vectors: an erase's snapshot builds one afresh from the codes instead
+    const rebuild = graph !== null && opts.scrub === true && this.graphRemovals > 0;
     return {
       graph: graph !== null,
       write: async (files) => {
-        graph?.save(files.graph);
+        if (!rebuild) graph?.save(files.graph);
         await writeFile(files.codes, codes);
         await writeFile(files.ids, JSON.stringify(ids));
+        if (rebuild)
+          await runGraphWorker({
+            buildOnly: true,
+            dim: this.dim,
+            graph: graphOptions(this.dim, this.settings),
+            threads: BUILD_THREADS,
+            out: files,
+          });
       },
     };
   }

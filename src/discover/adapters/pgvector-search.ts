@@ -8,7 +8,8 @@
  * processes starting together do it once): the extension; an `embedding halfvec(dim)` column on
  * `item_embeddings` (dropped and re-added when the dimension changed); a trigger that fills it from
  * the int8 codes on every write (`freshet_int8_halfvec`; `halfvec` holds −128…127 exactly, so its
- * cosine is the codes' cosine, whoever writes the row); a backfill of rows written before; and the HNSW index
+ * cosine is the codes' cosine, whoever writes the row); a backfill of rows written before (not the empty rows
+ * of deleted items: migration 17); and the HNSW index
  * `item_embeddings_hnsw_idx` (`halfvec_cosine_ops`, m / ef_construction configured). The table stays
  * the truth — the column and index are derived from `vec`, and the server keeps them current itself,
  * so `sync` has nothing to do.
@@ -131,7 +132,8 @@ export class PgvectorSearch implements VectorSearch {
     for (;;) {
       const rows = await this.sql.query(
         `UPDATE item_embeddings SET embedding = freshet_int8_halfvec(vec) WHERE item_id IN (
-           SELECT item_id FROM item_embeddings WHERE embedding IS NULL AND dim = $1::int ORDER BY item_id LIMIT $2::int)
+           SELECT item_id FROM item_embeddings
+           WHERE embedding IS NULL AND dim = $1::int AND octet_length(vec) > 0 ORDER BY item_id LIMIT $2::int)
          RETURNING 1`,
         [dim, BACKFILL],
       );
@@ -196,6 +198,11 @@ export class PgvectorSearch implements VectorSearch {
   async sync(): Promise<void> {}
 
   wrote(): void {}
+
+  /** Nothing on disk of its own: PostgreSQL holds the index (an emptied row leaves it with its update). */
+  async purge(): Promise<number> {
+    return 0;
+  }
 
   stats(): VectorSearchStats {
     return { kind: 'pgvector', size: this.size, bytes: 0 };

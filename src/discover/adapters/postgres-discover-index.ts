@@ -300,7 +300,7 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
   }
 
   /**
-   * The reader's newest `limit` signals and newest `limit` engagements (note 5's `engagements` table,
+   * The reader's newest `limit` signals and newest `limit` engagements (the exclusions design's `engagements` table,
    * weight `engagementWeight`) at or before `untilMs`, joined with their items' embeddings.
    */
   async signals(readerId: string, untilMs: number, limit: number, engagementWeight = 3): Promise<SignalRow[]> {
@@ -317,8 +317,35 @@ export class PostgresDiscoverIndex implements DiscoverIndex {
     return rows.map((r) => ({ vector: toInt8(r.vec), atMs: Number(r.at), weight: Number(r.weight) }));
   }
 
+  purgeSnapshots(): Promise<number> {
+    return this.vectors.purge();
+  }
+
   async forgetReader(readerId: string): Promise<number> {
-    return (await this.sql.query('DELETE FROM reader_signals WHERE reader_id = $1 RETURNING 1', [readerId])).length;
+    const signals = await this.sql.query('DELETE FROM reader_signals WHERE reader_id = $1 RETURNING 1', [readerId]);
+    const given = await this.sql.query('DELETE FROM reader_embeddings WHERE reader_id = $1 RETURNING 1', [readerId]);
+    return signals.length + given.length;
+  }
+
+  async readerEmbedding(readerId: string): Promise<Float32Array | null> {
+    const rows = await this.sql.query<{ vec: Uint8Array }>('SELECT vec FROM reader_embeddings WHERE reader_id = $1', [
+      readerId,
+    ]);
+    const b = rows[0]?.vec;
+    return b ? new Float32Array(Uint8Array.from(b).buffer) : null;
+  }
+
+  async setReaderEmbedding(readerId: string, vector: Float32Array | null, nowMs: number): Promise<boolean> {
+    if (vector === null)
+      return (
+        (await this.sql.query('DELETE FROM reader_embeddings WHERE reader_id = $1 RETURNING 1', [readerId])).length > 0
+      );
+    await this.sql.query(
+      `INSERT INTO reader_embeddings (reader_id, vec, update_time) VALUES ($1, $2, $3)
+       ON CONFLICT (reader_id) DO UPDATE SET vec = excluded.vec, update_time = excluded.update_time`,
+      [readerId, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), nowMs],
+    );
+    return false;
   }
 
   async signalsOf(readerId: string, limit: number): Promise<{ itemId: string; atMs: number; weight: number }[]> {

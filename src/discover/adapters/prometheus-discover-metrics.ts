@@ -66,4 +66,7 @@ export class PromDiscoverMetrics implements DiscoverMetrics {
   impressionWriteFailed(): void {
     this.feeds.impressionWriteFailed(FEED);
   }
+  impressions(n: number): void {
+    this.feeds.impressions('discover', n);
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * The SQL of migration 5 (discover feed, design note 3), listed by src/compose/migrations.ts.
+ * The SQL of migration 5 (discover feed, docs/discover.md), listed by src/compose/migrations.ts.
  * Never edit it once released: append a new migration instead.
  *
  * - `item_embeddings`: one row per item (no foreign key: an embedding is written before its item's
@@ -45,7 +45,7 @@ export const DISCOVER_MIGRATION: Migration = {
 };
 
 /**
- * The SQL of migration 7: the nearest-neighbour index replaces the sketch (issue 12).
+ * The SQL of migration 7: the nearest-neighbour index replaces the sketch.
  *
  * - The sketch, its bucket and their covering index go: phase 2 searches pgvector or the in-process
  *   usearch index instead (adapters/pgvector-search.ts, adapters/in-process-search.ts).
@@ -81,4 +81,25 @@ export const DISCOVER_INDEX_MIGRATION: Migration = {
   version: 7,
   name: 'discover: nearest-neighbour index change feed replaces the sketch',
   sql: DISCOVER_INDEX_SQL,
+};
+
+/**
+ * The SQL of migration 16: a reader's embedding given by the application (`PUT /v1/users/:id/embedding`),
+ * unit length, float32 little-endian (`dim` × 4 bytes). Phase 2 searches with it instead of the mean of
+ * the reader's signals (src/discover/embeddings.ts `readerQuery`). Personal data: erased and exported
+ * with the reader.
+ */
+export const READER_EMBEDDING_SQL = `
+  CREATE TABLE reader_embeddings (
+    reader_id   text PRIMARY KEY CHECK (reader_id ~ '^[A-Za-z0-9_.-]{1,64}$'),
+    vec         bytea NOT NULL,
+    update_time bigint NOT NULL                                   -- epoch ms
+  );
+`;
+
+/** Migration 16, as src/compose/migrations.ts lists it. */
+export const READER_EMBEDDING_MIGRATION: Migration = {
+  version: 16,
+  name: 'discover: reader embeddings given by the application',
+  sql: READER_EMBEDDING_SQL,
 };

@@ -15,13 +15,18 @@
  * process at a time fold the processes' common changes into a new generation, and `build.lock` one
  * process build a first graph while the others serve the exact scan until its snapshot is there.
  *
+ * The folder and its generations are created 0700 and their files 0600, as the data folder's
+ * (src/kernel/data-dir-modes.ts): a snapshot holds vectors derived from the items' text.
+ *
  * A snapshot is used only when it matches: same database identity, same dimension and same HNSW
  * settings (the graph's shape); otherwise the index is rebuilt from PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
 import { readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { FILE_MODE, privateDir, restrictModes } from '../../kernel/data-dir-modes.js';
 import { IdTable } from './id-table.js';
 import type { MemoryIndexSettings } from './memory-vector-index.js';
 
@@ -80,6 +85,24 @@ export const filesOf = (at: string): SnapshotFiles => ({
   graph: join(at, 'graph.usearch'),
 });
 
+/**
+ * Runs rebase-worker.mjs with `workerData` (a viewed index's rebase, or a graph built afresh from a
+ * snapshot's codes: `buildOnly`) in a worker thread, so usearch's synchronous load, build and save never
+ * hold the event loop. @throws Error when the worker fails (a file missing or unwritable).
+ */
+export async function runGraphWorker(workerData: Record<string, unknown>): Promise<void> {
+  const worker = new Worker(new URL('./rebase-worker.mjs', import.meta.url), { workerData });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the graph worker exited with ${code} before it finished`)));
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
+
 /** Reads and writes snapshots under `<dataDir>/discover-index`. */
 export class VectorSnapshots {
   private readonly dir: string;
@@ -134,8 +157,10 @@ export class VectorSnapshots {
   ): Promise<string> {
     const generation = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
     const at = join(this.dir, generation);
-    mkdirSync(at, { recursive: true });
+    privateDir(this.dir);
+    privateDir(at); // 0700 before any file is written in it: the files are out of other users' reach at once
     await writer.write(filesOf(at)); // begins in this tick: a graph's synchronous save sees the index as captured
+    restrictModes(at); // the writers' files (usearch's graph, the codes, the ids) 0600
     const manifest: Manifest = {
       version: 1,
       generation,
@@ -148,7 +173,7 @@ export class VectorSnapshots {
       savedAtMs: Date.now(),
     };
     const tmp = join(this.dir, `current.json.${generation}`);
-    await writeFile(tmp, JSON.stringify(manifest));
+    await writeFile(tmp, JSON.stringify(manifest), { mode: FILE_MODE });
     await rename(tmp, join(this.dir, 'current.json'));
     await this.prune(generation);
     return generation;
@@ -163,10 +188,10 @@ export class VectorSnapshots {
    */
   tryLock(name: LockName): boolean {
     const path = join(this.dir, `${name}.lock`);
-    mkdirSync(this.dir, { recursive: true });
+    privateDir(this.dir);
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        closeSync(openSync(path, 'wx'));
+        closeSync(openSync(path, 'wx', FILE_MODE));
         return true;
       } catch {
         let age = Number.POSITIVE_INFINITY;
@@ -189,10 +214,13 @@ export class VectorSnapshots {
 
   /**
    * Removes generations other than `keep` and the current one that are older than a minute (another
-   * process may be writing a newer one), and leftover manifests of crashed writes.
+   * process may be writing a newer one), and leftover manifests of crashed writes; with `all` (an erase's
+   * purge), whatever their age: a generation a process is still writing then fails to write, and never
+   * becomes current. @returns how many were removed.
    */
-  private async prune(keep: string): Promise<void> {
-    const cutoff = Date.now() - 60_000;
+  async prune(keep: string, all = false): Promise<number> {
+    const cutoff = all ? Number.POSITIVE_INFINITY : Date.now() - 60_000;
+    let removed = 0;
     const current = (JSON.parse(await readFile(join(this.dir, 'current.json'), 'utf8')) as Manifest).generation;
     for (const name of await readdir(this.dir)) {
       if (name === 'current.json' || name.endsWith('.lock')) continue;
@@ -200,6 +228,8 @@ export class VectorSnapshots {
       const born = parseInt(gen.split('-')[0] ?? '', 36);
       if (gen === keep || gen === current || !(born < cutoff)) continue;
       await rm(join(this.dir, name), { recursive: true, force: true });
+      removed++;
     }
+    return removed;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * ViewedVectorIndex: the in-process vector index of a process that shares its host's copy of the HNSW
- * graph instead of holding its own (issue 20: one private copy per worker process cost ~1 KB an item
+ * graph instead of holding its own (one private copy per worker process cost ~1 KB an item
  * each — 10.6 GB per worker at 10M items).
  *
  * - **Base**: a snapshot generation on disk (vector-snapshot.ts), its `graph.usearch` opened with
@@ -26,8 +26,7 @@
  * Searches are synchronous native calls (they hold the event loop for their duration).
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
-import { type Index, MetricKind, exactSearch, type Matches } from './usearch.js';
+import { type Index, MetricKind, exactSearch, type Matches } from '../../kernel/usearch.js';
 import { fail } from '../../kernel/errors.js';
 import { cosine, quantize } from '../embedding.js';
 import type { IdTable } from './id-table.js';
@@ -40,7 +39,13 @@ import {
   newGraph,
   type VectorIndex,
 } from './memory-vector-index.js';
-import { type LoadedSnapshot, type SnapshotFiles, type SnapshotWriter, VectorSnapshots } from './vector-snapshot.js';
+import {
+  type LoadedSnapshot,
+  runGraphWorker,
+  type SnapshotFiles,
+  type SnapshotWriter,
+  VectorSnapshots,
+} from './vector-snapshot.js';
 
 /** Slots read per step of an exact scan of the codes file (16 MiB at 256 dimensions). */
 const SCAN_SLOTS = 65_536;
@@ -255,11 +260,14 @@ export class ViewedVectorIndex implements VectorIndex {
     await this.delta.built();
   }
 
-  /** The rebase (see the module doc): the dead slots and the delta captured now, folded by `write`. */
-  snapshot(): SnapshotWriter {
+  /**
+   * The rebase (see the module doc): the dead slots and the delta captured now, folded by `write`; with
+   * `scrub` (an erase's purge), the graph is built afresh when slots died, so no removed vector stays in it.
+   */
+  snapshot(opts: { scrub?: boolean } = {}): SnapshotWriter {
     const dead = [...this.dead];
     const added = this.delta.entries();
-    return { graph: true, write: (files) => this.rebase(files, dead, added) };
+    return { graph: true, write: (files) => this.rebase(files, dead, added, opts.scrub === true) };
   }
 
   /**
@@ -267,28 +275,20 @@ export class ViewedVectorIndex implements VectorIndex {
    * the graph's load and save never hold this process's event loop).
    * @throws Error when the worker fails (a file missing or unwritable).
    */
-  private async rebase(files: SnapshotFiles, dead: number[], added: IndexHit[]): Promise<void> {
+  private async rebase(files: SnapshotFiles, dead: number[], added: IndexHit[], scrub: boolean): Promise<void> {
     const codes = new Int8Array(added.length * this.dim);
     added.forEach((h, i) => codes.set(h.vector, i * this.dim));
-    const ids = this.table.packed();
-    const worker = new Worker(new URL('./rebase-worker.mjs', import.meta.url), {
-      workerData: {
-        dim: this.dim,
-        graph: graphOptions(this.dim, this.settings),
-        threads: BUILD_THREADS,
-        base: this.files,
-        out: files,
-        ids,
-        dead: Uint32Array.from(dead),
-        added: { ids: added.map((h) => h.itemId), codes },
-      },
+    await runGraphWorker({
+      dim: this.dim,
+      graph: graphOptions(this.dim, this.settings),
+      threads: BUILD_THREADS,
+      base: this.files,
+      out: files,
+      ids: this.table.packed(),
+      dead: Uint32Array.from(dead),
+      added: { ids: added.map((h) => h.itemId), codes },
+      scrub,
     });
-    await new Promise<void>((resolve, reject) => {
-      worker.once('message', () => resolve());
-      worker.once('error', reject);
-      worker.once('exit', (code) => reject(new Error(`the rebase worker exited with ${code} before it finished`)));
-    });
-    await worker.terminate();
   }
 
   /** Closes the codes file and stops the delta's build; the mapping goes with the graph object. */

@@ -1,6 +1,6 @@
 /**
  * The exclusions' hot state in process (the embedded default, and the spec the Redis adapter is
- * tested against): each reader's recent views (note 5: newest first, trimmed to N, gone `ttl` after the
+ * tested against): each reader's recent views (the exclusions design: newest first, trimmed to N, gone `ttl` after the
  * last view in virtual time) and a cache of its durable exclusions with a generation counter.
  */
 import { assertId } from '../../kernel/ids.js';
@@ -37,7 +37,8 @@ export class MemoryExclusionCache implements ExclusionCache {
     if ((this.pushes += views.length) >= SWEEP_EVERY) this.sweep(nowMs);
     for (const { readerId, itemId } of views) {
       const live = this.liveViews(readerId, nowMs);
-      const ids = [itemId, ...(live?.ids ?? [])].slice(0, this.settings.recentViews); // LPUSH + LTRIM 0 N-1
+      // LREM + LPUSH + LTRIM 0 N-1: a repeat moves to the front
+      const ids = [itemId, ...(live?.ids ?? []).filter((id) => id !== itemId)].slice(0, this.settings.recentViews);
       this.views.set(readerId, { ids, at: Math.max(nowMs, live?.at ?? nowMs) });
     }
   }

@@ -1,13 +1,13 @@
 /**
- * ExclusionStore on PostgreSQL (PGlite or a server, through `Sql`): the durable part of note 5's
- * exclusions — engagements and "not interested" feedback (migration 4, exclusions-schema.ts) and the
- * blocks of the note 4 graph (migration 3). Times are epoch ms (`bigint`).
+ * ExclusionStore on PostgreSQL (PGlite or a server, through `Sql`): the durable part of the exclusions design's
+ * exclusions — engagements and "not interested" feedback (migration 4, adapters/schema.ts) and the
+ * blocks of the following graph (migration 3). Times are epoch ms (`bigint`).
  */
 import { fail } from '../../kernel/errors.js';
 import { compareIds } from '../../kernel/ids.js';
 import type { DurableExclusions, EngagementKind, FeedbackKind } from '../domain.js';
 import { DEFAULT_PREFERENCES, type Preferences } from '../preferences.js';
-import type { ExclusionStore, ReaderHistory } from '../ports.js';
+import type { EngagementRecord, ExclusionStore, ReaderHistory } from '../ports.js';
 import type { Sql } from '../../kernel/sql/sql.js';
 
 interface WriteRow {
@@ -47,6 +47,44 @@ export class PostgresExclusionStore implements ExclusionStore {
     const r = rows[0]!;
     if (Number(r.found) === 0) throw fail('NOT_FOUND', `item ${itemId} not found`);
     return { created: Number(r.created) > 0 };
+  }
+
+  /**
+   * One statement for the whole batch: the first element whose item is not live is found before the
+   * insert, which then writes nothing (a data-modifying CTE runs whatever the outer query reads, so the
+   * condition sits in the insert's own WHERE). Rows go in in batch order, so a repeat keeps its first time.
+   */
+  async recordEngagements(batch: readonly EngagementRecord[]): Promise<boolean[]> {
+    if (batch.length === 0) return [];
+    const rows = await this.sql.query<{ missing: number | string | null; created: [string, string, string][] }>(
+      `WITH input AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY
+           AS x (reader_id, item_id, kind, created_at, ord)),
+       missing AS (
+         SELECT min(input.ord) AS ord FROM input
+         LEFT JOIN items i ON i.id = input.item_id AND i.deleted_at IS NULL WHERE i.id IS NULL),
+       ins AS (
+         INSERT INTO engagements (reader_id, item_id, kind, created_at)
+         SELECT reader_id, item_id, kind, created_at FROM input
+         WHERE (SELECT ord FROM missing) IS NULL ORDER BY ord
+         ON CONFLICT DO NOTHING RETURNING reader_id, item_id, kind)
+       SELECT (SELECT ord FROM missing) AS missing,
+              (SELECT coalesce(json_agg(json_build_array(reader_id, item_id, kind)), '[]'::json) FROM ins) AS created`,
+      [
+        batch.map((e) => e.readerId),
+        batch.map((e) => e.itemId),
+        batch.map((e) => e.kind),
+        batch.map((e) => Math.floor(e.nowMs)),
+      ],
+    );
+    const { missing, created } = rows[0]!;
+    if (missing !== null) {
+      const i = Number(missing) - 1;
+      throw fail('NOT_FOUND', `engagements[${i}]: item ${batch[i]!.itemId} not found; nothing was recorded`);
+    }
+    const fresh = new Set(created.map(([r, i, k]) => `${r}\n${i}\n${k}`));
+    // the first element of each (reader, item, kind) is the one inserted; a repeat in the batch was not
+    return batch.map((e) => fresh.delete(`${e.readerId}\n${e.itemId}\n${e.kind}`));
   }
 
   /** One statement; an existing feedback keeps its first time (the author penalty runs from there). */

@@ -1,5 +1,5 @@
 /**
- * The exclusions' hot state on Redis (standalone or Cluster): note 5's recent-views LIST per reader
+ * The exclusions' hot state on Redis (standalone or Cluster): the exclusions design's recent-views LIST per reader
  * (`rv:{u:<reader>}`, LPUSH + LTRIM to N + expiry, with the virtual time of the last view beside it) and
  * a JSON cache of each reader's durable exclusions (`ex:{u:<reader>}`) guarded by a generation counter
  * (`ex:gen:{u:<reader>}`). A reader's keys share one hash tag, so `read` is ONE script on one slot.

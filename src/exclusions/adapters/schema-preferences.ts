@@ -1,5 +1,5 @@
 /**
- * Migration 11: the readers' preferences (issue 22, docs/preferences.md) and the "show less" feedback.
+ * Migration 11: the readers' preferences (docs/preferences.md) and the "show less" feedback.
  * Listed by src/compose/migrations.ts; never edit it once released: append a new version.
  *
  * - `reader_preferences`: one document per reader (the stored form of src/exclusions/preferences.ts as

@@ -1,5 +1,5 @@
 /**
- * The SQL of migration 4 (exclusions, design note 5), listed by src/compose/migrations.ts.
+ * The SQL of migration 4 (exclusions, docs/exclusions.md), listed by src/compose/migrations.ts.
  * Never edit it once released: append a new migration instead.
  *
  * - `engagements`: a reader replied to, liked or shared an item (`POST /v1/engagements`); one row per

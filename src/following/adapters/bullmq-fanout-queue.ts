@@ -5,7 +5,7 @@
  * failed jobs are removed (the `fanout_pending` row stays until a fan-out completes, and the worker's
  * sweep re-enqueues it).
  *
- * **A worker that dies mid-job** (issue 10.8). Its job stays in BullMQ's active list, and its tid pins
+ * **A worker that dies mid-job**. Its job stays in BullMQ's active list, and its tid pins
  * the visibility watermark (src/following/timeline-index.ts) — every newer item stays hidden — until
  * another worker's stalled check moves the job back to waiting. That check (BullMQ
  * `moveStalledJobsToWait`) runs in every worker every `stalledIntervalMs`, at most once per interval per
@@ -24,7 +24,7 @@
  * `FRESHET_FANOUT_LOCK_MS` above it on machines with long pauses.
  * Jobs record the worker that runs them (`processedBy` = `<host>:<pid>`).
  *
- * **A producer that never enqueues** (the cause found for issue 10.8's "not recovered for ~15 minutes").
+ * **A producer that never enqueues** (why a job of a worker killed mid-job once waited ~15 minutes to be recovered).
  * BullMQ initialises a connection once — wait until ready, then an `INFO` for the version check — and
  * every command awaits that one promise. The producer connection carries the request deadline
  * (`FRESHET_REDIS_TIMEOUT_MS`, 1 s), so on a loaded machine the `INFO` of a starting server could time

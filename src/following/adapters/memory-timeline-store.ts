@@ -9,6 +9,7 @@ import { assertId } from '../../kernel/ids.js';
 import {
   MISSING_FLOOR,
   type InboxSlice,
+  type InboxStats,
   type InboxState,
   type OutboxSlice,
   type TidRange,
@@ -182,10 +183,10 @@ export class MemoryTimelineStore implements TimelineStore {
     this.outboxes.clear();
   }
 
-  /** Entries held in inboxes (for reports): inboxes and total tids. */
-  inboxStats(): { inboxes: number; entries: number } {
+  /** Inboxes and the tids in them (no bytes or time to live in process). */
+  async inboxStats(): Promise<InboxStats> {
     let entries = 0;
     for (const b of this.inboxes.values()) entries += b.tids.length;
-    return { inboxes: this.inboxes.size, entries };
+    return { count: this.inboxes.size, entries, bytes: null, withoutTtl: null };
   }
 }

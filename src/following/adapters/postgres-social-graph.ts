@@ -1,7 +1,7 @@
 /**
  * SocialGraph on PostgreSQL (PGlite or a server, one SQL path): users with their last-active time,
- * follows and blocks (note 4's 关注关系表), exact follower counts, and the pull tids of celebrities.
- * Schema: migration 3 (timeline-schema.ts). Times are epoch ms (`bigint`).
+ * follows and blocks (the following design's 关注关系表), exact follower counts, and the pull tids of celebrities.
+ * Schema: migration 3 (adapters/schema.ts). Times are epoch ms (`bigint`).
  *
  * Graph edits (follow, unfollow, block, unblock) lock the two users' rows in id order first, so edits of
  * one pair are serialized (a follow can never slip past a concurrent block) and never deadlock; the
@@ -231,17 +231,8 @@ export class PostgresSocialGraph implements SocialGraph {
         userId,
       ]);
       const user = await tx.query('DELETE FROM users WHERE id = $1 RETURNING 1', [userId]);
-      const pending = await tx.query<{ tid: number | string }>(
-        'DELETE FROM fanout_pending WHERE author_id = $1 RETURNING tid',
-        [userId],
-      );
-      return {
-        following: out.length,
-        followers: inn.length,
-        blocks: blocks.length,
-        user: user.length,
-        pendingFanouts: pending.map((r) => Number(r.tid)),
-      };
+      // the user's pending fan-outs are the timeline's step (FollowingTimeline.forgetUser): jobs first, then rows
+      return { following: out.length, followers: inn.length, blocks: blocks.length, user: user.length };
     });
   }
 

@@ -1,10 +1,10 @@
 /**
  * TimelineIndex on PostgreSQL (PGlite or a server): timeline ids of published items, the pending
  * fan-outs (visibility watermark, crash sweep) and the SQL definition of a reader's timeline.
- * Schema: migration 3 (timeline-schema.ts).
+ * Schema: migration 3 (adapters/schema.ts).
  *
  * `publish` takes the one `timeline_clock` row lock inside its transaction: tids are therefore handed out
- * in commit order (domain/timeline.ts explains why the late-arrival guard needs that).
+ * in commit order (domain.ts explains why the late-arrival guard needs that).
  */
 import { MAX_TID, nextTids } from '../domain.js';
 import type {
@@ -122,6 +122,22 @@ export class PostgresTimelineIndex implements TimelineIndex {
 
   async completeFanout(tid: number): Promise<void> {
     await this.sql.query(`DELETE FROM fanout_pending WHERE tid = $1::bigint`, [tid]);
+  }
+
+  async isPending(tid: number): Promise<boolean> {
+    return (await this.sql.query(`SELECT 1 FROM fanout_pending WHERE tid = $1::bigint`, [tid])).length > 0;
+  }
+
+  async pendingOf(authorId: string): Promise<number[]> {
+    const rows = await this.sql.query<{ tid: string | number }>(
+      `SELECT tid FROM fanout_pending WHERE author_id = $1 ORDER BY tid`,
+      [authorId],
+    );
+    return rows.map((r) => Number(r.tid));
+  }
+
+  async forgetPending(authorId: string): Promise<number> {
+    return (await this.sql.query(`DELETE FROM fanout_pending WHERE author_id = $1 RETURNING 1`, [authorId])).length;
   }
 
   async unpublished(limit: number): Promise<{ itemId: string; updateTimeMs: number }[]> {

@@ -1,7 +1,7 @@
 /**
- * The following timeline's inboxes and outboxes on Redis (note 4): `tl:in:{u:<reader>}` and
+ * The following timeline's inboxes and outboxes on Redis (docs/following.md): `tl:in:{u:<reader>}` and
  * `tl:out:{u:<author>}` are strings of packed tids — 7 bytes each, big-endian, ascending
- * (src/following/lua/includes/packed.lua; 800 tids = 5,600 bytes, MEMORY USAGE ≈ 6.2 KB where the
+ * (src/following/lua/includes/ring.lua; 800 tids = 5,600 bytes, MEMORY USAGE ≈ 6.2 KB where the
  * skiplist ZSET of earlier versions took ≈ 97 KB) — each with a state HASH (`…:meta:{u:<id>}`:
  * `state`, `floor`). Every step is one Lua script (src/following/lua/), one round trip; reads find
  * their range by binary search and return it as one packed string ({@link decodeTids}).
@@ -17,11 +17,11 @@
  * Time to live (wall clock): an inbox's state lives `ttlMs` after the last read or rebuild, an outbox's
  * state `ttlMs` after its author's last publish, and each box of tids {@link INBOX_EXTRA_LIFE_MS} longer,
  * so a box is never seen without its state. A box created after its state (a push into an inbox that
- * its rebuild found empty) inherits the state's time to live in the same script (issue 10.7).
+ * its rebuild found empty) inherits the state's time to live in the same script.
  */
 import { Cluster } from 'ioredis';
 import { assertId } from '../../kernel/ids.js';
-import type { InboxSlice, InboxState, OutboxSlice, TidRange, TimelineStore } from '../timeline-store.js';
+import type { InboxSlice, InboxState, InboxStats, OutboxSlice, TidRange, TimelineStore } from '../timeline-store.js';
 import type { RedisClient } from '../../kernel/redis/client.js';
 import { redisCall } from '../../kernel/redis/errors.js';
 import type { Keys } from '../../kernel/redis/keys.js';
@@ -39,7 +39,7 @@ export const TIMELINE_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.ur
   'tlRemove-1',
 ]);
 
-/** Bytes per tid in a packed inbox or outbox (includes/packed.lua). */
+/** Bytes per tid in a packed inbox or outbox (lua/includes/ring.lua). */
 export const TID_BYTES = 7;
 
 /** Readers per tlPush call on a standalone server. */
@@ -80,6 +80,13 @@ function parseRead(reply: unknown): { state: string; floor: number; tids: number
     floor: floor.length === 0 ? MISSING_FLOOR : Number(floor.toString()),
     tids: decodeTids(tids),
   };
+}
+
+/** Entries of one inbox key: `n` of a ring's header (3 bytes big-endian at offset 1), or a ZSET's members. */
+async function inboxEntries(node: RedisClient, key: string): Promise<number> {
+  if ((await redisCall(node.type(key))) === 'zset') return redisCall(node.zcard(key));
+  const n = await redisCall(node.getrangeBuffer(key, 1, 3));
+  return n.length === 3 ? n.readUIntBE(0, 3) : 0;
 }
 
 /** {@link TimelineStore} over Redis. Does not own the client. */
@@ -193,6 +200,30 @@ export class RedisTimelineStore implements TimelineStore {
   async touch(readerId: string, ttlMs: number): Promise<void> {
     assertId(readerId, 'readerId');
     await this.lua.tlTouch(this.inboxKeys(readerId), [Math.ceil(ttlMs), INBOX_EXTRA_LIFE_MS]);
+  }
+
+  /**
+   * Every inbox key under the prefix, found by SCAN on each master: its entries (the ring's header,
+   * lua/includes/ring.lua; a ZSET of earlier versions not yet converted, its members), `MEMORY USAGE`
+   * and whether it has a time to live.
+   */
+  async inboxStats(): Promise<InboxStats> {
+    const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
+    const r = { count: 0, entries: 0, bytes: 0, withoutTtl: 0 };
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, found] = await redisCall(node.scan(cursor, 'MATCH', this.keys.inboxPattern(), 'COUNT', 1000));
+        cursor = next;
+        for (const key of found) {
+          r.count++;
+          r.entries += await inboxEntries(node, key);
+          r.bytes += Number((await redisCall(node.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'))) ?? 0);
+          if ((await redisCall(node.pttl(key))) === -1) r.withoutTtl++;
+        }
+      } while (cursor !== '0');
+    }
+    return r;
   }
 
   /** Nothing to release: the client belongs to whoever created it. */

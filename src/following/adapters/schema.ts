@@ -1,12 +1,12 @@
 /**
- * The SQL of migration 3 (following timeline, design note 4), listed by src/compose/migrations.ts.
+ * The SQL of migration 3 (following timeline, docs/following.md), listed by src/compose/migrations.ts.
  * Never edit it once released: append a new migration instead.
  *
- * - `users`: every known user, with its last-active time (the hot/cold split of note 4: fan-out pushes
+ * - `users`: every known user, with its last-active time (the hot/cold split of the following design: fan-out pushes
  *   only to followers active within the window), exact follower / following counts (the celebrity
  *   threshold reads them) and `pull_tid`, the newest tid whose fan-out was skipped because the author
  *   was a celebrity (readers merge the outboxes of followed authors that have one).
- * - `follows` / `blocks`: note 4's 关注关系表, with the edge's creation time (epoch ms).
+ * - `follows` / `blocks`: the following design's 关注关系表, with the edge's creation time (epoch ms).
  * - `items.tid`: the timeline id of a published item (src/following/domain.ts), unique.
  * - `timeline_clock`: the one row whose lock orders tid assignment by commit.
  * - `fanout_pending`: published items whose fan-out is not done; its smallest tid (or, with none pending,

@@ -1,5 +1,5 @@
 /**
- * The for-you page cache of note 1 in process (the embedded default): one list of item ids per
+ * The for-you page cache (docs/for-you.md) in process (the embedded default): one list of item ids per
  * reader with a time to live, a recall cursor and a refresh lease per reader. JavaScript runs each call to the end
  * before the next starts, so `replace` and `pop` are atomic as the port requires.
  *

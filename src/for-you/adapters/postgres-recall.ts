@@ -1,5 +1,5 @@
 /**
- * CandidateRecall on PostgreSQL (PGlite or a server, through `Sql`): the for-you recall of note 1 —
+ * CandidateRecall on PostgreSQL (PGlite or a server, through `Sql`): the for-you recall (docs/for-you.md) —
  * text relevance × Gaussian time decay, filled by decay × log popularity — over the `items` table of
  * the content store (src/content/postgres-content-store.ts) and the for-you indexes on it
  * (adapters/schema.ts: the keyset index, migration 9; the banded lexeme index, migration 10). Times are
@@ -43,12 +43,14 @@ interface CandidateRow {
   lexemes?: string[];
   score?: number;
   matched?: number;
+  popularity?: number | string;
 }
 
 const toCandidate = (r: CandidateRow): Candidate => {
   const c: Candidate = { id: r.id, authorId: r.author_id, publishedAt: Number(r.published_at) };
   if (r.lexemes) c.lexemes = r.lexemes;
   if (r.score !== undefined && r.score !== null) c.score = Number(r.score);
+  if (r.popularity !== undefined && r.popularity !== null) c.popularity = Number(r.popularity);
   if (r.matched !== undefined && r.matched !== null) c.matched = Number(r.matched);
   return c;
 };
@@ -93,7 +95,7 @@ function itemWordsSql(ids: string): string {
 }
 
 /**
- * Note 5's excluded authors and ids as `AND …` clauses on the `author_id` and `id` columns ('' when
+ * The exclusions design's excluded authors and ids as `AND …` clauses on the `author_id` and `id` columns ('' when
  * none: an empty anti-join still costs as much as the scan).
  */
 function excludedSql(ex: RecallExclusions | undefined, p: Params): string {
@@ -119,7 +121,7 @@ export class PostgresRecall implements CandidateRecall {
   constructor(private readonly sql: Sql) {}
 
   /**
-   * Top-`limit` candidate ids for a reader (note 1's "engine recall"). Candidates are live items
+   * Top-`limit` candidate ids for a reader (the for-you design's "engine recall"). Candidates are live items
    * with `published_at` in [now − horizonMs, now] (future items never) and `author_id` ≠ reader.
    *
    * With usable interest words (see `normalizeTerms`; tsquery syntax in terms is dropped), the items
@@ -233,9 +235,9 @@ export class PostgresRecall implements CandidateRecall {
     if (!(size > 0) || !w) return { entries: [], windowComplete: false, next: null };
     const p = new Params(w.now, w.from, q);
     const rows = await this.sql.query<CandidateRow>(
-      `SELECT id, author_id, published_at, tsvector_to_array(tsv) AS lexemes, ${p.gauss('published_at')} * ln(2 + popularity) AS score FROM items
+      `SELECT id, author_id, published_at, popularity, tsvector_to_array(tsv) AS lexemes, ${p.gauss('published_at')} * ln(2 + popularity) AS score FROM items
        WHERE deleted_at IS NULL AND published_at BETWEEN $2::bigint AND $1::bigint
-       ORDER BY score DESC, published_at DESC, id ASC
+       ORDER BY score DESC, published_at DESC, hashtext(id) ASC
        LIMIT ${p.add(size)}::int`,
       p.values,
     );

@@ -1,5 +1,5 @@
 /**
- * The for-you page cache of note 1 on Redis: `feed:cache:{u:<reader>}` is a LIST of item ids with a
+ * The for-you page cache (docs/for-you.md) on Redis: `feed:cache:{u:<reader>}` is a LIST of item ids with a
  * time to live (30 min by default), `feed:cursor:{u:<reader>}` the reader's recall cursor (a string with the seen window's
  * time to live), and `feed:lease:{u:<reader>}` a short `SET NX PX` lease that keeps
  * two refreshes of one reader from running at once. Both keys carry the reader's hash tag.

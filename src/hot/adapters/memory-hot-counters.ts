@@ -1,5 +1,5 @@
 /**
- * The hot counters of note 2 in process (the embedded default, and the executable spec the Redis
+ * The hot counters (docs/hot.md) in process (the embedded default, and the executable spec the Redis
  * adapter is tested against): Maps for PV, publication times, suspicious counters, rate-limit marks
  * and per-minute budgets, a Redis-compatible HyperLogLog per item (src/hot/hll.ts, so UV equals
  * Redis's PFCOUNT for the same visitors), and one ranking Map ordered like a Redis ZSET.
@@ -38,7 +38,7 @@ import { byRank } from '../hot-counters.js';
 
 /** One item's counters. */
 interface ItemState {
-  /** Publication time in epoch seconds (note 2's `publishedAt`). */
+  /** Publication time in epoch seconds (the hot-ranking design's `publishedAt`). */
   /** Epoch ms, whole seconds (as Redis keeps it). */
   publishedAtMs: number;
   pv: number;

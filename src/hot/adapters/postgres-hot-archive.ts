@@ -1,6 +1,6 @@
 /**
  * HotArchive on PostgreSQL (PGlite or a server, through `Sql`): the checkpoints of the hot counters
- * (note 2's "转存到持久存储") in table `hot_counters` (migration 2) — one row per item holding its PV,
+ * (the hot-ranking design's "转存到持久存储") in table `hot_counters` (migration 2) — one row per item holding its PV,
  * UV, the visitors' HyperLogLog as a Redis HLL string (bytea), the suspicious counts, when it was
  * checkpointed and, once its counters left the hot store, when it was archived. Times are epoch ms.
  */

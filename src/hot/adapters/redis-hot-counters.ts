@@ -1,5 +1,5 @@
 /**
- * The hot counters of note 2 on Redis (standalone or Cluster): per shard, note 2's keys
+ * The hot counters (docs/hot.md) on Redis (standalone or Cluster): per shard, the hot-ranking design's keys
  * (`counter:views:<id>`, `hll:uv:<id>`, `hot:score`, `meta:article:<id>`) plus rate-limit marks,
  * per-minute budgets, suspicious counters and checkpoint marks, all under the shard's hash tag
  * (`keys.hot(shard)`, e.g. `fs:{hot}:hot:score`). An item's shard is MurmurHash3(id) mod shards.
@@ -27,7 +27,7 @@ import { deleteMatching, type RedisClient } from '../../kernel/redis/client.js';
 import { redisCall } from '../../kernel/redis/errors.js';
 import { LuaScripts, type ScriptArg } from '../../kernel/redis/lua.js';
 
-/** The hot ranking's scripts (src/hot/lua/; note 2's score is includes/hot-score.lua, once). */
+/** The hot ranking's scripts (src/hot/lua/; the hot-ranking design's score is lua/includes/hot-score.lua, once). */
 export const HOT_SCRIPTS = new LuaScripts(new URL('../lua/', import.meta.url), [
   'hotView-9',
   'hotRescore-1+3N',
@@ -308,7 +308,7 @@ export class RedisHotCounters implements HotCounters {
   }
 
   /**
-   * The recorded layout when it is not this one, else note 2's one `{hot}` shard of earlier versions
+   * The recorded layout when it is not this one, else the hot-ranking design's one `{hot}` shard of earlier versions
    * when any of its shard-wide keys is there (this layout has more shards); else null.
    */
   async priorLayout(): Promise<HotCounters | null> {

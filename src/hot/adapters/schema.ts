@@ -1,5 +1,5 @@
 /**
- * Migration 2 (hot ranking, design note 2): the checkpoints of the hot counters in `hot_counters`.
+ * Migration 2 (hot ranking, docs/hot.md): the checkpoints of the hot counters in `hot_counters`.
  * Never edit it once released: append a new migration instead.
  */
 import type { Migration } from '../../kernel/sql/migrations.js';
@@ -9,7 +9,7 @@ export const HOT_MIGRATION: Migration = {
   version: 2,
   name: 'hot ranking counter checkpoints',
   sql: `
-    -- One row per item with hot counters (note 2): the latest checkpoint of its Redis/in-process state.
+    -- One row per item with hot counters (docs/hot.md): the latest checkpoint of its Redis/in-process state.
     CREATE TABLE hot_counters (
       item_id         text PRIMARY KEY CHECK (item_id ~ '^[A-Za-z0-9_.-]{1,64}$'),
       published_at    bigint NOT NULL,                          -- epoch ms (whole seconds)

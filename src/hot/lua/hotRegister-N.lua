@@ -1,4 +1,4 @@
---[[ hotRegister-N: HSET meta:article:<id> publishedAt <seconds> (note 2's preparation step)
+--[[ hotRegister-N: HSET meta:article:<id> publishedAt <seconds> (the hot-ranking design's preparation step)
   KEYS[i]    meta:article:<id_i>
   ARGV[1]    '1': only update items already registered; ARGV[1+i] publishedAt of id_i, epoch seconds
   returns    how many were written

@@ -3,7 +3,7 @@
   KEYS[2+3(i-1)]   counter:views:<id_i>    KEYS[3+3(i-1)] hll:uv:<id_i>    KEYS[4+3(i-1)] meta:article:<id_i>
   ARGV[1] now, epoch ms   ARGV[2..5] alpha, beta, base, gamma   ARGV[5+i] id_i
   returns { rescored, dropped } — an item without publishedAt or without a counted view is removed
-          (ZREM); the others get ZADD XX with note 2's score at now (an item trimmed meanwhile stays out)
+          (ZREM); the others get ZADD XX with the hot-ranking design's score at now (an item trimmed meanwhile stays out)
 ]]
 --- @include "includes/hot-score"
 

@@ -1,4 +1,4 @@
---[[ hotView-9: record one view of an item by a visitor (note 2 + rate limit + isolation)
+--[[ hotView-9: record one view of an item by a visitor (the hot-ranking design + rate limit + isolation)
   KEYS[1]  counter:views:<id>          PV (INCRBY)
   KEYS[2]  hll:uv:<id>                 visitors (PFADD / PFCOUNT)
   KEYS[3]  hot:score                   the shard's ranking (ZSET)
@@ -15,7 +15,7 @@
   returns  { verdict, pv, uv, score } — verdict 1 counted, 2 repeat, 3 budget, 4 flagged,
            5 expired (past retention), -1 unknown item (nothing written, zeros); pv and uv after
            the view; score as a %.17g string ('0' when the item is not ranked)
-  Freshet's additions to note 2's script ("原子更新脚本"), folded into the same atomic step: the item
+  Freshet's additions to the hot-ranking design's script ("原子更新脚本"), folded into the same atomic step: the item
   must be registered (no publishedAt -> nothing written, instead of the note's pub = 0), items past
   the retention (unless it is 0) are refused, the rate limit (SET NX PX) and the per-minute budget run first,
   suspicious views go to their own counters, the score is returned as a string (%.17g: a Lua number
@@ -57,7 +57,7 @@ if not redis.call('SET', KEYS[5], ARGV[3], 'NX', 'PX', window) then
   redis.call('SET', KEYS[5], ARGV[3], 'PX', window)
 end
 
--- note 2: PV, UV, hours since publication, score, ranking
+-- the hot-ranking design: PV, UV, hours since publication, score, ranking
 local pv = redis.call('INCRBY', KEYS[1], 1)
 redis.call('PFADD', KEYS[2], ARGV[2])
 local uv = redis.call('PFCOUNT', KEYS[2])

@@ -3,7 +3,7 @@
  * the request's virtual time.
  *
  * - Every `/v1` request is authenticated first, by the {@link authenticate} `onRequest` hook, before
- *   its body is parsed or anything is validated (issue 14.1: without credentials nobody learns what
+ *   its body is parsed or anything is validated (without credentials nobody learns what
  *   the validators accept); handlers read the result with {@link principalOf}.
  * - The service key may act for any reader, named by `X-Freshet-Reader`, and may set the request's
  *   virtual time with `X-Freshet-Now` (epoch ms) — used by replays of historical data.

@@ -2,7 +2,15 @@
  * JSON schemas of the v1 HTTP API (TypeBox): every body, query, path parameter and response.
  * They drive validation at the edge, the OpenAPI document at `/docs`, and response serialization.
  */
-import type { RouteOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+  RouteOptions,
+} from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ID_PATTERN, ID_RULE } from '../ids.js';
 import { ErrorCodes, type ErrorName } from '../errors.js';
@@ -18,7 +26,7 @@ import {
 /** An id: 1–64 of `[A-Za-z0-9_.-]`, not `.` or `..`. */
 export const Id = Type.String({ pattern: ID_PATTERN, description: ID_RULE });
 
-/** The success envelope of note 1 around `data`. */
+/** The success envelope (docs/api.md) around `data`. */
 export function Envelope<T extends TSchema>(data: T) {
   return Type.Object({ code: Type.Literal(0), msg: Type.Literal('success'), data });
 }
@@ -29,6 +37,28 @@ export const ErrorEnvelope = Type.Object({
   msg: Type.String(),
   data: Type.Null(),
 });
+
+/**
+ * The error answers a `/v1` route documents itself, one map for every route: 400, 401, 403 (a reader
+ * token acting for another reader) and 503. {@link documentEdgeErrors} adds what the edge answers
+ * before any route (408, 413, 414, 431) and describes each status by its codes.
+ */
+export const ROUTE_ERRORS = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope };
+
+/** {@link ROUTE_ERRORS} and 404: the routes that name an item, a user or a record that may not exist. */
+export const LOOKUP_ERRORS = { ...ROUTE_ERRORS, 404: ErrorEnvelope };
+
+/**
+ * A route plugin's app with its TypeBox schemas typing the requests (`app.withTypeProvider<TypeBoxTypeProvider>()`):
+ * what a plugin hands the functions that each register a group of its routes.
+ */
+export type TypedApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 /** An item in responses (times in epoch seconds). */
 export const ItemOut = Type.Object({
@@ -177,7 +207,7 @@ export const NotReadyResult = Type.Object({
   data: Type.Object({ status: Type.Literal('unavailable'), stores: Stores }),
 });
 
-/** The success envelope around `data` (note 1: `{code: 0, msg: "success", data}`). */
+/** The success envelope around `data` (`{code: 0, msg: "success", data}`, docs/api.md). */
 export function ok<T>(data: T): { code: 0; msg: 'success'; data: T } {
   return { code: 0, msg: 'success', data };
 }

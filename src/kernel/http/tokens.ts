@@ -6,7 +6,7 @@
  *
  * Verified reader tokens are remembered in a bounded LRU (token → reader and `exp`), so a reader's
  * next requests skip the HMAC check (an asynchronous WebCrypto job, the largest per-request cost of
- * the access hook under load — issue 11). A remembered token is served only while its `exp` is in the
+ * the access hook under load). A remembered token is served only while its `exp` is in the
  * future; once it is not, the token is verified again, which answers `TOKEN_EXPIRED` as before. Only
  * tokens that verified are remembered, so a forged or malformed one is checked every time.
  */

@@ -1,6 +1,6 @@
 /**
- * ContentStore port: items and reader interests (PostgreSQL is the truth, DESIGN.md "Where state
- * lives"). The for-you feed's candidate recall over the same items is src/for-you/recall.ts.
+ * ContentStore port: items and reader interests (PostgreSQL is the truth, docs/architecture.md
+ * "Where state lives"). The for-you feed's candidate recall over the same items is src/for-you/recall.ts.
  */
 import type { Item } from './item.js';
 import type { SqlTx } from '../sql/sql.js';
@@ -21,7 +21,7 @@ export type ItemInput = Omit<Item, 'updateTime'>;
 export interface UpsertOptions {
   /**
    * Another write that commits with the items, in the same PostgreSQL transaction (the batch's discover
-   * embeddings, issue 21.3): it runs after the items are written and the batch was not refused; when it
+   * embeddings): it runs after the items are written and the batch was not refused; when it
    * throws, nothing of the batch is written anywhere. Runs once per call.
    */
   alongside?: (tx: SqlTx) => Promise<void>;
@@ -30,7 +30,7 @@ export interface UpsertOptions {
 /** How `getItems` reads. */
 export interface GetItemsOptions {
   /**
-   * Read the store of record even when an item cache is in front of it (cached-content-store.ts): for
+   * Read the store of record even when an item cache is in front of it (src/content/cached-content-store.ts): for
    * an application's read of one item, which must see every write acknowledged before it in any
    * process. Feeds hydrate without it.
    */
@@ -70,13 +70,15 @@ export interface ContentStore {
   /** Deletes a reader's interest terms (erase). @returns rows removed (0 or 1). */
   forgetReader(readerId: string): Promise<number>;
   /**
-   * Erases an author's items (erase with `items=delete`): each becomes a tombstone — deleted (it leaves
-   * every feed; its id is never reused) with its author set to {@link ERASED_AUTHOR} and its title, text,
-   * URL and tags emptied, so no row names the author any more. Idempotent.
-   * @returns the ids of the author's items (live or deleted before), at most `limit` per call: call again
-   *   until fewer come back.
+   * Erases items of an author (erase with `items=delete`): each of `ids` still by `authorId` becomes a
+   * tombstone — deleted (it leaves every feed; its id is never reused; its embedding row is emptied in the
+   * same statement, migration 15) with its author set to {@link ERASED_AUTHOR} and its title, text, URL and
+   * tags emptied, so no row names the author any more. Idempotent. The caller lists the ids first
+   * ({@link itemsOf}) and clears what is keyed by them elsewhere before: once tombstoned, an item is no
+   * longer found by its author.
+   * @returns the ids tombstoned by this call.
    */
-  eraseAuthor(authorId: string, nowMs: number, limit: number): Promise<string[]>;
+  eraseAuthor(authorId: string, ids: readonly string[], nowMs: number): Promise<string[]>;
   /** The author's items, live and deleted (export): newest first, at most `limit`, below `beforeId` in (publishedAt, id) order. */
   itemsOf(
     authorId: string,

@@ -1,6 +1,6 @@
 /**
  * ItemChanges port: how the processes that share one catalog tell each other that items were written or
- * deleted, so that each can drop its in-process copies (the item cache of cached-content-store.ts).
+ * deleted, so that each can drop its in-process copies (the item cache of src/content/cached-content-store.ts).
  *
  * Delivery is at most once (Redis pub/sub): a listener is told `reset` whenever messages may have been
  * lost (its connection dropped), and `live` is false while they may be — a cache must then not serve

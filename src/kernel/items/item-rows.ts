@@ -1,5 +1,5 @@
 /**
- * The one mapping between a row of `items` (migrations.ts; times in epoch ms as `bigint`) and the
+ * The one mapping between a row of `items` (src/kernel/sql/migrations.ts; times in epoch ms as `bigint`) and the
  * domain `Item`, shared by every adapter that reads items.
  */
 import type { Item } from './item.js';

@@ -2,7 +2,7 @@
  * Items: what an application hands Freshet, and what feeds hydrate their ids into.
  *
  * Times inside Freshet are epoch milliseconds; the JSON API speaks epoch seconds for
- * `update_time` and `published_at` in responses (note 1's envelope), and accepts ISO 8601 or
+ * `update_time` and `published_at` in responses (the API's envelope, docs/api.md), and accepts ISO 8601 or
  * epoch seconds for `published_at` in requests.
  */
 

@@ -154,9 +154,11 @@ export function isHttpUrl(text: string): boolean {
 
 /**
  * An embedding of exactly `dim` finite components, not all zero, whose squared length Σ v_i² (in
- * doubles, as the discover feed's `normalize` computes it) is finite and positive.
+ * doubles, as the discover feed's `normalize` computes it) is finite and positive: an item's, and a
+ * reader's given by the application (`PUT /v1/users/:id/embedding`).
+ * @throws FreshetError INVALID_INPUT naming `field` and what is wrong.
  */
-function checkEmbedding(v: unknown, field: string, dim: number): void {
+export function checkEmbedding(v: unknown, field: string, dim: number): void {
   if (!Array.isArray(v) || v.length !== dim) {
     throw fail(
       'INVALID_INPUT',

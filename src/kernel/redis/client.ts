@@ -2,7 +2,7 @@
  * The Redis connection shared by every Redis adapter: {@link createRedis} opens a standalone client
  * (`url`) or a Redis Cluster client (`clusterNodes`); Freshet works on stock Redis >= 6.2 and Valkey,
  * no modules. Lua scripts are `.lua` files run through ./lua.ts; failures are classified by
- * ./errors.ts; readiness (a write probe) is ./health.ts.
+ * ./errors.ts; readiness (a write probe) is src/observe/store-health.ts.
  */
 import { Cluster, Redis } from 'ioredis';
 

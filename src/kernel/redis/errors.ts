@@ -1,7 +1,6 @@
 /**
- * Redis failures classified where they happen (STYLE.md: "errors are classified where they happen,
- * answered in one place"): the one module that decides whether a Redis error means "the store
- * cannot serve us now" or "our code is wrong". Every Redis adapter's calls go through it — script
+ * Redis failures classified where they happen (and answered in one place, the HTTP edge): the one
+ * module that decides whether a Redis error means "the store cannot serve us now" or "our code is wrong". Every Redis adapter's calls go through it — script
  * runs through the Lua runner (lua.ts), plain commands through {@link redisCall} — so the HTTP edge
  * only maps FreshetError codes and never reads a store's message.
  *
@@ -25,7 +24,7 @@
  * syntax error): a script's error becomes a {@link LuaScriptError} naming the script, a plain
  * command's error is left as it is; both answer 500/50001. Errors are never modified: ioredis
  * rejects every command queued on a dropped connection with one shared error object, so a new error
- * wraps it each time (issue 10, "shared error objects get renamed by each script").
+ * wraps it each time (a shared error object would be renamed by every script that threw it).
  */
 import { FreshetError, fail } from '../errors.js';
 

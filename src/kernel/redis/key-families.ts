@@ -1,7 +1,7 @@
 /**
  * Every family of Redis keys Freshet writes (all built by src/kernel/redis/keys.ts, plus BullMQ's keys
  * under the fan-out queue prefix), with how each is bounded: a time to live, or — for the few that have
- * none — a documented hard bound (issue 10.7: no key may grow or linger without one).
+ * none — a documented hard bound (no key may grow or linger without one).
  *
  * This list is the one place that says so: test/kernel/key-bounds.test.ts drives every capability against a
  * real Redis under its own prefix, SCANs every key and fails on a key that matches no family, or has no
@@ -127,6 +127,7 @@ export const KEY_FAMILIES: readonly KeyFamily[] = [
   ),
   family('ready:{<tag>}', String.raw`ready:\{[^}]+\}`, 'readiness', '10 s'),
   family('rl:{u:<r>}', `rl:${USER}`, 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
+  family('rl:o:{u:<r>}', `rl:o:${USER}`, 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
   family('rl:service', 'rl:service', 'http edge', 'the rate window (`FRESHET_RATE_WINDOW_S`, 10 s)'),
   family('{<h>}:counter:views:<item>', `${HOT}counter:views:[^:]+`, 'hot', null, HOT_ITEM),
   family('{<h>}:hll:uv:<item>', `${HOT}hll:uv:[^:]+`, 'hot', null, HOT_ITEM),

@@ -1,9 +1,9 @@
 /**
- * Every Redis key Freshet builds comes from this module (DESIGN.md "Keys"); docs/operations.md "Redis
+ * Every Redis key Freshet builds comes from this module (docs/architecture.md "Keys"); docs/operations.md "Redis
  * keys" lists the families, with their time to live or bound (src/kernel/redis/key-families.ts).
  *
  * - A reader's keys share the hash tag `{u:<reader>}` so multi-key scripts on them stay in one slot.
- * - The global daily seen filters of note 1 (`bf:global:YYYYMMDD`) are split into shards by a hash of
+ * - The global daily seen filters of the for-you design (`bf:global:YYYYMMDD`) are split into shards by a hash of
  *   the reader ({@link shardOf}), as many as the day's layout names (src/seen/layout.ts); a reader's
  *   day keys of one layout share one hash tag, so the check is one script on one slot:
  *   `<prefix>bf:{<tag>}:20260306`.
@@ -22,7 +22,7 @@ const TAG_CANDIDATES = 256;
 
 /**
  * Where each sharded family starts on the slot space, as a fraction of it: the hot ranking at the slot
- * of note 2's `{hot}` (so one hot shard keeps note 2's keys exactly), the seen filters a third further,
+ * of the hot-ranking design's `{hot}` (so one hot shard keeps the hot-ranking design's keys exactly), the seen filters a third further,
  * the fan-out queue two thirds — on a Cluster whose masters split the slots evenly, the three families
  * with one shard each land on three different masters (on 3 masters: hot on the 2nd, seen on the 3rd,
  * the queue on the 1st).
@@ -79,7 +79,7 @@ export function shardOf(id: string, shards: number): number {
  * The hash tag of shard `shard` of a rolling seen-filter layout of `shards` shards: aimed like
  * {@link shardTag}'s `global` family (evenly spaced slots from the seen phase), but named
  * `s<shards>.<shard>` (or `s<shards>.<shard>-<k>`, the nearest of 256 candidates), so two layouts
- * of different shard counts, or the keys written before 0.2.0 (`global…`), never share a key.
+ * of different shard counts never share a key.
  */
 export function seenTag(shard: number, shards: number): string {
   const id = `seen/${shard}/${shards}`;
@@ -105,7 +105,7 @@ export class Keys {
     readonly prefix: string,
     /**
      * Unused by the seen filters since 0.2.0: each day's layout carries its own shard count
-     * (src/seen/layout.ts) and {@link seenDays} / {@link legacySeenDays} take it. Kept so callers
+     * (src/seen/layout.ts) and {@link seenDays} takes it. Kept so callers
      * that pass the hot shard count third keep working.
      */
     readonly seenShards = 1,
@@ -125,7 +125,7 @@ export class Keys {
 
   /**
    * The hot ranking's layout: a string holding the shard count whose shards hold the counters (set
-   * once they are restored; absent before, which means note 2's one `{hot}` shard when its keys
+   * once they are restored; absent before, which means the hot-ranking design's one `{hot}` shard when its keys
    * exist). One key, no time to live.
    */
   hotLayout(): string {
@@ -142,15 +142,6 @@ export class Keys {
   }
 
   /**
-   * The keys of shard `shard` of the day keys written before 0.2.0, with `shards` shards then
-   * (`FRESHET_SEEN_LEGACY_SHARDS`; one shard is note 1's `bf:{global-121}:YYYYMMDD`): read, never
-   * written, until they leave the window.
-   */
-  legacySeenDays(shards: number, shard: number): SeenShardKeys {
-    return new SeenShardKeys(`${this.prefix}bf:{${shardTag('global', shard, shards)}}:`);
-  }
-
-  /**
    * The layout of one UTC day of the rolling seen filters (`YYYYMMDD`): a string naming its shard
    * count and bitmap geometry (src/seen/layout.ts), set by the first process that touches the day and
    * never changed; every day key shares the tag `{seen-layout}`, so a window's days are read at once.
@@ -159,7 +150,7 @@ export class Keys {
     return `${this.prefix}bf:{seen-layout}:${day}`;
   }
 
-  /** The reader's for-you page cache (note 1's `feed:cache:{agent_id}`), a LIST of item ids. */
+  /** The reader's for-you page cache (the for-you design's `feed:cache:{agent_id}`), a LIST of item ids. */
   feedCache(readerId: string): string {
     return `${this.prefix}feed:cache:{u:${readerId}}`;
   }
@@ -175,7 +166,7 @@ export class Keys {
   }
 
   /**
-   * The reader's following-timeline inbox (note 4's 收件箱): a string of packed 7-byte tids in a ring
+   * The reader's following-timeline inbox (the following design's 收件箱): a string of packed 7-byte tids in a ring
    * (src/following/lua/includes/ring.lua; a ZSET of tids in versions before 0.2, converted on first touch).
    */
   inbox(readerId: string): string {
@@ -187,7 +178,7 @@ export class Keys {
     return `${this.prefix}tl:in:meta:{u:${readerId}}`;
   }
 
-  /** The author's outbox (note 4's 发件箱): packed tids, like {@link inbox}. */
+  /** The author's outbox (the following design's 发件箱): packed tids, like {@link inbox}. */
   outbox(authorId: string): string {
     return `${this.prefix}tl:out:{u:${authorId}}`;
   }
@@ -198,14 +189,13 @@ export class Keys {
   }
 
   /**
-   * The reader's scalable seen filter of note 3: sub-filter 0 (a filter written before 0.2.0, of
-   * signature `<n0>:<P>:s2:r0.5`: every sub-filter, one after the other in this one string).
+   * The reader's scalable seen filter of the discover design: sub-filter 0 (the others: {@link readerSeenLevel}).
    */
   readerSeen(readerId: string): string {
     return `${this.prefix}rsf:{u:${readerId}}`;
   }
 
-  /** Sub-filter `level` ≥ 1 of the reader's scalable seen filter (one string per sub-filter since 0.2.0). */
+  /** Sub-filter `level` ≥ 1 of the reader's scalable seen filter (one string per sub-filter). */
   readerSeenLevel(readerId: string, level: number): string {
     return `${this.prefix}rsf:{u:${readerId}}:${level}`;
   }
@@ -236,29 +226,23 @@ export class Keys {
   /**
    * Readers whose journal was started since the last checkpoint took the set, in
    * {@link READER_DIRTY_SHARDS} sets (a SET of reader ids each, under the tag of shard `shard` of
-   * that many seen shards; the reader TTL). `shard` = `shardOf(reader, READER_DIRTY_SHARDS)`. With
-   * `legacyShards`: the set of shard `shard` written before 0.2.0 (one per shard of
-   * `FRESHET_SEEN_LEGACY_SHARDS`, under the old day keys' tags), drained by the checkpoints.
+   * that many seen shards; the reader TTL). `shard` = `shardOf(reader, READER_DIRTY_SHARDS)`.
    */
-  readerSeenDirty(shard: number, legacyShards?: number): string {
-    const base =
-      legacyShards === undefined
-        ? this.seenDays(READER_DIRTY_SHARDS, shard).base
-        : this.legacySeenDays(legacyShards, shard).base;
-    return `${base}rsf-dirty`;
+  readerSeenDirty(shard: number): string {
+    return `${this.seenDays(READER_DIRTY_SHARDS, shard).base}rsf-dirty`;
   }
 
   /** A dirty-reader set taken by a checkpoint and not yet acknowledged. */
-  readerSeenDirtyTaken(shard: number, legacyShards?: number): string {
-    return `${this.readerSeenDirty(shard, legacyShards)}:taken`;
+  readerSeenDirtyTaken(shard: number): string {
+    return `${this.readerSeenDirty(shard)}:taken`;
   }
 
   /** The lease of the checkpoint holding {@link readerSeenDirtyTaken}. */
-  readerSeenDirtyLease(shard: number, legacyShards?: number): string {
-    return `${this.readerSeenDirty(shard, legacyShards)}:lease`;
+  readerSeenDirtyLease(shard: number): string {
+    return `${this.readerSeenDirty(shard)}:lease`;
   }
 
-  /** The reader's recent views (note 5's `user:views:topic:{userId}`): a LIST of item ids, newest first. */
+  /** The reader's recent views (the exclusions design's `user:views:topic:{userId}`): a LIST of item ids, newest first. */
   recentViews(readerId: string): string {
     return `${this.prefix}rv:{u:${readerId}}`;
   }
@@ -332,10 +316,12 @@ export class Keys {
 
   /**
    * A caller's request count of the HTTP edge's rate limit in its current window (src/server/limits.ts):
-   * a reader (`{u:<r>}`, its slot) or the service key as a whole.
+   * a reader (`{u:<r>}`, its slot) or the service key as a whole; `budget` `other`: a reader's count on the
+   * routes outside the feed pages and views (`rl:o:{u:<r>}`, the same slot).
    */
-  edgeRate(caller: { readerId: string } | 'service'): string {
-    return caller === 'service' ? `${this.prefix}rl:service` : `${this.prefix}rl:{u:${caller.readerId}}`;
+  edgeRate(caller: { readerId: string } | 'service', budget: 'pages' | 'other' = 'pages'): string {
+    if (caller === 'service') return `${this.prefix}rl:service`;
+    return `${this.prefix}rl:${budget === 'other' ? 'o:' : ''}{u:${caller.readerId}}`;
   }
 
   /**
@@ -355,10 +341,10 @@ export class Keys {
 }
 
 /**
- * The keys of one hot-ranking shard (note 2). Every key of shard s lives under `<prefix>{hot}:` (1
+ * The keys of one hot-ranking shard (docs/hot.md). Every key of shard s lives under `<prefix>{hot}:` (1
  * shard) or `<prefix>{<shardTag('hot', s, N)>}:` (`hot<N>.<s>` or `hot<N>.<s>-<k>`) — one hash tag, so each
  * script touches one Cluster slot — and beneath
- * it is note 2's layout exactly: `counter:views:<id>`, `hll:uv:<id>`, `hot:score`, `meta:article:<id>`
+ * it is the hot-ranking design's layout exactly: `counter:views:<id>`, `hll:uv:<id>`, `hot:score`, `meta:article:<id>`
  * (e.g. `fs:{hot}:counter:views:12345`). The rest is Freshet's: rate-limit marks, per-minute budgets,
  * suspicious counters, checkpoint marks and the shard's epoch.
  */
@@ -419,9 +405,9 @@ export class HotShardKeys {
 }
 
 /**
- * The keys of one shard of the rolling seen filters (note 1), all under one hash tag `<base>` =
- * `<prefix>bf:{<tag>}:` ({@link Keys.seenDays}, {@link Keys.legacySeenDays}), so every script on
- * them touches one Cluster slot: a UTC day's bitmap `<base>YYYYMMDD` (note 1's `bf:global:YYYYMMDD`
+ * The keys of one shard of the rolling seen filters (docs/for-you.md), all under one hash tag `<base>` =
+ * `<prefix>bf:{<tag>}:` ({@link Keys.seenDays}), so every script on
+ * them touches one Cluster slot: a UTC day's bitmap `<base>YYYYMMDD` (the for-you design's `bf:global:YYYYMMDD`
  * under the shard's tag) and beside it its version, journal and restore scratch, plus the shard's
  * journal index and epoch.
  */

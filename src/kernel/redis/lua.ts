@@ -1,5 +1,5 @@
 /**
- * Lua scripts as `.lua` files, in BullMQ's layout (DESIGN.md "Anchors"; BullMQ `src/commands/*.lua`),
+ * Lua scripts as `.lua` files, in BullMQ's layout (its `src/commands/*.lua`: one script per file, the key count in the name),
  * and the one runner every Redis adapter calls them through.
  *
  * Files:
@@ -30,7 +30,7 @@
  * anything else is a bug of ours (a Lua runtime error, WRONGTYPE on our own keys) and becomes a
  * {@link LuaScriptError} naming the script. Both are NEW errors with the original as `cause`: ioredis
  * rejects every command queued on a dropped connection with ONE shared error object, so renaming it
- * in place would stack every script's name onto it (`seenMark-2: feedReplace-1: …`, issue 10).
+ * in place would stack every script's name onto it (`seenMark-2: feedReplace-1: …`).
  * Replies that break the header's promise (a wrong shape, a code the header does not list) are
  * reported through {@link LuaScripts.unexpected} and {@link LuaScripts.decode}, also as LuaScriptError.
  */

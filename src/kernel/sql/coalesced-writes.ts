@@ -3,7 +3,7 @@
  * are written, but the rows that callers hand in while a statement is in flight leave together in
  * the next one. At low load nothing waits (a write starts at once); under concurrent HTTP load (e.g.
  * 50 `POST /v1/views` in flight, each adding one reader signal) one statement carries many requests'
- * rows instead of one statement each (issue 11: views over HTTP).
+ * rows instead of one statement each (views over HTTP).
  *
  * Failure stays per caller: when a statement carrying several callers' rows fails, each caller's rows
  * are written again alone, so one caller's bad row (or a transient error) fails that caller only —

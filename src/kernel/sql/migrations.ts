@@ -6,7 +6,7 @@
  * The same SQL runs on PGlite and on a PostgreSQL server (≥ 15). Objects are created unqualified,
  * so they land in the first schema of the connection's `search_path` (see `openPostgres`).
  *
- * Times are epoch milliseconds in `bigint` columns, like everywhere in Freshet (domain/item.ts).
+ * Times are epoch milliseconds in `bigint` columns, like everywhere in Freshet (src/kernel/items/item.ts).
  */
 import type { Sql } from './sql.js';
 

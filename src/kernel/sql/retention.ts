@@ -10,7 +10,7 @@
 export interface RetentionStep {
   /** Rows deleted by the step. */
   deleted: number;
-  /** Where the next step starts (an opaque key, e.g. the last reader id done); null: the pass is over. */
+  /** Where the next step starts (an opaque key, e.g. The last reader id done); null: the pass is over. */
   next: string | null;
 }
 

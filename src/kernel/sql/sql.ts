@@ -1,6 +1,6 @@
 /**
  * One tiny SQL interface over two engines, so the PostgreSQL adapters have a single code path
- * (DESIGN.md "Layers"): PGlite (PostgreSQL compiled to WebAssembly, in process — the embedded
+ * (docs/architecture.md "Layout"): PGlite (PostgreSQL compiled to WebAssembly, in process — the embedded
  * default) and a PostgreSQL server through a `pg` pool.
  *
  * Differences the callers must not rely on, and how they are papered over:
@@ -258,6 +258,62 @@ function clientTimedOut(err: unknown): boolean {
   return timedOut(err) || (err instanceof Error && timedOut(err.cause));
 }
 
+/** A pool of at most `max` sessions, each opened with `sessionOpts` (`-c` sets a parameter for the whole session). */
+function poolOf(connectTo: string, max: number, sessionOpts: string | undefined, opts: PostgresOptions): pg.Pool {
+  const p = new pg.Pool({
+    connectionString: connectTo,
+    max,
+    connectionTimeoutMillis: opts.timeoutMs ?? 5_000,
+    idleTimeoutMillis: 30_000,
+    ...(opts.timeoutMs ? { query_timeout: opts.timeoutMs + CLIENT_DEADLINE_SLACK_MS } : {}),
+    ...(sessionOpts ? { options: sessionOpts } : {}),
+  });
+  // An idle client losing its server emits here; without a listener the process would crash.
+  // The next query fails (and is mapped to STORE_UNAVAILABLE) instead.
+  p.on('error', () => undefined);
+  return p;
+}
+
+/**
+ * Runs `fn` in one transaction on a client of `pool` (BEGIN, COMMIT; ROLLBACK on an error): see
+ * {@link Sql.transaction}. A client whose session was lost or whose query the client gave up on is
+ * destroyed at release, not pooled.
+ */
+async function inTransaction<R>(
+  pool: pg.Pool,
+  wrap: (q: pg.PoolClient) => SqlTx,
+  fn: (tx: SqlTx) => Promise<R>,
+): Promise<R> {
+  const client = await mapped(pool.connect());
+  let broken: Error | undefined;
+  // A checked-out client has no listener of the pool's: a session ended between two statements
+  // (pg_terminate_backend, a server restart) would emit 'error' with nobody listening and end the
+  // process. It is remembered instead; the next statement fails (STORE_UNAVAILABLE) and the client
+  // is destroyed at release, not pooled.
+  const onLost = (err: Error) => (broken ??= err);
+  client.on('error', onLost);
+  try {
+    await mapped(client.query('BEGIN'));
+    const result = await fn(wrap(client));
+    await mapped(client.query('COMMIT'));
+    return result;
+  } catch (err) {
+    // a query the client gave up on still holds the connection: a ROLLBACK would wait behind it
+    if (clientTimedOut(err)) broken = err as Error;
+    else {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackErr) {
+        broken = rollbackErr as Error; // the connection is unusable: destroy it, not pool it
+      }
+    }
+    throw mapSqlError(err);
+  } finally {
+    client.removeListener('error', onLost);
+    client.release(broken);
+  }
+}
+
 /**
  * Opens a `pg` pool on a PostgreSQL server (`postgres://user@host:port/db`) and checks that it
  * answers.
@@ -270,21 +326,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     throw fail('INVALID_INPUT', `schema name must match [a-z_][a-z0-9_]{0,62}`);
   }
   const { url: connectTo, options } = sessionOptions(url, opts);
-  /** A pool of at most `max` sessions, each opened with `options` (`-c` sets a parameter for the whole session). */
-  const newPool = (max: number, sessionOpts: string | undefined): pg.Pool => {
-    const p = new pg.Pool({
-      connectionString: connectTo,
-      max,
-      connectionTimeoutMillis: opts.timeoutMs ?? 5_000,
-      idleTimeoutMillis: 30_000,
-      ...(opts.timeoutMs ? { query_timeout: opts.timeoutMs + CLIENT_DEADLINE_SLACK_MS } : {}),
-      ...(sessionOpts ? { options: sessionOpts } : {}),
-    });
-    // An idle client losing its server emits here; without a listener the process would crash.
-    // The next query fails (and is mapped to STORE_UNAVAILABLE) instead.
-    p.on('error', () => undefined);
-    return p;
-  };
+  const newPool = (max: number, sessionOpts: string | undefined) => poolOf(connectTo, max, sessionOpts, opts);
   const pool = newPool(opts.max ?? 10, options);
   // `relaxedQuery`'s sessions: a small pool of their own, opened on first use, whose every session
   // commits asynchronously (set per session, so no pooled session of `pool` is ever changed). Once the
@@ -307,36 +349,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     kind: 'postgres',
     ...wrap(pool),
     relaxedQuery: <T>(text: string, params: readonly unknown[] = []) => rowsOf<T>(relaxedPool(), text, params),
-    async transaction<R>(fn: (tx: SqlTx) => Promise<R>): Promise<R> {
-      const client = await mapped(pool.connect());
-      let broken: Error | undefined;
-      // A checked-out client has no listener of the pool's: a session ended between two statements
-      // (pg_terminate_backend, a server restart) would emit 'error' with nobody listening and end the
-      // process. It is remembered instead; the next statement fails (STORE_UNAVAILABLE) and the client
-      // is destroyed at release, not pooled.
-      const onLost = (err: Error) => (broken ??= err);
-      client.on('error', onLost);
-      try {
-        await mapped(client.query('BEGIN'));
-        const result = await fn(wrap(client));
-        await mapped(client.query('COMMIT'));
-        return result;
-      } catch (err) {
-        // a query the client gave up on still holds the connection: a ROLLBACK would wait behind it
-        if (clientTimedOut(err)) broken = err as Error;
-        else {
-          try {
-            await client.query('ROLLBACK');
-          } catch (rollbackErr) {
-            broken = rollbackErr as Error; // the connection is unusable: destroy it, not pool it
-          }
-        }
-        throw mapSqlError(err);
-      } finally {
-        client.removeListener('error', onLost);
-        client.release(broken);
-      }
-    },
+    transaction: <R>(fn: (tx: SqlTx) => Promise<R>) => inTransaction(pool, wrap, fn),
     close: once(async () => {
       closed = true;
       await Promise.all([pool.end(), relaxed?.end()]);

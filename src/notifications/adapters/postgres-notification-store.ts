@@ -84,6 +84,39 @@ export class PostgresNotificationStore implements NotificationStore {
     return rows[0] ? toEvent(rows[0]) : null;
   }
 
+  /**
+   * One INSERT … SELECT over the batch in order: the returned rows, by id, are the inserted elements in
+   * batch order, so each is matched to the next element of the same event (a skipped one matches nothing).
+   */
+  async recordMany(events: readonly NewNotification[]): Promise<(NotificationEvent | null)[]> {
+    if (events.length === 0) return [];
+    const rows = await this.sql.query<EventRow>(
+      `INSERT INTO notification_events (recipient_id, type, actor_id, item_id, group_key, data, created_at)
+       SELECT r, t, a, i, g, d::jsonb, c FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+         $6::text[], $7::bigint[]) WITH ORDINALITY AS v (r, t, a, i, g, d, c, ord)
+       ORDER BY ord
+       ON CONFLICT DO NOTHING RETURNING ${EVENT_COLUMNS}`,
+      [
+        events.map((e) => e.recipientId),
+        events.map((e) => e.type),
+        events.map((e) => e.actorId),
+        events.map((e) => e.itemId),
+        events.map((e) => e.groupKey),
+        events.map((e) => (e.data === undefined ? null : JSON.stringify(e.data))),
+        events.map((e) => Math.floor(e.atMs)),
+      ],
+    );
+    const inserted = rows.map(toEvent).sort((x, y) => x.id - y.id);
+    const same = (e: NewNotification, x: NotificationEvent) =>
+      x.recipientId === e.recipientId &&
+      x.type === e.type &&
+      x.actorId === e.actorId &&
+      x.itemId === e.itemId &&
+      x.groupKey === e.groupKey;
+    let next = 0;
+    return events.map((e) => (next < inserted.length && same(e, inserted[next]!) ? inserted[next++]! : null));
+  }
+
   async retract(
     recipientId: string,
     type: NotificationType,
@@ -172,6 +205,16 @@ export class PostgresNotificationStore implements NotificationStore {
         recipients: [...new Set(caused.map((r) => r.recipient_id))],
       };
     });
+  }
+
+  async dataOf(recipientId: string, ids: readonly number[]): Promise<Map<number, unknown>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.sql.query<{ id: string | number; data: unknown }>(
+      `SELECT id, data FROM notification_events
+       WHERE id = ANY($1::bigint[]) AND recipient_id = $2 AND data IS NOT NULL`,
+      [ids, recipientId],
+    );
+    return new Map(rows.map((r) => [Number(r.id), r.data]));
   }
 
   async received(readerId: string, limit: number): Promise<(NotificationEvent & { data: unknown })[]> {

@@ -1,19 +1,19 @@
---[[ readerSeen-3+N: the per-reader scalable Bloom filter of note 3 (check, mark or describe one reader)
-  KEYS[1]     sub-filter 0 (a 'split' geometry), or every sub-filter at its offset (a geometry
-              written before 0.2.0: one string)
+--[[ readerSeen-3+N: the per-reader scalable Bloom filter of the discover design (check, mark or describe one reader)
+  KEYS[1]     sub-filter 0
   KEYS[2]     the state HASH: t = virtual ms of the last activity, g = geometry signature,
               c = members per open sub-filter, comma-separated ('100,200,37')
   KEYS[3]     the journal: the packed hash pairs of the members added, in order (only with flag 'j')
-  KEYS[3+i]   i = 1..N: sub-filter i of a 'split' geometry (N = its sub-filters - 1; none otherwise)
+  KEYS[3+i]   i = 1..N: sub-filter i (N = its sub-filters - 1)
   ARGV[1]     mode: 'c' check (refreshes the TTL), 'm' mark (adds; refreshes), 'd' describe (read only)
   ARGV[2]     now, virtual epoch ms
   ARGV[3]     ttl ms: the filter is gone once now - t >= ttl; keys also get PEXPIRE ttl (real time)
   ARGV[4]     the signature this call runs under (src/seen/scalable-bloom.ts)
-  ARGV[5]     its sub-filters, 'offset,bits,hashes,capacity;' repeated, level 0 first
+  ARGV[5]     its sub-filters, 'offset,bits,hashes,capacity;' repeated, level 0 first (the offset, in
+              the concatenated bitmap of the engine's snapshots and checkpoints, is not used here)
   ARGV[6]     N members as packed hash pairs: N x (h1, h2), little-endian uint32 each (8N bytes)
   ARGV[7]     flags: 'g' guarded -- a reader with no state at all may have a checkpoint in PostgreSQL:
               answer '?' (nothing read or written) so the engine restores it first; 'j' journal the
-              members a mark adds; 's' the geometry is split (one string per sub-filter); 'o' the
+              members a mark adds; 'o' the
               signature is not the settings' (a filter started before them): never start a filter
               under it; 'r' a live filter of another signature is one the engine cannot read:
               treat it as gone (replace it)
@@ -27,13 +27,14 @@
   Life: a filter is live when its state exists and t > now - ttl; otherwise it answers '0' for all,
   and a check or mark under the settings' signature deletes what is left of it (a mark then starts
   it empty under that signature). A live filter keeps the signature it started with: it is read and
-  marked under it, never dropped for a change of settings (or the upgrade to split sub-filters).
+  marked under it, never dropped for a change of settings.
   t only grows. A live state may have no bitmap (a reader restored with nothing checkpointed):
   it answers '0' for all, and its first mark allocates sub-filter 0.
   Check: the smallest sub-filters (the oldest) are shipped to the engine, which tests them in JS
   (their bytes cost less to copy than the Lua loop over every member costs); the others are tested
-  here, newest first, a sub-filter at a time, all still-open members together. A small sub-filter (<= 256 bytes per open member) is read whole
-  into Lua (one GET) and tested with string.byte -- ~0.1 us a bit, ~1.7 us per KB copied; a large one
+  here, newest first, a sub-filter at a time, all still-open members together. A small sub-filter (at most
+  WHOLE_BYTES = 1024 bytes per open member) is read whole into Lua (one GET) and tested with string.byte --
+  ~0.1 us a bit, ~1.7 us per KB copied; a large one
   by BITFIELD_RO rounds as in seenCheck-1+2D (~0.45 us a bit) -- measured, Redis 7.0 on the 2-core
   test VM. An unseen member leaves a full sub-filter after ~2 bits.
   Mark: exactly the in-process adapter's sequence (src/seen/memory-reader-seen-filter.ts): each
@@ -44,9 +45,9 @@
   whose k bits were all set already (a duplicate, or a false positive of members added just before)
   is present and not counted, as the sequence would have it. After a sub-filter opens mid-mark, the
   next members are first tested against the ones this mark changed.
-  Storage: a 'split' sub-filter is created at its own size by one SETRANGE of its last byte when it
-  opens (Redis allocates it zeroed at that length, with no Lua string built; at most 2 MiB: no
-  stall); the one-string geometry grows its string (GET + SET) as before 0.2.0. The journal gets the
+  Storage: each sub-filter is a string of its own, created at its size by one SETRANGE of its last
+  byte when it opens (Redis allocates it zeroed at that length, with no Lua string built; at most
+  2 MiB: no stall). The journal gets the
   members added, in the order they were added, so replaying the checkpointed journals
   (src/seen/seen-fold.ts) rebuilds the same bits and counts; it gets the reader's time to live.
   Hashing: the engine's MurmurHash3 pairs; positions g_0 = h1 mod m_i, g_(j+1) = g_j + (h2 mod m_i),
@@ -58,7 +59,6 @@ local now = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
 local sig = ARGV[4]
 local flags = ARGV[7] or ''
-local split = string.find(flags, 's', 1, true) ~= nil
 local call = redis.call
 local fmt = string.format
 local sunpack = struct.unpack
@@ -72,17 +72,13 @@ local CHUNK = 2000 -- ops per BITFIELD(_RO): 3-4 values each must fit Lua's C st
 local ALL_AT_ONCE = 128
 
 local levels = {}
-for off, m, k, cap in string.gmatch(ARGV[5], '(%d+),(%d+),(%d+),(%d+);') do
-  levels[#levels + 1] = { off = tonumber(off), m = tonumber(m), k = tonumber(k), cap = tonumber(cap) }
+for m, k, cap in string.gmatch(ARGV[5], '%d+,(%d+),(%d+),(%d+);') do
+  levels[#levels + 1] = { m = tonumber(m), k = tonumber(k), cap = tonumber(cap) }
 end
--- sub-filter i (1-based: level i - 1): its key and its first bit in that key
+-- sub-filter i's key (1-based: level i - 1)
 local function keyOf(i)
-  if split and i > 1 then return KEYS[2 + i] end
+  if i > 1 then return KEYS[2 + i] end
   return KEYS[1]
-end
-local function baseOf(i)
-  if split then return 0 end
-  return levels[i].off
 end
 
 if mode ~= 'd' and string.find(flags, 'g', 1, true) and call('EXISTS', meta) == 0 then return '?' end
@@ -91,14 +87,13 @@ local t, g, c = tonumber(state[1]), state[2], state[3]
 local alive = t ~= nil and c ~= false and g ~= false and (now - t) < ttl
 if alive and g ~= sig then
   if not string.find(flags, 'r', 1, true) then return { '?g', g } end
-  alive = false -- a signature the engine cannot read: the filter is replaced, as before 0.2.0
+  alive = false -- a signature the engine cannot read: the filter is replaced
 end
 if not alive and string.find(flags, 'o', 1, true) then return { '?g', '' } end
 local live = alive
 
 local function strlenAll(open)
   local total = 0
-  if not split then return call('STRLEN', KEYS[1]) end
   for i = 1, open do total = total + call('STRLEN', keyOf(i)) end
   return total
 end
@@ -110,29 +105,17 @@ if mode == 'd' then
   return { state[1], c, strlenAll(n) }
 end
 
--- sub-filter i allocated, its bytes zero: split -> a new string of its exact size (SETRANGE of the
--- last byte: Redis allocates it zeroed, no Lua string built); one string -> grown to the end of i
+-- sub-filter i allocated, its bytes zero: a new string of its exact size (SETRANGE of the last byte:
+-- Redis allocates it zeroed, no Lua string built)
 local function allocate(i)
-  local lv = levels[i]
-  if split then
-    local key = keyOf(i)
-    call('DEL', key)
-    call('SETRANGE', key, ceil(lv.m / 8) - 1, '\0')
-    return
-  end
-  local want = ceil((lv.off + lv.m) / 8)
-  local have = call('STRLEN', KEYS[1])
-  if have >= want then return end
-  if have == 0 then
-    call('SETRANGE', KEYS[1], want - 1, '\0')
-  else
-    call('SET', KEYS[1], call('GET', KEYS[1]) .. string.rep('\0', want - have))
-  end
+  local key = keyOf(i)
+  call('DEL', key)
+  call('SETRANGE', key, ceil(levels[i].m / 8) - 1, '\0')
 end
 
 if not live then
   -- a filter gone (idle for the TTL): its journal goes with it, so no member of the dead filter is
-  -- ever checkpointed under the new one; every sub-filter string too (the one-string form's is KEYS[1])
+  -- ever checkpointed under the new one; every sub-filter string too
   call('DEL', KEYS[1], meta, KEYS[3])
   for i = 4, #KEYS do call('DEL', KEYS[i]) end
   if mode == 'c' then return string.rep('0', #ARGV[6] / 8) end
@@ -170,12 +153,7 @@ local MASK = { [0] = 128, 64, 32, 16, 8, 4, 2, 1 }
 local function testWhole(i, open, found)
   local lv = levels[i]
   local m, k = lv.m, lv.k
-  local s
-  if split then
-    s = call('GET', keyOf(i))
-  else
-    s = call('GETRANGE', KEYS[1], lv.off / 8, lv.off / 8 + ceil(m / 8) - 1)
-  end
+  local s = call('GET', keyOf(i))
   if not s then return end
   for q = 1, #open do
     local j = open[q]
@@ -199,7 +177,7 @@ end
 -- (survivors x positions left) <= ALL_AT_ONCE, their remaining positions in one last call
 local function testRounds(i, open, found)
   local lv = levels[i]
-  local m, k, key, base = lv.m, lv.k, keyOf(i), baseOf(i)
+  local m, k, key = lv.m, lv.k, keyOf(i)
   local alive, pos, steps = {}, {}, {}
   for q, j in ipairs(open) do alive[q] = j; pos[q] = H1[j] % m; steps[q] = H2[j] % m end
   for r = 1, k do
@@ -211,7 +189,7 @@ local function testRounds(i, open, found)
       for q = 1, na do
         local p, step = pos[q], steps[q]
         for _ = 1, left do
-          ops[a + 1] = 'GET'; ops[a + 2] = 'u1'; ops[a + 3] = fmt('%d', base + p); a = a + 3
+          ops[a + 1] = 'GET'; ops[a + 2] = 'u1'; ops[a + 3] = fmt('%d', p); a = a + 3
           p = p + step
           if p >= m then p = p - m end
         end
@@ -227,7 +205,7 @@ local function testRounds(i, open, found)
       return
     end
     local ops = {}
-    for q = 1, na do ops[3 * q - 2] = 'GET'; ops[3 * q - 1] = 'u1'; ops[3 * q] = fmt('%d', base + pos[q]) end
+    for q = 1, na do ops[3 * q - 2] = 'GET'; ops[3 * q - 1] = 'u1'; ops[3 * q] = fmt('%d', pos[q]) end
     local bits = readBits(key, ops, na)
     local nalive, npos, nsteps = {}, {}, {}
     for q = 1, na do
@@ -307,7 +285,7 @@ else
       for _, j in ipairs(chunk) do if not hit[j] then still[#still + 1] = j end end
       chunk = still
     end
-    local m, k, key, base = lv.m, lv.k, keyOf(top), baseOf(top)
+    local m, k, key = lv.m, lv.k, keyOf(top)
     local ops, nops, old = {}, 0, {}
     local function flush()
       local got = call('BITFIELD', key, unpack(ops, 1, 4 * nops))
@@ -318,7 +296,7 @@ else
       local p, step = H1[j] % m, H2[j] % m
       for _ = 1, k do
         local x = 4 * nops
-        ops[x + 1] = 'SET'; ops[x + 2] = 'u1'; ops[x + 3] = fmt('%d', base + p); ops[x + 4] = 1
+        ops[x + 1] = 'SET'; ops[x + 2] = 'u1'; ops[x + 3] = fmt('%d', p); ops[x + 4] = 1
         nops = nops + 1
         if nops == 1000 then flush() end
         p = p + step
@@ -347,21 +325,13 @@ if now > t then t = now end
 local cs = table.concat(counts, ',')
 call('HSET', meta, 't', fmt('%d', t), 'g', sig, 'c', cs)
 call('PEXPIRE', meta, ttl)
-local nkeys = split and #counts or 1
-for i = 1, nkeys do
+for i = 1, #counts do
   if call('EXISTS', keyOf(i)) == 1 then call('PEXPIRE', keyOf(i), ttl) end
 end
 if mode == 'c' then
   if shipped == 0 then return table.concat(out) end
   local reply = { table.concat(out) }
-  for i = 1, shipped do
-    local lv = levels[i]
-    if split then
-      reply[i + 1] = call('GET', keyOf(i)) or ''
-    else
-      reply[i + 1] = call('GETRANGE', KEYS[1], lv.off / 8, lv.off / 8 + ceil(lv.m / 8) - 1)
-    end
-  end
+  for i = 1, shipped do reply[i + 1] = call('GET', keyOf(i)) or '' end
   return reply
 end
 local started = 0

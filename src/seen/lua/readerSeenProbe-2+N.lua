@@ -1,14 +1,13 @@
 --[[ readerSeenProbe-2+N: read only -- which sub-filter of one reader's scalable Bloom filter holds each
   of N members (the explain API); the keys and geometry of readerSeen-3+N
-  KEYS[1]     sub-filter 0 (a 'split' geometry), or every sub-filter at its offset (one string)
+  KEYS[1]     sub-filter 0
   KEYS[2]     the state HASH: t = virtual ms of the last activity, g = signature, c = members per open
               sub-filter ('100,200,37')
-  KEYS[2+i]   i = 1..N: sub-filter i of a 'split' geometry (0-based level i)
+  KEYS[2+i]   i = 1..N: sub-filter i (0-based level i)
   ARGV[1]     now, virtual epoch ms;  ARGV[2] ttl ms (the filter is gone once now - t >= ttl)
   ARGV[3]     the signature this call runs under
-  ARGV[4]     its sub-filters, 'offset,bits,hashes,capacity;' repeated, level 0 first
+  ARGV[4]     its sub-filters, 'offset,bits,hashes,capacity;' repeated, level 0 first (offset unused here)
   ARGV[5]     members as packed hash pairs: (h1, h2), little-endian uint32 each (8 bytes per member)
-  ARGV[6]     flags: 's' the geometry is split (one string per sub-filter)
   returns     '' when the reader has no live filter;
               { '?g', sig } when its live filter has another signature (run again under sig);
               { c, levels } otherwise: the counts, and per member the newest open sub-filter (0-based)
@@ -18,10 +17,9 @@
 ]]
 local now = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])
-local split = string.find(ARGV[6], 's', 1, true) ~= nil
 local levels = {}
-for off, m, k in string.gmatch(ARGV[4], '(%d+),(%d+),(%d+),%d+;') do
-  levels[#levels + 1] = { off = tonumber(off), m = tonumber(m), k = tonumber(k) }
+for m, k in string.gmatch(ARGV[4], '%d+,(%d+),(%d+),%d+;') do
+  levels[#levels + 1] = { m = tonumber(m), k = tonumber(k) }
 end
 local state = redis.call('HMGET', KEYS[2], 't', 'g', 'c')
 local t, g, c = tonumber(state[1]), state[2], state[3]
@@ -36,15 +34,12 @@ local packed = ARGV[5]
 local function holder(h1, h2)
   for i = open, 1, -1 do
     local lv = levels[i]
-    local key, base = KEYS[1], lv.off
-    if split then
-      base = 0
-      if i > 1 then key = KEYS[1 + i] end
-    end
+    local key = KEYS[1]
+    if i > 1 then key = KEYS[1 + i] end
     local ops = {}
     local p, step = h1 % lv.m, h2 % lv.m
     for j = 1, lv.k do
-      ops[3 * j - 2] = 'GET'; ops[3 * j - 1] = 'u1'; ops[3 * j] = string.format('%d', base + p)
+      ops[3 * j - 2] = 'GET'; ops[3 * j - 1] = 'u1'; ops[3 * j] = string.format('%d', p)
       p = p + step
       if p >= lv.m then p = p - lv.m end
     end

@@ -1,13 +1,12 @@
 --[[ readerSeenRestore-2+N: put a reader's filter rebuilt from its checkpoints, unless it has one now
-  KEYS[1]   sub-filter 0, or every sub-filter (a geometry written before 0.2.0: one string)
+  KEYS[1]   sub-filter 0
   KEYS[2]   the state HASH (t, g, c as in readerSeen-3+N)
-  KEYS[2+i] i = 1..N: sub-filter i of a split geometry (N = its sub-filters - 1)
+  KEYS[2+i] i = 1..N: sub-filter i (N = its sub-filters - 1)
   ARGV[1]   t, virtual ms of the last activity
   ARGV[2]   geometry signature
   ARGV[3]   members per open sub-filter ('100,200,37')
   ARGV[4]   time to live, ms
-  ARGV[5..] the bytes of each open sub-filter, level 0 first (one string holding them all for the
-            one-string geometry); none = nothing checkpointed: the first mark allocates sub-filter 0
+  ARGV[5..] the bytes of each open sub-filter, level 0 first; none = nothing checkpointed: the first mark allocates sub-filter 0
             (a stray bitmap left without its state is deleted)
   returns   1 put, 0 the reader has a state already (another process restored it first): kept
   Only a reader with no state is restored. A mark never creates a state without a restore first

@@ -30,7 +30,7 @@
   positions (a member seen today would otherwise take k - 1 calls). An unseen member leaves at its
   first 0 bit (~1-2 probes a day); a member whose k bits are set on a day is seen and skips the
   remaining days.
-  Layout (note 1's rolling daily Bloom filters on stock Redis): each filter is a plain bitmap
+  Layout (the for-you design's rolling daily Bloom filters on stock Redis): each filter is a plain bitmap
   string, written with SETBIT (seenMark-4) and read with BITFIELD_RO ... GET u1 (Redis >= 6.2); the
   engine hashes members (MurmurHash3 pair, src/seen/bloom.ts) and sends, per member, its two
   32-bit hashes packed as 8 little-endian bytes in ONE argument. Lua decodes them with struct.unpack

@@ -4,7 +4,7 @@
   KEYS[2]     its version key
   KEYS[3]     the day's journal: a string of packed hash pairs, 8 bytes per member (only when ARGV[6] ~= '')
   KEYS[4]     the shard's journal index: a SET of the days that have a journal (only when ARGV[6] ~= '')
-  (every key under the shard's hash tag: Keys.seenDays / Keys.legacySeenDays)
+  (every key under the shard's hash tag: Keys.seenDays)
   ARGV[1]     m, bits per bitmap
   ARGV[2]     k, hashes per member
   ARGV[3]     time to live in ms (the engine computes it from its own clock: the end of the window)

@@ -10,7 +10,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { readerRequest, type RequestAccess } from '../../kernel/http/access.js';
-import { ErrorEnvelope, FeedHeaders, Id, ok } from '../../kernel/http/schemas.js';
+import { FeedHeaders, Id, ok, LOOKUP_ERRORS } from '../../kernel/http/schemas.js';
 import type { Explanation } from '../../kernel/explain.js';
 import { explanationJson, type ExplainQuery } from '../../use-cases/explain.js';
 import { RANGE_PATTERN } from '../../hot/domain.js';
@@ -30,8 +30,6 @@ const Query = Type.Object(
   },
   { additionalProperties: false },
 );
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
-
 /** What the route calls. */
 export interface ExplainRouteDeps {
   access: RequestAccess;
@@ -49,7 +47,7 @@ export const explainRoutes: FastifyPluginAsync<{ deps: ExplainRouteDeps }> = asy
         params: Params,
         querystring: Query,
         headers: FeedHeaders,
-        response: { 200: ExplainResult, ...errors },
+        response: { 200: ExplainResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {

@@ -27,10 +27,10 @@ import {
   ok,
   UpsertResult,
   type ItemInJson,
+  LOOKUP_ERRORS,
+  type TypedApp,
 } from '../../kernel/http/schemas.js';
 import type { UseCases } from '../../use-cases/verbs.js';
-
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
 /**
  * Converts a schema-valid request item to the use case's input (times in ms).
@@ -84,8 +84,12 @@ export interface ItemRouteDeps {
 /** Registers the items routes (see the module doc). */
 export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (app, { deps }) => {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { access, content, useCases } = deps;
+  publishRoute(r, deps);
+  itemRoute(r, deps);
+};
 
+/** `POST /v1/items` (service key). */
+function publishRoute(r: TypedApp, { access, useCases }: ItemRouteDeps): void {
   r.post(
     '/items',
     {
@@ -94,7 +98,7 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
         summary: 'Upsert items (service key)',
         body: ItemsBody,
         headers: NowHeaders,
-        response: { 200: UpsertResult, ...errors, 409: ErrorEnvelope, 413: ErrorEnvelope },
+        response: { 200: UpsertResult, ...LOOKUP_ERRORS, 409: ErrorEnvelope, 413: ErrorEnvelope },
       },
     },
     async (req) => {
@@ -107,11 +111,19 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
       }
     },
   );
+}
 
+/** `GET /v1/items/:id` and `DELETE /v1/items/:id` (service key). */
+function itemRoute(r: TypedApp, { access, content, useCases }: ItemRouteDeps): void {
   r.get(
     '/items/:id',
     {
-      schema: { tags: ['items'], summary: 'One live item', params: IdParams, response: { 200: ItemResult, ...errors } },
+      schema: {
+        tags: ['items'],
+        summary: 'One live item',
+        params: IdParams,
+        response: { 200: ItemResult, ...LOOKUP_ERRORS },
+      },
     },
     async (req) => {
       principalOf(req); // any valid token may read an item
@@ -128,7 +140,7 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
         tags: ['items'],
         summary: 'Soft-delete an item (service key)',
         params: IdParams,
-        response: { 200: DeleteResult, ...errors },
+        response: { 200: DeleteResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
@@ -138,4 +150,4 @@ export const itemRoutes: FastifyPluginAsync<{ deps: ItemRouteDeps }> = async (ap
       return ok({ id: req.params.id, deleted });
     },
   );
-};
+}

@@ -8,7 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { readerOfRequest, type RequestAccess } from '../../kernel/http/access.js';
-import { Envelope, ErrorEnvelope, IdParams, ok } from '../../kernel/http/schemas.js';
+import { Envelope, IdParams, ok, ROUTE_ERRORS } from '../../kernel/http/schemas.js';
 import { MarkerOut } from '../../notifications/schemas.js';
 import { markerJson } from '../../notifications/schemas.js';
 import type { Notifications } from '../../notifications/service.js';
@@ -18,8 +18,6 @@ import { TimelineMarkerOut, timelineMarkerJson } from '../../following/schemas.j
 const MarkersResult = Envelope(
   Type.Object({ user_id: Type.String(), following: TimelineMarkerOut, notifications: MarkerOut }),
 );
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope };
-
 /** What the route reads. */
 export interface MarkerRouteDeps {
   access: RequestAccess;
@@ -36,7 +34,7 @@ export const markerRoutes: FastifyPluginAsync<{ deps: MarkerRouteDeps }> = async
         tags: ['notifications'],
         summary: "The reader's read markers, with unread counts",
         params: IdParams,
-        response: { 200: MarkersResult, ...errors },
+        response: { 200: MarkersResult, ...ROUTE_ERRORS },
       },
     },
     async (req) => {

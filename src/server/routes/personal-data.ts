@@ -12,8 +12,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { readerOfRequest, serviceRequest, type RequestAccess } from '../../kernel/http/access.js';
-import { Envelope, ErrorEnvelope, IdParams, NowHeaders, ok } from '../../kernel/http/schemas.js';
-import type { Erasure, ItemsChoice } from '../../use-cases/personal-data.js';
+import { Envelope, IdParams, NowHeaders, ok, LOOKUP_ERRORS } from '../../kernel/http/schemas.js';
+import type { UseCases } from '../../use-cases/verbs.js';
 import { UserExport } from '../../use-cases/schemas.js';
 
 const EraseQuery = Type.Object(
@@ -37,14 +37,11 @@ const EraseResult = Envelope(
   }),
 );
 
-/** What the routes call. */
+/** What the routes call: the erase and export verbs (src/use-cases/verbs.ts). */
 export interface PersonalDataRouteDeps {
   access: RequestAccess;
-  eraseUser(userId: string, items: ItemsChoice, nowMs: number): Promise<Erasure>;
-  exportUser(userId: string, nowMs: number): AsyncGenerator<string>;
+  verbs: Pick<UseCases, 'eraseUser' | 'exportUser'>;
 }
-
-const errors = { 400: ErrorEnvelope, 401: ErrorEnvelope, 403: ErrorEnvelope, 404: ErrorEnvelope, 503: ErrorEnvelope };
 
 /** Registers the erase and export routes (see the module doc). */
 export const personalDataRoutes: FastifyPluginAsync<{ deps: PersonalDataRouteDeps }> = async (app, { deps }) => {
@@ -60,12 +57,12 @@ export const personalDataRoutes: FastifyPluginAsync<{ deps: PersonalDataRouteDep
         params: IdParams,
         querystring: EraseQuery,
         headers: NowHeaders,
-        response: { 200: EraseResult, ...errors },
+        response: { 200: EraseResult, ...LOOKUP_ERRORS },
       },
     },
     async (req) => {
       const { nowMs } = serviceRequest(req, access);
-      const e = await deps.eraseUser(req.params.id, req.query.items ?? 'delete', nowMs);
+      const e = await deps.verbs.eraseUser(req.params.id, req.query.items ?? 'delete', nowMs);
       return ok({ user_id: e.userId, items: e.items, removed: e.removed, kept: e.kept });
     },
   );
@@ -77,12 +74,12 @@ export const personalDataRoutes: FastifyPluginAsync<{ deps: PersonalDataRouteDep
         tags: ['users'],
         summary: 'Everything Freshet holds about a user, as one JSON document (streamed)',
         params: IdParams,
-        response: { 200: Envelope(UserExport), ...errors },
+        response: { 200: Envelope(UserExport), ...LOOKUP_ERRORS },
       },
     },
     async (req, reply) => {
       const readerId = readerOfRequest(req, req.params.id);
-      const chunks = deps.exportUser(readerId, access.clock.now());
+      const chunks = deps.verbs.exportUser(readerId, access.clock.now());
       const first = await chunks.next(); // a user Freshet knows nothing about is a 404, before any byte is sent
       async function* body(): AsyncGenerator<string> {
         yield '{"code":0,"msg":"success","data":';

@@ -3,6 +3,7 @@
  * `DELETE /v1/feedback/:item_id`), blocked authors (Unblock), plus the recent views and engaged items
  * (shown; they leave on their own — views after `FRESHET_RECENT_VIEWS` newer ones or the TTL).
  */
+import type { ExclusionListData as ExclusionList } from '../../client/index.js';
 import type { Ctx, Page } from '../context.js';
 import { h, isoMinute, replace, statusLine } from '../dom.js';
 import { describe, exclusions } from '../extras.js';
@@ -58,6 +59,48 @@ function undo(
   return b;
 }
 
+/** The "Not interested" section: each item with its Undo. */
+function notInterestedSection(ctx: Ctx, ex: ExclusionList, reload: () => void): HTMLElement {
+  return section(
+    'Not interested',
+    'Never shown again in for-you and discover; the author weighs less for a while. Undo brings the item back.',
+    ex.not_interested.map((n) =>
+      h(
+        'li',
+        {},
+        link(n.item_id),
+        ` by ${n.author_id} · ${isoMinute(n.at)} `,
+        undo(
+          ctx,
+          `Undo ${n.item_id}`,
+          () => ctx.client.feedback.undo(n.item_id),
+          `${n.item_id} may be shown again.`,
+          reload,
+        ),
+      ),
+    ),
+  );
+}
+
+/** The "Blocked authors" section: an Unblock for the authors this reader blocks (`mine`). */
+function blockedSection(ctx: Ctx, ex: ExclusionList, mine: ReadonlySet<string>, reload: () => void): HTMLElement {
+  return section(
+    'Blocked authors',
+    'Their items reach no feed of this reader (either way: an author who blocks the reader is listed too, without an unblock).',
+    ex.blocked_authors.map((a) =>
+      h(
+        'li',
+        {},
+        a,
+        ' ',
+        mine.has(a)
+          ? undo(ctx, `Unblock ${a}`, () => ctx.client.blocks.unblock(ctx.reader, a), `${a} is unblocked.`, reload)
+          : h('span', { class: 'meta' }, '(blocks this reader)'),
+      ),
+    ),
+  );
+}
+
 export const exclusionsPage: Page = (root, ctx) => {
   const status = statusLine();
   const load = async () => {
@@ -68,51 +111,14 @@ export const exclusionsPage: Page = (root, ctx) => {
       ]);
       names = await titles(ctx, [...ex.not_interested.map((n) => n.item_id), ...ex.recently_viewed, ...ex.engaged]);
       const mine = new Set(blocks.users.map((u) => u.id));
+      const reload = () => void load();
       status.textContent = '';
       replace(
         root,
         h('h2', {}, `Exclusions of ${ctx.reader}`),
         status,
-        section(
-          'Not interested',
-          'Never shown again in for-you and discover; the author weighs less for a while. Undo brings the item back.',
-          ex.not_interested.map((n) =>
-            h(
-              'li',
-              {},
-              link(n.item_id),
-              ` by ${n.author_id} · ${isoMinute(n.at)} `,
-              undo(
-                ctx,
-                `Undo ${n.item_id}`,
-                () => ctx.client.feedback.undo(n.item_id),
-                `${n.item_id} may be shown again.`,
-                () => void load(),
-              ),
-            ),
-          ),
-        ),
-        section(
-          'Blocked authors',
-          'Their items reach no feed of this reader (either way: an author who blocks the reader is listed too, without an unblock).',
-          ex.blocked_authors.map((a) =>
-            h(
-              'li',
-              {},
-              a,
-              ' ',
-              mine.has(a)
-                ? undo(
-                    ctx,
-                    `Unblock ${a}`,
-                    () => ctx.client.blocks.unblock(ctx.reader, a),
-                    `${a} is unblocked.`,
-                    () => void load(),
-                  )
-                : h('span', { class: 'meta' }, '(blocks this reader)'),
-            ),
-          ),
-        ),
+        notInterestedSection(ctx, ex, reload),
+        blockedSection(ctx, ex, mine, reload),
         section(
           'Recent views',
           'The last counted views: left out of for-you and discover until newer views push them out or they expire.',

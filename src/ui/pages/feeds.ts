@@ -8,7 +8,7 @@ import type { Ctx, Page } from '../context.js';
 import { itemCard } from '../cards.js';
 import { h, plural, replace, statusLine } from '../dom.js';
 import type { ExplainFeed } from '../explain-view.js';
-import { type MarkerState, readMarker } from '../catch-up.js';
+import { type MarkerState, type ReadMarker, readMarker } from '../catch-up.js';
 import { describe } from '../extras.js';
 import { scroller } from '../scroller.js';
 
@@ -151,13 +151,12 @@ function newEntries(
   let live: AbortController | null = null;
   let timer: ReturnType<typeof setInterval> | undefined;
   let useStream = true;
-  /** The streamed entries newer than the top shown: timeline id → author. */
-  const fresh = new Map<string, string>();
-  let capped = false;
+  /** The streamed entries newer than the top shown (timeline id → author), and whether there are more. */
+  const counted: Counted = { fresh: new Map(), capped: false, show };
   const forget = (author: string) => {
     let dropped = false;
-    for (const [tid, a] of fresh) if (a === author) dropped = fresh.delete(tid) || dropped;
-    if (dropped) show(fresh.size, capped);
+    for (const [tid, a] of counted.fresh) if (a === author) dropped = counted.fresh.delete(tid) || dropped;
+    if (dropped) show(counted.fresh.size, counted.capped);
   };
   const stop = () => {
     live?.abort();
@@ -175,34 +174,11 @@ function newEntries(
     stop();
     if (useStream) {
       const ctl = (live = new AbortController());
-      fresh.clear();
-      capped = false;
+      counted.fresh.clear();
+      counted.capped = false;
       how.textContent = 'live';
       try {
-        for await (const ev of ctx.client.following.stream({
-          ...(newest ? { sinceId: newest } : {}),
-          signal: ctl.signal,
-          maxReconnects: 3,
-        })) {
-          if (ctl.signal.aborted) return; // an entry already buffered when the page reloaded
-          if (ev.type === 'marker') {
-            onMarker(ev); // another device (or tab) moved the marker
-            continue;
-          }
-          if (ev.type === 'notifications') continue; // the navigation's badge has its own stream
-          if (ev.type === 'item') fresh.set(ev.timeline_id, ev.item.author_id);
-          else {
-            // a reset: more came than the server replays, and its id is not one entry — count them instead
-            const p = await ctx.client.following.page({
-              limit: NEWS_MAX,
-              ...(newest ? { sinceId: newest } : {}),
-              signal: ctl.signal,
-            });
-            for (const it of p.items) fresh.set(it.timeline_id, it.author_id);
-            capped = p.items.length === NEWS_MAX;
-          }
-          show(fresh.size, capped);
-        }
+        await countStreamed(ctx, newest, ctl.signal, counted, onMarker);
         return;
       } catch {
         if (ctl.signal.aborted) return;
@@ -215,34 +191,56 @@ function newEntries(
   return { watch, stop, forget };
 }
 
+/** The entries counted from the stream, and where the count goes. */
+interface Counted {
+  fresh: Map<string, string>;
+  capped: boolean;
+  show: (n: number, capped?: boolean) => void;
+}
+
 /**
- * Following: the chronological timeline, newest first by `max_id`, with a "N new" banner (live stream, else
- * polls) and "N unread" from the read marker; "Catch up" pages oldest first from the marker instead
- * (`from=marker`, then `next_min_id`) and moves the marker as the cards scroll into view.
+ * Counts the stream's entries after `newest` into `c` until it ends (a `reset`: the entries of the newest
+ * page instead, more came than the server replays); `marker` events go to `onMarker`.
+ * @throws what the stream throws (an abort ends it quietly).
  */
-export const followingPage: Page = (root, ctx) => {
-  const status = statusLine();
-  // a mute takes the author's cards out, and their waiting entries off the banner (the server leaves them out)
-  const list = feedList(ctx, 'Following timeline', {
-    feed: 'following',
-    ranked: false,
-    onMuted: (author) => news.forget(author),
-  });
-  const banner = h('button', { type: 'button', class: 'banner', hidden: true, 'data-testid': 'new-banner' });
-  const how = h('span', { class: 'meta', 'data-testid': 'new-source' });
-  const unread = h('span', { class: 'meta', 'data-testid': 'timeline-unread', 'aria-live': 'polite' });
-  const marker = readMarker(ctx, unread);
-  const catchUpBtn = h('button', { type: 'button', 'data-action': 'catch-up', 'aria-pressed': 'false' }, 'Catch up');
-  const news = newEntries(
-    ctx,
-    how,
-    (n, capped = false) => {
-      banner.hidden = n === 0;
-      banner.textContent = `${n}${capped ? '+' : ''} new — show them`;
-    },
-    (m) => marker.show(m),
-  );
-  let catchingUp = false;
+async function countStreamed(
+  ctx: Ctx,
+  newest: string | undefined,
+  signal: AbortSignal,
+  c: Counted,
+  onMarker: (m: MarkerState) => void,
+): Promise<void> {
+  const since = newest ? { sinceId: newest } : {};
+  for await (const ev of ctx.client.following.stream({ ...since, signal, maxReconnects: 3 })) {
+    if (signal.aborted) return; // an entry already buffered when the page reloaded
+    if (ev.type === 'marker') {
+      onMarker(ev); // another device (or tab) moved the marker
+      continue;
+    }
+    if (ev.type === 'notifications') continue; // the navigation's badge has its own stream
+    if (ev.type === 'item') c.fresh.set(ev.timeline_id, ev.item.author_id);
+    else {
+      // a reset: more came than the server replays, and its id is not one entry — count them instead
+      const p = await ctx.client.following.page({ limit: NEWS_MAX, ...since, signal });
+      for (const it of p.items) c.fresh.set(it.timeline_id, it.author_id);
+      c.capped = p.items.length === NEWS_MAX;
+    }
+    c.show(c.fresh.size, c.capped);
+  }
+}
+
+/**
+ * The timeline's pages into `list`: newest first by `max_id`, or a catch-up oldest first from the marker
+ * (`from=marker`, then `next_min_id`), whose cards move the marker as they scroll into view; once caught
+ * up, the banner watches for entries after the last one. Each load says whether there is more.
+ */
+function timelinePages(
+  ctx: Ctx,
+  list: ReturnType<typeof feedList>,
+  status: HTMLElement,
+  marker: ReadMarker,
+  news: ReturnType<typeof newEntries>,
+) {
   let maxId: string | undefined;
   let minId: string | undefined;
   let newest: string | undefined;
@@ -270,7 +268,60 @@ export const followingPage: Page = (root, ctx) => {
     void news.watch(newest);
     return false;
   };
-  const more = scroller('Load more', list.ul, () => (catchingUp ? loadCatchUp() : loadNewest()));
+  return {
+    newest: loadNewest,
+    catchUp: loadCatchUp,
+    /** The newest entry shown (where the banner's count starts). */
+    top: () => newest,
+    reset: () => {
+      maxId = minId = newest = undefined;
+    },
+  };
+}
+
+/** Shows the "Catch up" toggle pressed (`on`: catching up, it offers "Newest first") or not; @returns `on`. */
+function pressCatchUp(btn: HTMLElement, on: boolean): boolean {
+  btn.setAttribute('aria-pressed', String(on));
+  btn.textContent = on ? 'Newest first' : 'Catch up';
+  return on;
+}
+
+/** The "N new — show them" banner and the count behind it (stream, else polls); marker events move `marker`. */
+function newsBanner(ctx: Ctx, how: HTMLElement, marker: ReadMarker) {
+  const banner = h('button', { type: 'button', class: 'banner', hidden: true, 'data-testid': 'new-banner' });
+  const news = newEntries(
+    ctx,
+    how,
+    (n, capped = false) => {
+      banner.hidden = n === 0;
+      banner.textContent = `${n}${capped ? '+' : ''} new — show them`;
+    },
+    (m) => marker.show(m),
+  );
+  return { banner, news };
+}
+
+/**
+ * Following: the chronological timeline, newest first by `max_id`, with a "N new" banner (live stream, else
+ * polls) and "N unread" from the read marker; "Catch up" pages oldest first from the marker instead
+ * (`from=marker`, then `next_min_id`) and moves the marker as the cards scroll into view.
+ */
+export const followingPage: Page = (root, ctx) => {
+  const status = statusLine();
+  // a mute takes the author's cards out, and their waiting entries off the banner (the server leaves them out)
+  const list = feedList(ctx, 'Following timeline', {
+    feed: 'following',
+    ranked: false,
+    onMuted: (author) => news.forget(author),
+  });
+  const how = h('span', { class: 'meta', 'data-testid': 'new-source' });
+  const unread = h('span', { class: 'meta', 'data-testid': 'timeline-unread', 'aria-live': 'polite' });
+  const marker = readMarker(ctx, unread);
+  const catchUpBtn = h('button', { type: 'button', 'data-action': 'catch-up', 'aria-pressed': 'false' }, 'Catch up');
+  const { banner, news } = newsBanner(ctx, how, marker);
+  let catchingUp = false;
+  const pages = timelinePages(ctx, list, status, marker, news);
+  const more = scroller('Load more', list.ul, () => (catchingUp ? pages.catchUp() : pages.newest()));
   const start = async () => {
     news.stop(); // the stream (or the polls) restart from the new top once it is loaded
     await marker.unwatch();
@@ -279,28 +330,25 @@ export const followingPage: Page = (root, ctx) => {
     void marker.refresh();
     try {
       await more.restart(() => {
-        maxId = minId = newest = undefined;
+        pages.reset();
         list.clear();
-        return catchingUp ? loadCatchUp() : loadNewest();
+        return catchingUp ? pages.catchUp() : pages.newest();
       });
     } catch (err) {
       status.textContent = `The timeline failed: ${describe(err)}`;
     }
-    if (!catchingUp) void news.watch(newest);
+    if (!catchingUp) void news.watch(pages.top());
   };
   banner.addEventListener('click', () => void start());
   catchUpBtn.addEventListener('click', () => {
-    catchingUp = !catchingUp;
-    catchUpBtn.setAttribute('aria-pressed', String(catchingUp));
-    catchUpBtn.textContent = catchingUp ? 'Newest first' : 'Catch up';
+    catchingUp = pressCatchUp(catchUpBtn, !catchingUp);
     void start();
   });
   // the timeline keeps only followed authors: an unfollow here takes the author's cards out at once
   const off = ctx.follows.onChange((author, following) => {
-    if (!following) {
-      list.removeAuthor(author);
-      news.forget(author);
-    }
+    if (following) return;
+    list.removeAuthor(author);
+    news.forget(author);
   });
   replace(
     root,

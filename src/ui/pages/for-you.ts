@@ -32,6 +32,51 @@ function peekBadge(ctx: Ctx, badge: HTMLElement): () => Promise<void> {
 }
 
 /**
+ * What the tab keeps of the page (for-you-state.ts): its items — the cards still in `ul` (a dismissed or
+ * muted one is gone) —, `has_more` and the scroll. A visit left before its first page arrived keeps nothing.
+ */
+function pageKeeper(ctx: Ctx, ul: HTMLElement, kept: { items: FeedItem[]; hasMore: boolean } | null) {
+  let items: FeedItem[] = kept ? [...kept.items] : [];
+  let hasMore = kept?.hasMore ?? false;
+  /** Whether a page was shown. */
+  let loaded = kept !== null;
+  const keep = () => {
+    if (!loaded) return;
+    const on = new Set([...ul.children].map((li) => (li as HTMLElement).dataset.id));
+    items = items.filter((it) => on.has(it.id));
+    saveForYou({ reader: ctx.reader, items, hasMore, scrollY: window.scrollY });
+  };
+  return {
+    keep,
+    /** A first page (a refresh) replaces what is kept. */
+    replace: (page: readonly FeedItem[], more: boolean) => {
+      items = [...page];
+      hasMore = more;
+      loaded = true;
+      keep();
+    },
+    /** A next page adds to it. */
+    append: (page: readonly FeedItem[], more: boolean) => {
+      items.push(...page);
+      hasMore = more;
+      keep();
+    },
+  };
+}
+
+/** Shows the page the tab kept: its cards, whether there is more, and where it was scrolled to. */
+function showKept(
+  list: ReturnType<typeof feedList>,
+  more: ReturnType<typeof scroller>,
+  kept: { items: FeedItem[]; hasMore: boolean; scrollY: number },
+): void {
+  list.add(kept.items);
+  list.ul.setAttribute('aria-busy', 'false');
+  more.setMore(kept.hasMore);
+  window.scrollTo(0, kept.scrollY);
+}
+
+/**
  * For you: refresh, infinite load_more, "N new" badge. The page keeps its items, `has_more` and scroll
  * position for the tab (for-you-state.ts): coming back shows them again, and `refresh` is called only on
  * the first visit and by the Refresh button (or the badge).
@@ -42,23 +87,12 @@ export const forYouPage: Page = (root, ctx) => {
   const badge = h('button', { type: 'button', class: 'badge-new', hidden: true, 'data-testid': 'peek' });
   const refreshBtn = h('button', { type: 'button', 'data-action': 'refresh' }, 'Refresh');
   const kept = loadForYou(ctx.reader);
-  let items: FeedItem[] = kept ? [...kept.items] : [];
-  let hasMore = kept?.hasMore ?? false;
-  /** Whether a page was shown (a visit left before its first page arrived keeps nothing). */
-  let loaded = kept !== null;
-  /** Keeps what the page shows: the cards still on it (a dismissed or muted one is gone), and the scroll. */
-  const keep = () => {
-    if (!loaded) return;
-    const on = new Set([...list.ul.children].map((li) => (li as HTMLElement).dataset.id));
-    items = items.filter((it) => on.has(it.id));
-    saveForYou({ reader: ctx.reader, items, hasMore, scrollY: window.scrollY });
-  };
+  const page = pageKeeper(ctx, list.ul, kept);
+  const keep = page.keep;
   const more = scroller('Load more', list.ul, async () => {
     const p = await ctx.client.forYou.loadMore({ limit: PAGE });
     list.add(p.items);
-    items.push(...p.items);
-    hasMore = p.has_more;
-    keep();
+    page.append(p.items, p.has_more);
     if (p.refreshed) status.textContent = 'The page cache had expired: this page is a fresh refresh.';
     void updateBadge(); // what was just served is seen now: the count drops
     return p.has_more;
@@ -72,10 +106,7 @@ export const forYouPage: Page = (root, ctx) => {
         const p = await ctx.client.forYou.refresh({ limit: PAGE });
         list.clear();
         list.add(p.items);
-        items = [...p.items];
-        hasMore = p.has_more;
-        loaded = true;
-        keep();
+        page.replace(p.items, p.has_more);
         n = p.items.length;
         return p.has_more;
       });
@@ -98,10 +129,7 @@ export const forYouPage: Page = (root, ctx) => {
     more.el,
   );
   if (kept) {
-    list.add(kept.items);
-    list.ul.setAttribute('aria-busy', 'false');
-    more.setMore(kept.hasMore);
-    window.scrollTo(0, kept.scrollY);
+    showKept(list, more, kept);
     void updateBadge();
   } else void refresh();
   const timer = setInterval(() => void updateBadge(), POLL_MS);

@@ -4,7 +4,8 @@
  * per row (the item's explain in hot); refreshes on its own every `refresh_s`
  * (switchable) and on demand.
  */
-import type { Page } from '../context.js';
+import type { HotPage } from '../../client/index.js';
+import type { Ctx, Page } from '../context.js';
 import { h, isoMinute, plural, replace, statusLine } from '../dom.js';
 import { whyButton } from '../explain-view.js';
 import { describe } from '../extras.js';
@@ -28,57 +29,16 @@ export const hotPage: Page = (root, ctx) => {
   const refreshBtn = h('button', { type: 'button', 'data-action': 'refresh' }, 'Refresh');
   const params = h('p', { class: 'params' });
   const body = h('tbody');
-  const table = h(
-    'table',
-    { class: 'hot' },
-    h('caption', { class: 'sr-only' }, 'Hot items'),
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        ['#', 'Item', 'PV', 'UV', 'Score'].map((c) => h('th', { scope: 'col' }, c)),
-      ),
-    ),
-    body,
-  );
   let timer: ReturnType<typeof setTimeout> | undefined;
   const load = async () => {
     clearTimeout(timer);
     let next = 30;
     try {
       const p = await ctx.client.hot.top({ range: range.value, limit: 50 });
-      const { alpha, beta, base, gamma } = p.params;
-      replace(
-        params,
-        'score = (α·PV + β·UV) / (hours since publish + base)',
-        h('sup', {}, 'γ'),
-        ` with α = ${alpha}, β = ${beta}, base = ${base}, γ = ${gamma}. `,
-        `Computed ${isoMinute(p.computed_at)}; recomputed at most every ${p.refresh_s} s. `,
-        `Suspicious views left out: ${plural(p.suspicious.repeat, 'repeat')}, ${p.suspicious.budget} over budget, ${p.suspicious.flagged} flagged.`,
-      );
+      replace(params, ...formula(p));
       replace(
         body,
-        p.items.map((it, i) => {
-          const panel = h('div', { class: 'why', 'aria-live': 'polite' });
-          return h(
-            'tr',
-            { 'data-id': it.id },
-            h('td', {}, i + 1),
-            h(
-              'td',
-              {},
-              h('a', { href: `#/item/${encodeURIComponent(it.id)}` }, it.title),
-              h('span', { class: 'meta' }, ` ${it.author_id}${suspicious(it.suspicious)} `),
-              whyButton(ctx, 'hot', it.id, panel, () => range.value),
-              panel,
-            ),
-            h('td', { class: 'num' }, it.pv),
-            h('td', { class: 'num' }, it.uv),
-            h('td', { class: 'num' }, it.score.toFixed(3)),
-          );
-        }),
+        p.items.map((it, i) => hotRow(ctx, it, i, () => range.value)),
       );
       status.textContent = p.items.length
         ? ''
@@ -105,8 +65,60 @@ export const hotPage: Page = (root, ctx) => {
     ),
     params,
     status,
-    h('div', { class: 'table-wrap' }, table),
+    h('div', { class: 'table-wrap' }, hotTable(body)),
   );
   void load();
   return () => clearTimeout(timer);
 };
+
+/** The ranking's table around its rows. */
+function hotTable(body: HTMLElement): HTMLElement {
+  return h(
+    'table',
+    { class: 'hot' },
+    h('caption', { class: 'sr-only' }, 'Hot items'),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['#', 'Item', 'PV', 'UV', 'Score'].map((c) => h('th', { scope: 'col' }, c)),
+      ),
+    ),
+    body,
+  );
+}
+
+/** The formula with the ranking's parameters, when it was computed, and the suspicious views left out. */
+function formula(p: HotPage): (string | HTMLElement)[] {
+  const { alpha, beta, base, gamma } = p.params;
+  return [
+    'score = (α·PV + β·UV) / (hours since publish + base)',
+    h('sup', {}, 'γ'),
+    ` with α = ${alpha}, β = ${beta}, base = ${base}, γ = ${gamma}. `,
+    `Computed ${isoMinute(p.computed_at)}; recomputed at most every ${p.refresh_s} s. `,
+    `Suspicious views left out: ${plural(p.suspicious.repeat, 'repeat')}, ${p.suspicious.budget} over budget, ${p.suspicious.flagged} flagged.`,
+  ];
+}
+
+/** One row: rank, the item (with its "Why?" panel in hot, over the chosen range), PV, UV, score. */
+function hotRow(ctx: Ctx, it: HotPage['items'][number], i: number, range: () => string): HTMLElement {
+  const panel = h('div', { class: 'why', 'aria-live': 'polite' });
+  return h(
+    'tr',
+    { 'data-id': it.id },
+    h('td', {}, i + 1),
+    h(
+      'td',
+      {},
+      h('a', { href: `#/item/${encodeURIComponent(it.id)}` }, it.title),
+      h('span', { class: 'meta' }, ` ${it.author_id}${suspicious(it.suspicious)} `),
+      whyButton(ctx, 'hot', it.id, panel, range),
+      panel,
+    ),
+    h('td', { class: 'num' }, it.pv),
+    h('td', { class: 'num' }, it.uv),
+    h('td', { class: 'num' }, it.score.toFixed(3)),
+  );
+}

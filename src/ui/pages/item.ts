@@ -4,6 +4,7 @@
  * recent views), not interested, follow/unfollow, mute or block the author; and the "Why not?" box
  * (./why.ts) filled with the item.
  */
+import type { ItemData } from '../../client/index.js';
 import type { Ctx, Page } from '../context.js';
 import { followButton } from '../cards.js';
 import { h, isoMinute, plural, replace, statusLine } from '../dom.js';
@@ -60,12 +61,54 @@ async function followers(ctx: Ctx, author: string, el: HTMLElement): Promise<voi
   }
 }
 
+/**
+ * A button (`data-action`) that runs `run` on a click and says what it returns, or `failure` and why
+ * it failed.
+ */
+function actionButton(
+  ctx: Ctx,
+  action: string,
+  label: string,
+  failure: string,
+  run: () => Promise<string>,
+): HTMLButtonElement {
+  const b = h('button', { type: 'button', 'data-action': action }, label);
+  b.addEventListener('click', async () => {
+    try {
+      ctx.say(await run());
+    } catch (err) {
+      ctx.say(`${failure}: ${describe(err)}`);
+    }
+  });
+  return b;
+}
+
+/** The item's id, author, time and link, its text and its tags. */
+function itemDetails(item: ItemData): (HTMLElement | null)[] {
+  return [
+    h(
+      'p',
+      { class: 'meta' },
+      `${item.id} · by ${item.author_id} · ${isoMinute(item.published_at)}`,
+      item.url ? [' · ', h('a', { href: item.url, rel: 'noopener noreferrer', target: '_blank' }, item.url)] : null,
+    ),
+    item.text ? h('p', { class: 'text' }, item.text) : null,
+    item.tags.length
+      ? h(
+          'ul',
+          { class: 'chips', 'aria-label': 'Tags' },
+          item.tags.map((t) => h('li', {}, t)),
+        )
+      : null,
+  ];
+}
+
 export const itemPage: Page = (root, ctx, arg) => {
   const id = decodeURIComponent(arg);
   const status = statusLine();
   replace(root, h('h2', {}, 'Item'), status);
   void (async () => {
-    let item: Awaited<ReturnType<typeof ctx.client.items.get>>;
+    let item: ItemData;
     try {
       item = await ctx.client.items.get(id);
     } catch (err) {
@@ -74,65 +117,31 @@ export const itemPage: Page = (root, ctx, arg) => {
     }
     const counterEl = h('div', { 'aria-live': 'polite' });
     const followersEl = h('section', { class: 'followers' });
-    const view = h('button', { type: 'button', 'data-action': 'view' }, 'Record a view');
-    view.addEventListener('click', async () => {
-      try {
-        const v = await ctx.client.views.record(
-          ctx.session.mode === 'service' ? { item_id: id, visitor_id: ctx.reader } : { item_id: id },
-        );
-        ctx.say(
-          `View ${v.verdict}: PV ${v.pv}, UV ${v.uv}.${v.counted ? " It is now among the reader's recent views." : ''}`,
-        );
-        void counters(ctx, id, counterEl);
-      } catch (err) {
-        ctx.say(`The view failed: ${describe(err)}`);
-      }
+    const author = item.author_id;
+    const view = actionButton(ctx, 'view', 'Record a view', 'The view failed', async () => {
+      const v = await ctx.client.views.record(
+        ctx.session.mode === 'service' ? { item_id: id, visitor_id: ctx.reader } : { item_id: id },
+      );
+      void counters(ctx, id, counterEl);
+      return `View ${v.verdict}: PV ${v.pv}, UV ${v.uv}.${v.counted ? " It is now among the reader's recent views." : ''}`;
     });
-    const dismiss = h('button', { type: 'button', 'data-action': 'not-interested' }, 'Not interested');
-    dismiss.addEventListener('click', async () => {
-      try {
-        const f = await ctx.client.feedback.notInterested(id);
-        ctx.say(`Marked not interested; ${f.author_id} weighs less until ${isoMinute(f.author_penalty_until)}.`);
-      } catch (err) {
-        ctx.say(`Could not mark it: ${describe(err)}`);
-      }
+    const dismiss = actionButton(ctx, 'not-interested', 'Not interested', 'Could not mark it', async () => {
+      const f = await ctx.client.feedback.notInterested(id);
+      return `Marked not interested; ${f.author_id} weighs less until ${isoMinute(f.author_penalty_until)}.`;
     });
-    const mute = h('button', { type: 'button', 'data-action': 'mute' }, `Mute ${item.author_id}`);
-    mute.addEventListener('click', async () => {
-      try {
-        await ctx.client.users.muteAuthor(ctx.reader, item.author_id);
-        ctx.say(`Muted ${item.author_id}: their items leave every feed (not a block). Unmute under Preferences.`);
-      } catch (err) {
-        ctx.say(`Could not mute: ${describe(err)}`);
-      }
+    const mute = actionButton(ctx, 'mute', `Mute ${author}`, 'Could not mute', async () => {
+      await ctx.client.users.muteAuthor(ctx.reader, author);
+      return `Muted ${author}: their items leave every feed (not a block). Unmute under Preferences.`;
     });
-    const block = h('button', { type: 'button', 'data-action': 'block' }, `Block ${item.author_id}`);
-    block.addEventListener('click', async () => {
-      try {
-        await ctx.client.blocks.block(ctx.reader, item.author_id);
-        ctx.say(`Blocked ${item.author_id}: none of their items reach this reader. Undo under Exclusions.`);
-      } catch (err) {
-        ctx.say(`Could not block: ${describe(err)}`);
-      }
+    const block = actionButton(ctx, 'block', `Block ${author}`, 'Could not block', async () => {
+      await ctx.client.blocks.block(ctx.reader, author);
+      return `Blocked ${author}: none of their items reach this reader. Undo under Exclusions.`;
     });
     replace(
       root,
       h('h2', {}, item.title),
       status,
-      h(
-        'p',
-        { class: 'meta' },
-        `${item.id} · by ${item.author_id} · ${isoMinute(item.published_at)}`,
-        item.url ? [' · ', h('a', { href: item.url, rel: 'noopener noreferrer', target: '_blank' }, item.url)] : null,
-      ),
-      item.text ? h('p', { class: 'text' }, item.text) : null,
-      item.tags.length
-        ? h(
-            'ul',
-            { class: 'chips', 'aria-label': 'Tags' },
-            item.tags.map((t) => h('li', {}, t)),
-          )
-        : null,
+      ...itemDetails(item),
       h('div', { class: 'actions' }, view, dismiss, followButton(ctx, item.author_id), mute, block),
       h('h3', {}, 'Counters'),
       counterEl,

@@ -76,19 +76,40 @@ async function titlesOf(ctx: Ctx, groups: readonly NotificationGroup[], known: M
   );
 }
 
-export const notificationsPage: Page = (root, ctx) => {
-  const status = statusLine();
-  const ul = h('ul', { class: 'notes', 'aria-label': 'Notifications', 'aria-busy': 'true' });
-  const count = h('span', { class: 'count', 'data-testid': 'unread-count' });
-  const markAll = h('button', { type: 'button', 'data-action': 'mark-read', disabled: true }, 'Mark all read');
-  const banner = h('button', { type: 'button', class: 'banner', hidden: true, 'data-testid': 'new-notifications' });
+/**
+ * Moves the marker to `newest` (the first page's newest group): the rows it now covers lose their unread
+ * mark, the count follows, and what stays unread (newer than the page) is said.
+ */
+async function markAllRead(ctx: Ctx, ul: HTMLElement, markAll: HTMLButtonElement, newest: string): Promise<void> {
+  markAll.disabled = true;
+  try {
+    const m = await ctx.client.markers.setNotifications(ctx.reader, newest);
+    for (const li of ul.querySelectorAll<HTMLElement>('li.note'))
+      if (Number(li.dataset.latest) <= Number(m.last_read_id)) {
+        li.classList.remove('unread');
+        li.querySelector('.sr-only')?.replaceChildren();
+      }
+    ctx.unread.set(m.unread_count, m.unread_capped);
+    ctx.say(
+      m.unread_count
+        ? `Marked read up to the newest shown; ${plural(m.unread_count, 'newer one stays', 'newer ones stay')} unread.`
+        : 'All read.',
+    );
+  } catch (err) {
+    markAll.disabled = false;
+    ctx.say(`Could not move the marker: ${describe(err)}`);
+  }
+}
+
+/**
+ * The groups' pages into `ul`, newest first by `max_id`, with their items' titles; each load sets the
+ * unread count and says whether there is more. `newest()`: the first page's newest `latest_id`.
+ */
+function notificationPages(ctx: Ctx, ul: HTMLElement, markAll: HTMLButtonElement, status: HTMLElement) {
   const titles = new Map<string, string>();
   let maxId: string | undefined;
   /** The newest group's `latest_id` on the first page (what "mark all read" moves the marker to). */
   let newest: string | undefined;
-  const showCount = (n: number, capped: boolean) => {
-    count.textContent = n ? `${unreadText(n, capped)} unread` : 'all read';
-  };
   const load = async (): Promise<boolean> => {
     const p = await ctx.client.notifications.page({ limit: PAGE, ...(maxId ? { maxId } : {}) });
     await titlesOf(ctx, p.groups, titles);
@@ -101,44 +122,47 @@ export const notificationsPage: Page = (root, ctx) => {
       status.textContent = 'No notifications yet: they come when others follow this reader or engage with its items.';
     return p.next_max_id !== null && p.groups.length > 0;
   };
-  const more = scroller('Older', ul, load);
+  return {
+    load,
+    newest: () => newest,
+    reset: () => {
+      maxId = undefined;
+      newest = undefined;
+    },
+  };
+}
+
+export const notificationsPage: Page = (root, ctx) => {
+  const status = statusLine();
+  const ul = h('ul', { class: 'notes', 'aria-label': 'Notifications', 'aria-busy': 'true' });
+  const count = h('span', { class: 'count', 'data-testid': 'unread-count' });
+  const markAll = h('button', { type: 'button', 'data-action': 'mark-read', disabled: true }, 'Mark all read');
+  const banner = h('button', { type: 'button', class: 'banner', hidden: true, 'data-testid': 'new-notifications' });
+  const showCount = (n: number, capped: boolean) => {
+    count.textContent = n ? `${unreadText(n, capped)} unread` : 'all read';
+  };
+  const pages = notificationPages(ctx, ul, markAll, status);
+  const more = scroller('Older', ul, pages.load);
   const start = async () => {
     banner.hidden = true;
     status.textContent = '';
     try {
       await more.restart(() => {
-        maxId = undefined;
-        newest = undefined;
+        pages.reset();
         ul.replaceChildren();
-        return load();
+        return pages.load();
       });
     } catch (err) {
       status.textContent = `Notifications failed: ${describe(err)}`;
     }
   };
   markAll.addEventListener('click', async () => {
-    if (!newest) return;
-    markAll.disabled = true;
-    try {
-      const m = await ctx.client.markers.setNotifications(ctx.reader, newest);
-      for (const li of ul.querySelectorAll<HTMLElement>('li.note'))
-        if (Number(li.dataset.latest) <= Number(m.last_read_id)) {
-          li.classList.remove('unread');
-          li.querySelector('.sr-only')?.replaceChildren();
-        }
-      ctx.unread.set(m.unread_count, m.unread_capped);
-      ctx.say(
-        m.unread_count
-          ? `Marked read up to the newest shown; ${plural(m.unread_count, 'newer one stays', 'newer ones stay')} unread.`
-          : 'All read.',
-      );
-    } catch (err) {
-      markAll.disabled = false;
-      ctx.say(`Could not move the marker: ${describe(err)}`);
-    }
+    const newest = pages.newest();
+    if (newest) await markAllRead(ctx, ul, markAll, newest);
   });
   banner.addEventListener('click', () => void start());
   const off = ctx.unread.onChange((n, capped, latest) => {
+    const newest = pages.newest();
     showCount(n, capped);
     markAll.disabled = newest === undefined || n === 0;
     if (latest && latest.latest_id !== newest && (!newest || Number(latest.latest_id) > Number(newest))) {

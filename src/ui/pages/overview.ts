@@ -3,15 +3,17 @@
  * chart of the last 60 samples (series.ts; every 5 s while the page is open): catalog size, readers
  * active in the last hour and day, views and publishes per minute, fan-out lag, item-cache hit rate,
  * the seen filter's fill and estimated false-positive rate, memory of the hot state (Redis, or the
- * process on the embedded default) and database size, and each store up or down. It reads only
- * `/metrics` (docs/operations.md "Health, readiness and metrics") and `/readyz`.
+ * process on the embedded default) and database size, and each store up or down. Figures of counters and
+ * histograms are over the last minutes the page has sampled (series.ts `WINDOW_MS`; rates over the last
+ * minute), never since the server started alone, where a past import outweighs what happens now. It reads
+ * only `/metrics` (docs/operations.md "Health, readiness and metrics") and `/readyz`.
  */
 import type { Page } from '../context.js';
 import { span, timeChart, withUnit, type Unit } from '../chart.js';
 import { h, replace, statusLine } from '../dom.js';
 import { describe } from '../extras.js';
 import { parseProm, quantile, valueWhere, type Scrape } from '../prom.js';
-import { History, KEEP, sampleEvery, sampleMs } from '../series.js';
+import { History, KEEP, sampleEvery, sampleMs, WINDOW_MS } from '../series.js';
 import { notReadyStores, storeList } from './health.js';
 
 /** One tile: its figure and its series from the samples. */
@@ -59,7 +61,7 @@ const gaugeSeries =
  * few seconds would overstate it), and its total since the server started.
  */
 const rateFigure = (name: string) => (hi: History) => {
-  const d = hi.increaseOver(value(name), 60_000);
+  const d = hi.increaseOver(value(name), 60_000); // a rate: the last minute, as the title says
   const total = hi.last!.values.get(name) ?? 0;
   if (!d) return `none yet · ${total} since start`;
   const recent =
@@ -118,9 +120,12 @@ const TILES: Tile[] = [
     what: "Publish → delivered into the followers' inboxes: the mean of each interval.",
     unit: 'ms',
     figure: (hi) => {
-      const hist = hi.last!.histograms.get('freshet_fanout_lag_seconds');
-      if (!hist?.count) return 'No fan-out yet.';
-      return `p95 ≈ ${withUnit(1000 * (quantile(hist, 0.95) ?? 0), 'ms')} · ${hist.count} fan-outs`;
+      const total = hi.last!.histograms.get('freshet_fanout_lag_seconds')?.count ?? 0;
+      const recent = hi.histogramOver((s) => s.histograms.get('freshet_fanout_lag_seconds'), WINDOW_MS);
+      if (!recent?.histo.count)
+        return `none in the last ${recent ? span(recent.spanMs) : '0 s'} · ${total} since start`;
+      const p95 = withUnit(1000 * (quantile(recent.histo, 0.95) ?? 0), 'ms');
+      return `p95 ≈ ${p95} of ${recent.histo.count} in the last ${span(recent.spanMs)} · ${total} since start`;
     },
     series: (hi) => hi.meanPerInterval('freshet_fanout_lag_seconds', 1000),
   },
@@ -130,8 +135,10 @@ const TILES: Tile[] = [
     what: 'Hydrated items served from memory, of all hydrated (per interval; gaps: none hydrated).',
     unit: '%',
     figure: (hi) => {
-      const all = lookups()(hi.last!);
-      return all ? `${withUnit((100 * (lookups('hit')(hi.last!) ?? 0)) / all, '%')} since start` : 'No lookup yet.';
+      const all = hi.increaseOver(lookups(), WINDOW_MS);
+      const hits = hi.increaseOver(lookups('hit'), WINDOW_MS);
+      if (!all?.n) return `No lookup in the last ${all ? span(all.spanMs) : '0 s'}.`;
+      return `${withUnit((100 * (hits?.n ?? 0)) / all.n, '%')} of ${all.n} in the last ${span(all.spanMs)}`;
     },
     series: (hi) => hi.ratio(lookups('hit'), lookups()),
   },

@@ -102,7 +102,39 @@ function removeButton(label: string, p: PreferencesPatchInput, done: string, sen
   return b;
 }
 
+/** The muted words: the form that mutes one, and each muted word with its Unmute. */
 function wordsSection(doc: PreferencesData, send: Patch): HTMLElement {
+  const rows = doc.muted_words.map((w) =>
+    h(
+      'li',
+      { 'data-phrase': w.phrase },
+      h('strong', {}, `“${w.phrase}”`),
+      h(
+        'span',
+        { class: 'meta' },
+        ` · ${w.whole_word ? 'whole words' : 'anywhere'} · ${w.action === 'warn' ? 'warn' : 'hide'} · ${
+          w.feeds ? w.feeds.join(', ') : 'every feed'
+        } · ${until(w.expires_at)} `,
+      ),
+      removeButton(`Unmute “${w.phrase}”`, { remove_muted_words: [w.phrase] }, `Unmuted “${w.phrase}”.`, send),
+    ),
+  );
+  return h(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'words-title' },
+    h('h3', { id: 'words-title' }, `Muted words (${doc.muted_words.length} of 200)`),
+    h(
+      'p',
+      { class: 'meta' },
+      'Case and accents are ignored; a phrase matches its words in order. Hide: the item never reaches this reader there. Warn: it is delivered folded behind the phrase.',
+    ),
+    muteWordForm(send),
+    rows.length ? h('ul', { class: 'rows', 'data-testid': 'muted-words' }, rows) : h('p', {}, 'No muted words.'),
+  );
+}
+
+/** The form that mutes a word or phrase: its action, expiry, feeds and whole-word switch. */
+function muteWordForm(send: Patch): HTMLFormElement {
   const phrase = h('input', { id: 'word-phrase', required: true, maxlength: 100, autocomplete: 'off' });
   const whole = h('input', { id: 'word-whole', type: 'checkbox', checked: true });
   const action = h(
@@ -151,33 +183,7 @@ function wordsSection(doc: PreferencesData, send: Patch): HTMLElement {
     );
     if (ok) document.getElementById('word-phrase')?.focus();
   });
-  const rows = doc.muted_words.map((w) =>
-    h(
-      'li',
-      { 'data-phrase': w.phrase },
-      h('strong', {}, `“${w.phrase}”`),
-      h(
-        'span',
-        { class: 'meta' },
-        ` · ${w.whole_word ? 'whole words' : 'anywhere'} · ${w.action === 'warn' ? 'warn' : 'hide'} · ${
-          w.feeds ? w.feeds.join(', ') : 'every feed'
-        } · ${until(w.expires_at)} `,
-      ),
-      removeButton(`Unmute “${w.phrase}”`, { remove_muted_words: [w.phrase] }, `Unmuted “${w.phrase}”.`, send),
-    ),
-  );
-  return h(
-    'section',
-    { class: 'panel', 'aria-labelledby': 'words-title' },
-    h('h3', { id: 'words-title' }, `Muted words (${doc.muted_words.length} of 200)`),
-    h(
-      'p',
-      { class: 'meta' },
-      'Case and accents are ignored; a phrase matches its words in order. Hide: the item never reaches this reader there. Warn: it is delivered folded behind the phrase.',
-    ),
-    form,
-    rows.length ? h('ul', { class: 'rows', 'data-testid': 'muted-words' }, rows) : h('p', {}, 'No muted words.'),
-  );
+  return form;
 }
 
 function authorsSection(doc: PreferencesData, send: Patch): HTMLElement {

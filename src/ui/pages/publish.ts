@@ -2,6 +2,7 @@
  * Publish a test item (service key): it goes through the same use case as any publish, so it reaches
  * the followers' timelines (fan-out), the for-you recall and discover's indexes.
  */
+import type { ItemInput } from '../../client/index.js';
 import type { Page } from '../context.js';
 import { h, replace, statusLine } from '../dom.js';
 import { describe } from '../extras.js';
@@ -10,6 +11,23 @@ import { describe } from '../extras.js';
 function field(id: string, label: string, input: HTMLInputElement | HTMLTextAreaElement): HTMLElement {
   input.id = id;
   return h('p', { class: 'field' }, h('label', { for: id }, label), input);
+}
+
+/** The item the form's fields describe (tags comma-separated; the time ISO 8601 or epoch seconds). */
+function itemOf(f: Record<'id' | 'author' | 'title' | 'text' | 'url' | 'tags' | 'at', { value: string }>): ItemInput {
+  const at = f.at.value.trim();
+  return {
+    id: f.id.value.trim(),
+    author_id: f.author.value.trim(),
+    title: f.title.value,
+    text: f.text.value,
+    url: f.url.value.trim() || null,
+    tags: f.tags.value
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+    published_at: /^\d+$/.test(at) ? Number(at) : at,
+  };
 }
 
 export const publishPage: Page = (root, ctx) => {
@@ -41,20 +59,7 @@ export const publishPage: Page = (root, ctx) => {
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
-      const r = await ctx.client.items.publish([
-        {
-          id: id.value.trim(),
-          author_id: author.value.trim(),
-          title: title.value,
-          text: text.value,
-          url: url.value.trim() || null,
-          tags: tags.value
-            .split(',')
-            .map((t) => t.trim())
-            .filter(Boolean),
-          published_at: /^\d+$/.test(at.value.trim()) ? Number(at.value.trim()) : at.value.trim(),
-        },
-      ]);
+      const r = await ctx.client.items.publish([itemOf({ id, author, title, text, url, tags, at })]);
       replace(
         status,
         `Published ${id.value} (${r.inserted ? 'new' : 'updated'}). `,

@@ -5,7 +5,7 @@
   earlier version's ZSET (the caller then gives it its state's time to live if it has none).
   The common case -- t newer than every entry (the header's top) -- writes one slot and the header; a
   full ring first drops its oldest entry (h moves on). An older t (fan-out jobs finishing out of order)
-  is placed with one read of the newest WINDOW entries when it lands among them -- the entries above it
+  is placed with one read of the newest WINDOW = 16 entries when it lands among them -- the entries above it
   move up one slot in the same write as t -- and by a search of the whole ring otherwise. A box with no
   free slot below maxLen grows by a quarter (at least 16 slots) in one rewrite, so growing costs O(1)
   per push amortized and wastes at most a quarter.

@@ -1,4 +1,4 @@
---[[ ring: an inbox or outbox as ONE string of packed tids (Freshet's encoding of note 4's boxes).
+--[[ ring: an inbox or outbox as ONE string of packed tids (Freshet's encoding of the following design's boxes).
   Layout: a 17-byte header, then P slots of W = 7 bytes.
     header   version (1 byte, = 1) | n, entries held (3 bytes) | h, slot of the oldest (3 bytes) |
              P, slots (3 bytes) | top, the newest tid (7 bytes); big-endian

@@ -1,4 +1,4 @@
---[[ hot-score: note 2's score, the one copy every hot script uses (hotView-9, hotRescore-1+3N,
+--[[ hot-score: the hot-ranking design's score, the one copy every hot script uses (hotView-9, hotRescore-1+3N,
   hotRestore-5+5N), evaluated in the order of src/hot/domain.ts `hotScore` so both give the same
   double for the same inputs:
     score = (alpha * pv + beta * uv) / (hours + base) ^ gamma

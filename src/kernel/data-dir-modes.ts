@@ -1,6 +1,7 @@
 /**
- * The embedded data folder is private to the user running Freshet (issue 21.6): folders 0700, files
- * 0600. PGlite (Emscripten's file system over Node's) creates its files 0666 whatever the process umask
+ * The data folder is private to the user running Freshet: folders 0700, files 0600 — the
+ * embedded database's, and the in-process vector index's snapshots (src/discover/adapters/vector-snapshot.ts,
+ * which creates its folders and files so itself, also beside a PostgreSQL server). PGlite (Emscripten's file system over Node's) creates its files 0666 whatever the process umask
  * (measured: 968 of 973 files of a fresh database), so after PGlite opens and again after it closes every
  * file and folder under the data folder is narrowed; the data folder itself is created 0700 first, so
  * a file PGlite adds while running (a new relation segment, a WAL file) is out of other users' reach

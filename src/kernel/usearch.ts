@@ -1,5 +1,6 @@
 /**
- * usearch, loaded through its CommonJS build — the one way every in-process vector index module gets it.
+ * usearch, loaded through its CommonJS build — the one way Freshet gets it: the discover room's in-process
+ * vector indexes and the learning room's factor model both use it, so it lives here, on the shared floor.
  *
  * usearch's ES module build finds its native binary by walking up from a folder it guesses: the global
  * `__dirname` when one exists, else the caller's file from a stack trace (the `bindings` package). Where a
@@ -11,7 +12,8 @@
  * `prebuilds/<platform>-<arch>/` (`node-gyp-build`); no install script has to have run (npm 11 does not
  * run dependencies' install scripts unless they are allowed).
  *
- * The classes and enums are usearch's own (one copy: nothing else imports `usearch`), typed by its
+ * The classes and enums are usearch's own (one copy: nothing else imports `usearch`; the rebase worker,
+ * src/discover/adapters/rebase-worker.mjs, loads the same CommonJS build in its thread), typed by its
  * declarations.
  */
 import { createRequire } from 'node:module';

@@ -1,12 +1,12 @@
 /**
  * The request body parser: JSON only, parsed by `secure-json-parse` (Fastify's own choice) with
  * `__proto__` and `constructor.prototype` keys refused — and, unlike Fastify's default parser, a
- * refusal that says why (issue 14.7): a body holding such a key is valid JSON, so "not valid JSON"
+ * refusal that says why: a body holding such a key is valid JSON, so "not valid JSON"
  * would send the client looking for a syntax error that is not there.
  */
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
-import { fail } from '../errors.js';
+import { fail } from '../kernel/errors.js';
 
 /** Replaces the JSON parser of `app` and drops the text one (a text/plain body is MALFORMED_BODY). */
 export function installJsonBodyParser(app: FastifyInstance): void {
