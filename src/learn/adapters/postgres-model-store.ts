@@ -25,20 +25,14 @@ export class PostgresModelStore implements ModelStore {
       const batch = kept.slice(at, at + BATCH);
       await this.sql.query(
         `INSERT INTO item_neighbours AS n (item_id, neighbours, scores, shared, built_at)
-         SELECT v.item_id, ARRAY(SELECT json_array_elements_text(v.ids)), ARRAY(SELECT json_array_elements_text(v.scores)::real),
-                ARRAY(SELECT json_array_elements_text(v.shared)::integer), $2::bigint
-         FROM json_to_recordset($1::json) AS v (item_id text, ids json, scores json, shared json)
+         SELECT *, $5::bigint FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bytea[])
          ON CONFLICT (item_id) DO UPDATE
            SET neighbours = excluded.neighbours, scores = excluded.scores, shared = excluded.shared, built_at = excluded.built_at`,
         [
-          JSON.stringify(
-            batch.map((r) => ({
-              item_id: r.itemId,
-              ids: r.neighbours.map((n) => n.itemId),
-              scores: r.neighbours.map((n) => n.score),
-              shared: r.neighbours.map((n) => n.shared),
-            })),
-          ),
+          batch.map((r) => r.itemId),
+          batch.map((r) => r.neighbours.map((n) => n.itemId).join('\n')),
+          batch.map((r) => packed(Float32Array.from(r.neighbours, (n) => n.score))),
+          batch.map((r) => packed(Int32Array.from(r.neighbours, (n) => n.shared))),
           builtAtMs,
         ],
       );
@@ -48,15 +42,19 @@ export class PostgresModelStore implements ModelStore {
   async neighbours(itemIds: readonly string[]): Promise<Map<string, Neighbour[]>> {
     const out = new Map<string, Neighbour[]>();
     if (itemIds.length === 0) return out;
-    const rows = await this.sql.query<{ item_id: string; neighbours: string[]; scores: number[]; shared: number[] }>(
+    const rows = await this.sql.query<{ item_id: string; neighbours: string; scores: Uint8Array; shared: Uint8Array }>(
       `SELECT item_id, neighbours, scores, shared FROM item_neighbours WHERE item_id = ANY($1::text[])`,
       [itemIds],
     );
-    for (const r of rows)
+    for (const r of rows) {
+      const ids = r.neighbours.split('\n');
+      const scores = unpacked(r.scores, Float32Array);
+      const shared = unpacked(r.shared, Int32Array);
       out.set(
         r.item_id,
-        r.neighbours.map((itemId, k) => ({ itemId, score: Number(r.scores[k]), shared: Number(r.shared[k]) })),
+        ids.map((itemId, k) => ({ itemId, score: scores[k]!, shared: shared[k]! })),
       );
+    }
     return out;
   }
 
@@ -153,4 +151,14 @@ export class PostgresModelStore implements ModelStore {
       n += (await this.sql.query(`DELETE FROM ${table} WHERE item_id = ANY($1::text[]) RETURNING 1`, [itemIds])).length;
     return n;
   }
+}
+
+/** The bytes of a typed array (little-endian on every platform Node runs on). */
+function packed(a: Float32Array | Int32Array): Buffer {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** A typed array over a copy of `bytes` (aligned: the driver's buffers may not be). */
+function unpacked<T extends Float32Array | Int32Array>(bytes: Uint8Array, kind: { new (b: ArrayBuffer): T }): T {
+  return new kind(Uint8Array.from(bytes).buffer);
 }

@@ -5,7 +5,9 @@
  *   with the writing transaction (`changed`, an `xid8`) — the change feed the background builder catches
  *   up from, as the discover index does from `item_embeddings` (src/discover/adapters/postgres-embedding-feed.ts).
  * - `learn_state`: one row; `erasures` counts erases (no ids kept), so a builder reloads after one.
- * - `item_neighbours`: each item's co-engagement neighbours, best first (ids, similarities, shared readers).
+ * - `item_neighbours`: each item's co-engagement neighbours, best first — ids in one text, similarities and
+ *   shared readers as packed float32 / int32 (a page's recall reads hundreds of rows: arrays of `real[]`
+ *   parsed at ~75 ms per 500 rows, this at a few ms).
  * - `item_popularity`: the engine's own popularity of an item, as log2 of Σ weight · 2^((at − epoch) / half-life)
  *   (so its order never changes with time; src/learn/popularity.ts).
  * - `item_factors` / `learn_models`: the factor model's item vectors (float32, `f` numbers) and which model
@@ -31,9 +33,9 @@ export const LEARN_SQL = `
 
   CREATE TABLE item_neighbours (
     item_id    text PRIMARY KEY,
-    neighbours text[] NOT NULL,
-    scores     real[] NOT NULL,
-    shared     integer[] NOT NULL,
+    neighbours text NOT NULL,                                     -- the neighbours' ids, best first, newline-separated
+    scores     bytea NOT NULL,                                    -- their similarities, float32 little-endian
+    shared     bytea NOT NULL,                                    -- the readers each shares, int32 little-endian
     built_at   bigint NOT NULL                                    -- epoch ms
   );
 
