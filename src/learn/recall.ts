@@ -16,7 +16,8 @@
 import { LRUCache } from 'lru-cache';
 import { interactionWeight, type InteractionStore } from './interactions.js';
 import type { ModelStore } from './model-store.js';
-import { TopK, type Neighbour } from './neighbours.js';
+import { TopK } from './neighbours.js';
+import { IdIndex } from './engagement-graph.js';
 import type { FactorIndex } from './factor-model.js';
 
 /** One collaborative candidate. */
@@ -47,13 +48,24 @@ export interface LearnedRecallSettings {
   historyCap: number;
   /** How long a neighbour row is served from the in-process cache. */
   rowCacheTtlMs: number;
-  /** Neighbour rows the cache holds at most (a row is ~100 neighbours: ~6 KB). */
+  /** Neighbour rows the cache holds at most (a row of 100 neighbours: ~1.3 KB packed). */
   rowCacheRows: number;
+}
+
+/** A neighbour row as the recall keeps it: item numbers (its `IdIndex`), similarities, shared readers. */
+interface CompactRow {
+  items: Int32Array;
+  scores: Float32Array;
+  shared: Int32Array;
 }
 
 /** Reader → candidates by co-engagement (see the module doc). */
 export class LearnedRecall {
-  private readonly rows: LRUCache<string, Neighbour[]>;
+  private readonly rows: LRUCache<string, CompactRow>;
+  /** Item ids ↔ numbers of every row this process read (it grows with the catalog: ~60 B an item). */
+  private readonly ids = new IdIndex();
+  /** Scratch of {@link candidates}: a score per item number, and the numbers touched. */
+  private sums: Float64Array = new Float64Array(1024);
 
   constructor(
     private readonly interactions: InteractionStore,
@@ -79,34 +91,44 @@ export class LearnedRecall {
     const h = history ?? (await this.history(readerId));
     if (h.size === 0) return [];
     const rows = await this.neighbourRows([...h.keys()]);
-    // candidates numbered as met: a dense score array and one top-k selection, not a sort of every candidate
-    const slot = new Map<string, number>();
-    const ids: string[] = [];
-    let scores: Float64Array = new Float64Array(1024);
-    for (const [itemId, weight] of h)
-      for (const n of rows.get(itemId) ?? []) {
-        if (h.has(n.itemId)) continue;
-        let k = slot.get(n.itemId);
-        if (k === undefined) {
-          k = ids.length;
-          slot.set(n.itemId, k);
-          ids.push(n.itemId);
-          if (k >= scores.length) scores = grown(scores);
-        }
-        scores[k]! += weight * n.score;
+    const own = new Set<number>();
+    for (const id of h.keys()) own.add(this.ids.intern(id));
+    if (this.sums.length < this.ids.size) this.sums = new Float64Array(Math.max(this.ids.size, this.sums.length * 2));
+    const sums = this.sums;
+    const touched: number[] = [];
+    // a dense score per item number, then one top-k selection: no map of strings, no sort of every candidate
+    for (const [itemId, weight] of h) {
+      const row = rows.get(itemId);
+      if (!row) continue;
+      for (let k = 0; k < row.items.length; k++) {
+        const j = row.items[k]!;
+        if (own.has(j)) continue;
+        if (sums[j] === 0) touched.push(j);
+        sums[j]! += weight * row.scores[k]!;
       }
-    const top = new TopK(limit, ids);
-    for (let k = 0; k < ids.length; k++) if (scores[k]! >= top.floor) top.offer(k, scores[k]!, 0);
+    }
+    const top = new TopK(limit, this.ids.ids);
+    for (const j of touched) {
+      if (sums[j]! >= top.floor) top.offer(j, sums[j]!, 0);
+      sums[j] = 0;
+    }
     const out = top
       .sorted()
       .map((c) => ({ itemId: c.itemId, score: c.score, because: [] as LearnedCandidate['because'] }));
-    // the evidence of the kept ones only: a second pass over the same rows
-    const kept = new Map(out.map((c) => [c.itemId, c]));
-    for (const itemId of h.keys())
-      for (const n of rows.get(itemId) ?? [])
-        kept.get(n.itemId)?.because.push({ itemId, similarity: n.score, shared: n.shared });
-    for (const c of out) c.because = c.because.sort((a, b) => b.similarity - a.similarity).slice(0, 3);
+    this.addEvidence(out, h, rows);
     return out;
+  }
+
+  /** The evidence of the kept candidates: the reader's items whose rows hold them, the 3 most similar. */
+  private addEvidence(out: LearnedCandidate[], h: Map<string, number>, rows: Map<string, CompactRow>): void {
+    const kept = new Map(out.map((c) => [this.ids.get(c.itemId)!, c]));
+    for (const itemId of h.keys()) {
+      const row = rows.get(itemId);
+      if (!row) continue;
+      for (let k = 0; k < row.items.length; k++)
+        kept.get(row.items[k]!)?.because.push({ itemId, similarity: row.scores[k]!, shared: row.shared[k]! });
+    }
+    for (const c of out) c.because = c.because.sort((a, b) => b.similarity - a.similarity).slice(0, 3);
   }
 
   /**
@@ -146,8 +168,8 @@ export class LearnedRecall {
   }
 
   /** Neighbour rows of `itemIds`: the cache, then one store read for the misses. */
-  private async neighbourRows(itemIds: readonly string[]): Promise<Map<string, Neighbour[]>> {
-    const out = new Map<string, Neighbour[]>();
+  private async neighbourRows(itemIds: readonly string[]): Promise<Map<string, CompactRow>> {
+    const out = new Map<string, CompactRow>();
     const misses: string[] = [];
     for (const id of itemIds) {
       const row = this.rows.get(id);
@@ -157,7 +179,12 @@ export class LearnedRecall {
     if (misses.length === 0) return out;
     const read = await this.models.neighbours(misses);
     for (const id of misses) {
-      const row = read.get(id) ?? [];
+      const list = read.get(id) ?? [];
+      const row: CompactRow = {
+        items: Int32Array.from(list, (n) => this.ids.intern(n.itemId)),
+        scores: Float32Array.from(list, (n) => n.score),
+        shared: Int32Array.from(list, (n) => n.shared),
+      };
       this.rows.set(id, row);
       out.set(id, row);
     }
@@ -168,11 +195,4 @@ export class LearnedRecall {
   clear(): void {
     this.rows.clear();
   }
-}
-
-/** A copy of `a` twice as long. */
-function grown(a: Float64Array): Float64Array {
-  const b = new Float64Array(a.length * 2);
-  b.set(a);
-  return b;
 }
