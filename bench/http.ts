@@ -333,10 +333,22 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** Starts `freshet serve --workers N` (tsx) and resolves once it logs its URL. */
-export async function startServer(env: Record<string, string>, workers: number): Promise<Server> {
+/**
+ * Starts `freshet serve --workers N` (tsx) and resolves once it logs its URL; `preload` adds modules
+ * imported before the server's (`--import`, as bench/request-cost.ts counts Redis round trips).
+ */
+export async function startServer(
+  env: Record<string, string>,
+  workers: number,
+  preload: string[] = [],
+): Promise<Server> {
   const prof = process.env.FRESHET_BENCH_CPU_PROF;
-  const execArgv = ['--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])];
+  const execArgv = [
+    ...preload.flatMap((m) => ['--import', m]),
+    '--import',
+    'tsx',
+    ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
+  ];
   const child = spawn(process.execPath, [...execArgv, MAIN, 'serve', '--workers', String(workers)], {
     cwd: ROOT,
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
