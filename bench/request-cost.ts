@@ -15,7 +15,8 @@
  * anything is measured: the loads measure a returning reader; `--first-visit` adds the rows of readers
  * never seen before (each request a new reader).
  *
- * Prints figures; never asserts. `npx tsx bench/request-cost.ts [--first-visit]`.
+ * Prints figures; never asserts. `npx tsx bench/request-cost.ts [--first-visit]`; FRESHET_BENCH_COST_ONLY=<text> runs
+ * the floor and the kinds whose name holds the text, FRESHET_BENCH_CPU_PROF=<dir> profiles the server (bench/http.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, tmpdir } from 'node:os';
@@ -98,9 +99,32 @@ export async function run(firstVisit = process.argv.includes('--first-visit')): 
     );
     const setup = await prepare(cleanup);
     const rows: Measured[] = [];
-    for (const [what, plan] of loads(setup, firstVisit)) rows.push(await measure(setup, what, plan));
+    const only = process.env.FRESHET_BENCH_COST_ONLY;
+    for (const [what, plan] of loads(setup, firstVisit)) {
+      if (only === undefined || what.includes('floor') || what.includes(only))
+        rows.push(await measure(setup, what, plan));
+    }
     report(rows);
+    printRedisTotals(await setup.redis.info('commandstats'));
   });
+}
+
+/** What Redis ran over the whole run: EVAL against EVALSHA, and its time by command. */
+function printRedisTotals(stats: string): void {
+  const all = [...stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)].map(([, name, n, us]) => ({
+    name: name!,
+    n: Number(n),
+    us: Number(us),
+  }));
+  const calls = (name: string) => all.find((c) => c.name === name)?.n ?? 0;
+  const top = [...all]
+    .sort((a, b) => b.us - a.us)
+    .slice(0, 10)
+    .map((c) => `${c.name} ${fmtInt(c.n)} × ${(c.us / c.n).toFixed(1)} µs`);
+  printNotes(
+    `Over the whole run Redis ran ${fmtInt(calls('eval'))} EVAL (a script's source: the first call of each script on a connection) and ${fmtInt(calls('evalsha'))} EVALSHA.`,
+    `Redis's time by command over the whole run (INFO commandstats; a script's own commands are counted inside its EVALSHA too): ${top.join(', ')}.`,
+  );
 }
 
 /** Starts Redis, PostgreSQL's schema, the server and the bare floor; seeds and warms every reader. */

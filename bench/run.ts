@@ -19,6 +19,7 @@ const BENCHMARKS: [string, () => Promise<void>][] = [
   ['discover', async () => (await import('./discover.js')).run()],
   ['notifications', async () => (await import('./notifications.js')).run()],
   ['http', async () => (await import('./http.js')).run([1, 2])],
+  ['request-cost', async () => (await import('./request-cost.js')).run(false)],
   ['memory', async () => (await import('./memory.js')).run()],
   ['learn', async () => (await import('./learn.js')).run([['100k', 100_000]])],
   ['evaluate', async () => (await import('./evaluate.js')).run(['random'])],
