@@ -12,33 +12,27 @@
  * time, the rate and the batched likes' speed against the single ones; never asserts. The data set is read
  * from ../shared/data (FRESHET_BENCH_MOVIELENS overrides the folder). `npx tsx bench/engagements-http.ts`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FreshetClient } from '../src/client/index.js';
 import { readItems, readRatings, type ItemInfo, type Ratings } from '../src/cli/evaluate/ratings.js';
-import { openPostgres } from '../src/kernel/sql/sql.js';
 import { HOUR_MS, MINUTE_MS } from '../src/kernel/clock.js';
-import { startServer } from './http.js';
+import { serveEnv, startServer } from './http.js';
 import { fmtInt, printNotes, printTable } from './stats.js';
 import {
-  BENCH_DATABASE_URL,
   BENCH_REDIS_URL,
   dropPrefix,
-  dropSchema,
   openRedis,
   printTitle,
   runIfMain,
   uniquePrefix,
-  uniqueSchema,
   withCleanup,
   type Cleanup,
+  BENCH_SERVICE_KEY,
 } from './support.js';
 
 const DATA =
   process.env.FRESHET_BENCH_MOVIELENS ?? join(import.meta.dirname, '../../shared/data/movielens/ml-latest-small');
-const SERVICE_KEY = 'bench-service-key-0123456789';
-const SECRET = 'bench-secret-0123456789abcdef';
+const SERVICE_KEY = BENCH_SERVICE_KEY;
 /** Likes sent one at a time for the baseline. */
 const SINGLES = 2_000;
 /** Requests in flight in the batched runs. */
@@ -65,31 +59,17 @@ function row(what: string, requests: number, sent: number, s: number, note = '')
 
 /** `freshet serve` on a schema, key prefix and data folder of its own (removed by `cleanup`); its client. */
 async function startOwnServer(cleanup: Cleanup): Promise<FreshetClient> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'freshet-bench-engagements-'));
-  cleanup.add(() => rmSync(dataDir, { recursive: true, force: true }));
-  const schema = uniqueSchema();
-  cleanup.add(() => dropSchema(schema));
   const prefix = uniquePrefix('eng');
   const redis = openRedis();
   cleanup.add(async () => {
     await dropPrefix(redis, prefix);
     redis.disconnect();
   });
-  await (await openPostgres(BENCH_DATABASE_URL, { schema })).close(); // the schema exists before the server uses it
-  const server = await startServer(
-    {
-      LOG_LEVEL: 'warn',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      FRESHET_DATA_DIR: dataDir,
-      FRESHET_SERVICE_KEY: SERVICE_KEY,
-      FRESHET_SECRET: SECRET,
-      FRESHET_DATABASE_URL: `${BENCH_DATABASE_URL}${BENCH_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-      FRESHET_REDIS_URL: BENCH_REDIS_URL,
-      FRESHET_KEY_PREFIX: prefix,
-    },
-    1,
-  );
+  const env = await serveEnv(cleanup, 'engagements', {
+    FRESHET_REDIS_URL: BENCH_REDIS_URL,
+    FRESHET_KEY_PREFIX: prefix,
+  });
+  const server = await startServer(env, 1);
   cleanup.add(() => server.stop());
   return new FreshetClient({ baseUrl: server.url, serviceKey: SERVICE_KEY, retry: { attempts: 1 } });
 }

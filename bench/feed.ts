@@ -70,6 +70,8 @@ import {
   uniqueSchema,
   withCleanup,
   type Cleanup,
+  BENCH_SERVICE_KEY,
+  BENCH_SECRET,
 } from './support.js';
 
 const ITEMS = 20_000;
@@ -81,8 +83,8 @@ const PAGE = 20;
 const LOAD_MORES_PER_READER = 20;
 /** 2026-03-06 12:00 UTC, the virtual "now" of every request. */
 const NOW = Date.UTC(2026, 2, 6, 12);
-const SERVICE_KEY = 'bench-service-key-0123456789';
-const SECRET = 'bench-secret-0123456789abcdef';
+const SERVICE_KEY = BENCH_SERVICE_KEY;
+const SECRET = BENCH_SECRET;
 
 const REFRESH_TARGETS: Targets = { p50: 10, p99: 25 };
 const LOAD_MORE_TARGETS: Targets = { p50: 2, p99: 10 };

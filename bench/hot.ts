@@ -61,6 +61,8 @@ import {
   uniqueSchema,
   withCleanup,
   type Cleanup,
+  BENCH_SERVICE_KEY,
+  BENCH_SECRET,
 } from './support.js';
 import { runLoad, type LoadSession } from './http-load.js';
 
@@ -69,8 +71,8 @@ const ITEMS = 1_000;
 const CONCURRENCY = 50;
 const SECONDS = 6;
 const MAX_VIEWS = 300_000;
-const SERVICE_KEY = 'bench-service-key-0123456789';
-const SECRET = 'bench-secret-0123456789abcdef';
+const SERVICE_KEY = BENCH_SERVICE_KEY;
+const SECRET = BENCH_SECRET;
 const itemId = (i: number) => `hot_${i % ITEMS}`;
 
 export async function run(): Promise<void> {

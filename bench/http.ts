@@ -45,6 +45,8 @@ import {
   uniqueSchema,
   withCleanup,
   type Cleanup,
+  BENCH_SERVICE_KEY,
+  BENCH_SECRET,
 } from './support.js';
 import { runLoad, type LoadResult, type LoadSession } from './http-load.js';
 
@@ -59,8 +61,8 @@ const ROUNDS = 3;
 const ROUND_S = 2.5;
 /** Readers refreshed for each round's load_mores (20 each: more than a round can send). */
 const READERS_PER_ROUND = 250;
-const SERVICE_KEY = 'bench-service-key-0123456789';
-const SECRET = 'bench-secret-0123456789abcdef';
+const SERVICE_KEY = BENCH_SERVICE_KEY;
+const SECRET = BENCH_SECRET;
 /** Wall time at start: reader tokens read at the server clock, so the items are recent on it. */
 const NOW = Date.now();
 const itemId = (i: number) => `hb_${i % ITEMS}`;
@@ -324,6 +326,33 @@ function viewLoad(url: string, tag: string, per: number): Promise<LoadResult> {
     times: 1,
   }));
   return runLoad({ url, concurrency: 50, iterations: sessions.length, seconds: ROUND_S, warmup: 5, sessions });
+}
+
+/**
+ * The environment of a `freshet serve` on a data folder and a PostgreSQL schema of its own (both removed by
+ * `cleanup`), the service key and secret of the benchmarks, warnings only; `extra` is added last.
+ */
+export async function serveEnv(
+  cleanup: Cleanup,
+  tag: string,
+  extra: Record<string, string>,
+): Promise<Record<string, string>> {
+  const dataDir = mkdtempSync(join(tmpdir(), `freshet-bench-${tag}-`));
+  cleanup.add(() => rmSync(dataDir, { recursive: true, force: true }));
+  const schema = uniqueSchema();
+  cleanup.add(() => dropSchema(schema));
+  await (await openPostgres(BENCH_DATABASE_URL, { schema })).close(); // the schema exists before the server uses it
+  const sep = BENCH_DATABASE_URL.includes('?') ? '&' : '?';
+  return {
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    FRESHET_DATA_DIR: dataDir,
+    FRESHET_SERVICE_KEY: SERVICE_KEY,
+    FRESHET_SECRET: SECRET,
+    FRESHET_DATABASE_URL: `${BENCH_DATABASE_URL}${sep}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    ...extra,
+  };
 }
 
 /** A running `freshet serve`. */

@@ -69,10 +69,12 @@ import {
   uniqueSchema,
   withCleanup,
   type Cleanup,
+  BENCH_SERVICE_KEY,
+  BENCH_SECRET,
 } from './support.js';
 
-const SERVICE_KEY = 'bench-service-key-0123456789';
-const SECRET = 'bench-secret-0123456789abcdef';
+const SERVICE_KEY = BENCH_SERVICE_KEY;
+const SECRET = BENCH_SECRET;
 /** The manual clock's time: the wall time at start, whole seconds. */
 const NOW = Math.floor(Date.now() / 1000) * 1000;
 const CATALOG: Omit<CatalogPlan, 'nowMs'> = { items: 8_000, authors: 500, views: 5_000, visitors: 100 };

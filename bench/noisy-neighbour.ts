@@ -39,10 +39,12 @@ import {
   uniquePrefix,
   uniqueSchema,
   withCleanup,
+  BENCH_SERVICE_KEY,
+  BENCH_SECRET,
 } from './support.js';
 
-const SERVICE_KEY = 'bench-service-key-0123456789';
-const SECRET = 'bench-secret-0123456789abcdef';
+const SERVICE_KEY = BENCH_SERVICE_KEY;
+const SECRET = BENCH_SECRET;
 const ITEMS = 4000;
 const AUTHORS = 200;
 

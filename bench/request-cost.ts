@@ -19,27 +19,17 @@
  * the floor and the kinds whose name holds the text, FRESHET_BENCH_CPU_PROF=<dir> profiles the server (bench/http.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpus, tmpdir } from 'node:os';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { HOUR_MS } from '../src/kernel/clock.js';
 import { mintReaderToken } from '../src/kernel/http/tokens.js';
-import { openPostgres } from '../src/kernel/sql/sql.js';
-import { startServer, type Server } from './http.js';
+import { serveEnv, startServer, type Server } from './http.js';
 import { runLoad, type LoadRequest, type LoadResult, type LoadSession } from './http-load.js';
 import { fmtInt, printNotes, printTable } from './stats.js';
-import {
-  BENCH_DATABASE_URL,
-  dropSchema,
-  printTitle,
-  range,
-  runIfMain,
-  uniqueSchema,
-  withCleanup,
-  type Cleanup,
-} from './support.js';
+import { printTitle, range, runIfMain, withCleanup, type Cleanup, BENCH_SERVICE_KEY, BENCH_SECRET } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ITEMS = 3_000;
@@ -51,8 +41,8 @@ const IDLE_S = 3;
 /** Requests sent one at a time after each load, to count the round trips a request waits for. */
 const SEQUENTIAL = 100;
 const PAGE = 20;
-const SERVICE_KEY = 'bench-service-key-0123456789';
-const SECRET = 'bench-secret-0123456789abcdef';
+const SERVICE_KEY = BENCH_SERVICE_KEY;
+const SECRET = BENCH_SECRET;
 const NOW = Date.now();
 /** Clock ticks a second of /proc/<pid>/stat's utime and stime (USER_HZ: 100 on Linux). */
 const USER_HZ = 100;
@@ -143,26 +133,13 @@ async function prepare(cleanup: Cleanup): Promise<Setup> {
   redis.on('error', () => undefined);
   cleanup.add(() => redis.quit().then(() => undefined));
   await redis.ping();
-  const dataDir = mkdtempSync(join(tmpdir(), 'freshet-bench-cost-'));
-  cleanup.add(() => rmSync(dataDir, { recursive: true, force: true }));
-  const schema = uniqueSchema();
-  cleanup.add(() => dropSchema(schema));
-  await (await openPostgres(BENCH_DATABASE_URL, { schema })).close();
-  const sep = BENCH_DATABASE_URL.includes('?') ? '&' : '?';
-  const env = {
-    LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    FRESHET_DATA_DIR: dataDir,
-    FRESHET_SERVICE_KEY: SERVICE_KEY,
-    FRESHET_SECRET: SECRET,
-    FRESHET_DATABASE_URL: `${BENCH_DATABASE_URL}${sep}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+  const env = await serveEnv(cleanup, 'cost', {
     FRESHET_REDIS_URL: `redis://127.0.0.1:${port}/0`,
     // the edge's per-caller rate limits would answer 429 to a closed loop of one reader
     FRESHET_RATE_READER: '0',
     FRESHET_RATE_READER_OTHER: '0',
     FRESHET_BENCH_REDIS_COUNTS_PORT: String(port + 1),
-  };
+  });
   const server = await startServer(env, 1, [join(ROOT, 'bench/redis-count-hook.mjs')]);
   cleanup.add(() => server.stop());
   const bare = await startBare();

@@ -28,6 +28,11 @@ export const BENCH_REDIS_URL = process.env.FRESHET_BENCH_REDIS_URL ?? 'redis://1
 /** PostgreSQL server the benchmarks use (loopback). */
 export const BENCH_DATABASE_URL = process.env.FRESHET_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/** The service key of a benchmark's own server (`FRESHET_SERVICE_KEY`). */
+export const BENCH_SERVICE_KEY = 'bench-service-key-0123456789';
+/** The token secret of a benchmark's own server (`FRESHET_SECRET`). */
+export const BENCH_SECRET = 'bench-secret-0123456789abcdef';
+
 /** Keys the benchmarks create directly (not through an adapter) expire by themselves after this. */
 export const SCRATCH_TTL_MS = 15 * 60 * 1000;
 
