@@ -284,8 +284,9 @@ describe('erase on the embedded default, files included', () => {
     }
   });
 
+  // at the describe's level: its folder is removed after the file (an afterAll inside a test never runs)
+  const folder = embeddedDataDir();
   it("the vector index's snapshot on disk holds their items' vectors before the erase, none after it (no restart)", async () => {
-    const folder = embeddedDataDir();
     const u = 'zq_snap_memory';
     let f = await folder.open();
     const publish = (items: ReturnType<typeof item>[]) =>

@@ -8,7 +8,7 @@
  * 429 / 42902; a consumer that stops reading is dropped. On both store pairs; and across two server
  * processes' worth of Freshet on one Redis + PostgreSQL (the worker in one, the stream in the other).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -379,6 +379,7 @@ describe('two Freshet processes on one Redis + PostgreSQL: the worker in one, th
   let t: TestApp;
   let other: Freshet;
   let url: string;
+  const otherDataDir = mkdtempSync(join(tmpdir(), 'freshet-other-'));
   beforeAll(async () => {
     t = await startTestApp({ hot: 'redis', db: 'postgres', env: ENV }); // runs no fan-out worker
     url = await listen(t);
@@ -387,7 +388,7 @@ describe('two Freshet processes on one Redis + PostgreSQL: the worker in one, th
       loadConfig({
         ...ENV,
         LOG_LEVEL: 'silent',
-        FRESHET_DATA_DIR: mkdtempSync(join(tmpdir(), 'freshet-other-')),
+        FRESHET_DATA_DIR: otherDataDir,
         FRESHET_SERVICE_KEY: SERVICE_KEY,
         FRESHET_SECRET: 'test-secret-0123456789abcdef',
         FRESHET_KEY_PREFIX: t.config.keyPrefix,
@@ -400,6 +401,7 @@ describe('two Freshet processes on one Redis + PostgreSQL: the worker in one, th
   afterAll(async () => {
     await other?.close();
     await t?.close();
+    rmSync(otherDataDir, { recursive: true, force: true });
   });
 
   it('an item published and fanned out by the other process reaches the stream within 1 s', async () => {

@@ -10,6 +10,7 @@ import { parseHn } from '../../src/cli/import-hn.js';
 import { replayViews, type ReplayReport } from '../../src/cli/hot/replay-views.js';
 import { MIND_COLUMNS } from '../../src/cli/hot/view-log.js';
 import { HLL_STANDARD_ERROR } from '../../src/hot/hll.js';
+import type { ItemInput } from '../../src/kernel/items/content-store.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { dataFile } from '../support/env.js';
 
@@ -20,6 +21,23 @@ const ROWS = 15_000;
 const REPLAYED_FROM_MS = Date.UTC(2016, 7, 20);
 
 const runs: Record<string, { report: ReplayReport; counters: Map<string, [number, number]> }> = {};
+
+/**
+ * The posts of the sample's last month (read once for both store pairs): every item a view can map to
+ * (the replay lands on the sample's last week, item-mapping.ts; an unmapped view is counted `unknown`).
+ */
+let recentPosts: Promise<ItemInput[][]> | undefined;
+function readRecentPosts(): Promise<ItemInput[][]> {
+  recentPosts ??= (async () => {
+    const batches: ItemInput[][] = [];
+    for await (const batch of parseHn(HN, { batchSize: 1000 })) {
+      const recent = batch.items.filter((i) => i.publishedAt >= REPLAYED_FROM_MS);
+      if (recent.length > 0) batches.push(recent);
+    }
+    return batches;
+  })();
+  return recentPosts;
+}
 const apps: TestApp[] = [];
 afterAll(async () => Promise.all(apps.map((t) => t.close())));
 
@@ -30,12 +48,7 @@ describe.each([
   it('replays the slice: every row has a verdict, suspicious views are isolated, rankings are published', async () => {
     const t = await startTestApp({ hot, db });
     apps.push(t);
-    // the replay lands on the sample's last week (item-mapping.ts): the posts of its last month are
-    // every item a view can map to (an unmapped view would be counted `unknown` below)
-    for await (const batch of parseHn(HN, { batchSize: 1000 })) {
-      const recent = batch.items.filter((i) => i.publishedAt >= REPLAYED_FROM_MS);
-      if (recent.length > 0) await t.f.content.upsertItems(recent, t.clock.now());
-    }
+    for (const batch of await readRecentPosts()) await t.f.content.upsertItems(batch, t.clock.now());
     const report = await replayViews(
       {
         recordViews: (v) => t.f.useCases.recordViews(v),
