@@ -12,10 +12,7 @@
  *   with a message naming PostgreSQL, and rejected values (SQLSTATE classes 22 "data exception"
  *   and 23 "integrity constraint violation") into `INVALID_INPUT`; a bug stays a plain error.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { FreshetError, fail } from '../errors.js';
 
@@ -180,7 +177,7 @@ async function mapped<T>(p: Promise<T>): Promise<T> {
 export async function openPglite(dataDir: string): Promise<Sql> {
   let db: PGlite;
   try {
-    db = await PGlite.create({ dataDir, ...(await pgliteAssets()) });
+    db = await PGlite.create(dataDir);
   } catch (err) {
     throw withCause(
       fail('STORE_UNAVAILABLE', 'PostgreSQL unavailable: cannot open the embedded database', {
@@ -206,31 +203,6 @@ export async function openPglite(dataDir: string): Promise<Sql> {
     transaction: <R>(fn: (tx: SqlTx) => Promise<R>) => mapped(db.transaction((tx) => fn(wrap(tx)))),
     close: once(() => db.close()),
   };
-}
-
-/** PGlite's compiled WebAssembly modules and file-system bundle, once per process (see {@link pgliteAssets}). */
-let assets: Promise<Partial<PGliteOptions>> | undefined;
-
-/**
- * PGlite's two WebAssembly modules, compiled once per process, and its file-system bundle, read once —
- * passed to every open (PGlite's `pgliteWasmModule`, `initdbWasmModule`, `fsBundle` options) instead of
- * each open reading and compiling ~30 MB again (0.3–0.6 s of CPU an open on 2 cores: what a process that
- * opens several embedded databases — the tests, `freshet simulate` — pays each time). When the files are not
- * where PGlite's package keeps them (another layout), nothing is passed and PGlite loads its own.
- */
-function pgliteAssets(): Promise<Partial<PGliteOptions>> {
-  assets ??= (async () => {
-    try {
-      const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
-      const [pgliteWasmModule, initdbWasmModule] = await Promise.all(
-        ['pglite.wasm', 'initdb.wasm'].map((f) => WebAssembly.compile(readFileSync(join(dist, f)))),
-      );
-      return { pgliteWasmModule, initdbWasmModule, fsBundle: new Blob([readFileSync(join(dist, 'pglite.data'))]) };
-    } catch {
-      return {};
-    }
-  })();
-  return assets;
 }
 
 /** Options of {@link openPostgres}. */
