@@ -107,27 +107,13 @@ function defaultWorkerCounts(): number[] {
 
 /** A schema, a prefix, a data folder; the items written and registered for views. */
 async function prepare(cleanup: Cleanup): Promise<Setup> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'freshet-bench-http-'));
-  cleanup.add(() => rmSync(dataDir, { recursive: true, force: true }));
-  const schema = uniqueSchema();
-  cleanup.add(() => dropSchema(schema));
   const redis = openRedis();
   cleanup.add(() => closeRedis(redis));
   const keys = new Keys(uniquePrefix('http'));
   cleanup.add(() => dropPrefix(redis, keys.prefix));
-  const sql = await openPostgres(BENCH_DATABASE_URL, { schema });
-  const databaseUrl = `${BENCH_DATABASE_URL}${BENCH_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  const env = {
-    LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    FRESHET_DATA_DIR: dataDir,
-    FRESHET_SERVICE_KEY: SERVICE_KEY,
-    FRESHET_SECRET: SECRET,
-    FRESHET_DATABASE_URL: databaseUrl,
-    FRESHET_REDIS_URL: BENCH_REDIS_URL,
-    FRESHET_KEY_PREFIX: keys.prefix,
-  };
+  const env = await serveEnv(cleanup, 'http', { FRESHET_REDIS_URL: BENCH_REDIS_URL, FRESHET_KEY_PREFIX: keys.prefix });
+  // the server's own database URL: its search_path names the schema serveEnv made
+  const sql = await openPostgres(env.FRESHET_DATABASE_URL!);
   const f = await openFreshet(loadConfig(env), { sql, defaultMetrics: false });
   try {
     const items = range(ITEMS, (i) => ({
