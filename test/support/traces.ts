@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster } from 'ioredis';
+import { cosine } from '../../src/discover/embedding.js';
 import type { RedisClient } from '../../src/kernel/redis/client.js';
 import type { Sql } from '../../src/kernel/sql/sql.js';
 
@@ -82,7 +83,7 @@ export async function vectorTraces(
   probes: readonly Int8Array[],
 ): Promise<string[]> {
   const out: string[] = [];
-  const close = (v: ArrayLike<number>) => probes.some((p) => p.length === v.length && cosineOf(p, v) >= 0.99);
+  const close = (v: ArrayLike<number>) => probes.some((p) => p.length === v.length && cosine(p, v) >= 0.99);
   const rows = sql
     ? await sql.query<{ item_id: string; vec: Uint8Array }>('SELECT item_id, vec FROM item_embeddings')
     : [];
@@ -101,16 +102,4 @@ export async function vectorTraces(
       if (close(all.subarray(s * dim, (s + 1) * dim))) out.push(`${gen}/codes.i8 slot ${s}`);
   }
   return out;
-}
-
-function cosineOf(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
