@@ -124,8 +124,8 @@ export class MemoryActiveReaders implements ActiveReaders {
 /** {@link ActiveReaders} on Redis (see the module doc). */
 export class RedisActiveReaders implements ActiveReaders {
   private readonly dedupe = new Dedupe();
-  /** Readers marked since the last write, by their fine and coarse bucket keys (`fine coarse`). */
-  private pending = new Map<string, string[]>();
+  /** Readers marked since the last write, by their fine bucket's key (with its coarse bucket's key). */
+  private pending = new Map<string, { coarse: string; readers: string[] }>();
 
   /** @param onError told of a failed write (log it; the estimate then misses those readers for this bucket). */
   constructor(
@@ -140,25 +140,23 @@ export class RedisActiveReaders implements ActiveReaders {
    */
   mark(readerId: string, nowMs: number): void {
     if (!this.dedupe.first(readerId, nowMs)) return;
-    const buckets = `${this.keys.activeReaders(bucketName('f', nowMs))} ${this.keys.activeReaders(bucketName('c', nowMs))}`;
     if (this.pending.size === 0) setImmediate(() => this.flush()).unref();
-    const readers = this.pending.get(buckets);
-    if (readers) readers.push(readerId);
-    else this.pending.set(buckets, [readerId]);
+    const fine = this.keys.activeReaders(bucketName('f', nowMs));
+    const batch = this.pending.get(fine);
+    if (batch) batch.readers.push(readerId);
+    else this.pending.set(fine, { coarse: this.keys.activeReaders(bucketName('c', nowMs)), readers: [readerId] });
   }
 
   private flush(): void {
-    const batch = this.pending;
-    this.pending = new Map();
     const pipeline = this.redis.pipeline();
-    for (const [buckets, readers] of batch) {
-      const [fine, coarse] = buckets.split(' ') as [string, string];
+    for (const [fine, { coarse, readers }] of this.pending) {
       pipeline
         .pfadd(fine, ...readers)
         .pexpire(fine, FINE_TTL_MS)
         .pfadd(coarse, ...readers)
         .pexpire(coarse, COARSE_TTL_MS);
     }
+    this.pending = new Map();
     pipeline.exec().then((replies) => {
       const failed = replies?.find(([err]) => err)?.[0];
       if (failed) this.onError(failed);
