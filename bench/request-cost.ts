@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { HOUR_MS } from '../src/kernel/clock.js';
 import { mintReaderToken } from '../src/kernel/http/tokens.js';
+import { freePort, startRedisServer } from '../test/support/redis-server.js';
 import { serveEnv, startServer, type Server } from './http.js';
 import { runLoad, type LoadRequest, type LoadResult, type LoadSession } from './http-load.js';
 import { fmtInt, printNotes, printTable } from './stats.js';
@@ -119,26 +120,17 @@ function printRedisTotals(stats: string): void {
 
 /** Starts Redis, PostgreSQL's schema, the server and the bare floor; seeds and warms every reader. */
 async function prepare(cleanup: Cleanup): Promise<Setup> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const redisChild = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  cleanup.add(() => void redisChild.kill('SIGKILL'));
-  // retried every 50 ms while redis-server starts
-  const redis = new Redis({ port, host: '127.0.0.1', retryStrategy: (n) => (n < 100 ? 50 : null) });
-  redis.on('error', () => undefined);
+  const own = await startRedisServer();
+  cleanup.add(() => own.stop());
+  const redis = new Redis(own.url);
   cleanup.add(() => redis.quit().then(() => undefined));
-  await redis.ping();
+  const countsPort = await freePort();
   const env = await serveEnv(cleanup, 'cost', {
-    FRESHET_REDIS_URL: `redis://127.0.0.1:${port}/0`,
+    FRESHET_REDIS_URL: own.url,
     // the edge's per-caller rate limits would answer 429 to a closed loop of one reader
     FRESHET_RATE_READER: '0',
     FRESHET_RATE_READER_OTHER: '0',
-    FRESHET_BENCH_REDIS_COUNTS_PORT: String(port + 1),
+    FRESHET_BENCH_REDIS_COUNTS_PORT: String(countsPort),
   });
   const server = await startServer(env, 1, [join(ROOT, 'bench/redis-count-hook.mjs')]);
   cleanup.add(() => server.stop());
@@ -147,7 +139,7 @@ async function prepare(cleanup: Cleanup): Promise<Setup> {
   const tokens = await Promise.all(range(READERS, (i) => mintReaderToken(SECRET, `r_${i}`, 3600)));
   await seed(server.url);
   await warm(server.url, tokens);
-  const partial = { server, bare, redis, tokens, countsUrl: `http://127.0.0.1:${port + 1}/` };
+  const partial = { server, bare, redis, tokens, countsUrl: `http://127.0.0.1:${countsPort}/` };
   await quiet(partial);
   const a = await snapshot(partial);
   await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000));
