@@ -2,7 +2,7 @@
  * The InteractionStore port contract (src/learn/interactions.ts), for every SQL engine. The factory
  * returns a store over an EMPTY, migrated database.
  *
- * Promises kept: kinds are OR-ed per pair and the later time kept; a removal clears kinds and leaves a
+ * Promises kept: kinds are OR-ed per pair and the later time kept, also across concurrent adds; a removal clears kinds and leaves a
  * tombstone the change feed still carries; the change feed misses nothing written after its watermark
  * and pages through more than one page; a reader's history is its positive pairs, newest first; an
  * erase removes every pair of the reader, keeps no id and moves the erasure count; retention tombstones
@@ -44,6 +44,20 @@ export function interactionStoreContract(name: string, open: () => Promise<Inter
       ]);
       expect(interactionWeight(h[0]!.kinds)).toBe(4);
       expect(await s.history('nobody', 10)).toEqual([]);
+    });
+
+    it('concurrent adds (a view each, as concurrent requests send them) all land, one pair OR-ed across callers', async () => {
+      const s = await open();
+      const kinds = ['view', 'like', 'share', 'reply'] as const;
+      await Promise.all([
+        ...Array.from({ length: 40 }, (_, i) =>
+          s.add([{ readerId: `c${i}`, itemId: 'i1', kind: 'view', atMs: T0 + i }]),
+        ),
+        ...kinds.map((kind, i) => s.add([{ readerId: 'c0', itemId: 'i2', kind, atMs: T0 + 100 + i }])),
+      ]);
+      for (let i = 0; i < 40; i++) expect((await s.history(`c${i}`, 10)).some((r) => r.itemId === 'i1')).toBe(true);
+      const both = (await s.history('c0', 10)).find((r) => r.itemId === 'i2');
+      expect([both?.kinds, both?.atMs]).toEqual([kinds.reduce((k, kind) => k | kindBit(kind), 0), T0 + 103]);
     });
 
     it('a removal leaves a tombstone in the change feed and the pair out of the history', async () => {

@@ -11,6 +11,7 @@
  */
 import type { Sql } from '../../kernel/sql/sql.js';
 import { AutoAnalyze } from '../../kernel/sql/auto-analyze.js';
+import { CoalescedWrites } from '../../kernel/sql/coalesced-writes.js';
 import { kindBit, type InteractionRow, type InteractionStore, type Signal } from '../interactions.js';
 
 /** Rows per page of a change-feed read. */
@@ -35,12 +36,25 @@ const toRow = (r: Row): InteractionRow => ({
 /** The interactions of the learning room on PostgreSQL or PGlite. Does not own the `Sql` handle. */
 export class PostgresInteractionStore implements InteractionStore {
   private readonly analyze: AutoAnalyze;
+  /**
+   * The signals of concurrent requests (a view each), upserted together (group commit,
+   * kernel/sql/coalesced-writes.ts): one statement for many views instead of a pool connection each.
+   */
+  private readonly writes = new CoalescedWrites<Signal>((rows) => this.upsert(rows), BATCH);
 
   constructor(private readonly sql: Sql) {
     this.analyze = new AutoAnalyze(sql);
   }
 
-  async add(signals: readonly Signal[]): Promise<void> {
+  add(signals: readonly Signal[]): Promise<void> {
+    return this.writes.write(signals);
+  }
+
+  /**
+   * One row per (reader, item) of `signals` (a statement may not touch a row twice), upserted in batches:
+   * kinds or-ed in, the latest time kept — the same rows written again change nothing.
+   */
+  private async upsert(signals: readonly Signal[]): Promise<void> {
     const pairs = new Map<string, { readerId: string; itemId: string; kinds: number; atMs: number }>();
     for (const s of signals) {
       const key = `${s.readerId}\n${s.itemId}`;
